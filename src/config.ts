@@ -1,0 +1,131 @@
+// The one reader of process.env: every setting, validated once at start and frozen.
+import path from 'node:path';
+
+/** Which parts of Shutterbus a process runs; each scales on its own. */
+export type Role = 'ingress' | 'render' | 'delivery';
+
+/** The validated, frozen configuration of one process. */
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  natsUrl: string;
+  s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  localNatsPort: number;
+  localS3Port: number;
+  dataDir: string;
+  chromiumPath: string;
+  roles: ReadonlySet<Role>;
+  allowPrivateTargets: boolean;
+  webhookRetrySchedule: readonly number[];
+  /** Renders one worker process runs at once. */
+  renderConcurrency: number;
+  /** Deliveries of one render request before it ends as failed. */
+  renderMaxDeliver: number;
+  /** Seconds JetStream waits for an ack (or an in-progress heartbeat) before redelivering. */
+  renderAckWaitSeconds: number;
+  /** Render requests that may wait in the stream before the ingress answers 503. */
+  renderQueueLimit: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** A bad environment variable: the message is the one line printed at start. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name}: "${raw}" is not a whole number`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name}: ${value} is outside ${min}–${max}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1'].includes(raw)) return true;
+  if (['false', '0'].includes(raw)) return false;
+  throw new ConfigError(`${name}: "${raw}" is not true or false`);
+}
+
+function absoluteUrl(name: string, raw: string, schemes: string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not an absolute URL`);
+  }
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(`${name}: "${raw}" must use ${schemes.join(' or ')}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const durationUnits: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** Parses "10s,1m,5m" into seconds: [10, 60, 300]. */
+export function parseDurations(name: string, raw: string): number[] {
+  return raw.split(',').map((part) => {
+    const match = /^\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)\s*$/.exec(part);
+    if (!match) throw new ConfigError(`${name}: "${part.trim()}" is not a duration like 10s, 5m or 2h`);
+    return Number(match[1]) * durationUnits[match[2]];
+  });
+}
+
+function roles(raw: string): Set<Role> {
+  const known: Role[] = ['ingress', 'render', 'delivery'];
+  const chosen = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = chosen.filter((r) => !known.includes(r as Role));
+  if (unknown.length > 0) throw new ConfigError(`ROLES: unknown role "${unknown[0]}" (known: ${known.join(', ')})`);
+  if (chosen.length === 0) throw new ConfigError('ROLES: name at least one of ingress, render, delivery');
+  return new Set(chosen as Role[]);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Reads and validates the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const localNatsPort = integer(env, 'LOCAL_NATS_PORT', 4222, 1, 65535);
+  const localS3Port = integer(env, 'LOCAL_S3_PORT', 9000, 1, 65535);
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  const config: Config = {
+    port,
+    host,
+    baseUrl: absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']),
+    natsUrl: absoluteUrl('NATS_URL', env.NATS_URL || `nats://127.0.0.1:${localNatsPort}`, ['nats:', 'tls:']),
+    s3: {
+      endPoint: absoluteUrl('S3_ENDPOINT', env.S3_ENDPOINT || `http://127.0.0.1:${localS3Port}`, ['http:', 'https:']),
+      accessKey: env.S3_ACCESS_KEY || 'S3RVER',
+      secretKey: env.S3_SECRET_KEY || 'S3RVER',
+      bucket: env.S3_BUCKET || 'shutterbus',
+      region: env.S3_REGION || 'us-east-1',
+    },
+    localNatsPort,
+    localS3Port,
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    chromiumPath: env.CHROMIUM_PATH || '/usr/lib/chromium/chromium',
+    roles: roles(env.ROLES || 'ingress,render,delivery'),
+    allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),
+    webhookRetrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h'),
+    renderConcurrency: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
+    renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
+    renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),
+    renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),
+    logLevel,
+  };
+  return deepFreeze(config);
+}
