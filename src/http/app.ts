@@ -1,0 +1,93 @@
+// The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
+import Fastify, { type FastifyError } from 'fastify';
+import type { Config } from '../config.ts';
+import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
+import type { RenderQueue } from '../jetstream/render-queue.ts';
+import type { Logger } from '../log.ts';
+import type { FileStore } from '../storage/store.ts';
+import { filesRoutes } from './files.ts';
+import { healthRoutes, type ReadinessCheck } from './health.ts';
+import { rendersRoutes } from './renders.ts';
+import { takeRoutes } from './take.ts';
+
+/** Largest accepted request body (contract §9). */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** What the ingress needs from the rest of the system. */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  queue: RenderQueue;
+  store: FileStore;
+  /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
+  checkTarget: (raw: string, parameter: string) => Promise<URL>;
+  readiness: ReadinessCheck[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The POST body exactly as received, for signature checks. */
+    rawBody?: Buffer;
+  }
+}
+
+/** Maps Fastify's own failures (parsing, limits, routing) onto the contract's codes. */
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'request_body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'request_not_valid',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'request_not_valid',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request_not_valid',
+};
+
+/** Builds the HTTP app; nothing listens until the caller says so. */
+export function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: false,
+    disableRequestLogging: false,
+    return503OnClosing: true,
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    request.rawBody = body as Buffer;
+    try {
+      done(null, JSON.parse((body as Buffer).toString('utf8')));
+    } catch {
+      done(new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'is not valid JSON' }] }));
+    }
+  });
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(new ServiceError('request_not_valid', { error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }] }));
+  });
+
+  app.setErrorHandler((err: FastifyError | ServiceError, request, reply) => {
+    const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
+    const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter: 'body', message: err.message }] } : {};
+    const status = errorTable[code].status;
+    if (status >= 500) request.log.error({ err, error_code: code }, 'request failed');
+    else request.log.info({ error_code: code }, 'request refused');
+    const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
+    if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
+    // A 5xx body carries the table's public message, never the internal one.
+    const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;
+    reply.code(status).type('application/json').send(errorBody(code, details, message));
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send(errorBody('not_found', {}, 'No such route.'));
+  });
+
+  app.register(healthRoutes, { checks: deps.readiness });
+  app.register(takeRoutes, deps);
+  app.register(rendersRoutes, deps);
+  app.register(filesRoutes, deps);
+  return app;
+}
+
+function fallbackCode(err: { statusCode?: number; code?: string }): ErrorCode {
+  if (isErrorCode(err.code)) return err.code;
+  if (err.statusCode === 400 || err.statusCode === 415) return 'request_not_valid';
+  if (err.statusCode === 413) return 'request_body_too_large';
+  return 'internal_application_error';
+}

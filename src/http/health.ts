@@ -1,0 +1,38 @@
+// Liveness and readiness: /healthz says the process answers, /readyz that its dependencies do.
+import type { FastifyPluginAsync } from 'fastify';
+
+/** One dependency the ready check asks; `check` throws when it is not reachable. */
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+/** Registers /healthz and /readyz. */
+export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessCheck[] }> = async (app, { checks }) => {
+  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
+    const results = await Promise.all(
+      checks.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), 3000);
+          return [name, 'ok'] as const;
+        } catch (err) {
+          request.log.warn({ err, dependency: name }, 'dependency not ready');
+          return [name, 'unavailable'] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === 'ok');
+    reply.code(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not_ready', dependencies: Object.fromEntries(results) };
+  });
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms))),
+  ]).finally(() => clearTimeout(timer));
+}

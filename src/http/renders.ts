@@ -1,0 +1,23 @@
+// GET /api/renders/:renderId: the recorded state of an asynchronous render.
+import type { FastifyPluginAsync } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import { fileUrl } from '../storage/store.ts';
+import type { AppDeps } from './app.ts';
+
+/** Registers the render status route. */
+export const rendersRoutes: FastifyPluginAsync<AppDeps> = async (app, { queue, config }) => {
+  app.get<{ Params: { renderId: string } }>('/api/renders/:renderId', async (request) => {
+    const record = /^[0-9a-f-]{36}$/.test(request.params.renderId) ? await queue.records.get(request.params.renderId) : null;
+    // Seam for workspaces: another workspace's render answers 404 like an unknown one.
+    if (!record) throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
+    return {
+      render_id: record.render_id,
+      status: record.status,
+      ...(record.file_name ? { file_url: fileUrl(config.baseUrl, record.file_name) } : {}),
+      ...(record.error_code ? { error_code: record.error_code, error_message: record.error_message } : {}),
+      ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
+      created_at: record.created_at,
+      ...(record.finished_at ? { finished_at: record.finished_at } : {}),
+    };
+  });
+};

@@ -1,0 +1,65 @@
+// Stream, consumer and bucket names and configs, created idempotently at start.
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Config } from '../config.ts';
+
+const nanos = (seconds: number) => Math.round(seconds * 1e9);
+
+/** Names of everything Shutterbus keeps in NATS. */
+export const names = {
+  renderStream: 'RENDERS',
+  /** Render requests are published per workspace so replay can select one workspace. */
+  renderSubject: (workspaceId: string) => `sb.render.request.${workspaceId}`,
+  renderSubjects: 'sb.render.request.>',
+  renderConsumer: 'render-workers',
+  /** Core-NATS subject on which a finished render is announced to the ingress waiting for it. */
+  renderDone: (renderId: string) => `sb.render.done.${renderId}`,
+  rendersBucket: 'renders',
+  maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
+} as const;
+
+/** How long the render stream keeps requests, so operators can replay them. */
+const RENDER_RETENTION_SECONDS = 7 * 24 * 3600;
+
+/** Everything opened once per process and handed to the roles. */
+export interface Topology {
+  jsm: JetStreamManager;
+  renders: KV;
+}
+
+/** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
+export async function ensureTopology(nc: NatsConnection, config: Config): Promise<Topology> {
+  const jsm = await jetstreamManager(nc);
+  const stream = {
+    name: names.renderStream,
+    subjects: [names.renderSubjects],
+    // Limits retention, not a work queue: acked requests stay for replay until they age out.
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(RENDER_RETENTION_SECONDS),
+    duplicate_window: nanos(120),
+    discard: DiscardPolicy.Old,
+  };
+  await jsm.streams.add(stream).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    await jsm.streams.update(names.renderStream, stream);
+  });
+  const consumer = {
+    durable_name: names.renderConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.New,
+    filter_subject: names.renderSubjects,
+    ack_wait: nanos(config.renderAckWaitSeconds),
+    max_deliver: config.renderMaxDeliver,
+    max_ack_pending: 1000,
+  };
+  await jsm.consumers.add(names.renderStream, consumer).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    const { deliver_policy: _immutable, ...mutable } = consumer;
+    await jsm.consumers.update(names.renderStream, names.renderConsumer, mutable);
+  });
+  const kvm = new Kvm(nc);
+  const renders = await kvm.create(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
+  return { jsm, renders };
+}

@@ -1,0 +1,106 @@
+// Composition root: config → connections → the roles this process runs → graceful close.
+import { pathToFileURL } from 'node:url';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { buildApp } from './http/app.ts';
+import type { ReadinessCheck } from './http/health.ts';
+import { RenderQueue } from './jetstream/render-queue.ts';
+import { RenderRecords } from './jetstream/render-records.ts';
+import { ensureTopology } from './jetstream/topology.ts';
+import { createLogger, type Logger } from './log.ts';
+import { startEgressProxy } from './net/egress-proxy.ts';
+import { checkTargetUrl } from './net/target.ts';
+import { BrowserHost } from './render/browser.ts';
+import { startRenderWorker } from './render/worker.ts';
+import { FileStore } from './storage/store.ts';
+
+/** A running Shutterbus process. */
+export interface Shutterbus {
+  /** The address the ingress listens on, when this process runs it. */
+  url?: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** Starts every role named in `config.roles`; `close` stops them in reverse order. */
+export async function startShutterbus(config: Config, log: Logger = createLogger(config)): Promise<Shutterbus> {
+  const closers: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch((err) => log.error({ err }, 'close failed'));
+  };
+  try {
+    const nc: NatsConnection = await connect({ servers: config.natsUrl, name: `shutterbus-${process.pid}`, maxReconnectAttempts: -1 });
+    closers.push(() => nc.drain());
+    const js = jetstream(nc);
+    const topology = await ensureTopology(nc, config);
+    const records = new RenderRecords(topology.renders);
+    const store = new FileStore(config.s3);
+    await store.ensureBucket();
+
+    const readiness: ReadinessCheck[] = [
+      { name: 'nats', check: async () => void (await nc.rtt()) },
+      { name: 'object_store', check: () => store.ping() },
+    ];
+
+    if (config.roles.has('render')) {
+      const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
+      closers.push(() => proxy.close());
+      const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: (entry) => log.info(entry, 'browser') });
+      await browser.start();
+      closers.push(() => browser.close());
+      readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser });
+      closers.push(() => worker.stop());
+    }
+
+    let url: string | undefined;
+    if (config.roles.has('ingress')) {
+      const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
+      const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
+      const app = buildApp({ config, log, queue, store, checkTarget, readiness });
+      url = await app.listen({ port: config.port, host: config.host });
+      closers.push(() => app.close());
+    }
+    return { url, config, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`shutterbus: configuration: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger(config);
+  const service = await startShutterbus(config, log);
+  log.info({ url: service.url, roles: [...config.roles] }, 'shutterbus started');
+  if (service.url) {
+    process.stderr.write(`\nShutterbus is listening on ${config.baseUrl}\n` + `Try: curl -o shot.png '${config.baseUrl}/api/take?url=https://example.com'\n\n`);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error('shutterbus: failed to start:', err?.message ?? err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,151 @@
+// The render role: one render actor per request from the stream, its outcome recorded, announced and settled.
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createActor, fromPromise, toPromise } from 'xstate';
+import { renderMachine, type RenderOutput } from '../../actors/render.machine.ts';
+import type { Config } from '../config.ts';
+import { errorTable } from '../errors.ts';
+import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
+import { type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
+import { names, type Topology } from '../jetstream/topology.ts';
+import type { Logger } from '../log.ts';
+import { newFileName, type FileStore } from '../storage/store.ts';
+import type { BrowserHost } from './browser.ts';
+import { capturePage } from './capture.ts';
+
+/** What a render worker needs. */
+export interface RenderWorkerDeps {
+  config: Config;
+  log: Logger;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  topology: Topology;
+  records: RenderRecords;
+  store: FileStore;
+  browser: BrowserHost;
+  /** Called exactly once for each render that succeeds (the quota charge goes here). */
+  onSucceeded?: (record: RenderRecord) => Promise<void>;
+}
+
+/** A running render worker. */
+export interface RenderWorker {
+  stop(): Promise<void>;
+  inFlight(): number;
+}
+
+const decoder = new TextDecoder();
+
+/** Starts pulling render requests and running them, `config.renderConcurrency` at a time. */
+export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderWorker> {
+  const { config, log, nc, js, records, store, browser } = deps;
+
+  const announce = (record: RenderRecord) => nc.publish(names.renderDone(record.render_id), JSON.stringify(record));
+
+  const finish = async (request: RenderRequest, change: (current: RenderRecord) => RenderRecord) => {
+    const { record, changed } = await records.transition(request, change);
+    if (changed && record.status === 'succeeded') await deps.onSucceeded?.(record);
+    announce(record);
+    return record;
+  };
+
+  const machine = renderMachine.provide({
+    actors: {
+      capturePage: fromPromise(({ input, signal }) => capturePage(browser, input.options, signal)),
+      storeImage: fromPromise(async ({ input }) => {
+        const fileName = newFileName(input.options.format);
+        await store.put(fileName, input.observation.image, input.options.format);
+        return { file_name: fileName, size_bytes: input.observation.image.length };
+      }),
+    },
+  });
+
+  const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<RenderOutput> => {
+    const actor = createActor(machine, { input: { renderId: request.render_id, options: request.options } });
+    const stop = () => actor.stop();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      actor.start();
+      actor.send({ type: 'render.start' });
+      return await toPromise(actor);
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  };
+
+  const handle = async (delivery: Delivery): Promise<Disposition> => {
+    const request = JSON.parse(decoder.decode(delivery.data)) as RenderRequest;
+    const known = await records.get(request.render_id);
+    if (known && (known.status === 'succeeded' || known.status === 'failed')) {
+      // A redelivery of a render that already ended: answer again, render nothing, charge nothing.
+      announce(known);
+      return { kind: 'ack' };
+    }
+    await records.transition(request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }));
+    const output = await runActor(request, delivery.signal);
+    const finishedAt = new Date().toISOString();
+    if (output.status === 'succeeded') {
+      await finish(request, (current) => ({
+        ...current,
+        status: 'succeeded',
+        finished_at: finishedAt,
+        file_name: output.stored.file_name,
+        size_bytes: output.stored.size_bytes,
+      }));
+      return { kind: 'ack' };
+    }
+    if (output.retryable && !delivery.isLastDelivery && !delivery.signal.aborted) {
+      log.warn({ render_id: request.render_id, delivery: delivery.deliveryCount, error_code: output.error_code }, 'render will be retried');
+      return { kind: 'retry', delayMs: 1000 * delivery.deliveryCount };
+    }
+    if (delivery.signal.aborted) return { kind: 'retry', delayMs: 0 };
+    await finish(request, (current) => ({
+      ...current,
+      status: 'failed',
+      finished_at: finishedAt,
+      error_code: output.error_code,
+      error_message: output.error_message,
+      error_details: output.details,
+    }));
+    return { kind: 'ack' };
+  };
+
+  const consumer = await js.consumers.get(names.renderStream, names.renderConsumer);
+  const loop: ConsumeLoop = await startConsumeLoop({
+    consumer,
+    concurrency: config.renderConcurrency,
+    ackWaitSeconds: config.renderAckWaitSeconds,
+    maxDeliver: config.renderMaxDeliver,
+    handle,
+    onError: (err, msg) => log.error({ err, stream_seq: msg.seq }, 'render handler failed'),
+  });
+
+  // A request whose every delivery died with its worker ends as a failed render, not in limbo.
+  const advisories = nc.subscribe(names.maxDeliveriesAdvisory(names.renderStream, names.renderConsumer), {
+    queue: 'render-max-deliveries',
+    callback: (err, msg) => {
+      if (err) return;
+      void (async () => {
+        const advisory = JSON.parse(decoder.decode(msg.data)) as { stream_seq: number; deliveries: number };
+        const stored = await deps.topology.jsm.streams.getMessage(names.renderStream, { seq: advisory.stream_seq });
+        if (!stored) return;
+        const request = JSON.parse(decoder.decode(stored.data)) as RenderRequest;
+        log.error({ render_id: request.render_id, deliveries: advisory.deliveries }, 'render gave up after its last delivery');
+        await finish(request, (current) => ({
+          ...current,
+          status: 'failed',
+          finished_at: new Date().toISOString(),
+          error_code: 'internal_application_error',
+          error_message: errorTable.internal_application_error.message,
+        }));
+      })().catch((failure) => log.error({ err: failure }, 'max-deliveries advisory not handled'));
+    },
+  });
+
+  return {
+    inFlight: () => loop.inFlight(),
+    async stop() {
+      advisories.unsubscribe();
+      await loop.stop();
+    },
+  };
+}

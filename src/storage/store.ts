@@ -1,0 +1,106 @@
+// The object store (S3 / MinIO): rendered files under unguessable keys, served through the ingress.
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { Client } from 'minio';
+import type { Config } from '../config.ts';
+import { contentTypes, type ImageFormat } from '../render/options.ts';
+
+/** A stored file's metadata as the files route needs it. */
+export interface StoredFile {
+  size: number;
+  etag: string;
+  contentType: string;
+}
+
+const extensions: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
+
+/** File names are 32 random hex characters plus the extension: unguessable, so served without a key. */
+const fileNamePattern = /^[0-9a-f]{32}\.(png|jpg|webp)$/;
+
+/** A new unguessable file name for an image of this format. */
+export function newFileName(format: ImageFormat): string {
+  return `${randomBytes(16).toString('hex')}.${extensions[format]}`;
+}
+
+/** True when `name` has the shape of a file name this service hands out. */
+export function isFileName(name: string): boolean {
+  return fileNamePattern.test(name);
+}
+
+/** The public URL of a stored file (contract: file URLs live under BASE_URL). */
+export function fileUrl(baseUrl: string, fileName: string): string {
+  return `${baseUrl}/files/${fileName}`;
+}
+
+/** Rendered images in one bucket. */
+export class FileStore {
+  private readonly client: Client;
+
+  constructor(private readonly s3: Config['s3']) {
+    const endpoint = new URL(s3.endPoint);
+    this.client = new Client({
+      endPoint: endpoint.hostname,
+      port: endpoint.port ? Number(endpoint.port) : undefined,
+      useSSL: endpoint.protocol === 'https:',
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+      // A region set here spares the client a network call to discover it.
+      region: s3.region,
+      pathStyle: true,
+    });
+  }
+
+  /** Creates the bucket unless it exists. */
+  async ensureBucket(): Promise<void> {
+    if (!(await this.client.bucketExists(this.s3.bucket))) {
+      await this.client.makeBucket(this.s3.bucket, this.s3.region).catch((err) => {
+        if (!/BucketAlreadyOwnedByYou|BucketAlreadyExists/.test(String(err?.code))) throw err;
+      });
+    }
+  }
+
+  /** Stores an image under `fileName`. */
+  async put(fileName: string, image: Buffer, format: ImageFormat): Promise<void> {
+    await this.client.putObject(this.s3.bucket, objectKey(fileName), image, image.length, {
+      'Content-Type': contentTypes[format],
+    });
+  }
+
+  /** Metadata of a stored file, or null when there is none. */
+  async stat(fileName: string): Promise<StoredFile | null> {
+    try {
+      const stat = await this.client.statObject(this.s3.bucket, objectKey(fileName));
+      const contentType = stat.metaData?.['content-type'] ?? 'application/octet-stream';
+      return { size: stat.size, etag: stat.etag, contentType };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  /** The bytes of a stored file as a stream. */
+  async open(fileName: string): Promise<Readable> {
+    return this.client.getObject(this.s3.bucket, objectKey(fileName));
+  }
+
+  /** The whole file in memory: images are small and the sync answer needs its length. */
+  async read(fileName: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.open(fileName)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Answers when the bucket is reachable (readiness). */
+  async ping(): Promise<void> {
+    await this.client.bucketExists(this.s3.bucket);
+  }
+}
+
+function objectKey(fileName: string): string {
+  return `files/${fileName}`;
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === 'NotFound' || code === 'NoSuchKey';
+}
