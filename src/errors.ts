@@ -18,7 +18,7 @@ export const errorTable = {
   signature_is_not_valid: { status: 403, message: 'The signature does not match the request.' },
   signature_is_required: { status: 403, message: 'This workspace requires signed requests and the request has no signature.' },
   forbidden: { status: 403, message: 'Only owners and admins of the workspace can do this.' },
-  not_found: { status: 404, message: 'Not found.' },
+  not_found: { status: 404, message: 'Nothing was found at this address.' },
   request_body_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
   selector_not_found: { status: 422, message: 'The selector matched no element on the page.' },
   matched_failed_request: { status: 422, message: 'A sub-request matching fail_if_request_failed failed.' },
