@@ -1,0 +1,103 @@
+// A whole Shutterbus for integration tests: real NATS, the real S3 store, real Chromium, a fixture site.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { startShutterbus, type Shutterbus } from '../../src/main.ts';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { freePort, startNats, startS3, type NatsServer, type S3Server } from './stack.ts';
+
+/** The shared servers one test file runs against. */
+export interface TestStack {
+  nats: NatsServer;
+  s3: S3Server;
+  site: FixtureSite;
+  /** Environment that points a service at this stack. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Starts NATS, the S3 store and the fixture site. */
+export async function startStack(): Promise<TestStack> {
+  const [nats, s3, site] = await Promise.all([startNats(), startS3(), startFixtureSite()]);
+  const env = {
+    NATS_URL: nats.url,
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY: s3.accessKey,
+    S3_SECRET_KEY: s3.secretKey,
+    S3_BUCKET: 'shutterbus-test',
+    S3_REGION: 'us-east-1',
+    ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-test-')),
+  };
+  return {
+    nats,
+    s3,
+    site,
+    env,
+    async stop() {
+      await Promise.allSettled([site.close(), nats.stop(), s3.stop()]);
+    },
+  };
+}
+
+/** A service started in this process, with its base URL. */
+export interface TestService extends Shutterbus {
+  base: string;
+}
+
+/** Starts Shutterbus in this process against `stack`, with extra environment on top. */
+export async function startService(stack: TestStack, extra: Record<string, string> = {}): Promise<TestService> {
+  const port = await freePort();
+  const config: Config = loadConfig({ ...stack.env, PORT: String(port), ...extra });
+  const service = await startShutterbus(config, createLogger(config));
+  return { ...service, base: config.baseUrl };
+}
+
+const mainScript = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+/** Starts Shutterbus as a child process (so a test can SIGKILL it); resolves once it logs that it started. */
+export async function spawnService(stack: TestStack, extra: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', mainScript], {
+    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  process.on('exit', () => child.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 30_000);
+    const watch = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('shutterbus started')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', watch);
+    child.stderr!.on('data', watch);
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
+  });
+  return child;
+}
+
+/** Decoded essentials of a /api/take answer. */
+export interface TakeAnswer {
+  status: number;
+  contentType: string;
+  headers: Headers;
+  bytes: Buffer;
+  json?: Record<string, any>;
+}
+
+/** Calls the service and reads the whole answer. */
+export async function call(url: string, init?: RequestInit): Promise<TakeAnswer> {
+  const response = await fetch(url, { redirect: 'manual', ...init });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const contentType = response.headers.get('content-type') ?? '';
+  const json = contentType.includes('application/json') ? JSON.parse(bytes.toString('utf8')) : undefined;
+  return { status: response.status, contentType, headers: response.headers, bytes, json };
+}
