@@ -1,0 +1,51 @@
+import type { ChildProcess } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { imageSize } from 'image-size';
+import { call, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+
+const redelivery = suite('a render worker killed mid-render loses nothing');
+let stack: TestStack;
+let ingress: TestService;
+const workers: ChildProcess[] = [];
+// A short ack wait so the redelivery comes within the test's patience.
+const ackWait = { RENDER_ACK_WAIT: '3' };
+
+redelivery.before(async () => {
+  stack = await startStack();
+  ingress = await startService(stack, { ROLES: 'ingress', ...ackWait });
+});
+redelivery.after(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  await ingress?.close();
+  await stack?.stop();
+});
+
+const waitFor = async (condition: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+redelivery('SIGKILL during a render: redelivered after restart, completed once', async () => {
+  workers.push(await spawnService(stack, { ROLES: 'render', ...ackWait }));
+  const url = `${stack.site.url}/slow?ms=2500`;
+  const pending = call(`${ingress.base}/api/take?url=${encodeURIComponent(url)}&response_type=json`);
+  await waitFor(() => (stack.site.hits.get('/slow') ?? 0) >= 1, 20_000);
+  workers[0].kill('SIGKILL');
+  workers.push(await spawnService(stack, { ROLES: 'render', ...ackWait }));
+
+  const answer = await pending;
+  assert.is(answer.status, 200, JSON.stringify(answer.json));
+  assert.is(answer.json!.is_successful, true);
+  const file = await call(answer.json!.file_url);
+  assert.equal([imageSize(file.bytes).width, imageSize(file.bytes).height], [1280, 720]);
+  assert.is(stack.site.hits.get('/slow'), 2, 'rendered once by the killed worker and once after restart');
+
+  const status = await call(`${ingress.base}/api/renders/${answer.json!.render_id}`);
+  assert.is(status.json!.status, 'succeeded');
+});
+
+redelivery.run();
