@@ -1,0 +1,38 @@
+# Shutterbus: screenshot rendering service. `make` lists the targets.
+# Settings come from the environment (see src/config.ts); DATA_DIR, LOCAL_NATS_PORT,
+# LOCAL_S3_PORT, NATS_URL and S3_ENDPOINT also steer infra/local.sh.
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## *"; print "Usage: make <target>\n\nTargets:"} /^[a-zA-Z_-]+:.*##/ { printf "  %-10s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+.PHONY: deps
+deps: ## Install what is missing: Debian chromium and nats-server, npm ci
+	@infra/local.sh deps
+
+.PHONY: run
+run: deps ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground
+	@infra/local.sh run
+
+.PHONY: stop
+stop: ## Stop the service and the local NATS + S3 store that `make run` started
+	@infra/local.sh down
+
+.PHONY: status
+status: ## Show which local processes are running
+	@infra/local.sh status
+
+.PHONY: test
+test: deps ## Run every test suite (filter: make test ARGS=net); last line: N passed, N failed
+	@node --import tsx test/run.ts $(ARGS)
+
+.PHONY: bench
+bench: deps ## Run the benchmark suite
+	@node --import tsx bench/run.ts
+
+.PHONY: typecheck
+typecheck: ## Type-check the whole tree with tsc
+	@npx tsc --noEmit

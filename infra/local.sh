@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Local development processes: the NATS server with JetStream and the S3-compatible store.
+#
+#   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci
+#   infra/local.sh up       deps, then start (or reuse) local NATS and S3 unless NATS_URL / S3_ENDPOINT are set
+#   infra/local.sh run      up, then the service in the foreground (what `make run` does)
+#   infra/local.sh down     stop what `run` and `up` started, by their pid files
+#   infra/local.sh status   what is running
+#
+# Settings (environment): DATA_DIR (.data), LOCAL_NATS_PORT (4222), LOCAL_S3_PORT (9000),
+# NATS_URL and S3_ENDPOINT (when set, nothing local is started for them).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+DATA_DIR="${DATA_DIR:-.data}"
+mkdir -p "$DATA_DIR"
+DATA_DIR="$(cd "$DATA_DIR" && pwd)"
+LOCAL_NATS_PORT="${LOCAL_NATS_PORT:-4222}"
+LOCAL_S3_PORT="${LOCAL_S3_PORT:-9000}"
+READY_TIMEOUT="${READY_TIMEOUT:-30}"
+# Debian installs nats-server into /usr/sbin, which is not on a normal user's PATH.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+
+CHROMIUM_BINARY=/usr/lib/chromium/chromium
+NPM_STAMP=node_modules/.shutterbus-npm-ci
+
+say() { printf 'local: %s\n' "$*"; }
+fail() { printf 'local: error: %s\n' "$*" >&2; exit 1; }
+
+# --- install ---------------------------------------------------------------------------
+
+ensure_debian_packages() {
+  local missing=()
+  [[ -x "$CHROMIUM_BINARY" ]] || missing+=(chromium fonts-liberation)
+  command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+
+  local sudo=()
+  if [[ $EUID -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || fail "missing Debian packages (${missing[*]}); install them as root: apt-get install ${missing[*]}"
+    sudo=(sudo)
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+
+  # The Debian package enables a system nats-server (no JetStream) on 4222 where systemd runs;
+  # it would take the local port, and the service needs JetStream, so switch it off.
+  if [[ " ${missing[*]} " == *" nats-server "* ]] && command -v systemctl >/dev/null 2>&1 \
+      && systemctl is-active --quiet nats-server 2>/dev/null; then
+    say "disabling the system nats-server unit the package started (it has no JetStream)"
+    "${sudo[@]}" systemctl disable --now nats-server || true
+  fi
+}
+
+ensure_node_modules() {
+  local fresh=false
+  if [[ -d node_modules ]]; then
+    if [[ -f "$NPM_STAMP" ]]; then
+      [[ package-lock.json -nt "$NPM_STAMP" ]] || fresh=true
+    elif [[ -f node_modules/.package-lock.json && ! package-lock.json -nt node_modules/.package-lock.json ]]; then
+      # Installed by hand before this script existed: npm's own record is newer than the lock.
+      fresh=true
+      touch "$NPM_STAMP"
+    fi
+  fi
+  $fresh && return 0
+  say "npm ci"
+  npm ci --no-audit --no-fund
+  touch "$NPM_STAMP"
+}
+
+deps() {
+  ensure_debian_packages
+  ensure_node_modules
+}
+
+# --- processes -------------------------------------------------------------------------
+
+# Prints the pid recorded in $1 when that process is alive and its command line contains $2.
+live_pid() {
+  local pid_file=$1 pattern=$2 pid
+  [[ -f "$pid_file" ]] || return 1
+  pid="$(cat "$pid_file" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$pattern" || return 1
+  echo "$pid"
+}
+
+tcp_answers() {
+  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+http_answers() {
+  local status
+  status="$(timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && head -c 5 <&3" 2>/dev/null || true)"
+  [[ "$status" == HTTP/ ]]
+}
+
+# wait_ready NAME CHECK PORT PID LOG: polls CHECK until it passes; on timeout or exit, shows the log.
+wait_ready() {
+  local name=$1 check=$2 port=$3 pid=$4 log=$5 deadline=$((SECONDS + READY_TIMEOUT))
+  until "$check" "$port"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      printf 'local: error: %s exited before answering on 127.0.0.1:%s; last lines of %s:\n' "$name" "$port" "$log" >&2
+      tail -n 20 "$log" >&2 || true
+      exit 1
+    fi
+    if ((SECONDS >= deadline)); then
+      printf 'local: error: %s did not answer on 127.0.0.1:%s within %ss; last lines of %s:\n' "$name" "$port" "$READY_TIMEOUT" "$log" >&2
+      tail -n 20 "$log" >&2 || true
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
+# start NAME PID_FILE PATTERN CHECK PORT COMMAND...: reuses a live one from this DATA_DIR, else starts one.
+start() {
+  local name=$1 pid_file=$2 pattern=$3 check=$4 port=$5
+  shift 5
+  local log="$DATA_DIR/logs/$name.log" pid
+  mkdir -p "$DATA_DIR/logs"
+
+  if pid="$(live_pid "$pid_file" "$pattern")"; then
+    wait_ready "$name" "$check" "$port" "$pid" "$log"
+    say "$name already running (pid $pid) on 127.0.0.1:$port, reusing it"
+    return 0
+  fi
+  rm -f "$pid_file"
+  if tcp_answers "$port"; then
+    fail "127.0.0.1:$port is taken by a process this DATA_DIR ($DATA_DIR) did not start; stop it, or set LOCAL_${name^^}_PORT or ${name^^}_$([[ $name == nats ]] && echo URL || echo ENDPOINT)"
+  fi
+
+  printf '\n--- %s started %s\n' "$name" "$(date -u +%FT%TZ)" >>"$log"
+  # Own session: a Ctrl-C in the terminal running the service must not take these down too.
+  setsid "$@" >>"$log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$pid_file"
+  wait_ready "$name" "$check" "$port" "$pid" "$log"
+  say "$name started (pid $pid) on 127.0.0.1:$port, log $log"
+}
+
+up() {
+  deps
+  if [[ -n "${NATS_URL:-}" ]]; then
+    say "NATS_URL is set ($NATS_URL): not starting a local NATS"
+  else
+    mkdir -p "$DATA_DIR/nats"
+    start nats "$DATA_DIR/nats.pid" nats-server tcp_answers "$LOCAL_NATS_PORT" \
+      nats-server -js -a 127.0.0.1 -p "$LOCAL_NATS_PORT" -sd "$DATA_DIR/nats"
+  fi
+  if [[ -n "${S3_ENDPOINT:-}" ]]; then
+    say "S3_ENDPOINT is set ($S3_ENDPOINT): not starting a local S3 store"
+  else
+    mkdir -p "$DATA_DIR/s3"
+    start s3 "$DATA_DIR/s3.pid" infra/s3rver.js http_answers "$LOCAL_S3_PORT" \
+      node "$ROOT/infra/s3rver.js" --address 127.0.0.1 --port "$LOCAL_S3_PORT" --directory "$DATA_DIR/s3"
+  fi
+}
+
+run() {
+  local pid
+  if pid="$(live_pid "$DATA_DIR/service.pid" src/main.ts)"; then
+    fail "the service is already running (pid $pid); make stop first"
+  fi
+  up
+  export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT
+  export NATS_URL="${NATS_URL:-nats://127.0.0.1:$LOCAL_NATS_PORT}"
+  export S3_ENDPOINT="${S3_ENDPOINT:-http://127.0.0.1:$LOCAL_S3_PORT}"
+  # exec keeps this pid: the pid file names the service process itself.
+  echo $$ >"$DATA_DIR/service.pid"
+  exec node --import tsx src/main.ts
+}
+
+# stop NAME PID_FILE PATTERN: TERM, then KILL after a few seconds.
+stop() {
+  local name=$1 pid_file=$2 pattern=$3 pid
+  if pid="$(live_pid "$pid_file" "$pattern")"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "$name (pid $pid) did not stop on TERM, killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    say "$name stopped (pid $pid)"
+  fi
+  rm -f "$pid_file"
+}
+
+down() {
+  stop service "$DATA_DIR/service.pid" src/main.ts
+  stop s3 "$DATA_DIR/s3.pid" infra/s3rver.js
+  stop nats "$DATA_DIR/nats.pid" nats-server
+}
+
+status() {
+  local name pattern pid
+  for entry in service:src/main.ts nats:nats-server s3:infra/s3rver.js; do
+    name=${entry%%:*} pattern=${entry#*:}
+    if pid="$(live_pid "$DATA_DIR/$name.pid" "$pattern")"; then
+      say "$name running (pid $pid)"
+    else
+      say "$name not running"
+    fi
+  done
+}
+
+case "${1:-}" in
+  deps) deps ;;
+  up) up ;;
+  run) run ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 deps|up|run|down|status" >&2; exit 2 ;;
+esac

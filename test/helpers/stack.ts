@@ -1,0 +1,212 @@
+// Real servers for integration tests: NATS with JetStream and the s3rver store, each a child
+// process on a free loopback port with its own temp directory, stopped by pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A running NATS server with JetStream. */
+export interface NatsServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A running S3-compatible store; the keys are s3rver's fixed pair. */
+export interface S3Server {
+  endpoint: string;
+  port: number;
+  accessKey: 'S3RVER';
+  secretKey: 'S3RVER';
+  stop(): Promise<void>;
+}
+
+const s3rverScript = fileURLToPath(new URL('../../infra/s3rver.js', import.meta.url));
+const readyTimeoutMs = 20_000;
+const stopTimeoutMs = 5_000;
+
+/** Children still running, with the temp directory each owns: the exit hook's safety net. */
+const running = new Map<ChildProcess, string>();
+let hooksInstalled = false;
+
+function installExitHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', () => {
+    for (const [child, dir] of running) {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  // Node's default for these signals skips 'exit'; kill the children, then let the signal act.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      for (const child of running.keys()) child.kill('SIGKILL');
+      process.removeListener(signal, onSignal);
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function natsServerBinary(): string {
+  // Debian puts it in /usr/sbin, which is not on every user's PATH.
+  for (const candidate of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  return 'nats-server';
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+function answersHttp(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/', timeout: 1000, agent: false }, (response) => {
+      response.resume();
+      resolve(true);
+    });
+    request.once('error', () => resolve(false));
+    request.once('timeout', () => { request.destroy(); resolve(false); });
+  });
+}
+
+/** A child process we own: its output tail for error messages, and a way to stop it. */
+interface Owned {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+  stop(): Promise<void>;
+}
+
+function own(command: string, args: string[], dir: string): Owned {
+  installExitHooks();
+  // Same process group as the test: the runner's group kill reaches these too.
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.set(child, dir);
+  let tail = '';
+  const keep = (chunk: Buffer) => { tail = (tail + chunk.toString()).slice(-4000); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    // A binary that cannot start emits 'error' and may never emit 'close'.
+    child.once('error', (error) => {
+      keep(Buffer.from(`cannot start ${command}: ${error.message}\n`));
+      resolve();
+    });
+  });
+  exited.then(() => running.delete(child));
+  // A test that forgets stop() must still be able to exit; the exit hook then kills the child.
+  child.unref();
+  (child.stdout as net.Socket).unref();
+  (child.stderr as net.Socket).unref();
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), stopTimeoutMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      running.delete(child);
+      rmSync(dir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+  return { child, output: () => tail, exited, stop };
+}
+
+async function waitUntil(owned: Owned, name: string, ready: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + readyTimeoutMs;
+  let gone = false;
+  owned.exited.then(() => { gone = true; });
+  while (!(await ready())) {
+    if (gone) throw new Error(`${name} exited before it answered:\n${owned.output()}`);
+    if (Date.now() > deadline) {
+      await owned.stop();
+      throw new Error(`${name} did not answer within ${readyTimeoutMs} ms:\n${owned.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // Something else may have taken the port between freePort() and the bind; then ours exits.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  if (gone) throw new Error(`${name} exited right after start:\n${owned.output()}`);
+}
+
+/** Starts a server on a free port, trying again on another port if one was taken meanwhile. */
+async function startOnFreePort(
+  name: string,
+  prefix: string,
+  command: (port: number, dir: string) => [string, string[]],
+  ready: (port: number) => Promise<boolean>,
+): Promise<{ port: number; owned: Owned }> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+    const [binary, args] = command(port, dir);
+    const owned = own(binary, args, dir);
+    try {
+      await waitUntil(owned, name, () => ready(port));
+      return { port, owned };
+    } catch (error) {
+      lastError = error;
+      await owned.stop();
+    }
+  }
+  throw lastError;
+}
+
+/** Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory. */
+export async function startNats(): Promise<NatsServer> {
+  const { port, owned } = await startOnFreePort(
+    'nats-server',
+    'shutterbus-nats-',
+    (port, dir) => [natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]],
+    canConnect,
+  );
+  return { url: `nats://127.0.0.1:${port}`, port, stop: owned.stop };
+}
+
+/** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
+export async function startS3(): Promise<S3Server> {
+  const { port, owned } = await startOnFreePort(
+    's3rver',
+    'shutterbus-s3-',
+    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir]],
+    answersHttp,
+  );
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    accessKey: 'S3RVER',
+    secretKey: 'S3RVER',
+    stop: owned.stop,
+  };
+}

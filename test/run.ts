@@ -1,0 +1,158 @@
+// The test runner behind `make test`: every test/**/*.test.ts in its own process, one at a time.
+// Usage: node --import tsx test/run.ts [substring ...]   (only files whose path contains one)
+// The last line printed is always "N passed, N failed"; the exit code is 1 when anything failed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+const fileTimeoutMs = 5 * 60_000;
+/** After uvu printed its summary, how long a file may keep running (open handles) before it is killed. */
+const lingerAfterSummaryMs = 10_000;
+
+/** What one test file did. */
+interface FileResult {
+  file: string;
+  passed: number;
+  failed: number;
+  seconds: number;
+  note?: string;
+}
+
+function findTestFiles(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && entry.name !== 'fixtures') found.push(...findTestFiles(full));
+    } else if (entry.name.endsWith('.test.ts')) {
+      found.push(path.relative(root, full));
+    }
+  }
+  return found.sort();
+}
+
+const ansi = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+/** Reads uvu's closing summary ("Total:", "Passed:", "Skipped:"); the last one printed wins. */
+export function parseUvuSummary(output: string): { passed: number; failed: number } | undefined {
+  const text = output.replace(ansi, '');
+  const last = (label: string) => {
+    const all = [...text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)\\s*$`, 'gm'))];
+    return all.length > 0 ? Number(all[all.length - 1][1]) : undefined;
+  };
+  const total = last('Total');
+  const passed = last('Passed');
+  if (total === undefined || passed === undefined) return undefined;
+  // uvu's Total counts the tests that ran; skipped ones are outside it.
+  return { passed, failed: Math.max(0, total - passed) };
+}
+
+let current: ChildProcess | undefined;
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+// The children run in their own process groups, so a Ctrl-C must be passed on by hand.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (current) killGroup(current, 'SIGKILL');
+    process.exit(130);
+  });
+}
+
+function runFile(file: string): Promise<FileResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    // Own process group: on a timeout the file and everything it started (servers, browsers) go together.
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+    });
+    current = child;
+    let output = '';
+    let note: string | undefined;
+    let lingerTimer: NodeJS.Timeout | undefined;
+
+    const onOutput = (target: NodeJS.WriteStream) => (chunk: Buffer) => {
+      target.write(chunk);
+      output += chunk.toString();
+      if (!lingerTimer && /Duration:/.test(output.replace(ansi, ''))) {
+        lingerTimer = setTimeout(() => {
+          note = `still running ${lingerAfterSummaryMs / 1000}s after its summary (open handles?), killed`;
+          killGroup(child, 'SIGKILL');
+        }, lingerAfterSummaryMs);
+      }
+    };
+    child.stdout!.on('data', onOutput(process.stdout));
+    child.stderr!.on('data', onOutput(process.stderr));
+
+    const timeout = setTimeout(() => {
+      note = `timed out after ${fileTimeoutMs / 1000}s, killed`;
+      killGroup(child, 'SIGKILL');
+    }, fileTimeoutMs);
+
+    child.once('error', (error) => {
+      note = `could not start: ${error.message}`;
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timeout);
+      clearTimeout(lingerTimer);
+      current = undefined;
+      // Leftovers of a file that exited on its own (a server it forgot to stop) go as well.
+      killGroup(child, 'SIGKILL');
+      const summary = parseUvuSummary(output);
+      const seconds = (Date.now() - started) / 1000;
+      let passed = summary?.passed ?? 0;
+      let failed = summary?.failed ?? 0;
+      const lingered = note?.startsWith('still running') ?? false;
+      if (!summary && code !== 0) {
+        failed = 1;
+        note ??= `exited with ${signal ?? `code ${code}`} before a uvu summary`;
+      } else if (code !== 0 && failed === 0 && !lingered) {
+        // A hook failed, or the file crashed after its tests: never let that pass silently.
+        failed = 1;
+        note ??= `exited with ${signal ?? `code ${code}`} although its tests passed`;
+      } else if (!summary) {
+        note ??= 'no uvu summary (no tests?)';
+      }
+      if (note?.startsWith('timed out')) failed = Math.max(failed, 1);
+      resolve({ file, passed, failed, seconds, note });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const filters = process.argv.slice(2);
+  const files = findTestFiles(path.join(root, 'test')).filter(
+    (file) => filters.length === 0 || filters.some((filter) => file.includes(filter)),
+  );
+  const results: FileResult[] = [];
+  for (const file of files) {
+    console.log(`\n━━ ${file}`);
+    results.push(await runFile(file));
+  }
+
+  const passed = results.reduce((sum, r) => sum + r.passed, 0);
+  const failed = results.reduce((sum, r) => sum + r.failed, 0);
+  console.log('\nSummary');
+  for (const r of results) {
+    const mark = r.failed > 0 ? 'FAIL' : 'ok  ';
+    const note = r.note ? `  (${r.note})` : '';
+    console.log(`  ${mark} ${r.file}  ${r.passed} passed, ${r.failed} failed, ${r.seconds.toFixed(1)}s${note}`);
+  }
+  if (files.length === 0) console.log(`  no test files${filters.length ? ` matching ${filters.join(', ')}` : ''}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 || passed === 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
