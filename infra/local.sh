@@ -171,6 +171,9 @@ run() {
   export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT
   export NATS_URL="${NATS_URL:-nats://127.0.0.1:$LOCAL_NATS_PORT}"
   export S3_ENDPOINT="${S3_ENDPOINT:-http://127.0.0.1:$LOCAL_S3_PORT}"
+  # The demo workspace: created (verified) on the first run, shown again on later ones.
+  say "demo workspace (keys, a signed example URL and a curl line to paste):"
+  node --import tsx src/cli/main.ts demo || fail "could not create the demo workspace"
   # exec keeps this pid: the pid file names the service process itself.
   echo $$ >"$DATA_DIR/service.pid"
   exec node --import tsx src/main.ts

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/health.ts';
 import { RenderQueue } from './jetstream/render-queue.ts';
-import { RenderRecords } from './jetstream/render-records.ts';
+import { RenderRecords, type RenderRecord } from './jetstream/render-records.ts';
 import { ensureTopology } from './jetstream/topology.ts';
 import { createLogger, type Logger } from './log.ts';
 import { startEgressProxy } from './net/egress-proxy.ts';
@@ -14,6 +14,9 @@ import { checkTargetUrl } from './net/target.ts';
 import { BrowserHost } from './render/browser.ts';
 import { startRenderWorker } from './render/worker.ts';
 import { FileStore } from './storage/store.ts';
+import { WorkspaceCache } from './workspaces/cache.ts';
+import { QuotaLedger } from './workspaces/usage.ts';
+import { WorkspaceStore } from './workspaces/workspace.ts';
 
 /** A running Shutterbus process. */
 export interface Shutterbus {
@@ -35,6 +38,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const js = jetstream(nc);
     const topology = await ensureTopology(nc, config);
     const records = new RenderRecords(topology.renders);
+    const ledger = new QuotaLedger(topology.usage);
     const store = new FileStore(config.s3);
     await store.ensureBucket();
 
@@ -50,7 +54,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       await browser.start();
       closers.push(() => browser.close());
       readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser });
+      const settle = (record: RenderRecord) =>
+        record.status === 'succeeded'
+          ? ledger.commit(record.workspace_id, record.render_id, record.created_at)
+          : ledger.release(record.workspace_id, record.render_id, record.created_at);
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle });
       closers.push(() => worker.stop());
     }
 
@@ -58,7 +66,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (config.roles.has('ingress')) {
       const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
       const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
-      const app = buildApp({ config, log, queue, store, checkTarget, readiness });
+      const workspaces = new WorkspaceCache(new WorkspaceStore(topology.workspaces, topology.accessKeys), topology, log);
+      await workspaces.start();
+      closers.push(async () => workspaces.stop());
+      const app = buildApp({ config, log, queue, store, workspaces, ledger, checkTarget, readiness });
       url = await app.listen({ port: config.port, host: config.host });
       closers.push(() => app.close());
     }
@@ -84,7 +95,7 @@ async function main(): Promise<void> {
   const service = await startShutterbus(config, log);
   log.info({ url: service.url, roles: [...config.roles] }, 'shutterbus started');
   if (service.url) {
-    process.stderr.write(`\nShutterbus is listening on ${config.baseUrl}\n` + `Try: curl -o shot.png '${config.baseUrl}/api/take?url=https://example.com'\n\n`);
+    process.stderr.write(`\nShutterbus is listening on ${config.baseUrl} (roles: ${[...config.roles].join(', ')})\n\n`);
   }
   let stopping = false;
   const stop = async (signal: string) => {

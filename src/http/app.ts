@@ -5,6 +5,8 @@ import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
 import type { FileStore } from '../storage/store.ts';
+import type { WorkspaceCache } from '../workspaces/cache.ts';
+import type { QuotaLedger } from '../workspaces/usage.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { rendersRoutes } from './renders.ts';
@@ -19,6 +21,8 @@ export interface AppDeps {
   log: Logger;
   queue: RenderQueue;
   store: FileStore;
+  workspaces: WorkspaceCache;
+  ledger: QuotaLedger;
   /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
   checkTarget: (raw: string, parameter: string) => Promise<URL>;
   readiness: ReadinessCheck[];

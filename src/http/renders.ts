@@ -3,13 +3,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileUrl } from '../storage/store.ts';
 import type { AppDeps } from './app.ts';
+import { identify } from './auth.ts';
 
 /** Registers the render status route. */
-export const rendersRoutes: FastifyPluginAsync<AppDeps> = async (app, { queue, config }) => {
+export const rendersRoutes: FastifyPluginAsync<AppDeps> = async (app, { queue, config, workspaces }) => {
   app.get<{ Params: { renderId: string } }>('/api/renders/:renderId', async (request) => {
+    const workspace = await identify(request, workspaces);
     const record = /^[0-9a-f-]{36}$/.test(request.params.renderId) ? await queue.records.get(request.params.renderId) : null;
-    // Seam for workspaces: another workspace's render answers 404 like an unknown one.
-    if (!record) throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
+    // Another workspace's render answers exactly like an unknown one.
+    if (!record || record.workspace_id !== workspace.workspace_id) throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
     return {
       render_id: record.render_id,
       status: record.status,

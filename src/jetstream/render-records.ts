@@ -2,6 +2,7 @@
 import type { KV } from '@nats-io/kv';
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { ImageFormat, RenderOptions } from '../render/options.ts';
+import { createJson, readJson, updateJson } from './kv-json.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -40,9 +41,6 @@ export function isFinal(record: Pick<RenderRecord, 'status'>): boolean {
   return record.status === 'succeeded' || record.status === 'failed';
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
 /** The first record of an accepted request. */
 export function pendingRecord(request: RenderRequest): RenderRecord {
   return {
@@ -63,40 +61,23 @@ export class RenderRecords {
 
   /** The record of a render, or null. */
   async get(renderId: string): Promise<RenderRecord | null> {
-    const entry = await this.bucket.get(renderId);
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
-    return JSON.parse(decoder.decode(entry.value)) as RenderRecord;
+    return (await readJson<RenderRecord>(this.bucket, renderId)).value;
   }
 
   /** Writes the pending record of a new request (a no-op when it is already there). */
   async createPending(request: RenderRequest): Promise<void> {
-    await this.bucket.create(request.render_id, encoder.encode(JSON.stringify(pendingRecord(request)))).catch((err) => {
-      if (!/wrong last sequence|key exists/i.test(String(err?.message))) throw err;
-    });
+    await createJson(this.bucket, request.render_id, pendingRecord(request));
   }
 
-  /**
-   * Applies `change` unless the render already ended. Returns the new record and whether this call
-   * made the change; a concurrent writer makes it read and try again, so no change is lost.
-   */
+  /** Applies `change` unless the render already ended; `changed` says whether this call made the change. */
   async transition(
     request: RenderRequest,
     change: (current: RenderRecord) => RenderRecord,
   ): Promise<{ record: RenderRecord; changed: boolean }> {
-    for (;;) {
-      const entry = await this.bucket.get(request.render_id);
-      const exists = entry && entry.operation === 'PUT' && entry.length > 0;
-      const current = exists ? (JSON.parse(decoder.decode(entry.value)) as RenderRecord) : pendingRecord(request);
-      if (isFinal(current)) return { record: current, changed: false };
-      const next = change(current);
-      try {
-        const payload = encoder.encode(JSON.stringify(next));
-        if (exists) await this.bucket.update(request.render_id, payload, entry.revision);
-        else await this.bucket.create(request.render_id, payload);
-        return { record: next, changed: true };
-      } catch (err) {
-        if (!/wrong last sequence|key exists/i.test(String((err as Error)?.message))) throw err;
-      }
-    }
+    const { value, changed } = await updateJson<RenderRecord>(this.bucket, request.render_id, (current) => {
+      const record = current ?? pendingRecord(request);
+      return isFinal(record) ? undefined : change(record);
+    });
+    return { record: value ?? pendingRecord(request), changed };
   }
 }

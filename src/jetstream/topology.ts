@@ -16,6 +16,9 @@ export const names = {
   /** Core-NATS subject on which a finished render is announced to the ingress waiting for it. */
   renderDone: (renderId: string) => `sb.render.done.${renderId}`,
   rendersBucket: 'renders',
+  workspacesBucket: 'workspaces',
+  accessKeysBucket: 'access_keys',
+  usageBucket: 'usage',
   maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
@@ -26,6 +29,9 @@ const RENDER_RETENTION_SECONDS = 7 * 24 * 3600;
 export interface Topology {
   jsm: JetStreamManager;
   renders: KV;
+  workspaces: KV;
+  accessKeys: KV;
+  usage: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -61,5 +67,8 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   });
   const kvm = new Kvm(nc);
   const renders = await kvm.create(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
-  return { jsm, renders };
+  const workspaces = await kvm.create(names.workspacesBucket, { history: 5 });
+  const accessKeys = await kvm.create(names.accessKeysBucket, { history: 1 });
+  const usage = await kvm.create(names.usageBucket, { history: 1 });
+  return { jsm, renders, workspaces, accessKeys, usage };
 }

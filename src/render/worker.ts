@@ -23,8 +23,8 @@ export interface RenderWorkerDeps {
   records: RenderRecords;
   store: FileStore;
   browser: BrowserHost;
-  /** Called exactly once for each render that succeeds (the quota charge goes here). */
-  onSucceeded?: (record: RenderRecord) => Promise<void>;
+  /** Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or replay. */
+  settle: (record: RenderRecord) => Promise<void>;
 }
 
 /** A running render worker. */
@@ -42,8 +42,8 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const announce = (record: RenderRecord) => nc.publish(names.renderDone(record.render_id), JSON.stringify(record));
 
   const finish = async (request: RenderRequest, change: (current: RenderRecord) => RenderRecord) => {
-    const { record, changed } = await records.transition(request, change);
-    if (changed && record.status === 'succeeded') await deps.onSucceeded?.(record);
+    const { record } = await records.transition(request, change);
+    await deps.settle(record);
     announce(record);
     return record;
   };
@@ -76,7 +76,8 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     const request = JSON.parse(decoder.decode(delivery.data)) as RenderRequest;
     const known = await records.get(request.render_id);
     if (known && (known.status === 'succeeded' || known.status === 'failed')) {
-      // A redelivery of a render that already ended: answer again, render nothing, charge nothing.
+      // A redelivery of a render that already ended: settle and answer again, render nothing.
+      await deps.settle(known);
       announce(known);
       return { kind: 'ack' };
     }

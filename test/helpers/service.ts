@@ -4,7 +4,11 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { connect } from '@nats-io/transport-node';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { ensureTopology } from '../../src/jetstream/topology.ts';
+import { monthOf, QuotaLedger } from '../../src/workspaces/usage.ts';
+import { WorkspaceStore, type Workspace } from '../../src/workspaces/workspace.ts';
 import { createLogger } from '../../src/log.ts';
 import { startShutterbus, type Shutterbus } from '../../src/main.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
@@ -100,4 +104,42 @@ export async function call(url: string, init?: RequestInit): Promise<TakeAnswer>
   const contentType = response.headers.get('content-type') ?? '';
   const json = contentType.includes('application/json') ? JSON.parse(bytes.toString('utf8')) : undefined;
   return { status: response.status, contentType, headers: response.headers, bytes, json };
+}
+
+/** Options of a test workspace: by default a verified pro workspace with room to spare. */
+export interface TestWorkspaceOptions {
+  plan?: 'free' | 'pro';
+  quota?: number;
+  verified?: boolean;
+  members?: { email: string; role: 'owner' | 'admin' | 'member'; verified?: boolean }[];
+}
+
+/** Creates a workspace straight in the stack's KV, as the CLI would. */
+export async function createWorkspace(stack: TestStack, options: TestWorkspaceOptions = {}): Promise<Workspace> {
+  const nc = await connect({ servers: stack.nats.url });
+  try {
+    const topology = await ensureTopology(nc, loadConfig(stack.env));
+    const store = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+    const created = await store.create({ plan: options.plan ?? 'pro', quota: options.quota, owner: 'owner@example.com' });
+    return await store.update(created.workspace_id, (current) => ({
+      ...current,
+      members: [
+        { email: 'owner@example.com', role: 'owner' as const, verified: options.verified ?? true },
+        ...(options.members ?? []).map((m) => ({ ...m, verified: m.verified ?? false })),
+      ],
+    }));
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Screenshots a workspace has used this UTC month, read straight from KV. */
+export async function usedThisMonth(stack: TestStack, workspaceId: string): Promise<number> {
+  const nc = await connect({ servers: stack.nats.url });
+  try {
+    const topology = await ensureTopology(nc, loadConfig(stack.env));
+    return await new QuotaLedger(topology.usage).used(workspaceId, monthOf(new Date()));
+  } finally {
+    await nc.close();
+  }
 }

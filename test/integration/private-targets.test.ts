@@ -1,15 +1,19 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { call, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 
 const targets = suite('private targets are refused at the ingress');
 let stack: TestStack;
 let service: TestService;
+let workspace: Workspace;
+const take = (query: string) => call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } });
 
 targets.before(async () => {
   stack = await startStack();
   // Ingress only: a refused URL must never reach a worker.
   service = await startService(stack, { ALLOW_PRIVATE_TARGETS: 'false', ROLES: 'ingress' });
+  workspace = await createWorkspace(stack);
 });
 targets.after(async () => {
   await service?.close();
@@ -26,28 +30,26 @@ const spellings = [
 
 targets('every spelling of a private address is url_not_allowed', async () => {
   for (const url of spellings) {
-    const answer = await call(`${service.base}/api/take?url=${encodeURIComponent(url)}`);
+    const answer = await take(`url=${encodeURIComponent(url)}`);
     assert.is(answer.status, 400, url);
     assert.is(answer.json!.error_code, 'url_not_allowed', url);
   }
 });
 
 targets('the fixture site itself is refused without ALLOW_PRIVATE_TARGETS', async () => {
-  const answer = await call(`${service.base}/api/take?url=${encodeURIComponent(stack.site.url)}`);
+  const answer = await take(`url=${encodeURIComponent(stack.site.url)}`);
   assert.is(answer.json!.error_code, 'url_not_allowed');
 });
 
 targets('webhook_url obeys the same rules', async () => {
-  const answer = await call(
-    `${service.base}/api/take?url=${encodeURIComponent('http://93.184.215.14/')}&webhook_url=${encodeURIComponent('http://10.1.2.3/hook')}`,
-  );
+  const answer = await take(`url=${encodeURIComponent('http://93.184.215.14/')}&webhook_url=${encodeURIComponent('http://10.1.2.3/hook')}`);
   assert.is(answer.status, 400);
   assert.is(answer.json!.error_code, 'url_not_allowed');
   assert.match(JSON.stringify(answer.json!.error_details), /webhook_url/);
 });
 
 targets('a name that does not resolve is name_not_resolved', async () => {
-  const answer = await call(`${service.base}/api/take?url=${encodeURIComponent('http://no-such-host.invalid/')}`);
+  const answer = await take(`url=${encodeURIComponent('http://no-such-host.invalid/')}`);
   assert.is(answer.status, 400);
   assert.is(answer.json!.error_code, 'name_not_resolved');
 });

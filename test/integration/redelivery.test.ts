@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { imageSize } from 'image-size';
-import { call, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { call, createWorkspace, usedThisMonth, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 
 const redelivery = suite('a render worker killed mid-render loses nothing');
 let stack: TestStack;
@@ -32,7 +32,9 @@ const waitFor = async (condition: () => boolean, ms: number) => {
 redelivery('SIGKILL during a render: redelivered after restart, completed once', async () => {
   workers.push(await spawnService(stack, { ROLES: 'render', ...ackWait }));
   const url = `${stack.site.url}/slow?ms=2500`;
-  const pending = call(`${ingress.base}/api/take?url=${encodeURIComponent(url)}&response_type=json`);
+  const workspace = await createWorkspace(stack, { quota: 5 });
+  const auth = { headers: { 'x-access-key': workspace.access_key } };
+  const pending = call(`${ingress.base}/api/take?url=${encodeURIComponent(url)}&response_type=json`, auth);
   await waitFor(() => (stack.site.hits.get('/slow') ?? 0) >= 1, 20_000);
   workers[0].kill('SIGKILL');
   workers.push(await spawnService(stack, { ROLES: 'render', ...ackWait }));
@@ -44,8 +46,9 @@ redelivery('SIGKILL during a render: redelivered after restart, completed once',
   assert.equal([imageSize(file.bytes).width, imageSize(file.bytes).height], [1280, 720]);
   assert.is(stack.site.hits.get('/slow'), 2, 'rendered once by the killed worker and once after restart');
 
-  const status = await call(`${ingress.base}/api/renders/${answer.json!.render_id}`);
+  const status = await call(`${ingress.base}/api/renders/${answer.json!.render_id}`, auth);
   assert.is(status.json!.status, 'succeeded');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
 });
 
 redelivery.run();

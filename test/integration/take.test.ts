@@ -1,11 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { imageSize } from 'image-size';
-import { call, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 
 const take = suite('GET|POST /api/take, end to end');
 let stack: TestStack;
 let service: TestService;
+let workspace: Workspace;
 
 type Params = Record<string, string | number | boolean | string[]>;
 const queryOf = (params: Params) => {
@@ -15,7 +17,9 @@ const queryOf = (params: Params) => {
   }
   return search.toString();
 };
-const shot = (params: Params) => call(`${service.base}/api/take?${queryOf(params)}`);
+const shot = (params: Params) => call(`${service.base}/api/take?${queryOf(params)}`, { headers: { 'x-access-key': workspace.access_key } });
+const post = (body: string, type = 'application/json') =>
+  call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': type, 'x-access-key': workspace.access_key }, body });
 const page = (path: string) => `${stack.site.url}${path}`;
 const sizeOf = (bytes: Buffer) => {
   const { width, height } = imageSize(bytes);
@@ -25,6 +29,7 @@ const sizeOf = (bytes: Buffer) => {
 take.before(async () => {
   stack = await startStack();
   service = await startService(stack);
+  workspace = await createWorkspace(stack);
 });
 take.after(async () => {
   await service?.close();
@@ -63,11 +68,7 @@ take('selector captures the element box; full_page the whole page', async () => 
 });
 
 take('POST with a JSON body renders too', async () => {
-  const answer = await call(`${service.base}/api/take`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ url: page('/'), viewport_width: 640, viewport_height: 480, fail_if_content_missing: ['fixture'] }),
-  });
+  const answer = await post(JSON.stringify({ url: page('/'), viewport_width: 640, viewport_height: 480, fail_if_content_missing: ['fixture'] }));
   assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
   assert.equal(sizeOf(answer.bytes), [640, 480]);
 });
@@ -164,8 +165,6 @@ take('bad input gets request_not_valid naming the parameter', async () => {
   const missing = await shot({ format: 'png' });
   assert.equal(missing.json!.error_details.map((d: { parameter: string }) => d.parameter), ['url']);
 
-  const post = (body: string, type = 'application/json') =>
-    call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': type }, body });
   const malformed = await post('{"url": ');
   assert.is(malformed.status, 400);
   assert.is(malformed.json!.error_code, 'request_not_valid');
@@ -195,12 +194,17 @@ take('async=true answers 202 and the status endpoint follows the render', async 
   let status: Record<string, any> = {};
   for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(status.status); i++) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    status = (await call(accepted.json!.status_url)).json!;
+    status = (await call(accepted.json!.status_url, { headers: { 'x-access-key': workspace.access_key } })).json!;
   }
   assert.is(status.status, 'succeeded');
   assert.is(status.external_identifier, 'order-7');
   assert.is((await call(status.file_url)).contentType, 'image/png');
-  assert.is((await call(`${service.base}/api/renders/00000000-0000-0000-0000-000000000000`)).status, 404);
+  const unknown = await call(`${service.base}/api/renders/00000000-0000-0000-0000-000000000000`, { headers: { 'x-access-key': workspace.access_key } });
+  assert.is(unknown.status, 404);
+  const other = await createWorkspace(stack);
+  const foreign = await call(accepted.json!.status_url, { headers: { 'x-access-key': other.access_key } });
+  assert.is(foreign.status, 404, 'another workspace sees nothing');
+  assert.is((await call(accepted.json!.status_url)).status, 401);
 });
 
 take('health and readiness answer', async () => {

@@ -1,0 +1,70 @@
+// Who is asking: the access key, the email rule and the signature, checked in the contract's order.
+import type { FastifyRequest } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import { signatureMatches, splitSignedQuery } from '../signing.ts';
+import type { WorkspaceCache } from '../workspaces/cache.ts';
+import { keysUsable, type Workspace } from '../workspaces/workspace.ts';
+import type { RawParams } from './params.ts';
+
+/** The raw query string exactly as sent, without the leading `?` (signatures are over it). */
+export function rawQueryString(request: FastifyRequest): string {
+  const url = request.raw.url ?? '';
+  const at = url.indexOf('?');
+  return at === -1 ? '' : url.slice(at + 1);
+}
+
+/** The access key from the X-Access-Key header, else the query string, else the JSON body. */
+export function accessKeyOf(request: FastifyRequest, raw?: RawParams): string | undefined {
+  const header = request.headers['x-access-key'];
+  if (typeof header === 'string' && header !== '') return header;
+  const fromQuery = new URLSearchParams(rawQueryString(request)).get('access_key');
+  if (fromQuery) return fromQuery;
+  const fromBody = raw?.kind === 'json' ? raw.body.access_key : undefined;
+  return typeof fromBody === 'string' && fromBody !== '' ? fromBody : undefined;
+}
+
+/** The workspace of a valid access key, or 401. */
+export async function identify(request: FastifyRequest, cache: WorkspaceCache, raw?: RawParams): Promise<Workspace> {
+  const accessKey = accessKeyOf(request, raw);
+  const workspace = accessKey ? await cache.byAccessKey(accessKey) : null;
+  if (!workspace) throw new ServiceError('access_key_invalid');
+  return workspace;
+}
+
+/** An authenticated /api/take caller, and whether the request carried a valid signature. */
+export interface Caller {
+  workspace: Workspace;
+  signed: boolean;
+}
+
+/**
+ * Runs the checks of contract §4 up to the parameters: access key (401), email verification (403),
+ * a sent signature that does not match (403), a required signature that was not sent (403).
+ */
+export async function authenticate(request: FastifyRequest, raw: RawParams, cache: WorkspaceCache): Promise<Caller> {
+  const workspace = await identify(request, cache, raw);
+  if (!keysUsable(workspace)) throw new ServiceError('email_not_verified');
+
+  let signed = false;
+  if (request.method === 'GET') {
+    const split = splitSignedQuery(rawQueryString(request));
+    if (split === 'misplaced') {
+      throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature must be the last parameter of the query string.' });
+    }
+    if (split !== 'absent') {
+      if (!signatureMatches(workspace.secret_key, split.signed, split.signature)) throw new ServiceError('signature_is_not_valid');
+      signed = true;
+    }
+  } else {
+    const header = request.headers['x-signature'];
+    if (header !== undefined) {
+      const presented = Array.isArray(header) ? '' : header;
+      if (!signatureMatches(workspace.secret_key, request.rawBody ?? new Uint8Array(), presented)) {
+        throw new ServiceError('signature_is_not_valid');
+      }
+      signed = true;
+    }
+  }
+  if (!signed && workspace.require_signed_requests) throw new ServiceError('signature_is_required');
+  return { workspace, signed };
+}

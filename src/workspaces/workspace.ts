@@ -1,0 +1,126 @@
+// Workspaces, their members and keys, in JetStream KV: the only database Shutterbus has.
+import { randomBytes } from 'node:crypto';
+import type { KV } from '@nats-io/kv';
+import { ServiceError } from '../errors.ts';
+import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
+
+/** Roles a member can have; owners and admins manage settings and keys. */
+export type Role = 'owner' | 'admin' | 'member';
+
+/** Plans and their monthly screenshot quota. */
+export const planQuotas = { free: 100, pro: 10_000 } as const;
+export type Plan = keyof typeof planQuotas;
+
+/** Renders a workspace may have in flight at once, by plan. */
+export const planConcurrency: Record<Plan, number> = { free: 5, pro: 20 };
+
+/** One member of a workspace. */
+export interface Member {
+  email: string;
+  role: Role;
+  verified: boolean;
+}
+
+/** A workspace as stored. */
+export interface Workspace {
+  workspace_id: string;
+  plan: Plan;
+  quota: number;
+  access_key: string;
+  secret_key: string;
+  require_signed_requests: boolean;
+  members: Member[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** The public view of a workspace (contract §2): what the CLI prints. */
+export function describeWorkspace(workspace: Workspace) {
+  const { workspace_id, plan, quota, access_key, secret_key, require_signed_requests, members } = workspace;
+  return { workspace_id, plan, quota, access_key, secret_key, require_signed_requests, members };
+}
+
+/** True when some member has verified an email address, or the plan does not require it. */
+export function keysUsable(workspace: Workspace): boolean {
+  return workspace.plan !== 'free' || workspace.members.some((member) => member.verified);
+}
+
+/** True when `email` is an owner or admin of the workspace. */
+export function canManage(workspace: Workspace, email: string): boolean {
+  const member = workspace.members.find((m) => m.email === normalizeEmail(email));
+  return member?.role === 'owner' || member?.role === 'admin';
+}
+
+/** Emails compare case-insensitively. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+// 24 random bytes after the prefix, as the issue demands; base64url keeps keys URL- and KV-safe.
+const newKey = (prefix: 'ak_' | 'sk_') => prefix + randomBytes(24).toString('base64url');
+
+/** Reads and changes workspaces; the `access_keys` bucket maps each live access key to its workspace. */
+export class WorkspaceStore {
+  constructor(
+    private readonly workspaces: KV,
+    private readonly accessKeys: KV,
+  ) {}
+
+  /** Creates a workspace with a fresh key pair. */
+  async create(input: { plan: Plan; quota?: number; owner?: string }): Promise<Workspace> {
+    const now = new Date().toISOString();
+    const workspace: Workspace = {
+      workspace_id: `ws_${randomBytes(8).toString('hex')}`,
+      plan: input.plan,
+      quota: input.quota ?? planQuotas[input.plan],
+      access_key: newKey('ak_'),
+      secret_key: newKey('sk_'),
+      require_signed_requests: false,
+      // A new owner starts unverified (contract §2).
+      members: input.owner ? [{ email: normalizeEmail(input.owner), role: 'owner', verified: false }] : [],
+      created_at: now,
+      updated_at: now,
+    };
+    await createJson(this.accessKeys, workspace.access_key, workspace.workspace_id);
+    if (!(await createJson(this.workspaces, workspace.workspace_id, workspace))) throw new Error('workspace id collision');
+    return workspace;
+  }
+
+  /** A workspace by id, or null. */
+  async get(workspaceId: string): Promise<Workspace | null> {
+    if (!/^ws_[0-9a-f]{16}$/.test(workspaceId)) return null;
+    return (await readJson<Workspace>(this.workspaces, workspaceId)).value;
+  }
+
+  /** The workspace an access key belongs to, or null; a rotated-away key finds nothing. */
+  async workspaceIdOf(accessKey: string): Promise<string | null> {
+    if (!/^ak_[A-Za-z0-9_-]{16,64}$/.test(accessKey)) return null;
+    return (await readJson<string>(this.accessKeys, accessKey)).value;
+  }
+
+  /** Changes a workspace with compare-and-set; `change` may throw a ServiceError to refuse. */
+  async update(workspaceId: string, change: (workspace: Workspace) => Workspace): Promise<Workspace> {
+    const { value } = await updateJson<Workspace>(this.workspaces, workspaceId, (current) => {
+      if (!current) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
+      return { ...change(current), updated_at: new Date().toISOString() };
+    });
+    return value!;
+  }
+
+  /** Replaces both keys; the old access key stops resolving at once. */
+  async rotateKeys(workspaceId: string, asEmail: string): Promise<Workspace> {
+    const accessKey = newKey('ak_');
+    let previous = '';
+    await createJson(this.accessKeys, accessKey, workspaceId);
+    const workspace = await this.update(workspaceId, (current) => {
+      if (!canManage(current, asEmail)) throw new ServiceError('forbidden');
+      previous = current.access_key;
+      return { ...current, access_key: accessKey, secret_key: newKey('sk_') };
+    }).catch(async (err) => {
+      await this.accessKeys.delete(accessKey);
+      throw err;
+    });
+    await this.accessKeys.delete(previous);
+    return workspace;
+  }
+}
