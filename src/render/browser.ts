@@ -1,0 +1,251 @@
+// Browser lifecycle: one Chromium per worker process, relaunched after a crash, and a
+// watchdog that ends each render at its deadline even when the page hangs its renderer.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ServiceError } from '../errors.ts';
+import type { RenderOptions } from './options.ts';
+
+/** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
+export interface BrowserHostOptions {
+  executablePath: string;
+  proxyUrl?: string;
+  log?: (entry: object) => void;
+}
+
+/** The render options a page is prepared with. */
+export type PageSetup = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor' | 'timeout'>;
+
+/** A page step's body: gets the page and the render's deadline signal (aborts at timeout or cancel). */
+export type PageTask<T> = (page: Page, deadline: AbortSignal) => Promise<T>;
+
+// How long closing a context may take before the whole browser is presumed stuck.
+const CONTEXT_CLOSE_GRACE_MS = 2000;
+
+const CHROMIUM_FLAGS = [
+  '--disable-quic',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--disable-dev-shm-usage',
+];
+
+/** One Chromium per worker process; hands each render an isolated context and page. */
+export class BrowserHost {
+  readonly #options: BrowserHostOptions;
+  // Chromium ignores unknown switches; this one lets us find our own browser process to kill it.
+  readonly #marker = `--shutterbus-browser=${randomUUID()}`;
+  #browser: Browser | null = null;
+  #pid: number | null = null;
+  #launching: Promise<Browser> | null = null;
+  #recovering: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(options: BrowserHostOptions) {
+    this.#options = options;
+  }
+
+  /** Launches the browser now, so the first render does not pay for it. */
+  async start(): Promise<void> {
+    this.#closed = false;
+    await this.#ready();
+  }
+
+  /** Closes the browser; renders in flight fail. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const browser = this.#browser ?? (await this.#launching?.catch(() => null));
+    this.#browser = null;
+    if (!browser) return;
+    const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
+    if (!closed) this.#kill();
+  }
+
+  /** True while a browser is up and connected (readiness probe). */
+  isHealthy(): boolean {
+    return this.#browser?.isConnected() === true && this.#recovering === null;
+  }
+
+  /** The Chromium process id (null when none is running or on a system without /proc). */
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  /** Asks the browser for its version over the wire: proves it answers, not only that it is connected. */
+  async ping(timeoutMs = 2000): Promise<boolean> {
+    const browser = this.#browser;
+    if (!browser?.isConnected()) return false;
+    const session = browser.newBrowserCDPSession();
+    const answered = await withTimeout(session.then((s) => s.send('Browser.getVersion')).then(() => true, () => false), timeoutMs);
+    session.then((s) => s.detach()).catch(() => {});
+    return answered === true;
+  }
+
+  /**
+   * Runs `task` on a fresh page in its own browser context, always closing the context after.
+   * At `setup.timeout` seconds (or when `signal` aborts) the render is ended: the timeout rejects
+   * with ServiceError('timeout_error'), a cancel with the signal's reason.
+   */
+  async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(setup.timeout * 1000)]);
+    const stopped = abortion(deadline, signal);
+    const browser = await Promise.race([this.#ready(), stopped]);
+    let context: BrowserContext | null = null;
+    // The seam for a warm context pool: acquire here, release in `finally`.
+    const creating = newRenderContext(browser, setup);
+    try {
+      context = await Promise.race([creating, stopped]);
+      const page = await Promise.race([context.newPage(), stopped]);
+      page.setDefaultTimeout(setup.timeout * 1000);
+      page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+      return await Promise.race([task(page, deadline), stopped]);
+    } catch (error) {
+      if (deadline.aborted) throw await stopped.catch((reason: unknown) => reason);
+      if (!browser.isConnected()) {
+        throw new ServiceError('internal_application_error', {}, { cause: error });
+      }
+      throw error;
+    } finally {
+      if (context) this.#release(browser, context, deadline.aborted);
+      // Aborted while the context was still being made: close it once it exists.
+      else creating.then((late) => late.close(), () => {}).catch(() => {});
+    }
+  }
+
+  // Closes a render's context; a context that will not close within the grace period means the
+  // browser itself is stuck, so it is killed and relaunched before the next render starts.
+  #release(browser: Browser, context: BrowserContext, timedOut: boolean): void {
+    const closing = context.close().then(() => true, () => true);
+    if (!timedOut) return;
+    const recovery = withTimeout(closing, CONTEXT_CLOSE_GRACE_MS).then(async (closed) => {
+      if (closed || this.#browser !== browser) return;
+      this.#log({ level: 'warn', msg: 'browser stuck closing a timed-out render; killing it', pid: this.#pid });
+      this.#kill();
+      if (browser.isConnected()) {
+        await withTimeout(new Promise((resolve) => browser.once('disconnected', resolve)), CONTEXT_CLOSE_GRACE_MS);
+      }
+      this.#forget(browser);
+    });
+    const tracked: Promise<void> = recovery.catch(() => {}).finally(() => {
+      if (this.#recovering === tracked) this.#recovering = null;
+    });
+    this.#recovering = tracked;
+  }
+
+  // The connected browser, launching one when there is none.
+  async #ready(): Promise<Browser> {
+    if (this.#closed) throw new ServiceError('temporary_unavailable', {}, { cause: new Error('browser host closed') });
+    while (this.#recovering) await this.#recovering;
+    if (this.#browser?.isConnected()) return this.#browser;
+    this.#launching ??= this.#launch().finally(() => {
+      this.#launching = null;
+    });
+    return this.#launching;
+  }
+
+  async #launch(): Promise<Browser> {
+    const startedAt = Date.now();
+    const { executablePath, proxyUrl } = this.#options;
+    const proxyArgs = proxyUrl ? [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'] : [];
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({ executablePath, args: [...proxyArgs, ...CHROMIUM_FLAGS, this.#marker] });
+    } catch (error) {
+      this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
+      throw new ServiceError('temporary_unavailable', {}, { cause: error });
+    }
+    this.#browser = browser;
+    this.#pid = findProcessWithArg(this.#marker);
+    browser.on('disconnected', () => this.#onDisconnected(browser));
+    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), ms: Date.now() - startedAt });
+    return browser;
+  }
+
+  // A crash or kill: forget the browser and launch the next one in the background, so the next
+  // render does not wait for it (it still would, through #ready, if the launch is slow).
+  #onDisconnected(browser: Browser): void {
+    if (this.#browser !== browser) return;
+    this.#forget(browser);
+    if (this.#closed) return;
+    this.#log({ level: 'warn', msg: 'browser disconnected; relaunching' });
+    this.#ready().catch(() => {});
+  }
+
+  #forget(browser: Browser): void {
+    if (this.#browser !== browser) return;
+    this.#browser = null;
+    this.#pid = null;
+  }
+
+  #kill(): void {
+    const pid = this.#pid;
+    if (pid === null) return;
+    // Playwright starts Chromium as a process-group leader; the group holds its renderers.
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+        return;
+      } catch {
+        // The group may already be gone; try the single process.
+      }
+    }
+  }
+
+  #log(entry: object): void {
+    this.#options.log?.({ component: 'browser', ...entry });
+  }
+}
+
+// A fresh, isolated context: no cookies, storage, service workers or downloads carry over.
+function newRenderContext(browser: Browser, setup: PageSetup): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { width: setup.viewport_width, height: setup.viewport_height },
+    deviceScaleFactor: setup.device_scale_factor,
+    acceptDownloads: false,
+    serviceWorkers: 'block',
+    ignoreHTTPSErrors: false,
+    javaScriptEnabled: true,
+  });
+}
+
+// Rejects once `deadline` aborts: with timeout_error unless the caller's own `signal` aborted.
+function abortion(deadline: AbortSignal, signal: AbortSignal): Promise<never> {
+  const reason = () => (signal.aborted ? signal.reason : new ServiceError('timeout_error', {}, { cause: deadline.reason }));
+  const stopped = new Promise<never>((_, reject) => {
+    if (deadline.aborted) reject(reason());
+    else deadline.addEventListener('abort', () => reject(reason()), { once: true });
+  });
+  stopped.catch(() => {});
+  return stopped;
+}
+
+// Resolves with the promise's value, or `undefined` when it has not settled after `ms`.
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Linux only: the pid of the (non-child) process whose command line holds `arg`.
+function findProcessWithArg(arg: string): number | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv.includes(arg) && !argv.some((a) => a.startsWith('--type='))) return Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return null;
+}

@@ -1,0 +1,30 @@
+// One render, start to finish, on a fresh page: reports what it observed and leaves the
+// failure rules to the render actor.
+
+import type { BrowserHost } from './browser.ts';
+import type { PageObservation, RenderOptions } from './options.ts';
+import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+
+/**
+ * Renders `options.url` and returns what the page showed. Bounded by `options.timeout`
+ * (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
+ */
+export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal): Promise<PageObservation> {
+  return host.withPage(options, signal, async (page, deadline) => {
+    const subRequests = watchSubRequests(page);
+    try {
+      const { finalUrl, mainStatus } = await navigate(page, options, deadline);
+      await settle(options.delay, deadline);
+      const missingSelectors: string[] = [];
+      if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline))) {
+        missingSelectors.push(options.scroll_into_view);
+      }
+      const visibleText = await readVisibleText(page, deadline);
+      const { image, selectorFound } = await capture(page, options, deadline);
+      if (options.selector && !selectorFound) missingSelectors.push(options.selector);
+      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image };
+    } finally {
+      subRequests.stop();
+    }
+  });
+}

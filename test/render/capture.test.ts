@@ -1,0 +1,202 @@
+// capturePage against real Chromium and the local fixture site: what a user would get back.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { imageSize } from 'image-size';
+import { BrowserHost } from '../../src/render/browser.ts';
+import { capturePage } from '../../src/render/capture.ts';
+import { ServiceError } from '../../src/errors.ts';
+import type { PageObservation, RenderOptions } from '../../src/render/options.ts';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+
+const test = suite('capturePage');
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+
+let site: FixtureSite;
+let host: BrowserHost;
+
+const defaults: Omit<RenderOptions, 'url'> = {
+  format: 'png',
+  viewport_width: 1280,
+  viewport_height: 720,
+  device_scale_factor: 1,
+  full_page: false,
+  image_quality: 80,
+  wait_until: 'load',
+  delay: 0,
+  timeout: 15,
+  ignore_host_errors: false,
+  error_on_selector_not_found: false,
+  fail_if_request_failed: [],
+  fail_if_content_missing: [],
+  fail_if_content_contains: [],
+};
+
+// Renders a fixture path with the given options.
+function render(path: string, options: Partial<RenderOptions> = {}, signal = new AbortController().signal): Promise<PageObservation> {
+  return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal);
+}
+
+// The code a failed render rejects with.
+async function failureCode(work: Promise<unknown>): Promise<string> {
+  try {
+    await work;
+  } catch (error) {
+    assert.instance(error, ServiceError, String(error));
+    return (error as ServiceError).code;
+  }
+  assert.unreachable('the render should have failed');
+  return '';
+}
+
+const size = (image: Buffer) => {
+  const { width, height } = imageSize(image);
+  return { width, height };
+};
+
+test.before(async () => {
+  site = await startFixtureSite();
+  host = new BrowserHost({ executablePath: CHROMIUM });
+  await host.start();
+});
+
+test.after(async () => {
+  await host.close();
+  await site.close();
+});
+
+test('default viewport is 1280×720 and the browser is healthy', async () => {
+  const started = performance.now();
+  const observation = await render('/');
+  const ms = Math.round(performance.now() - started);
+  assert.equal(size(observation.image), { width: 1280, height: 720 });
+  assert.is(observation.mainStatus, 200);
+  assert.is(observation.finalUrl, `${site.url}/`);
+  assert.match(observation.visibleText, 'Hello from the fixture site.');
+  assert.ok(host.isHealthy());
+  assert.ok(await host.ping());
+  console.log(`    one render of / took ${ms} ms`);
+});
+
+test('custom viewport and device scale factor', async () => {
+  assert.equal(size((await render('/', { viewport_width: 800, viewport_height: 600 })).image), { width: 800, height: 600 });
+  assert.equal(size((await render('/', { device_scale_factor: 2 })).image), { width: 2560, height: 1440 });
+});
+
+test('selector captures the element box, scaled by device_scale_factor', async () => {
+  assert.equal(size((await render('/element', { selector: '#box' })).image), { width: 200, height: 100 });
+  assert.equal(size((await render('/element', { selector: '#box', device_scale_factor: 2 })).image), { width: 400, height: 200 });
+});
+
+test('a selector matching nothing is reported and the viewport captured', async () => {
+  const observation = await render('/element', { selector: '#missing', scroll_into_view: '#also-missing' });
+  assert.equal(observation.missingSelectors.sort(), ['#also-missing', '#missing']);
+  assert.equal(size(observation.image), { width: 1280, height: 720 });
+});
+
+test('full_page captures the whole page, cut at 16384 px', async () => {
+  assert.equal(size((await render('/tall', { full_page: true })).image), { width: 1280, height: 5000 });
+  assert.equal(size((await render('/very-tall', { full_page: true, viewport_width: 400 })).image), { width: 400, height: 16384 });
+});
+
+test('png, jpeg and webp carry their magic bytes', async () => {
+  const png = (await render('/', { format: 'png' })).image;
+  const jpeg = (await render('/', { format: 'jpeg', image_quality: 50 })).image;
+  const webp = (await render('/', { format: 'webp', image_quality: 50 })).image;
+  assert.equal([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  assert.equal([...jpeg.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+  assert.is(webp.subarray(0, 4).toString('latin1'), 'RIFF');
+  assert.is(webp.subarray(8, 12).toString('latin1'), 'WEBP');
+  assert.equal(size(webp), { width: 1280, height: 720 });
+});
+
+test('main status 404 and 500 are observed, also after a redirect', async () => {
+  assert.is((await render('/status/404')).mainStatus, 404);
+  assert.is((await render('/status/500')).mainStatus, 500);
+  const redirected = await render('/redirect?to=/status/404');
+  assert.is(redirected.mainStatus, 404);
+  assert.is(redirected.finalUrl, `${site.url}/status/404`);
+});
+
+test('sub-request outcomes are observed', async () => {
+  const { subRequests } = await render('/subrequests');
+  const byPath = new Map(subRequests.map((outcome) => [new URL(outcome.url).pathname, outcome]));
+  assert.is(byPath.get('/assets/ok.js')?.status, 200);
+  assert.is(byPath.get('/assets/missing.js')?.status, 404);
+  assert.is(byPath.get('/api/broken')?.status, 500);
+  assert.match(byPath.get('/pixel.png')?.failure ?? '', 'ERR_CONNECTION_REFUSED');
+  assert.not.ok(subRequests.some((outcome) => outcome.url.endsWith('/subrequests')), 'the main document is not a sub-request');
+});
+
+test('visible text and scroll_into_view', async () => {
+  assert.match((await render('/login-wall')).visibleText, 'Please sign in to continue');
+  const scrolled = await render('/scroll', { scroll_into_view: '#far' });
+  assert.equal(scrolled.missingSelectors, []);
+  assert.equal(size(scrolled.image), { width: 1280, height: 720 });
+});
+
+test('a page that hangs its renderer times out, and the next render works', async () => {
+  const started = performance.now();
+  assert.is(await failureCode(render('/hang', { timeout: 3 })), 'timeout_error');
+  const took = performance.now() - started;
+  assert.ok(took < 4500, `timed out after ${Math.round(took)} ms`);
+  assert.equal(size((await render('/')).image), { width: 1280, height: 720 });
+});
+
+test('a server that never answers times out, and the next render works', async () => {
+  assert.is(await failureCode(render('/never', { timeout: 2 })), 'timeout_error');
+  assert.is((await render('/')).mainStatus, 200);
+});
+
+test('aborting the signal ends the render', async () => {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new Error('cancelled')), 300);
+  await render('/slow?ms=5000', {}, controller.signal).then(
+    () => assert.unreachable('should have been aborted'),
+    (error: Error) => assert.is(error.message, 'cancelled'),
+  );
+});
+
+test('cookies and storage of one render are not visible to the next', async () => {
+  await render('/set-cookie', { delay: 0.2 });
+  const { visibleText } = await render('/read-state', { delay: 0.2 });
+  assert.match(visibleText, 'cookies=none local=none session=none idb=none');
+});
+
+test('dialogs are dismissed and downloads do not break the render', async () => {
+  assert.match((await render('/dialog')).visibleText, 'After the dialog');
+  assert.match((await render('/download-link')).visibleText, 'Download the report');
+  assert.is(await failureCode(render('/download')), 'network_error');
+});
+
+test('a browser that dies is relaunched for the next render', async () => {
+  const crash = new BrowserHost({ executablePath: CHROMIUM });
+  await crash.start();
+  try {
+    const inFlight = capturePage(crash, { ...defaults, url: `${site.url}/slow?ms=3000` }, new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    process.kill(-crash.pid!, 'SIGKILL');
+    const code = await failureCode(inFlight);
+    assert.is(code, 'internal_application_error');
+    const next = await capturePage(crash, { ...defaults, url: `${site.url}/` }, new AbortController().signal);
+    assert.is(next.mainStatus, 200);
+  } finally {
+    await crash.close();
+  }
+});
+
+test('name resolution and refused connections map to their codes', async () => {
+  assert.is(await failureCode(capturePage(host, { ...defaults, url: 'http://does-not-exist.invalid/' }, new AbortController().signal)), 'name_not_resolved');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  const refused = `http://127.0.0.1:${port}/`;
+  assert.is(await failureCode(capturePage(host, { ...defaults, url: refused }, new AbortController().signal)), 'network_error');
+  assert.is(await failureCode(capturePage(host, { ...defaults, url: 'http://127.0.0.1:1/' }, new AbortController().signal)), 'url_not_allowed');
+});
+
+test.run();
