@@ -1,0 +1,36 @@
+// Runs the real `shutterbus` CLI against a test stack.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TestStack } from './service.ts';
+
+const bin = fileURLToPath(new URL('../../bin/shutterbus.js', import.meta.url));
+
+/** One CLI run: exit code and parsed JSON output (stdout on success, stderr on failure). */
+export interface CliResult {
+  code: number;
+  json: Record<string, any>;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `shutterbus ...args` with the stack's environment. */
+export function shutterbus(stack: TestStack, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...stack.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const text = code === 0 ? stdout : stderr;
+      let json: Record<string, any> = {};
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = { unparsed: text };
+      }
+      resolve({ code: code ?? -1, json, stdout, stderr });
+    });
+  });
+}
