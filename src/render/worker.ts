@@ -2,7 +2,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { renderMachine, type RenderOutput } from '../../actors/render.machine.ts';
+import { capturePageOn, renderMachine, type RenderOutput, type StoreImageInput, type StoredImage } from '../../actors/render.machine.ts';
 import type { Config } from '../config.ts';
 import { errorTable } from '../errors.ts';
 import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
@@ -11,7 +11,6 @@ import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { newFileName, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
-import { capturePage } from './capture.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps {
@@ -50,8 +49,8 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
 
   const machine = renderMachine.provide({
     actors: {
-      capturePage: fromPromise(({ input, signal }) => capturePage(browser, input.options, signal)),
-      storeImage: fromPromise(async ({ input }) => {
+      capturePage: capturePageOn(browser),
+      storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
         const fileName = newFileName(input.options.format);
         await store.put(fileName, input.observation.image, input.options.format);
         return { file_name: fileName, size_bytes: input.observation.image.length };
@@ -61,14 +60,15 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
 
   const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<RenderOutput> => {
     const actor = createActor(machine, { input: { renderId: request.render_id, options: request.options } });
-    const stop = () => actor.stop();
-    signal.addEventListener('abort', stop, { once: true });
+    // Cancelling (not stopping) lets the machine abort the capture and still end with an output.
+    const cancel = () => actor.send({ type: 'render.cancel' });
+    signal.addEventListener('abort', cancel, { once: true });
     try {
       actor.start();
       actor.send({ type: 'render.start' });
       return await toPromise(actor);
     } finally {
-      signal.removeEventListener('abort', stop);
+      signal.removeEventListener('abort', cancel);
     }
   };
 
