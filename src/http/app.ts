@@ -49,7 +49,6 @@ export function buildApp(deps: AppDeps) {
     loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
-    disableRequestLogging: false,
     return503OnClosing: true,
   });
 
@@ -70,8 +69,9 @@ export function buildApp(deps: AppDeps) {
     const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
     const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter: 'body', message: err.message }] } : {};
     const status = errorTable[code].status;
-    if (status >= 500) request.log.error({ err, error_code: code }, 'request failed');
-    else request.log.info({ error_code: code }, 'request refused');
+    // Only a bug is an error; a page that failed to render is the customer's business.
+    if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
+    else request.log.info({ error_code: code, status }, 'request refused');
     const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
     if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
     // A 5xx body carries the table's public message, never the internal one.

@@ -39,11 +39,18 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   } catch (error) {
     throw navigationError(error);
   }
-  // The egress proxy answers a refused plain-http target itself, marking the response.
-  if (response && (await response.headerValue('x-shutterbus-blocked')) === 'url_not_allowed') {
-    throw new ServiceError('url_not_allowed', {}, { cause: new Error(`proxy refused ${response.url()}`) });
-  }
+  // The egress proxy answers a refused or unreachable plain-http target itself, marking the response.
+  const blocked = response ? blockedBy(response) : undefined;
+  if (blocked) throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
   return { finalUrl: page.url(), mainStatus: response?.status() ?? null };
+}
+
+const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 'network_error'];
+
+/** The code with which the egress proxy answered instead of the target, if it did. */
+function blockedBy(response: Response): ErrorCode | undefined {
+  const code = response.headers()['x-shutterbus-blocked'] as ErrorCode | undefined;
+  return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
 }
 
 /** Maps a navigation failure to its public code; the raw text stays in `cause`. */
@@ -59,11 +66,19 @@ export function navigationError(error: unknown): unknown {
 export function watchSubRequests(page: Page): SubRequestWatch {
   const outcomes: SubRequestOutcome[] = [];
   const statuses = new WeakMap<Request, number>();
+  const blocked = new WeakMap<Request, string>();
   const isMainDocument = (request: Request) => request.isNavigationRequest() && request.frame() === page.mainFrame();
   // 'response' fires before 'requestfinished' and carries the status synchronously.
-  const onResponse = (response: Response) => statuses.set(response.request(), response.status());
+  // A response the proxy made up (target refused or unreachable) is a network-level failure.
+  const onResponse = (response: Response) => {
+    const code = blockedBy(response);
+    if (code) blocked.set(response.request(), code);
+    else statuses.set(response.request(), response.status());
+  };
   const onFinished = (request: Request) => {
-    if (!isMainDocument(request)) outcomes.push({ url: request.url(), status: statuses.get(request) });
+    if (isMainDocument(request)) return;
+    const failure = blocked.get(request);
+    outcomes.push({ url: request.url(), ...(failure ? { failure } : { status: statuses.get(request) }) });
   };
   const onFailed = (request: Request) => {
     if (isMainDocument(request)) return;
