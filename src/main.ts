@@ -8,6 +8,8 @@ import type { ReadinessCheck } from './http/health.ts';
 import { RenderQueue } from './jetstream/render-queue.ts';
 import { RenderRecords, type RenderRecord } from './jetstream/render-records.ts';
 import { ensureTopology } from './jetstream/topology.ts';
+import { DeliveryQueue } from './delivery/records.ts';
+import { startDeliveryWorker } from './delivery/worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { startEgressProxy } from './net/egress-proxy.ts';
 import { checkTargetUrl } from './net/target.ts';
@@ -39,6 +41,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const topology = await ensureTopology(nc, config);
     const records = new RenderRecords(topology.renders);
     const ledger = new QuotaLedger(topology.usage);
+    const webhooks = new DeliveryQueue(js, topology.deliveries);
     const store = new FileStore(config.s3);
     await store.ensureBucket();
 
@@ -58,8 +61,15 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         record.status === 'succeeded'
           ? ledger.commit(record.workspace_id, record.render_id, record.created_at)
           : ledger.release(record.workspace_id, record.render_id, record.created_at);
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle });
+      const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());
+    }
+
+    if (config.roles.has('delivery')) {
+      const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces });
+      closers.push(() => sender.stop());
     }
 
     let url: string | undefined;

@@ -18,6 +18,8 @@ export interface Delivery {
   isLastDelivery: boolean;
   /** Aborted when the loop stops. */
   signal: AbortSignal;
+  /** A header of the message, if it has it. */
+  header(name: string): string | undefined;
 }
 
 /** Settings of one consume loop. */
@@ -54,6 +56,7 @@ export async function startConsumeLoop(options: ConsumeLoopOptions): Promise<Con
         deliveryCount: msg.info.deliveryCount,
         isLastDelivery: msg.info.deliveryCount >= options.maxDeliver,
         signal: abort.signal,
+        header: (name) => msg.headers?.get(name) || undefined,
       });
       if (disposition.kind === 'ack') await msg.ackAck().catch(() => msg.ack());
       else if (disposition.kind === 'retry') msg.nak(disposition.delayMs);

@@ -36,6 +36,9 @@ export interface RenderRecord {
   webhook_url?: string;
 }
 
+/** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
+export const REPLAY_HEADER = 'Shutterbus-Replay';
+
 /** True once a render has ended, one way or the other. */
 export function isFinal(record: Pick<RenderRecord, 'status'>): boolean {
   return record.status === 'succeeded' || record.status === 'failed';
@@ -79,5 +82,14 @@ export class RenderRecords {
       return isFinal(record) ? undefined : change(record);
     });
     return { record: value ?? pendingRecord(request), changed };
+  }
+
+  /** Puts an ended render back to `rendering` for a replay, dropping its previous outcome. */
+  async reopen(renderId: string): Promise<void> {
+    await updateJson<RenderRecord>(this.bucket, renderId, (current) => {
+      if (!current || !isFinal(current)) return undefined;
+      const { file_name: _file, size_bytes: _size, error_code: _code, error_message: _message, error_details: _details, finished_at: _finished, ...kept } = current;
+      return { ...kept, status: 'rendering', started_at: new Date().toISOString() };
+    });
   }
 }

@@ -19,6 +19,12 @@ export const names = {
   workspacesBucket: 'workspaces',
   accessKeysBucket: 'access_keys',
   usageBucket: 'usage',
+  /** Webhook delivery jobs, per workspace like render requests so replay can select one workspace. */
+  deliveryStream: 'DELIVERIES',
+  deliverySubject: (workspaceId: string) => `sb.delivery.job.${workspaceId}`,
+  deliverySubjects: 'sb.delivery.job.>',
+  deliveryConsumer: 'webhook-senders',
+  deliveriesBucket: 'deliveries',
   maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
@@ -32,6 +38,7 @@ export interface Topology {
   workspaces: KV;
   accessKeys: KV;
   usage: KV;
+  deliveries: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -65,10 +72,47 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     const { deliver_policy: _immutable, ...mutable } = consumer;
     await jsm.consumers.update(names.renderStream, names.renderConsumer, mutable);
   });
+  await ensureDeliveryTopology(jsm);
   const kvm = new Kvm(nc);
   const renders = await kvm.create(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
   const workspaces = await kvm.create(names.workspacesBucket, { history: 5 });
   const accessKeys = await kvm.create(names.accessKeysBucket, { history: 1 });
   const usage = await kvm.create(names.usageBucket, { history: 1 });
-  return { jsm, renders, workspaces, accessKeys, usage };
+  const deliveries = await kvm.create(names.deliveriesBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
+  return { jsm, renders, workspaces, accessKeys, usage, deliveries };
+}
+
+/** Seconds a delivery attempt may hold its job before JetStream hands it to another sender (attempt timeout is 10 s). */
+export const DELIVERY_ACK_WAIT_SECONDS = 30;
+
+async function ensureDeliveryTopology(jsm: JetStreamManager): Promise<void> {
+  const stream = {
+    name: names.deliveryStream,
+    subjects: [names.deliverySubjects],
+    // Limits retention, like renders: delivered jobs stay for `replay deliveries`.
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(RENDER_RETENTION_SECONDS),
+    duplicate_window: nanos(120),
+    discard: DiscardPolicy.Old,
+  };
+  await jsm.streams.add(stream).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    await jsm.streams.update(names.deliveryStream, stream);
+  });
+  const consumer = {
+    durable_name: names.deliveryConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.New,
+    filter_subject: names.deliverySubjects,
+    ack_wait: nanos(DELIVERY_ACK_WAIT_SECONDS),
+    // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
+    max_deliver: -1,
+    max_ack_pending: 1000,
+  };
+  await jsm.consumers.add(names.deliveryStream, consumer).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    const { deliver_policy: _immutable, ...mutable } = consumer;
+    await jsm.consumers.update(names.deliveryStream, names.deliveryConsumer, mutable);
+  });
 }

@@ -6,7 +6,7 @@ import { capturePageOn, renderMachine, type RenderOutput, type StoreImageInput, 
 import type { Config } from '../config.ts';
 import { errorTable } from '../errors.ts';
 import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
-import { type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
+import { isFinal, REPLAY_HEADER, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { newFileName, type FileStore } from '../storage/store.ts';
@@ -24,6 +24,8 @@ export interface RenderWorkerDeps {
   browser: BrowserHost;
   /** Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or replay. */
   settle: (record: RenderRecord) => Promise<void>;
+  /** Queues the webhook of an ended render that asked for one; idempotent per render, as it runs again on redelivery. */
+  enqueueWebhook?: (record: RenderRecord) => Promise<void>;
 }
 
 /** A running render worker. */
@@ -43,6 +45,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const finish = async (request: RenderRequest, change: (current: RenderRecord) => RenderRecord) => {
     const { record } = await records.transition(request, change);
     await deps.settle(record);
+    await deps.enqueueWebhook?.(record);
     announce(record);
     return record;
   };
@@ -75,9 +78,14 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const handle = async (delivery: Delivery): Promise<Disposition> => {
     const request = JSON.parse(decoder.decode(delivery.data)) as RenderRequest;
     const known = await records.get(request.render_id);
-    if (known && (known.status === 'succeeded' || known.status === 'failed')) {
+    if (known && delivery.header(REPLAY_HEADER) && isFinal(known)) {
+      // An operator's replay of an ended render: render it again into the same record. The quota
+      // reservation was settled the first time, so settling again charges nothing.
+      await records.reopen(request.render_id);
+    } else if (known && (known.status === 'succeeded' || known.status === 'failed')) {
       // A redelivery of a render that already ended: settle and answer again, render nothing.
       await deps.settle(known);
+      await deps.enqueueWebhook?.(known);
       announce(known);
       return { kind: 'ack' };
     }

@@ -1,0 +1,71 @@
+// Shutterbus for customers' servers: sign GET URLs and POST bodies, verify webhook deliveries.
+// Only node:crypto; import as `shutterbus/client`.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** A workspace's key pair. The secret key stays on the customer's server. */
+export interface Keys {
+  accessKey: string;
+  secretKey: string;
+}
+
+/** Render parameters; a list becomes the key repeated (GET) or a JSON array (POST). */
+export type TakeParams = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
+
+/** Where `signUrl` points unless told otherwise. */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
+
+const hmacHex = (secretKey: string, payload: string) => createHmac('sha256', secretKey).update(payload).digest('hex');
+
+/**
+ * A signed GET URL for `/api/take`: the query string holds every parameter and `access_key`, in
+ * the order given, is signed as it stands, and `&signature=` comes last (specification §5).
+ */
+export function signUrl(params: TakeParams, keys: Keys, baseUrl: string = DEFAULT_BASE_URL): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || name === 'signature' || name === 'access_key') continue;
+    for (const item of Array.isArray(value) ? value : [value]) query.append(name, String(item));
+  }
+  query.append('access_key', keys.accessKey);
+  const signed = query.toString();
+  return `${baseUrl.replace(/\/+$/, '')}/api/take?${signed}&signature=${hmacHex(keys.secretKey, signed)}`;
+}
+
+/** A signed POST: send exactly `body` with the `headers` (specification §5: never re-serialise it). */
+export function signBody(params: TakeParams, keys: Keys): { body: string; signature: string; headers: Record<string, string> } {
+  const body = JSON.stringify(params);
+  const signature = hmacHex(keys.secretKey, body);
+  return { body, signature, headers: { 'content-type': 'application/json', 'x-access-key': keys.accessKey, 'x-signature': signature } };
+}
+
+/** Headers as Node, fetch or a plain object hold them. */
+export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
+
+function headerOf(headers: HeaderSource, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * True when a webhook delivery is genuine: `X-Signature` is the HMAC of `"{X-Webhook-Timestamp}.{raw body}"`
+ * with the secret key, and the timestamp is within `toleranceSeconds` of now (either way).
+ * Pass the raw body bytes as received, not a re-serialised object.
+ */
+export function verifyWebhook(
+  secretKey: string,
+  headers: HeaderSource,
+  rawBody: string | Uint8Array,
+  toleranceSeconds = 300,
+  now: number = Date.now(),
+): boolean {
+  const timestamp = headerOf(headers, 'x-webhook-timestamp');
+  const signature = headerOf(headers, 'x-signature');
+  if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp) || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return false;
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const expected = createHmac('sha256', secretKey).update(`${timestamp}.`).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
+}
