@@ -4,6 +4,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { createDashboardDeps } from './http/dashboard/deps.ts';
 import type { ReadinessCheck } from './http/health.ts';
 import { RenderQueue } from './jetstream/render-queue.ts';
 import { RenderRecords, type RenderRecord } from './jetstream/render-records.ts';
@@ -15,8 +16,11 @@ import { startEgressProxy } from './net/egress-proxy.ts';
 import { checkTargetUrl } from './net/target.ts';
 import { BrowserHost } from './render/browser.ts';
 import { startRenderWorker } from './render/worker.ts';
+import { RenderCache } from './storage/render-cache.ts';
 import { FileStore } from './storage/store.ts';
+import { startFileSweeper } from './storage/sweeper.ts';
 import { WorkspaceCache } from './workspaces/cache.ts';
+import { RecentRenders } from './workspaces/recent-renders.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
 
@@ -41,7 +45,9 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const topology = await ensureTopology(nc, config);
     const records = new RenderRecords(topology.renders);
     const ledger = new QuotaLedger(topology.usage);
+    const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
+    const cache = new RenderCache(topology.renderCache);
     const store = new FileStore(config.s3);
     await store.ensureBucket();
 
@@ -57,13 +63,18 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       await browser.start();
       closers.push(() => browser.close());
       readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
-      const settle = (record: RenderRecord) =>
-        record.status === 'succeeded'
-          ? ledger.commit(record.workspace_id, record.render_id, record.created_at)
-          : ledger.release(record.workspace_id, record.render_id, record.created_at);
+      // Settling runs again on redelivery or replay: the ledger and the cache each change only once.
+      const settle = async (record: RenderRecord) => {
+        if (record.status === 'succeeded') await ledger.commit(record.workspace_id, record.render_id, record.created_at);
+        else await ledger.release(record.workspace_id, record.render_id, record.created_at);
+        await cache.settle(record);
+        await recentRenders.note(record);
+      };
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());
+      const stopSweeper = startFileSweeper(store, log);
+      closers.push(async () => stopSweeper());
     }
 
     if (config.roles.has('delivery')) {
@@ -76,10 +87,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (config.roles.has('ingress')) {
       const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
       const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
-      const workspaces = new WorkspaceCache(new WorkspaceStore(topology.workspaces, topology.accessKeys), topology, log);
+      const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+      const workspaces = new WorkspaceCache(workspaceStore, topology, log);
       await workspaces.start();
       closers.push(async () => workspaces.stop());
-      const app = buildApp({ config, log, queue, store, workspaces, ledger, checkTarget, readiness });
+      const app = buildApp({ config, log, queue, store, workspaces, ledger, cache, checkTarget, readiness, dashboard: await createDashboardDeps({ config, log, nc, topology, workspaces: workspaceStore }) });
       url = await app.listen({ port: config.port, host: config.host });
       closers.push(() => app.close());
     }

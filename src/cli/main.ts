@@ -9,6 +9,8 @@ import { hmacHex } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
 import { canManage, describeWorkspace, normalizeEmail, planQuotas, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
 import { choice, onlyFlags, optional, parseArgs, required, UsageError, type Parsed } from './args.ts';
+import { replayCommands } from './replay.ts';
+import { webhookCommands } from './webhooks.ts';
 
 const usage = `usage: shutterbus <command>
   workspace create [--plan free|pro] [--quota N] [--owner EMAIL]
@@ -18,6 +20,9 @@ const usage = `usage: shutterbus <command>
   settings set --workspace ID --as EMAIL --require-signed-requests on|off
   keys rotate --workspace ID --as EMAIL
   usage --workspace ID [--month YYYY-MM]
+  webhooks dead [--workspace ID]
+  webhooks redrive --id DELIVERY_ID | --all [--workspace ID]
+  replay renders|deliveries (--since ISO_TIME | --from-seq N) [--workspace ID] [--dry-run]
   demo    (used by make run: the demo workspace, created on first run)`;
 
 /** What every command gets. */
@@ -51,6 +56,8 @@ function memberOf(workspace: Workspace, address: string) {
 }
 
 const commands: Record<string, Command> = {
+  ...webhookCommands,
+  ...replayCommands,
   'workspace create': async (parsed, { workspaces }) => {
     onlyFlags(parsed, ['plan', 'quota', 'owner']);
     const plan = choice(parsed, 'plan', ['free', 'pro'] as const, 'free');

@@ -4,9 +4,11 @@ import type { Config } from '../config.ts';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
+import type { RenderCache } from '../storage/render-cache.ts';
 import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import type { QuotaLedger } from '../workspaces/usage.ts';
+import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { rendersRoutes } from './renders.ts';
@@ -23,9 +25,12 @@ export interface AppDeps {
   store: FileStore;
   workspaces: WorkspaceCache;
   ledger: QuotaLedger;
+  cache: RenderCache;
   /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
   checkTarget: (raw: string, parameter: string) => Promise<URL>;
   readiness: ReadinessCheck[];
+  /** The web dashboard's collaborators; without them there is no /dashboard. */
+  dashboard?: DashboardDeps;
 }
 
 declare module 'fastify' {
@@ -86,6 +91,7 @@ export function buildApp(deps: AppDeps) {
   app.register(takeRoutes, deps);
   app.register(rendersRoutes, deps);
   app.register(filesRoutes, deps);
+  if (deps.dashboard) app.register(dashboardRoutes, { ...deps.dashboard, prefix: '/dashboard' });
   return app;
 }
 

@@ -35,6 +35,8 @@ export async function identify(request: FastifyRequest, cache: WorkspaceCache, r
 export interface Caller {
   workspace: Workspace;
   signed: boolean;
+  /** For a signed GET: the raw query string that was signed (the cache key is derived from it). */
+  signedQuery?: string;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
   if (!keysUsable(workspace)) throw new ServiceError('email_not_verified');
 
   let signed = false;
+  let signedQuery: string | undefined;
   if (request.method === 'GET') {
     const split = splitSignedQuery(rawQueryString(request));
     if (split === 'misplaced') {
@@ -54,6 +57,7 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     if (split !== 'absent') {
       if (!signatureMatches(workspace.secret_key, split.signed, split.signature)) throw new ServiceError('signature_is_not_valid');
       signed = true;
+      signedQuery = split.signed;
     }
   } else {
     const header = request.headers['x-signature'];
@@ -66,5 +70,5 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     }
   }
   if (!signed && workspace.require_signed_requests) throw new ServiceError('signature_is_required');
-  return { workspace, signed };
+  return { workspace, signed, ...(signedQuery !== undefined ? { signedQuery } : {}) };
 }

@@ -1,19 +1,21 @@
 // GET /files/:fileName: rendered images, fetched without an access key because their names are unguessable.
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { isFileName } from '../storage/store.ts';
+import { fileExpiry, isFileName } from '../storage/store.ts';
 import type { AppDeps } from './app.ts';
 
 /** Registers the file route. */
 export const filesRoutes: FastifyPluginAsync<AppDeps> = async (app, { store }) => {
   app.get<{ Params: { fileName: string } }>('/files/:fileName', async (request, reply) => {
     const { fileName } = request.params;
-    const file = isFileName(fileName) ? await store.stat(fileName) : null;
+    const live = isFileName(fileName) && fileExpiry(fileName).getTime() > Date.now();
+    const file = live ? await store.stat(fileName) : null;
     if (!file) throw new ServiceError('not_found', {}, { message: 'No such file.' });
     const etag = `"${file.etag}"`;
     reply.header('ETag', etag);
-    // The content behind a name never changes, so browsers and CDNs may keep it.
-    reply.header('Cache-Control', 'public, max-age=31536000, immutable');
+    // The content behind a name never changes, so browsers and CDNs may keep it until it expires.
+    const lifetime = Math.max(0, Math.floor((fileExpiry(fileName).getTime() - Date.now()) / 1000));
+    reply.header('Cache-Control', `public, max-age=${lifetime}, immutable`);
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     reply.type(file.contentType).header('Content-Length', String(file.size));
     return reply.send(await store.open(fileName));

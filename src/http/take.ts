@@ -1,13 +1,14 @@
-// GET|POST /api/take: authenticate, validate, admit, publish to the render stream, answer with the image or the error.
+// GET|POST /api/take: authenticate, validate, serve from the cache or admit, render, answer.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import type { RenderRecord, RenderRequest } from '../jetstream/render-records.ts';
 import { contentTypes } from '../render/options.ts';
+import { cacheKeyOf } from '../storage/render-cache.ts';
 import { fileUrl } from '../storage/store.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import type { AppDeps } from './app.ts';
-import { authenticate, rawQueryString } from './auth.ts';
+import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 
 /** The parameters of a GET or POST /api/take, before validation. */
@@ -25,29 +26,37 @@ function rawParams(request: FastifyRequest): RawParams {
   return { kind: 'json', body: body as Record<string, unknown> };
 }
 
+/** Only a signed GET with `cache` not false is cached (contract §6). */
+function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
+  if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
+  return cacheKeyOf(caller.workspace.workspace_id, caller.signedQuery);
+}
+
 /** Registers GET and POST /api/take. */
 export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
-  const { config, queue, store, workspaces, ledger } = deps;
+  const { config, queue, store, workspaces, ledger, cache } = deps;
 
-  const validate = async (raw: RawParams): Promise<TakeRequest> => {
+  const parse = (raw: RawParams): TakeRequest => {
     const parsed = parseTakeParams(raw);
     if ('problems' in parsed) throw new ServiceError('request_not_valid', { error_details: parsed.problems });
-    const { options, control } = parsed.request;
-    await deps.checkTarget(options.url, 'url');
-    if (control.webhook_url !== undefined) await deps.checkTarget(control.webhook_url, 'webhook_url');
     return parsed.request;
   };
 
-  // A request that never reached the stream gives its quota slot back.
-  const submitOrRelease = async <T>(renderRequest: RenderRequest, submit: () => Promise<T>): Promise<T> => {
-    try {
-      return await submit();
-    } catch (err) {
-      if (err instanceof ServiceError && err.code === 'temporary_unavailable') {
-        await ledger.release(renderRequest.workspace_id, renderRequest.render_id, renderRequest.created_at).catch(() => undefined);
-      }
-      throw err;
-    }
+  const checkTargets = async ({ options, control }: TakeRequest) => {
+    await deps.checkTarget(options.url, 'url');
+    if (control.webhook_url !== undefined) await deps.checkTarget(control.webhook_url, 'webhook_url');
+  };
+
+  /** A cached file: a redirect, which renders nothing and charges nothing. */
+  const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
+    reply.header('X-Render-Id', renderId);
+    return reply.redirect(fileUrl(config.baseUrl, fileName), 302);
+  };
+
+  // A request that never reached the stream gives back its quota slot and its cache claim.
+  const giveBack = async (renderRequest: RenderRequest, reserved: boolean) => {
+    if (reserved) await ledger.release(renderRequest.workspace_id, renderRequest.render_id, renderRequest.created_at).catch(() => undefined);
+    if (renderRequest.cache) await cache.abandon(renderRequest.cache.key, renderRequest.render_id).catch(() => undefined);
   };
 
   const answer = async (reply: FastifyReply, take: TakeRequest, record: RenderRecord) => {
@@ -74,8 +83,16 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
   const take = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = rawParams(request);
-    const { workspace } = await authenticate(request, raw, workspaces);
-    const takeRequest = await validate(raw);
+    const caller = await authenticate(request, raw, workspaces);
+    const takeRequest = parse(raw);
+    const cacheKey = cacheKeyFor(caller, takeRequest);
+    if (cacheKey) {
+      const hit = await cache.lookup(cacheKey);
+      if (hit) return redirect(reply, hit.render_id, hit.file_name!);
+    }
+    await checkTargets(takeRequest);
+
+    const { workspace } = caller;
     const createdAt = new Date();
     const renderRequest: RenderRequest = {
       render_id: randomUUID(),
@@ -84,12 +101,36 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       options: takeRequest.options,
       ...(takeRequest.control.webhook_url ? { webhook_url: takeRequest.control.webhook_url } : {}),
       ...(takeRequest.control.external_identifier ? { external_identifier: takeRequest.control.external_identifier } : {}),
+      ...(cacheKey ? { cache: { key: cacheKey, ttl: takeRequest.control.cache_ttl } } : {}),
     };
+    // Wait through every allowed delivery of the request: a worker that dies mid-render is replaced.
+    const waitSeconds = (takeRequest.options.timeout + config.renderAckWaitSeconds) * config.renderMaxDeliver + 15;
+
+    if (cacheKey) {
+      // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
+      const claim = await cache.claim(cacheKey, renderRequest.render_id, waitSeconds);
+      if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!);
+      if (claim.kind === 'follow') {
+        const record = await queue.waitFor(claim.renderId, waitSeconds);
+        if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!);
+        return answer(reply, takeRequest, record);
+      }
+    }
+
     const allowance = { workspaceId: workspace.workspace_id, quota: workspace.quota, concurrency: planConcurrency[workspace.plan] };
-    await ledger.reserve(allowance, renderRequest.render_id, createdAt);
+    await ledger.reserve(allowance, renderRequest.render_id, createdAt).catch(async (err) => {
+      await giveBack(renderRequest, false);
+      throw err;
+    });
+    // Once published, the worker settles quota and cache; a request that never got there gives both back.
+    const publish = async <T>(send: () => Promise<T>): Promise<T> =>
+      send().catch(async (err) => {
+        if (err instanceof ServiceError && err.code === 'temporary_unavailable') await giveBack(renderRequest, true);
+        throw err;
+      });
 
     if (takeRequest.control.async) {
-      await submitOrRelease(renderRequest, () => queue.submit(renderRequest));
+      await publish(() => queue.submit(renderRequest));
       reply.code(202);
       return {
         is_successful: true,
@@ -98,9 +139,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         status_url: `${config.baseUrl}/api/renders/${renderRequest.render_id}`,
       };
     }
-    // Wait through every allowed delivery of the request: a worker that dies mid-render is replaced.
-    const waitSeconds = (takeRequest.options.timeout + config.renderAckWaitSeconds) * config.renderMaxDeliver + 15;
-    const record = await submitOrRelease(renderRequest, () => queue.submitAndWait(renderRequest, waitSeconds));
+    const record = await publish(() => queue.submitAndWait(renderRequest, waitSeconds));
     return answer(reply, takeRequest, record);
   };
 

@@ -40,12 +40,30 @@ export class RenderQueue {
    * own subject; the record is read once more at the deadline in case that message was missed.
    */
   async submitAndWait(request: RenderRequest, waitSeconds: number): Promise<RenderRecord> {
-    const done = this.nc.subscribe(names.renderDone(request.render_id), { max: 1 });
+    return this.awaitResult(request.render_id, waitSeconds, () => this.submit(request));
+  }
+
+  /** Waits for a render someone else submitted (a concurrent first view of a cached URL). */
+  async waitFor(renderId: string, waitSeconds: number): Promise<RenderRecord> {
+    return this.awaitResult(renderId, waitSeconds, async () => {
+      const known = await this.records.get(renderId);
+      return known && isFinal(known) ? known : undefined;
+    });
+  }
+
+  // Subscribes before `start`, so a result announced in between cannot be missed.
+  private async awaitResult(
+    renderId: string,
+    waitSeconds: number,
+    start: () => Promise<RenderRecord | undefined | void>,
+  ): Promise<RenderRecord> {
+    const done = this.nc.subscribe(names.renderDone(renderId), { max: 1 });
     try {
-      await this.submit(request);
+      const already = await start();
+      if (already) return already;
       const record = await firstRecord(done, waitSeconds * 1000);
       if (record) return record;
-      const latest = await this.records.get(request.render_id);
+      const latest = await this.records.get(renderId);
       if (latest && isFinal(latest)) return latest;
       throw new ServiceError('timeout_error');
     } finally {

@@ -12,6 +12,8 @@ export interface RenderRequest {
   options: RenderOptions;
   webhook_url?: string;
   external_identifier?: string;
+  /** Set for a cached signed GET: the cache entry this render fills, and for how long. */
+  cache?: { key: string; ttl: number };
 }
 
 /** The render actor's states as the outside sees them. */
@@ -34,6 +36,7 @@ export interface RenderRecord {
   error_details?: ErrorDetails;
   external_identifier?: string;
   webhook_url?: string;
+  cache?: RenderRequest['cache'];
 }
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
@@ -55,6 +58,7 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     created_at: request.created_at,
     ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),
     ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
+    ...(request.cache ? { cache: request.cache } : {}),
   };
 }
 

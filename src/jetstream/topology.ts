@@ -19,6 +19,16 @@ export const names = {
   workspacesBucket: 'workspaces',
   accessKeysBucket: 'access_keys',
   usageBucket: 'usage',
+  /** Cached signed GETs: one entry per workspace and signed query. */
+  renderCacheBucket: 'render_cache',
+  /** Dashboard accounts, keyed by normalized email; the dashboard's own settings (the session secret). */
+  accountsBucket: 'accounts',
+  dashboardBucket: 'dashboard',
+  /** Each workspace's latest finished renders, for the dashboard's usage page. */
+  recentRendersBucket: 'recent_renders',
+  /** Mail written instead of sent when SMTP_URL is unset (`shutterbus mail outbox`). */
+  mailStream: 'MAIL_OUTBOX',
+  mailSubject: 'sb.mail.outbox',
   /** Webhook delivery jobs, per workspace like render requests so replay can select one workspace. */
   deliveryStream: 'DELIVERIES',
   deliverySubject: (workspaceId: string) => `sb.delivery.job.${workspaceId}`,
@@ -38,7 +48,11 @@ export interface Topology {
   workspaces: KV;
   accessKeys: KV;
   usage: KV;
+  renderCache: KV;
   deliveries: KV;
+  accounts: KV;
+  dashboard: KV;
+  recentRenders: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -78,8 +92,14 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   const workspaces = await kvm.create(names.workspacesBucket, { history: 5 });
   const accessKeys = await kvm.create(names.accessKeysBucket, { history: 1 });
   const usage = await kvm.create(names.usageBucket, { history: 1 });
+  // Entries say when they expire; the bucket's age limit (the longest cache_ttl, plus a day) clears the rest.
+  const renderCache = await kvm.create(names.renderCacheBucket, { history: 1, ttl: (2_592_000 + 86_400) * 1000 });
   const deliveries = await kvm.create(names.deliveriesBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
-  return { jsm, renders, workspaces, accessKeys, usage, deliveries };
+  const accounts = await kvm.create(names.accountsBucket, { history: 5 });
+  const dashboard = await kvm.create(names.dashboardBucket, { history: 1 });
+  const recentRenders = await kvm.create(names.recentRendersBucket, { history: 1 });
+  await ensureMailOutbox(jsm);
+  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders };
 }
 
 /** Seconds a delivery attempt may hold its job before JetStream hands it to another sender (attempt timeout is 10 s). */
@@ -114,5 +134,14 @@ async function ensureDeliveryTopology(jsm: JetStreamManager): Promise<void> {
     if (!/already in use|exists/i.test(String(err?.message))) throw err;
     const { deliver_policy: _immutable, ...mutable } = consumer;
     await jsm.consumers.update(names.deliveryStream, names.deliveryConsumer, mutable);
+  });
+}
+
+/** The outbox stream is capped: it is for reading links in development, not an archive. */
+async function ensureMailOutbox(jsm: JetStreamManager): Promise<void> {
+  const stream = { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old };
+  await jsm.streams.add(stream).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    await jsm.streams.update(names.mailStream, stream);
   });
 }

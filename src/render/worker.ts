@@ -9,7 +9,7 @@ import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } f
 import { isFinal, REPLAY_HEADER, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
-import { newFileName, type FileStore } from '../storage/store.ts';
+import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
 
 /** What a render worker needs. */
@@ -50,19 +50,22 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     return record;
   };
 
-  const machine = renderMachine.provide({
-    actors: {
-      capturePage: capturePageOn(browser),
-      storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
-        const fileName = newFileName(input.options.format);
-        await store.put(fileName, input.observation.image, input.options.format);
-        return { file_name: fileName, size_bytes: input.observation.image.length };
-      }),
-    },
-  });
+  const machineFor = (request: RenderRequest) =>
+    renderMachine.provide({
+      actors: {
+        capturePage: capturePageOn(browser),
+        storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
+          // A cached file lives as long as its cache entry; any other as long as the render records.
+          const lifetime = request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
+          const fileName = newFileName(input.options.format, new Date(Date.now() + lifetime * 1000));
+          await store.put(fileName, input.observation.image, input.options.format);
+          return { file_name: fileName, size_bytes: input.observation.image.length };
+        }),
+      },
+    });
 
   const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<RenderOutput> => {
-    const actor = createActor(machine, { input: { renderId: request.render_id, options: request.options } });
+    const actor = createActor(machineFor(request), { input: { renderId: request.render_id, options: request.options } });
     // Cancelling (not stopping) lets the machine abort the capture and still end with an output.
     const cancel = () => actor.send({ type: 'render.cancel' });
     signal.addEventListener('abort', cancel, { once: true });

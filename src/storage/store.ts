@@ -14,17 +14,32 @@ export interface StoredFile {
 
 const extensions: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 
-/** File names are 32 random hex characters plus the extension: unguessable, so served without a key. */
-const fileNamePattern = /^[0-9a-f]{32}\.(png|jpg|webp)$/;
+/** How long a file is kept when nothing asks for longer: as long as the render records that point at it. */
+export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
 
-/** A new unguessable file name for an image of this format. */
-export function newFileName(format: ImageFormat): string {
-  return `${randomBytes(16).toString('hex')}.${extensions[format]}`;
+/**
+ * File names are the UTC day the file expires (YYYYMMDD), a dash, 32 random hex characters and
+ * the extension: unguessable, so served without a key, and sweepable a whole day at a time.
+ */
+const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp)$/;
+
+const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replaceAll('-', '');
+
+/** A new unguessable file name for an image of this format that may be deleted after `expiresAt`. */
+export function newFileName(format: ImageFormat, expiresAt: Date): string {
+  // Kept to the end of its expiry day, so a file never goes before the cache entry pointing at it.
+  return `${dayOf(expiresAt)}-${randomBytes(16).toString('hex')}.${extensions[format]}`;
 }
 
 /** True when `name` has the shape of a file name this service hands out. */
 export function isFileName(name: string): boolean {
   return fileNamePattern.test(name);
+}
+
+/** The moment a file may be swept: the end of the UTC day its name carries. */
+export function fileExpiry(fileName: string): Date {
+  const day = fileNamePattern.exec(fileName)![1];
+  return new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1));
 }
 
 /** The public URL of a stored file (contract: file URLs live under BASE_URL). */
@@ -90,14 +105,32 @@ export class FileStore {
     return Buffer.concat(chunks);
   }
 
+  /** Deletes every file whose expiry day is before `now`'s; returns how many went. */
+  async sweep(now: Date): Promise<number> {
+    const today = dayOf(now);
+    let removed = 0;
+    for await (const item of this.client.listObjectsV2(this.s3.bucket, 'files/', false)) {
+      const day = /^files\/(\d{8})\/$/.exec((item as { prefix?: string }).prefix ?? '')?.[1];
+      if (!day || day >= today) continue;
+      const names: string[] = [];
+      for await (const file of this.client.listObjectsV2(this.s3.bucket, `files/${day}/`, true)) {
+        if ((file as { name?: string }).name) names.push((file as { name: string }).name);
+      }
+      for (let at = 0; at < names.length; at += 1000) await this.client.removeObjects(this.s3.bucket, names.slice(at, at + 1000));
+      removed += names.length;
+    }
+    return removed;
+  }
+
   /** Answers when the bucket is reachable (readiness). */
   async ping(): Promise<void> {
     await this.client.bucketExists(this.s3.bucket);
   }
 }
 
+// Objects sit under their expiry day, so the sweeper lists days, not every file.
 function objectKey(fileName: string): string {
-  return `files/${fileName}`;
+  return `files/${fileName.slice(0, 8)}/${fileName}`;
 }
 
 function isMissing(err: unknown): boolean {

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { hmacHex } from '../../src/signing.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { call, createWorkspace, startService, startStack, usedThisMonth, type TakeAnswer, type TestService, type TestStack } from '../helpers/service.ts';
+
+const cached = suite('cached signed URLs: render once, redirect for free');
+let stack: TestStack;
+let service: TestService;
+let secondIngress: TestService;
+let expiring: { url: string; workspace: Workspace; firstAt: number };
+
+const signed = (workspace: Workspace, query: string) => `${query}&signature=${hmacHex(workspace.secret_key, query)}`;
+const queryFor = (workspace: Workspace, path: string, extra = '') =>
+  `url=${encodeURIComponent(`${stack.site.url}${path}`)}&access_key=${workspace.access_key}&viewport_width=320&viewport_height=240${extra}`;
+const fresh = () => `/page/${randomUUID()}`;
+const hitsOf = (path: string) => stack.site.hits.get(path) ?? 0;
+
+/** Follows one redirect by hand, as a browser would from an <img>. */
+const view = async (base: string, query: string): Promise<{ first: TakeAnswer; image: TakeAnswer }> => {
+  const first = await call(`${base}/api/take?${query}`);
+  const image = first.status === 302 ? await call(first.headers.get('location')!) : first;
+  return { first, image };
+};
+
+cached.before(async () => {
+  stack = await startStack();
+  service = await startService(stack);
+  secondIngress = await startService(stack, { ROLES: 'ingress' });
+  // The shortest cache_ttl is a minute: start it first, check it last.
+  const workspace = await createWorkspace(stack);
+  const path = fresh();
+  expiring = { url: signed(workspace, queryFor(workspace, path, '&cache_ttl=60')), workspace, firstAt: Date.now() };
+  assert.is((await call(`${service.base}/api/take?${expiring.url}`)).status, 200);
+});
+cached.after(async () => {
+  await secondIngress?.close();
+  await service?.close();
+  await stack?.stop();
+});
+
+cached('first view renders and charges; the second redirects to the same bytes for free', async () => {
+  const workspace = await createWorkspace(stack);
+  const path = fresh();
+  const url = signed(workspace, queryFor(workspace, path));
+  const first = await call(`${service.base}/api/take?${url}`);
+  assert.is(first.status, 200);
+  assert.is(first.contentType, 'image/png');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);
+
+  const second = await view(service.base, url);
+  assert.is(second.first.status, 302);
+  assert.match(second.first.headers.get('location')!, new RegExp(`^${service.base}/files/\\d{8}-[0-9a-f]{32}\\.png$`));
+  assert.is(second.image.status, 200);
+  assert.is(second.image.contentType, 'image/png');
+  assert.ok(second.image.bytes.equals(first.bytes), 'the same bytes');
+  assert.ok(second.image.headers.get('etag'));
+  assert.match(second.image.headers.get('cache-control')!, /public, max-age=\d+/);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'the redirect was free');
+  assert.is(hitsOf(path), 1, 'rendered once');
+});
+
+cached('with the quota used up, the cached URL still redirects', async () => {
+  const workspace = await createWorkspace(stack, { quota: 1 });
+  const url = signed(workspace, queryFor(workspace, fresh()));
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 200);
+  const other = await call(`${service.base}/api/take?${signed(workspace, queryFor(workspace, fresh()))}`);
+  assert.is(other.json!.error_code, 'screenshots_limit_reached');
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 302);
+});
+
+cached('cache=false, unsigned GETs and POSTs always render and charge', async () => {
+  const workspace = await createWorkspace(stack);
+  const path = fresh();
+  const noCache = signed(workspace, queryFor(workspace, path, '&cache=false'));
+  assert.is((await call(`${service.base}/api/take?${noCache}`)).status, 200);
+  assert.is((await call(`${service.base}/api/take?${noCache}`)).status, 200);
+  const unsigned = queryFor(workspace, path);
+  assert.is((await call(`${service.base}/api/take?${unsigned}`)).status, 200);
+  assert.is((await call(`${service.base}/api/take?${unsigned}`)).status, 200);
+  const body = JSON.stringify({ url: `${stack.site.url}${path}`, access_key: workspace.access_key });
+  const post = () =>
+    call(`${service.base}/api/take`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': hmacHex(workspace.secret_key, body) },
+      body,
+    });
+  assert.is((await post()).status, 200);
+  assert.is((await post()).status, 200);
+  assert.is(hitsOf(path), 6);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 6);
+});
+
+cached("one workspace's cache is never another's", async () => {
+  const path = fresh();
+  const [one, two] = [await createWorkspace(stack), await createWorkspace(stack)];
+  assert.is((await call(`${service.base}/api/take?${signed(one, queryFor(one, path))}`)).status, 200);
+  assert.is((await call(`${service.base}/api/take?${signed(two, queryFor(two, path))}`)).status, 200, 'renders its own');
+  assert.is(hitsOf(path), 2);
+  assert.is(await usedThisMonth(stack, two.workspace_id), 1);
+});
+
+cached('30 concurrent first views over two ingresses: one render, one charge, all get the image', async () => {
+  const workspace = await createWorkspace(stack);
+  const path = fresh();
+  const url = signed(workspace, queryFor(workspace, path));
+  const views = await Promise.all(Array.from({ length: 30 }, (_, i) => view(i % 2 ? secondIngress.base : service.base, url)));
+  for (const { first, image } of views) {
+    assert.ok([200, 302].includes(first.status), `status ${first.status}: ${first.bytes.toString().slice(0, 200)}`);
+    assert.is(image.status, 200);
+    assert.is(image.contentType, 'image/png');
+    assert.ok(image.bytes.equals(views[0].image.bytes), 'every view got the same image');
+  }
+  assert.is(views.filter(({ first }) => first.status === 200).length, 1, 'exactly one answered with the render');
+  assert.is(hitsOf(path), 1, 'exactly one render');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
+});
+
+cached('a render failure is not cached', async () => {
+  const workspace = await createWorkspace(stack);
+  const url = signed(workspace, queryFor(workspace, '/status/500'));
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 502);
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 502, 'renders again rather than redirecting');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 0);
+});
+
+cached('an expired entry renders (and charges) again', async () => {
+  assert.is((await call(`${service.base}/api/take?${expiring.url}`)).status, 302, 'still cached within its TTL');
+  const remaining = expiring.firstAt + 61_000 - Date.now();
+  if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
+  assert.is((await call(`${service.base}/api/take?${expiring.url}`)).status, 200);
+  assert.is(await usedThisMonth(stack, expiring.workspace.workspace_id), 2);
+  assert.is((await call(`${service.base}/api/take?${expiring.url}`)).status, 302, 'and is cached again');
+});
+
+cached.run();
