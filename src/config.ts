@@ -27,6 +27,12 @@ export interface Config {
   /** Render requests that may wait in the stream before the ingress answers 503. */
   renderQueueLimit: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Key of the dashboard's session cookies; unset: one is generated and shared through KV. */
+  sessionSecret?: string;
+  /** smtp:// or smtps:// server for the dashboard's mail; unset: mail goes to the log and the outbox. */
+  smtpUrl?: string;
+  /** Sender of the dashboard's mail. */
+  mailFrom: string;
 }
 
 /** A bad environment variable: the message is the one line printed at start. */
@@ -73,6 +79,13 @@ export function parseDurations(name: string, raw: string): number[] {
     if (!match) throw new ConfigError(`${name}: "${part.trim()}" is not a duration like 10s, 5m or 2h`);
     return Number(match[1]) * durationUnits[match[2]];
   });
+}
+
+function secret(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 32) throw new ConfigError(`${name}: use at least 32 characters`);
+  return raw;
 }
 
 function roles(raw: string): Set<Role> {
@@ -126,6 +139,9 @@ export function loadConfig(env: Env = process.env): Config {
     renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),
     renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),
     logLevel,
+    sessionSecret: secret(env, 'SESSION_SECRET'),
+    smtpUrl: env.SMTP_URL ? absoluteUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
+    mailFrom: env.MAIL_FROM || 'Shutterbus <no-reply@shutterbus.local>',
   };
   return deepFreeze(config);
 }

@@ -91,7 +91,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       const workspaces = new WorkspaceCache(workspaceStore, topology, log);
       await workspaces.start();
       closers.push(async () => workspaces.stop());
-      const app = buildApp({ config, log, queue, store, workspaces, ledger, cache, checkTarget, readiness, dashboard: await createDashboardDeps({ config, log, nc, topology, workspaces: workspaceStore }) });
+      const app = buildApp({ config, log, queue, store, workspaces, ledger, cache, checkTarget, readiness, dashboard: await createDashboardDeps({ config, log, topology, workspaces: workspaceStore }) });
       url = await app.listen({ port: config.port, host: config.host });
       closers.push(() => app.close());
     }

@@ -9,6 +9,7 @@ import { hmacHex } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
 import { canManage, describeWorkspace, normalizeEmail, planQuotas, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
 import { choice, onlyFlags, optional, parseArgs, required, UsageError, type Parsed } from './args.ts';
+import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
 import { webhookCommands } from './webhooks.ts';
 
@@ -23,6 +24,7 @@ const usage = `usage: shutterbus <command>
   webhooks dead [--workspace ID]
   webhooks redrive --id DELIVERY_ID | --all [--workspace ID]
   replay renders|deliveries (--since ISO_TIME | --from-seq N) [--workspace ID] [--dry-run]
+  mail outbox    (mail the dashboard wrote instead of sending, when SMTP_URL is unset)
   demo    (used by make run: the demo workspace, created on first run)`;
 
 /** What every command gets. */
@@ -58,6 +60,7 @@ function memberOf(workspace: Workspace, address: string) {
 const commands: Record<string, Command> = {
   ...webhookCommands,
   ...replayCommands,
+  ...mailCommands,
   'workspace create': async (parsed, { workspaces }) => {
     onlyFlags(parsed, ['plan', 'quota', 'owner']);
     const plan = choice(parsed, 'plan', ['free', 'pro'] as const, 'free');

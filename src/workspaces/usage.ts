@@ -8,6 +8,8 @@ interface MonthUsage {
   used: number;
   /** Renders admitted and not yet ended: render id → when the reservation lapses (ms). */
   reservations: Record<string, number>;
+  /** Successful screenshots per UTC day of the month ("01"…"31"), counted with `used`. */
+  days?: Record<string, number>;
 }
 
 /** A reservation outlives any render (90 s timeout × deliveries); this only clears ones whose owner vanished. */
@@ -23,6 +25,7 @@ const keyOf = (workspaceId: string, month: string) => `${workspaceId}.${month}`;
 const live = (usage: MonthUsage | null, now: number): MonthUsage => ({
   used: usage?.used ?? 0,
   reservations: Object.fromEntries(Object.entries(usage?.reservations ?? {}).filter(([, lapses]) => lapses > now)),
+  ...(usage?.days ? { days: usage.days } : {}),
 });
 
 /** What admission needs to know of a workspace. */
@@ -68,12 +71,19 @@ export class QuotaLedger {
     return (await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month))).value?.used ?? 0;
   }
 
+  /** Successful screenshots per UTC day of a month, as {"DD": n}; days without any are absent. */
+  async days(workspaceId: string, month: string): Promise<Record<string, number>> {
+    return (await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month))).value?.days ?? {};
+  }
+
   private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1): Promise<void> {
     await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
       // No reservation: already settled (a redelivery or replay), so nothing changes.
       if (!current || !(renderId in current.reservations)) return undefined;
       const { [renderId]: _settled, ...reservations } = current.reservations;
-      return { used: current.used + charge, reservations };
+      const day = new Date(createdAt).toISOString().slice(8, 10);
+      const days = charge ? { ...current.days, [day]: (current.days?.[day] ?? 0) + 1 } : current.days;
+      return { used: current.used + charge, reservations, ...(days ? { days } : {}) };
     });
   }
 }

@@ -1,0 +1,73 @@
+// The dashboard's one stylesheet and its one script (copy buttons only; every page works without it).
+
+/** Served at /dashboard/assets/style.css. */
+export const stylesheet = `
+:root { --ink:#16181d; --muted:#5d6472; --line:#e3e6ec; --bg:#f6f7f9; --card:#fff; --accent:#3554d1; --accent-ink:#fff;
+  --ok:#1a7f4b; --ok-bg:#e7f6ee; --warn:#8a5a00; --warn-bg:#fff4dc; --bad:#b42318; --bad-bg:#fdecea; --radius:10px; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif; color:var(--ink); background:var(--bg); }
+a { color:var(--accent); }
+code, .mono { font-family: ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.9em; }
+header.top { background:var(--card); border-bottom:1px solid var(--line); }
+header.top .bar { max-width:960px; margin:0 auto; padding:.75rem 1rem; display:flex; flex-wrap:wrap; gap:.75rem 1.25rem; align-items:center; }
+.brand { font-weight:700; letter-spacing:-.01em; color:var(--ink); text-decoration:none; font-size:1.1rem; }
+.brand span { color:var(--accent); }
+nav.tabs { display:flex; gap:.25rem; flex:1; }
+nav.tabs a { padding:.35rem .7rem; border-radius:8px; text-decoration:none; color:var(--muted); font-weight:500; }
+nav.tabs a[aria-current="page"] { background:var(--bg); color:var(--ink); }
+.who { display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
+main { max-width:960px; margin:0 auto; padding:1.5rem 1rem 3rem; }
+main.narrow { max-width:440px; }
+h1 { font-size:1.5rem; margin:.25rem 0 1rem; letter-spacing:-.01em; }
+h2 { font-size:1.1rem; margin:0 0 .75rem; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:var(--radius); padding:1.25rem; margin:0 0 1rem; }
+.muted { color:var(--muted); }
+.small { font-size:.875rem; }
+label { display:block; font-weight:500; margin:.75rem 0 .25rem; }
+input[type=email], input[type=password], input[type=text], select { width:100%; padding:.6rem .7rem; border:1px solid var(--line); border-radius:8px; font:inherit; background:#fff; }
+input:focus, select:focus, button:focus-visible { outline:2px solid var(--accent); outline-offset:1px; }
+button, .button { display:inline-block; padding:.55rem 1rem; border-radius:8px; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink); font:inherit; font-weight:600; cursor:pointer; text-decoration:none; }
+button.secondary, .button.secondary { background:#fff; color:var(--accent); }
+button.danger { background:var(--bad); border-color:var(--bad); }
+button.link { background:none; border:none; color:var(--accent); padding:0; font-weight:500; text-decoration:underline; }
+button:disabled { opacity:.5; cursor:not-allowed; }
+button.copy { padding:.3rem .6rem; font-size:.8rem; }
+form.inline { display:inline; }
+.row { display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; }
+.stack > * + * { margin-top:.75rem; }
+.key { display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; }
+.key code { flex:1; min-width:0; overflow-wrap:anywhere; background:var(--bg); border:1px solid var(--line); border-radius:8px; padding:.5rem .6rem; }
+pre { margin:0; white-space:pre-wrap; overflow-wrap:anywhere; background:#0f172a; color:#e2e8f0; padding:.75rem; border-radius:8px; font-size:.85rem; }
+.notice { border-radius:var(--radius); padding:.8rem 1rem; margin:0 0 1rem; border:1px solid; }
+.notice.ok { background:var(--ok-bg); color:var(--ok); border-color:#bfe6d0; }
+.notice.warn { background:var(--warn-bg); color:var(--warn); border-color:#f2dca6; }
+.notice.bad { background:var(--bad-bg); color:var(--bad); border-color:#f5c2bd; }
+.pill { display:inline-block; padding:.05rem .5rem; border-radius:999px; font-size:.8rem; font-weight:600; background:var(--bg); color:var(--muted); }
+.pill.ok { background:var(--ok-bg); color:var(--ok); } .pill.bad { background:var(--bad-bg); color:var(--bad); } .pill.warn { background:var(--warn-bg); color:var(--warn); }
+table { width:100%; border-collapse:collapse; font-size:.925rem; }
+th, td { text-align:left; padding:.5rem .4rem; border-bottom:1px solid var(--line); vertical-align:top; }
+th { color:var(--muted); font-weight:600; font-size:.8rem; text-transform:uppercase; letter-spacing:.03em; }
+td.url { max-width:280px; overflow-wrap:anywhere; }
+progress.meter { width:100%; height:10px; appearance:none; -webkit-appearance:none; border:1px solid var(--line); border-radius:999px; overflow:hidden; background:var(--bg); }
+progress.meter::-webkit-progress-bar { background:var(--bg); } progress.meter::-webkit-progress-value { background:var(--accent); } progress.meter::-moz-progress-bar { background:var(--accent); }
+.big { font-size:2rem; font-weight:700; letter-spacing:-.02em; }
+svg.chart { width:100%; height:auto; display:block; }
+svg.chart rect.bar { fill:var(--accent); } svg.chart text { fill:var(--muted); font-size:10px; font-family:system-ui,sans-serif; }
+.grid { display:grid; gap:1rem; grid-template-columns:repeat(auto-fit,minmax(260px,1fr)); }
+@media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; } }
+`;
+
+/** Served at /dashboard/assets/copy.js: reveals the copy buttons and copies their target's text. */
+export const copyScript = `
+document.querySelectorAll('button[data-copy]').forEach(function (button) {
+  button.hidden = false;
+  button.addEventListener('click', function () {
+    var target = document.getElementById(button.getAttribute('data-copy'));
+    if (!target || !navigator.clipboard) return;
+    navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+      var label = button.textContent; button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 1500);
+    });
+  });
+});
+`;

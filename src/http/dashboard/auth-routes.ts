@@ -1,0 +1,152 @@
+// Sign up, sign in and out, email verification and invitations.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { emailPattern } from '../../accounts/accounts.ts';
+import { hashPassword, passwordMatches, passwordProblem } from '../../accounts/password.ts';
+import { normalizeEmail } from '../../workspaces/workspace.ts';
+import { clientIp, field, noticesOf, sessionOf, signedIn, type Dashboard } from './context.ts';
+import type { Html } from './html.ts';
+import type { TokenBody } from './tokens.ts';
+import { choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** A verification link's token. */
+interface VerifyToken extends TokenBody {
+  purpose: 'verify';
+  email: string;
+}
+
+/** An invitation link's token; `nonce` ties it to the account until a password is chosen. */
+export interface InviteToken extends TokenBody {
+  purpose: 'invite';
+  email: string;
+  nonce: string;
+  ws: string;
+}
+
+const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
+const minutes = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
+
+/** Mails a verification link to `email`; a failing mail server is logged, not fatal. */
+export async function sendVerification(dashboard: Dashboard, email: string): Promise<void> {
+  const token = dashboard.sessions.sealLink<VerifyToken>({ purpose: 'verify', email, exp: Date.now() + 3 * DAY_MS });
+  const link = `${dashboard.config.baseUrl}/dashboard/verify?token=${token}`;
+  await dashboard.mailer
+    .send({
+      to: email,
+      subject: 'Confirm your email address for Shutterbus',
+      text: `Hello,\n\nplease confirm your email address by opening this link (it works for three days):\n\n${link}\n\nFree workspaces can use their keys once a member has confirmed an address.\n\nShutterbus`,
+    })
+    .catch((err) => dashboard.log.warn({ err, to: email }, 'verification mail failed'));
+}
+
+/** Registers the account routes. */
+export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
+  const { accounts, sessions, limits } = dashboard;
+
+  app.get('/sign-up', async (request, reply) => {
+    const session = sessionOf(dashboard, request, reply);
+    if (session.email) return reply.redirect('/dashboard/keys', 303);
+    return send(reply, credentialsPage({ mode: 'sign-up', csrf: sessions.csrfToken(session) }));
+  });
+
+  app.post('/sign-up', async (request, reply) => {
+    const session = sessionOf(dashboard, request, reply);
+    const email = normalizeEmail(field(request, 'email'));
+    const password = field(request, 'password');
+    const again = (text: string, status: number) => send(reply, credentialsPage({ mode: 'sign-up', csrf: sessions.csrfToken(session), email, notices: [{ kind: 'bad', text }] }), status);
+    const wait = limits.signUpByIp.hit(clientIp(request));
+    if (wait) return again(`Too many accounts created from your address; try again in ${minutes(wait)} minutes.`, 429);
+    if (!emailPattern.test(email)) return again('Enter a valid email address.', 400);
+    const problem = passwordProblem(password);
+    if (problem) return again(problem, 400);
+    const account = await accounts.signUp(email, await hashPassword(password));
+    if (!account) return again('An account with this email already exists. Sign in instead.', 409);
+    await sendVerification(dashboard, email);
+    // A new sid on every sign-in: a session id planted before sign-in is worth nothing after it.
+    sessions.write(reply, { email, ws: account.workspace_ids.at(-1) });
+    return reply.redirect('/dashboard/keys?notice=welcome', 303);
+  });
+
+  app.get('/sign-in', async (request, reply) => {
+    const session = sessionOf(dashboard, request, reply);
+    if (session.email) return reply.redirect('/dashboard/keys', 303);
+    return send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), notices: noticesOf(request) }));
+  });
+
+  app.post('/sign-in', async (request, reply) => {
+    const session = sessionOf(dashboard, request, reply);
+    const email = normalizeEmail(field(request, 'email'));
+    const again = (text: string, status: number) => send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), email, notices: [{ kind: 'bad', text }] }), status);
+    // Both limits count every attempt: per email against guessing one password, per address against spraying many.
+    const wait = Math.max(limits.signInByEmail.hit(email), limits.signInByIp.hit(clientIp(request)));
+    if (wait) return again(`Too many sign-in attempts. Try again in ${minutes(wait)} minutes.`, 429);
+    const account = await accounts.get(email);
+    if (!(await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) || !account) {
+      return again('The email or the password is wrong.', 401);
+    }
+    limits.signInByEmail.reset(email);
+    sessions.write(reply, { email, ws: account.workspace_ids[0] });
+    return reply.redirect('/dashboard/keys', 303);
+  });
+
+  app.post('/sign-out', async (_request, reply) => {
+    sessions.write(reply, {});
+    return reply.redirect('/dashboard/sign-in?notice=signed-out', 303);
+  });
+
+  app.get('/verify', async (request, reply) => {
+    const token = sessions.openLink<VerifyToken>('verify', (request.query as Record<string, string>).token);
+    if (!token || !(await accounts.get(token.email))) {
+      return send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This link is not valid or has expired. Sign in and ask for a new one on the keys page.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+    }
+    await accounts.verify(token.email);
+    return send(reply, messagePage({ title: 'Email confirmed', text: `Thank you: ${token.email} is confirmed. Keys of free workspaces you belong to work now.`, link: { href: '/dashboard/keys', label: 'Go to your keys' } }));
+  });
+
+  app.post('/verify/resend', async (request, reply) => {
+    const current = await signedIn(dashboard, request, reply);
+    if (!current) return reply;
+    if (current.account.verified) return reply.redirect('/dashboard/keys', 303);
+    const wait = limits.mailByEmail.hit(current.account.email);
+    if (wait) return send(reply, messagePage({ title: 'Please wait', kind: 'warn', text: `We sent several links already. Try again in ${minutes(wait)} minutes.`, link: { href: '/dashboard/keys', label: 'Back' } }), 429);
+    await sendVerification(dashboard, current.account.email);
+    return reply.redirect('/dashboard/keys?notice=link-sent', 303);
+  });
+
+  const invitation = async (raw: string | undefined) => {
+    const token = sessions.openLink<InviteToken>('invite', raw);
+    const account = token ? await accounts.get(token.email) : null;
+    return token && account && account.token_nonce === token.nonce ? { token, account } : null;
+  };
+  const invalidInvitation = (reply: FastifyReply) =>
+    send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This invitation is not valid any more: it expired, or a password was already chosen with it.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+
+  app.get('/accept', async (request, reply) => {
+    const raw = (request.query as Record<string, string>).token;
+    const found = await invitation(raw);
+    if (!found) return invalidInvitation(reply);
+    if (found.account.password_hash !== null) {
+      // Someone with an account already: the link proves the mailbox, and the workspace is in their list.
+      await accounts.verify(found.account.email);
+      return reply.redirect('/dashboard/sign-in?notice=verified', 303);
+    }
+    const session = sessionOf(dashboard, request, reply);
+    return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw }));
+  });
+
+  app.post('/accept', async (request, reply) => {
+    const raw = field(request, 'token');
+    const found = await invitation(raw);
+    if (!found || found.account.password_hash !== null) return invalidInvitation(reply);
+    const problem = passwordProblem(field(request, 'password'));
+    if (problem) {
+      const session = sessionOf(dashboard, request, reply);
+      return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw, notices: [{ kind: 'bad', text: problem }] }), 400);
+    }
+    await accounts.setPassword(found.account.email, await hashPassword(field(request, 'password')));
+    await accounts.verify(found.account.email);
+    sessions.write(reply, { email: found.account.email, ws: found.token.ws });
+    return reply.redirect('/dashboard/keys', 303);
+  });
+}

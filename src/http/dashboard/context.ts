@@ -1,0 +1,104 @@
+// What every dashboard route shares: its collaborators, the signed-in member, form fields and notices.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountStore, Account } from '../../accounts/accounts.ts';
+import type { Config } from '../../config.ts';
+import type { Logger } from '../../log.ts';
+import type { Mailer } from '../../mail/mailer.ts';
+import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
+import type { QuotaLedger } from '../../workspaces/usage.ts';
+import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspace.ts';
+import type { WindowLimiter } from './rate-limit.ts';
+import type { Session, Sessions } from './session.ts';
+import { messagePage } from './views/auth.ts';
+import type { Notice, Viewer } from './views/layout.ts';
+import type { DeliveryRow } from './views/usage.ts';
+
+/** What the dashboard needs from the rest of the system. */
+export interface DashboardDeps {
+  config: Config;
+  log: Logger;
+  accounts: AccountStore;
+  workspaces: WorkspaceStore;
+  ledger: QuotaLedger;
+  recentRenders: RecentRenders;
+  mailer: Mailer;
+  sessionSecret: string;
+  /** The webhook deliveries of these renders; absent when the installation records none. */
+  deliveriesOf?: (renders: RecentRender[]) => Promise<DeliveryRow[]>;
+}
+
+/** The deps plus what the plugin builds once: sessions and the rate limiters. */
+export interface Dashboard extends DashboardDeps {
+  sessions: Sessions;
+  limits: { signInByEmail: WindowLimiter; signInByIp: WindowLimiter; signUpByIp: WindowLimiter; mailByEmail: WindowLimiter };
+}
+
+/** A signed-in member looking at one of their workspaces. */
+export interface SignedIn {
+  session: Session;
+  account: Account;
+  workspace: Workspace;
+  member: Member;
+  viewer: Viewer;
+}
+
+/** A string field of the parsed form body ('' when absent). */
+export function field(request: FastifyRequest, name: string): string {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** The session of the request, or a fresh anonymous one (so even sign-in forms carry a CSRF token). */
+export function sessionOf(dashboard: Dashboard, request: FastifyRequest, reply: FastifyReply): Session {
+  return dashboard.sessions.read(request) ?? dashboard.sessions.write(reply, {});
+}
+
+/**
+ * The signed-in member and their current workspace, or null after answering (a redirect to sign
+ * in, or a page saying they belong to no workspace). Roles are read fresh from the workspace.
+ */
+export async function signedIn(dashboard: Dashboard, request: FastifyRequest, reply: FastifyReply): Promise<SignedIn | null> {
+  const session = dashboard.sessions.read(request);
+  const account = session?.email ? await dashboard.accounts.get(session.email) : null;
+  if (!session || !account || account.password_hash === null) {
+    await reply.redirect('/dashboard/sign-in', 303);
+    return null;
+  }
+  // The session's workspace first, then any other: a member removed from one still reaches the rest.
+  const candidates = [...new Set([session.ws, ...account.workspace_ids].filter((id): id is string => !!id && account.workspace_ids.includes(id)))];
+  for (const id of candidates) {
+    const workspace = await dashboard.workspaces.get(id);
+    const member = workspace?.members.find((m) => m.email === account.email);
+    if (workspace && member) {
+      const viewer: Viewer = { email: account.email, workspaceId: id, workspaceIds: account.workspace_ids, csrf: dashboard.sessions.csrfToken(session) };
+      return { session, account, workspace, member, viewer };
+    }
+  }
+  await reply.code(403).type('text/html').send(
+    messagePage({ title: 'No workspace', kind: 'warn', text: 'You are not a member of any workspace any more. Ask an owner to invite you again.' }).text,
+  );
+  return null;
+}
+
+const noticeTexts: Record<string, Notice> = {
+  welcome: { kind: 'ok', text: 'Welcome! Your workspace and its keys are ready. We sent you a link to confirm your email address.' },
+  'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
+  'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
+  'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
+  rotated: { kind: 'ok', text: 'New keys are in force now. The old access key and secret key are refused from this moment.' },
+  invited: { kind: 'ok', text: 'Invitation sent.' },
+  'role-changed': { kind: 'ok', text: 'Role changed.' },
+  removed: { kind: 'ok', text: 'Member removed.' },
+  'already-member': { kind: 'warn', text: 'That address is already a member of this workspace.' },
+  'signed-out': { kind: 'ok', text: 'You are signed out.' },
+  verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
+};
+
+/** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */
+export function noticesOf(request: FastifyRequest): Notice[] {
+  const key = (request.query as Record<string, string | undefined>)?.notice;
+  return key && Object.hasOwn(noticeTexts, key) ? [noticeTexts[key]] : [];
+}
+
+/** The client's address for rate limits (trustProxy is off: the socket's peer). */
+export const clientIp = (request: FastifyRequest) => request.ip;

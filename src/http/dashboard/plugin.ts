@@ -1,0 +1,78 @@
+// The web dashboard under /dashboard: an encapsulated Fastify plugin with its own form parser, CSRF check and HTML errors.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { errorTable, ServiceError } from '../../errors.ts';
+import { copyScript, stylesheet } from './assets.ts';
+import { authRoutes } from './auth-routes.ts';
+import { type Dashboard, type DashboardDeps } from './context.ts';
+import { keysRoutes } from './keys-routes.ts';
+import { membersRoutes } from './members-routes.ts';
+import { WindowLimiter } from './rate-limit.ts';
+import { sameOrigin, Sessions } from './session.ts';
+import { messagePage } from './views/auth.ts';
+
+export type { DashboardDeps } from './context.ts';
+
+const FORM_BODY_LIMIT = 64 * 1024;
+const MINUTE_MS = 60_000;
+
+// Pages only load our own stylesheet and script; inline script and foreign form targets are refused.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** Registers the dashboard; meant to be registered with `{ prefix: '/dashboard' }`. */
+export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  // Fastify hands the register options (prefix included) to the plugin; sub-plugins must not get the prefix again.
+  const { prefix: _prefix, ...collaborators } = deps as DashboardDeps & { prefix?: string };
+  const dashboard: Dashboard = {
+    ...collaborators,
+    sessions: new Sessions(deps.sessionSecret, deps.config.baseUrl.startsWith('https:')),
+    limits: {
+      signInByEmail: new WindowLimiter(5, 15 * MINUTE_MS),
+      signInByIp: new WindowLimiter(30, 15 * MINUTE_MS),
+      signUpByIp: new WindowLimiter(10, 60 * MINUTE_MS),
+      mailByEmail: new WindowLimiter(3, 15 * MINUTE_MS),
+    },
+  };
+
+  // Encapsulated: only dashboard routes accept forms; /api/take keeps refusing them.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('content-security-policy', contentSecurityPolicy);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'same-origin');
+    reply.header('cache-control', 'no-store');
+  });
+
+  // Every POST must come from one of our pages: same origin, and the session's CSRF token in the form.
+  app.addHook('preHandler', async (request) => {
+    if (request.method !== 'POST') return;
+    const token = (request.body as Record<string, unknown> | undefined)?._csrf;
+    if (!sameOrigin(request, deps.config.baseUrl) || !dashboard.sessions.csrfMatches(dashboard.sessions.read(request), token)) {
+      throw new ServiceError('forbidden', {}, { message: 'This form did not come from a Shutterbus dashboard page (or the page is too old). Reload the page and try again.' });
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | ServiceError, request, reply) => {
+    const known = err instanceof ServiceError;
+    const status = known ? errorTable[err.code].status : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+    if (status >= 500) request.log.error({ err }, 'dashboard request failed');
+    else request.log.info({ status, error_code: known ? err.code : undefined }, 'dashboard request refused');
+    const text = status >= 500 ? 'Something went wrong on our side. Please try again.' : known ? err.message : 'The request was not understood.';
+    const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Error' : 'Cannot do that';
+    reply.code(status).type('text/html; charset=utf-8').send(messagePage({ title, kind: 'bad', text, link: { href: '/dashboard', label: 'Back to the dashboard' } }).text);
+  });
+
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).type('text/html; charset=utf-8').send(messagePage({ title: 'Not found', kind: 'bad', text: 'There is no dashboard page here.', link: { href: '/dashboard', label: 'Back to the dashboard' } }).text);
+  });
+
+  app.get('/assets/style.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(stylesheet));
+  app.get('/assets/copy.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript));
+  app.get('/', async (request, reply) => reply.redirect(dashboard.sessions.read(request)?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
+
+  await app.register(authRoutes, dashboard);
+  await app.register(keysRoutes, dashboard);
+  await app.register(membersRoutes, dashboard);
+}

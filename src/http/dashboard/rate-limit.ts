@@ -1,0 +1,32 @@
+// A sliding-window limiter kept in memory: each ingress limits what reaches it.
+import { LRUCache } from 'lru-cache';
+
+/** Counts attempts per key in a sliding window and says when one key has had too many. */
+export class WindowLimiter {
+  private readonly attempts: LRUCache<string, number[]>;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {
+    // Bounded, so a flood of distinct keys cannot grow memory without end.
+    this.attempts = new LRUCache({ max: 50_000, ttl: windowMs });
+  }
+
+  /** Records an attempt; returns 0 when allowed, else the seconds until the next one would be. */
+  hit(key: string, now = Date.now()): number {
+    const recent = (this.attempts.get(key) ?? []).filter((at) => at > now - this.windowMs);
+    if (recent.length >= this.limit) {
+      this.attempts.set(key, recent);
+      return Math.max(1, Math.ceil((recent[0] + this.windowMs - now) / 1000));
+    }
+    recent.push(now);
+    this.attempts.set(key, recent);
+    return 0;
+  }
+
+  /** Forgets a key's attempts (after a successful sign-in). */
+  reset(key: string): void {
+    this.attempts.delete(key);
+  }
+}

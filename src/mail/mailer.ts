@@ -1,0 +1,26 @@
+// Outgoing mail: through SMTP when SMTP_URL is set, otherwise to the log and the outbox stream.
+import type { Logger } from '../log.ts';
+import type { Outbox } from './outbox.ts';
+import { sendSmtp } from './smtp.ts';
+
+/** Sends the dashboard's plain-text mail. */
+export interface Mailer {
+  send(message: { to: string; subject: string; text: string }): Promise<void>;
+}
+
+/** The mailer the configuration asks for. */
+export function createMailer(options: { smtpUrl?: string; from: string; outbox: Outbox; log: Logger }): Mailer {
+  const { smtpUrl, from, outbox, log } = options;
+  return {
+    async send(message) {
+      if (smtpUrl) {
+        await sendSmtp(smtpUrl, { from, ...message });
+        log.info({ to: message.to, subject: message.subject }, 'mail sent');
+        return;
+      }
+      // No SMTP: development and tests read the link from the log or `shutterbus mail outbox`.
+      await outbox.append({ ...message, created_at: new Date().toISOString() });
+      log.info({ to: message.to, subject: message.subject, text: message.text }, 'mail written to the outbox (SMTP_URL is not set)');
+    },
+  };
+}
