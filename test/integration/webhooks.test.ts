@@ -1,0 +1,238 @@
+// Signed webhooks end to end: real NATS, S3 store, Chromium; the delivery role in its own process (so it can be killed).
+import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from '@nats-io/transport-node';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { verifyWebhook } from '../../src/client/index.ts';
+import { DeliveryQueue, type DeliveryRecord } from '../../src/delivery/records.ts';
+import { loadConfig } from '../../src/config.ts';
+import { ensureTopology } from '../../src/jetstream/topology.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { shutterbus } from '../helpers/cli.ts';
+import { call, createWorkspace, spawnService, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+
+const webhooks = suite('signed webhooks, dead letters and replay');
+const schedule = { WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s' };
+let stack: TestStack;
+let service: TestService;
+let sender: ChildProcess | undefined;
+let workspace: Workspace;
+let receiver: http.Server;
+let hookBase: string;
+
+/** One POST the receiver got. */
+interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+const received: Received[] = [];
+/** Per path: the statuses to answer in turn (the last one repeats). */
+const script = new Map<string, number[]>();
+const hitsOf = (path: string) => received.filter((r) => r.path === path);
+
+const waitFor = async (what: string, condition: () => boolean | Promise<boolean>, ms = 20_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const deliveryRecord = async (id: string): Promise<DeliveryRecord | null> => {
+  const nc = await connect({ servers: stack.nats.url });
+  try {
+    const topology = await ensureTopology(nc, loadConfig(stack.env));
+    return await new DeliveryQueue(topology.jsm.jetstream(), topology.deliveries).get(id);
+  } finally {
+    await nc.close();
+  }
+};
+
+/** Starts an async render that reports to `/hook/<name>` on the receiver. */
+const renderWithHook = async (name: string, target: string, owner: Workspace = workspace) => {
+  const query = new URLSearchParams({ url: `${stack.site.url}${target}`, async: 'true', webhook_url: `${hookBase}/hook/${name}`, external_identifier: `ext-${name}` });
+  const answer = await call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': owner.access_key } });
+  assert.is(answer.status, 202, JSON.stringify(answer.json));
+  return answer.json!.render_id as string;
+};
+
+const startSender = async () => {
+  sender = await spawnService(stack, { ROLES: 'delivery', ...schedule });
+};
+
+webhooks.before(async () => {
+  stack = await startStack();
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      received.push({ path, headers: req.headers, body });
+      const statuses = script.get(path) ?? [200];
+      const status = statuses.length > 1 ? statuses.shift()! : statuses[0];
+      const headers: Record<string, string> = status === 302 ? { location: `${hookBase}/followed` } : {};
+      if (path.includes('retry-after') && status >= 500) headers['retry-after'] = '3';
+      res.writeHead(status, headers).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  service = await startService(stack, { ROLES: 'ingress,render', ...schedule });
+  workspace = await createWorkspace(stack);
+  await startSender();
+});
+webhooks.after(async () => {
+  sender?.kill('SIGKILL');
+  await service?.close();
+  await new Promise((resolve) => receiver?.close(resolve));
+  await stack?.stop();
+});
+
+webhooks('a succeeded and a failed render each deliver one signed POST', async () => {
+  const okId = await renderWithHook('ok', '/page/hook-ok');
+  const failedId = await renderWithHook('failed', '/status/500');
+  await waitFor('both deliveries', () => hitsOf('/hook/ok').length === 1 && hitsOf('/hook/failed').length === 1);
+  await pause(1500);
+  assert.is(hitsOf('/hook/ok').length, 1, 'one delivery, no retry');
+  assert.is(hitsOf('/hook/failed').length, 1);
+
+  const [ok] = hitsOf('/hook/ok');
+  assert.is(ok.headers['content-type'], 'application/json');
+  assert.ok(verifyWebhook(workspace.secret_key, ok.headers, ok.body), 'the signature verifies');
+  assert.not.ok(verifyWebhook(workspace.secret_key, ok.headers, JSON.stringify(JSON.parse(ok.body), null, 2)), 'a re-serialised body fails');
+  const payload = JSON.parse(ok.body);
+  assert.is(payload.id, ok.headers['x-webhook-id']);
+  assert.match(payload.id, /^wh_[0-9a-f]{32}$/);
+  assert.is(payload.type, 'render.succeeded');
+  assert.is(payload.data.render_id, okId);
+  assert.is(payload.data.format, 'png');
+  assert.is(payload.data.external_identifier, 'ext-ok');
+  const file = await call(payload.data.file_url);
+  assert.is(file.status, 200);
+  assert.is(file.contentType, 'image/png');
+  assert.is(file.bytes.length, payload.data.size_bytes);
+
+  const [failed] = hitsOf('/hook/failed');
+  assert.ok(verifyWebhook(workspace.secret_key, failed.headers, failed.body));
+  const failure = JSON.parse(failed.body);
+  assert.is(failure.type, 'render.failed');
+  assert.is(failure.data.render_id, failedId);
+  assert.is(failure.data.error_code, 'host_returned_error');
+  assert.is(failure.data.file_url, undefined);
+});
+
+webhooks('500, 500, then 200: three attempts with the same id and fresh signatures', async () => {
+  script.set('/hook/flaky', [500, 500, 200]);
+  await renderWithHook('flaky', '/page/hook-flaky');
+  await waitFor('three attempts', () => hitsOf('/hook/flaky').length === 3);
+  await pause(1500);
+  const attempts = hitsOf('/hook/flaky');
+  assert.is(attempts.length, 3);
+  assert.is(new Set(attempts.map((a) => a.headers['x-webhook-id'])).size, 1);
+  for (const attempt of attempts) assert.ok(verifyWebhook(workspace.secret_key, attempt.headers, attempt.body));
+  assert.is((await deliveryRecord(String(attempts[0].headers['x-webhook-id'])))!.status, 'delivered');
+});
+
+webhooks('410 is tried once; a 302 is never followed and ends dead-lettered; redrive sends it again', async () => {
+  script.set('/hook/gone', [410]);
+  script.set('/hook/moved', [302]);
+  await renderWithHook('gone', '/page/hook-gone');
+  await renderWithHook('moved', '/page/hook-moved');
+  await waitFor('four attempts at the redirecting receiver', () => hitsOf('/hook/moved').length === 4, 30_000);
+  await pause(1500);
+  assert.is(hitsOf('/hook/gone').length, 1, '410 stops at once');
+  assert.is(hitsOf('/hook/moved').length, 4, 'three delays: four attempts');
+  assert.is(hitsOf('/followed').length, 0, 'the redirect was not followed');
+
+  const movedId = String(hitsOf('/hook/moved')[0].headers['x-webhook-id']);
+  const goneId = String(hitsOf('/hook/gone')[0].headers['x-webhook-id']);
+  await waitFor('dead-lettered', async () => (await deliveryRecord(movedId))?.status === 'dead');
+  const dead = await shutterbus(stack, 'webhooks', 'dead', '--workspace', workspace.workspace_id);
+  assert.is(dead.code, 0, dead.stderr);
+  const listed = new Map<string, any>(dead.json.deliveries.map((d: any) => [d.id, d]));
+  assert.equal(Object.keys(listed.get(movedId)).slice(0, 2), ['id', 'render_id']);
+  assert.is(listed.get(movedId).attempts, 4);
+  assert.is(listed.get(movedId).last_error, 'HTTP 302');
+  assert.is(listed.get(movedId).webhook_url, `${hookBase}/hook/moved`);
+  assert.is(listed.get(goneId).attempts, 1);
+  const other = await shutterbus(stack, 'webhooks', 'dead', '--workspace', 'ws_0000000000000000');
+  assert.equal(other.json.deliveries, []);
+
+  script.set('/hook/moved', [200]);
+  const redriven = await shutterbus(stack, 'webhooks', 'redrive', '--id', movedId);
+  assert.equal(redriven.json, { redriven: 1 });
+  await waitFor('the redriven attempt', () => hitsOf('/hook/moved').length === 5);
+  const again = hitsOf('/hook/moved')[4];
+  assert.is(again.headers['x-webhook-id'], movedId, 'the same id');
+  assert.ok(verifyWebhook(workspace.secret_key, again.headers, again.body));
+  await waitFor('delivered', async () => (await deliveryRecord(movedId))?.status === 'delivered');
+  const unknown = await shutterbus(stack, 'webhooks', 'redrive', '--id', 'wh_unknown');
+  assert.is(unknown.code, 1);
+  assert.is(unknown.json.error_code, 'not_found');
+});
+
+webhooks('the delivery process killed between attempts resumes after restart, nothing lost', async () => {
+  script.set('/hook/retry-after', [503, 200]);
+  await renderWithHook('retry-after', '/page/hook-crash');
+  await waitFor('the first attempt', () => hitsOf('/hook/retry-after').length === 1);
+  const id = String(hitsOf('/hook/retry-after')[0].headers['x-webhook-id']);
+  await waitFor('the attempt recorded', async () => (await deliveryRecord(id))?.status === 'backing_off');
+  sender!.kill('SIGKILL');
+  await pause(500);
+  assert.is(hitsOf('/hook/retry-after').length, 1);
+  await startSender();
+  await waitFor('the second attempt after restart', () => hitsOf('/hook/retry-after').length === 2);
+  const [first, second] = hitsOf('/hook/retry-after');
+  assert.is(second.headers['x-webhook-id'], id);
+  assert.ok(Number(second.headers['x-webhook-timestamp']) - Number(first.headers['x-webhook-timestamp']) >= 3, 'Retry-After: 3 was honoured');
+  await waitFor('delivered', async () => (await deliveryRecord(id))?.status === 'delivered');
+  assert.is((await deliveryRecord(id))!.attempts, 2);
+});
+
+webhooks('replay deliveries and renders: same ids, no second charge, --dry-run changes nothing', async () => {
+  const replayed = await createWorkspace(stack);
+  const since = new Date(Date.now() - 1000).toISOString();
+  const renderId = await renderWithHook('replay', '/page/hook-replay', replayed);
+  await waitFor('the first delivery', () => hitsOf('/hook/replay').length === 1);
+  const id = String(hitsOf('/hook/replay')[0].headers['x-webhook-id']);
+  assert.is(await usedThisMonth(stack, replayed.workspace_id), 1);
+
+  const dry = await shutterbus(stack, 'replay', 'deliveries', '--since', since, '--workspace', replayed.workspace_id, '--dry-run');
+  assert.is(dry.code, 0, dry.stderr);
+  assert.is(dry.json.replayed, 1);
+  assert.is(dry.json.items[0].id, id);
+  const dryRenders = await shutterbus(stack, 'replay', 'renders', '--since', since, '--workspace', replayed.workspace_id, '--dry-run');
+  assert.is(dryRenders.json.replayed, 1);
+  assert.is(dryRenders.json.items[0].render_id, renderId);
+  await pause(1500);
+  assert.is(hitsOf('/hook/replay').length, 1, 'a dry run sends nothing');
+  assert.is(stack.site.hits.get('/page/hook-replay'), 1, 'a dry run renders nothing');
+
+  const deliveries = await shutterbus(stack, 'replay', 'deliveries', '--since', since, '--workspace', replayed.workspace_id);
+  assert.is(deliveries.json.replayed, 1);
+  await waitFor('the replayed delivery', () => hitsOf('/hook/replay').length === 2);
+  const again = hitsOf('/hook/replay')[1];
+  assert.is(again.headers['x-webhook-id'], id, 'the same id');
+  assert.ok(verifyWebhook(replayed.secret_key, again.headers, again.body));
+
+  const renders = await shutterbus(stack, 'replay', 'renders', '--since', since, '--workspace', replayed.workspace_id);
+  assert.is(renders.json.replayed, 1);
+  await waitFor('rendered again', () => stack.site.hits.get('/page/hook-replay') === 2, 30_000);
+  const auth = { headers: { 'x-access-key': replayed.access_key } };
+  await waitFor('the record ends again', async () => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status === 'succeeded');
+  await pause(1000);
+  assert.is(await usedThisMonth(stack, replayed.workspace_id), 1, 'not charged twice');
+  assert.is(hitsOf('/hook/replay').length, 2, 'the same delivery id is not announced again by a replayed render');
+
+  const bad = await shutterbus(stack, 'replay', 'renders', '--since', 'yesterday');
+  assert.is(bad.code, 2);
+  const both = await shutterbus(stack, 'replay', 'deliveries', '--since', since, '--from-seq', '1');
+  assert.is(both.code, 2);
+});
+
+webhooks.run();
