@@ -11,6 +11,8 @@ import { failureFromError, renderRules, type RenderFailure, type RenderRuleName 
 export interface RenderInput {
   renderId: string;
   options: RenderOptions;
+  /** The workspace the render is for: its warm pages are never lent to another workspace. */
+  workspaceId?: string;
 }
 
 /** Input of the `capturePage` promise actor. */
@@ -44,7 +46,7 @@ export interface RenderContext extends RenderInput {
 
 /** The real `capturePage` actor, rendering on `host`; the worker passes it through `.provide()`. */
 export function capturePageOn(host: BrowserHost) {
-  return fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => capturePage(host, input.options, signal));
+  return fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => capturePage(host, input.options, signal, input.workspaceId));
 }
 
 const CANCELLED: RenderFailure = {
@@ -91,7 +93,7 @@ export const renderMachine = setup({
   },
 }).createMachine({
   id: 'render',
-  context: ({ input }) => ({ renderId: input.renderId, options: input.options }),
+  context: ({ input }) => ({ renderId: input.renderId, options: input.options, workspaceId: input.workspaceId }),
   initial: 'pending',
   on: {
     'render.cancel': { target: '.failed', actions: 'recordCancel' },
@@ -103,7 +105,7 @@ export const renderMachine = setup({
     rendering: {
       invoke: {
         src: 'capturePage',
-        input: ({ context }) => ({ renderId: context.renderId, options: context.options }),
+        input: ({ context }) => ({ renderId: context.renderId, options: context.options, workspaceId: context.workspaceId }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
         onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureFromError(event.error) }) },
       },

@@ -3,22 +3,32 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from './options.ts';
+import { PagePool, type WarmPage } from './pool.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
   executablePath: string;
   proxyUrl?: string;
   log?: (entry: object) => void;
+  /** Warm pages kept open (default 6); each holds one renderer process. */
+  poolSize?: number;
+  /** Renders one context serves before it is replaced (default 100). */
+  rendersPerContext?: number;
 }
 
-/** The render options a page is prepared with. */
-export type PageSetup = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor' | 'timeout'>;
+/**
+ * The render options a page is prepared with. `workspaceId` picks the warm pages the render may
+ * use: pages never pass between workspaces. Without it the render gets a context of its own.
+ */
+export type PageSetup = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor' | 'timeout'> & {
+  workspaceId?: string;
+};
 
-/** A page step's body: gets the page and the render's deadline signal (aborts at timeout or cancel). */
-export type PageTask<T> = (page: Page, deadline: AbortSignal) => Promise<T>;
+/** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
+export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSession) => Promise<T>;
 
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
@@ -40,6 +50,7 @@ export class BrowserHost {
   // Chromium ignores unknown switches; this one lets us find our own browser process to kill it.
   readonly #marker = `--shutterbus-browser=${randomUUID()}`;
   #browser: Browser | null = null;
+  #pool: PagePool | null = null;
   #pid: number | null = null;
   #launching: Promise<Browser> | null = null;
   #recovering: Promise<void> | null = null;
@@ -53,6 +64,7 @@ export class BrowserHost {
   async start(): Promise<void> {
     this.#closed = false;
     await this.#ready();
+    await this.#pool?.prewarm();
   }
 
   /** Closes the browser; renders in flight fail. */
@@ -86,33 +98,52 @@ export class BrowserHost {
   }
 
   /**
-   * Runs `task` on a fresh page in its own browser context, always closing the context after.
+   * Runs `task` on a warm page of the workspace (wiped of the previous render's state), or on a
+   * fresh context when no workspace is named. A page whose render failed is closed, not reused.
    * At `setup.timeout` seconds (or when `signal` aborts) the render is ended: the timeout rejects
    * with ServiceError('timeout_error'), a cancel with the signal's reason.
    */
   async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(setup.timeout * 1000)]);
-    const stopped = abortion(deadline, signal);
-    const browser = await Promise.race([this.#ready(), stopped]);
-    let context: BrowserContext | null = null;
-    // The seam for a warm context pool: acquire here, release in `finally`.
-    const creating = newRenderContext(browser, setup);
+    const aborted = abortion(deadline, signal);
+    const browser = await Promise.race([this.#ready(), aborted]);
+    // Some CDP calls never settle when the browser dies under them: a crash ends the wait too.
+    const crash = disconnection(browser);
+    const stopped = Promise.race([aborted, crash.gone]);
+    stopped.catch(() => {});
+    const pool = this.#pool!;
+    let warm: WarmPage | null = null;
+    const acquiring = setup.workspaceId === undefined
+      ? oneOffPage(browser, setup.device_scale_factor)
+      : pool.acquire(setup.workspaceId, setup.device_scale_factor);
     try {
-      context = await Promise.race([creating, stopped]);
-      const page = await Promise.race([context.newPage(), stopped]);
+      warm = await Promise.race([acquiring, stopped]);
+      const { page } = warm;
+      const size = page.viewportSize();
+      if (size?.width !== setup.viewport_width || size?.height !== setup.viewport_height) {
+        await Promise.race([page.setViewportSize({ width: setup.viewport_width, height: setup.viewport_height }), stopped]);
+      }
       page.setDefaultTimeout(setup.timeout * 1000);
-      page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
-      return await Promise.race([task(page, deadline), stopped]);
+      const result = await Promise.race([task(page, deadline, warm.session), stopped]);
+      if (warm.key !== null) pool.release(warm);
+      else void warm.context.close().catch(() => {});
+      warm = null;
+      return result;
     } catch (error) {
-      if (deadline.aborted) throw await stopped.catch((reason: unknown) => reason);
+      if (deadline.aborted) throw await aborted.catch((reason: unknown) => reason);
       if (!browser.isConnected()) {
         throw new ServiceError('internal_application_error', {}, { cause: error });
       }
       throw error;
     } finally {
-      if (context) this.#release(browser, context, deadline.aborted);
-      // Aborted while the context was still being made: close it once it exists.
-      else creating.then((late) => late.close(), () => {}).catch(() => {});
+      crash.dispose();
+      if (warm) {
+        void pool.discard(warm);
+        this.#release(browser, warm.context, deadline.aborted);
+      } else if (deadline.aborted) {
+        // Aborted while the page was still being opened: close it once it exists.
+        acquiring.then((late) => pool.discard(late), () => {}).catch(() => {});
+      }
     }
   }
 
@@ -159,6 +190,7 @@ export class BrowserHost {
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
     }
     this.#browser = browser;
+    this.#pool = new PagePool(browser, { maxPages: this.#options.poolSize ?? 6, maxRenders: this.#options.rendersPerContext ?? 100 });
     this.#pid = findProcessWithArg(this.#marker);
     browser.on('disconnected', () => this.#onDisconnected(browser));
     this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), ms: Date.now() - startedAt });
@@ -200,16 +232,16 @@ export class BrowserHost {
   }
 }
 
-// A fresh, isolated context: no cookies, storage, service workers or downloads carry over.
-function newRenderContext(browser: Browser, setup: PageSetup): Promise<BrowserContext> {
-  return browser.newContext({
-    viewport: { width: setup.viewport_width, height: setup.viewport_height },
-    deviceScaleFactor: setup.device_scale_factor,
-    acceptDownloads: false,
-    serviceWorkers: 'block',
-    ignoreHTTPSErrors: false,
-    javaScriptEnabled: true,
-  });
+// A context of its own for a render with no workspace: used once, then closed.
+async function oneOffPage(browser: Browser, deviceScaleFactor: number): Promise<WarmPage> {
+  const context = await browser.newContext({ deviceScaleFactor, acceptDownloads: false, serviceWorkers: 'block' });
+  const page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+  const session = await context.newCDPSession(page);
+  return {
+    key: null, deviceScaleFactor, context, page, session, state: 'busy', wiped: Promise.resolve(),
+    renders: 1, lastUsed: Date.now(), origins: new Set(), documentOrigins: new Set(),
+  };
 }
 
 // Rejects once `deadline` aborts: with timeout_error unless the caller's own `signal` aborted.
@@ -221,6 +253,18 @@ function abortion(deadline: AbortSignal, signal: AbortSignal): Promise<never> {
   });
   stopped.catch(() => {});
   return stopped;
+}
+
+// `gone` rejects once `browser` disconnects (a crash or a kill); `dispose` stops listening.
+function disconnection(browser: Browser): { gone: Promise<never>; dispose(): void } {
+  let fail = () => {};
+  const gone = new Promise<never>((_, reject) => {
+    fail = () => reject(new Error('browser disconnected'));
+    if (!browser.isConnected()) fail();
+    else browser.once('disconnected', fail);
+  });
+  gone.catch(() => {});
+  return { gone, dispose: () => void browser.off('disconnected', fail) };
 }
 
 // Resolves with the promise's value, or `undefined` when it has not settled after `ms`.

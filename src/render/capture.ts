@@ -1,4 +1,4 @@
-// One render, start to finish, on a fresh page: reports what it observed and leaves the
+// One render, start to finish, on a warm page of the workspace: reports what it observed and leaves the
 // failure rules to the render actor.
 
 import type { BrowserHost } from './browser.ts';
@@ -6,11 +6,11 @@ import type { PageObservation, RenderOptions } from './options.ts';
 import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
 
 /**
- * Renders `options.url` and returns what the page showed. Bounded by `options.timeout`
- * (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
+ * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
+ * `options.timeout` (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
  */
-export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal): Promise<PageObservation> {
-  return host.withPage(options, signal, async (page, deadline) => {
+export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string): Promise<PageObservation> {
+  return host.withPage({ ...options, workspaceId }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
     try {
       const { finalUrl, mainStatus } = await navigate(page, options, deadline);
@@ -20,7 +20,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
         missingSelectors.push(options.scroll_into_view);
       }
       const visibleText = await readVisibleText(page, deadline);
-      const { image, selectorFound } = await capture(page, options, deadline);
+      const { image, selectorFound } = await capture(page, options, deadline, session);
       if (options.selector && !selectorFound) missingSelectors.push(options.selector);
       return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image };
     } finally {

@@ -120,9 +120,10 @@ export async function readVisibleText(page: Page, deadline: AbortSignal): Promis
 /**
  * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike:
  * the element of `selector` (falling back to the viewport when none matches), the whole page
- * up to FULL_PAGE_MAX_HEIGHT CSS px, or the viewport.
+ * up to FULL_PAGE_MAX_HEIGHT CSS px, or the viewport. `session`: a CDP session on the page to
+ * use (one is opened and closed when none is given).
  */
-export async function capture(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Capture> {
+export async function capture(page: Page, options: RenderOptions, deadline: AbortSignal, session?: CDPSession): Promise<Capture> {
   let clip: Clip | undefined;
   let selectorFound = true;
   if (options.selector) {
@@ -131,22 +132,27 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
   } else if (options.full_page) {
     clip = await fullPageClip(page, deadline);
   }
-  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const own = session ? null : await untilAborted(deadline, page.context().newCDPSession(page));
   try {
-    const beyondViewport = clip !== undefined;
-    clip ??= await viewportClip(session, options, deadline);
-    // This session does not share Playwright's device-metrics override, so the clip's scale
-    // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels.
-    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-      format: options.format,
-      ...(options.format === 'png' ? {} : { quality: options.image_quality }),
-      clip: { ...clip, scale: options.device_scale_factor },
-      captureBeyondViewport: beyondViewport,
-    }));
-    return { image: Buffer.from(shot.data, 'base64'), selectorFound };
+    return await captureWith((session ?? own)!, clip, selectorFound, options, deadline);
   } finally {
-    session.detach().catch(() => {});
+    own?.detach().catch(() => {});
   }
+}
+
+// The screenshot itself, on an open CDP session.
+async function captureWith(session: CDPSession, clip: Clip | undefined, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Capture> {
+  const beyondViewport = clip !== undefined;
+  clip ??= await viewportClip(session, options, deadline);
+  // This session does not share Playwright's device-metrics override, so the clip's scale
+  // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels.
+  const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
+    format: options.format,
+    ...(options.format === 'png' ? {} : { quality: options.image_quality }),
+    clip: { ...clip, scale: options.device_scale_factor },
+    captureBeyondViewport: beyondViewport,
+  }));
+  return { image: Buffer.from(shot.data, 'base64'), selectorFound };
 }
 
 /** A capture rectangle in document CSS px. */

@@ -65,7 +65,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     });
 
   const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<RenderOutput> => {
-    const actor = createActor(machineFor(request), { input: { renderId: request.render_id, options: request.options } });
+    const actor = createActor(machineFor(request), { input: { renderId: request.render_id, options: request.options, workspaceId: request.workspace_id } });
     // Cancelling (not stopping) lets the machine abort the capture and still end with an output.
     const cancel = () => actor.send({ type: 'render.cancel' });
     signal.addEventListener('abort', cancel, { once: true });

@@ -37,7 +37,7 @@ const defaults: Omit<RenderOptions, 'url'> = {
 
 // Renders a fixture path with the given options.
 function render(path: string, options: Partial<RenderOptions> = {}, signal = new AbortController().signal): Promise<PageObservation> {
-  return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal);
+  return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal, 'ws_capture');
 }
 
 // The code a failed render rejects with.
