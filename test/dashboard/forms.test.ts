@@ -1,0 +1,138 @@
+// The dashboard's guards over plain HTTP against the real stack: CSRF and origin checks, sign-in
+// limits, session tampering, the last-owner rule, verification kept in step, escaping.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { hashPassword, passwordMatches } from '../../src/accounts/password.ts';
+import { html } from '../../src/http/dashboard/html.ts';
+import { shutterbus } from '../helpers/cli.ts';
+import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+
+const forms = suite('dashboard forms: CSRF, limits, sessions, owners');
+let stack: TestStack;
+let service: TestService;
+
+forms.before(async () => {
+  stack = await startStack();
+  service = await startService(stack, { ROLES: 'ingress' });
+});
+forms.after(async () => {
+  await service?.close();
+  await stack?.stop();
+});
+
+/** A cookie jar of one: the session cookie, and the CSRF token of the last page read. */
+class Visitor {
+  cookie = '';
+  csrf = '';
+  async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
+    const response = await fetch(`${service.base}${path}`, { headers: { cookie: this.cookie }, redirect: 'manual' });
+    this.keep(response);
+    const text = await response.text();
+    this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
+    return { status: response.status, text, location: response.headers.get('location') };
+  }
+  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = { origin: service.base }) {
+    const response = await fetch(`${service.base}${path}`, {
+      method: 'POST',
+      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ _csrf: this.csrf, ...fields }),
+      redirect: 'manual',
+    });
+    this.keep(response);
+    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
+  }
+  private keep(response: Response) {
+    const set = response.headers.get('set-cookie');
+    if (set) this.cookie = set.split(';')[0];
+  }
+}
+
+async function signUp(email: string): Promise<Visitor> {
+  const visitor = new Visitor();
+  await visitor.get('/dashboard/sign-up');
+  const answer = await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' });
+  assert.is(answer.status, 303, answer.text);
+  await visitor.get('/dashboard/keys');
+  return visitor;
+}
+
+forms('html escapes every interpolation; passwords are stored as scrypt hashes', async () => {
+  const name = '<script>alert("x")</script>&\'';
+  assert.is(html`<p title="${name}">${name}</p>`.text, '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>');
+  const hash = await hashPassword('a long enough password');
+  assert.match(hash, /^scrypt\$16384\$8\$1\$/);
+  assert.not.match(hash, /long enough/);
+  assert.ok(await passwordMatches('a long enough password', hash));
+  assert.not.ok(await passwordMatches('a long enough passworD', hash));
+});
+
+forms('a form POST to /api/take is still request_not_valid', async () => {
+  const response = await fetch(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'url=x' });
+  assert.is(response.status, 400);
+  assert.is((await response.json()).error_code, 'request_not_valid');
+});
+
+forms('every POST needs this session\'s CSRF token and our origin', async () => {
+  const visitor = await signUp('csrf@example.com');
+  const other = await signUp('other@example.com');
+  const on = { require_signed_requests: 'on' };
+  assert.is((await visitor.post('/dashboard/settings', { ...on, _csrf: '' })).status, 403, 'no token');
+  assert.is((await visitor.post('/dashboard/settings', { ...on, _csrf: other.csrf })).status, 403, "another session's token");
+  assert.is((await visitor.post('/dashboard/settings', on, { origin: 'http://evil.example' })).status, 403, 'foreign origin');
+  assert.is((await visitor.post('/dashboard/settings', on, { referer: 'http://evil.example/page' })).status, 403, 'foreign referer');
+  assert.is((await visitor.post('/dashboard/settings', on, {})).status, 403, 'neither origin nor referer');
+  assert.match((await visitor.get('/dashboard/keys')).text, /id="setting-state">Off/);
+  assert.is((await visitor.post('/dashboard/settings', on, { referer: `${service.base}/dashboard/keys` })).status, 303, 'same-origin referer');
+  assert.match((await visitor.get('/dashboard/keys')).text, /id="setting-state">On/);
+});
+
+forms('a tampered session cookie is no session', async () => {
+  const visitor = await signUp('tamper@example.com');
+  const [body, tag] = visitor.cookie.split('=')[1].split('.');
+  const forged = JSON.parse(Buffer.from(body, 'base64url').toString());
+  forged.email = 'csrf@example.com';
+  visitor.cookie = `sb_session=${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${tag}`;
+  const answer = await visitor.get('/dashboard/keys');
+  assert.is(answer.status, 303);
+  assert.is(answer.location, '/dashboard/sign-in');
+});
+
+forms('sign-in: wrong passwords are limited per email, even a right one then waits', async () => {
+  await signUp('limited@example.com');
+  const visitor = new Visitor();
+  await visitor.get('/dashboard/sign-in');
+  for (let attempt = 0; attempt < 5; attempt++) {
+    assert.is((await visitor.post('/dashboard/sign-in', { email: 'limited@example.com', password: `wrong ${attempt}` })).status, 401);
+  }
+  const limited = await visitor.post('/dashboard/sign-in', { email: 'Limited@Example.com', password: 'a long enough password' });
+  assert.is(limited.status, 429);
+  assert.match(limited.text, /Too many sign-in attempts/);
+  const fresh = new Visitor();
+  await fresh.get('/dashboard/sign-in');
+  assert.is((await fresh.post('/dashboard/sign-in', { email: 'csrf@example.com', password: 'a long enough password' })).status, 303, 'other emails still sign in');
+});
+
+forms('the last owner cannot be demoted or removed; verification marks the member verified', async () => {
+  const boss = await signUp('boss@example.com');
+  const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await boss.get('/dashboard/keys')).text)![1];
+  assert.is((await boss.post('/dashboard/members/role', { email: 'boss@example.com', role: 'admin' })).status, 403);
+  assert.match((await boss.post('/dashboard/members/remove', { email: 'boss@example.com' })).text, /keep at least one owner/);
+
+  await boss.post('/dashboard/members/invite', { email: 'deputy@example.com', role: 'owner' });
+  const outbox = (await shutterbus(stack, 'mail', 'outbox')).json.messages as { to: string; text: string }[];
+  const verifyLink = outbox.find((m) => m.to === 'boss@example.com')!.text.match(/http\S+\/dashboard\/verify\?token=\S+/)![0];
+  assert.ok(outbox.some((m) => m.to === 'deputy@example.com' && /\/dashboard\/accept\?token=/.test(m.text)), 'the invitation was mailed');
+  assert.is((await fetch(verifyLink)).status, 200);
+  const first = (await shutterbus(stack, 'workspace', 'show', '--workspace', workspaceId)).json;
+  assert.equal(first.members, [
+    { email: 'boss@example.com', role: 'owner', verified: true },
+    { email: 'deputy@example.com', role: 'owner', verified: false },
+  ]);
+  assert.is((await fetch(verifyLink.replace(/token=.*/, 'token=forged.token'))).status, 400);
+
+  // With a second owner, the first may step down.
+  assert.is((await boss.post('/dashboard/members/role', { email: 'boss@example.com', role: 'admin' })).status, 303);
+  assert.is((await boss.post('/dashboard/members/remove', { email: 'deputy@example.com' })).status, 403, 'an admin does not remove');
+});
+
+forms.run();
