@@ -54,6 +54,17 @@ auth('the CLI creates workspaces as the contract shows', async () => {
   assert.is((await shutterbus(stack, 'nonsense')).code, 2);
 });
 
+auth('concurrent changes to one workspace are compare-and-set: none is lost', async () => {
+  const workspace = await create('--plan', 'pro');
+  const emails = Array.from({ length: 6 }, (_, i) => `member${i}@example.com`);
+  const results = await Promise.all(
+    emails.map((email) => shutterbus(stack, 'member', 'add', '--workspace', workspace.workspace_id, '--email', email, '--role', 'member')),
+  );
+  assert.ok(results.every((result) => result.code === 0), results.map((r) => r.stderr).join('\n'));
+  const shown = await shutterbus(stack, 'workspace', 'show', '--workspace', workspace.workspace_id);
+  assert.equal(shown.json.members.map((m: { email: string }) => m.email).sort(), emails);
+});
+
 auth('a missing or wrong key is 401; the key works from header, query and body', async () => {
   const workspace = await ready();
   assert.is(codeOf(await get(`url=${page('/')}`)), 'access_key_invalid');
