@@ -31,6 +31,13 @@ export interface PoolOptions {
   maxRenders: number;
 }
 
+// Permissions held at "ask" for every origin of a warm context: a page's request (auto-denied in
+// headless) cannot leave a decision behind for the next render. Names Chromium does not know are skipped.
+const PERMISSIONS = [
+  'notifications', 'geolocation', 'camera', 'microphone', 'midi', 'clipboard-read', 'clipboard-write',
+  'background-sync', 'persistent-storage', 'storage-access', 'idle-detection', 'window-management', 'local-fonts',
+];
+
 // Served in place of each touched origin while wiping, so session storage can be cleared in it.
 const BLANK = '<!doctype html><title>wipe</title>';
 
@@ -128,6 +135,7 @@ export class PagePool {
     try {
       const page = await context.newPage();
       const session = await context.newCDPSession(page);
+      await holdPermissionsAtPrompt(session);
       const warm: WarmPage = {
         key, deviceScaleFactor, context, page, session,
         state: 'idle', wiped: Promise.resolve(), renders: 0, lastUsed: Date.now(),
@@ -146,6 +154,13 @@ export class PagePool {
   }
 }
 
+async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
+  const { targetInfo } = await session.send('Target.getTargetInfo');
+  const browserContextId = targetInfo.browserContextId;
+  await Promise.all(PERMISSIONS.map((name) =>
+    session.send('Browser.setPermission', { permission: { name }, setting: 'prompt', browserContextId }).catch(() => {})));
+}
+
 function addOrigin(origins: Set<string>, url: string): void {
   if (url.startsWith('http://') || url.startsWith('https://')) origins.add(new URL(url).origin);
 }
@@ -153,7 +168,8 @@ function addOrigin(origins: Set<string>, url: string): void {
 /**
  * Removes every trace of the last render from a warm page and its context: extra pages, the
  * document, session storage (per tab, so cleared from inside each origin), local storage,
- * IndexedDB, Cache Storage, service workers, cookies, the HTTP cache and permissions.
+ * IndexedDB, Cache Storage, service workers, cookies and the HTTP cache. Permissions never change
+ * (see PERMISSIONS).
  */
 export async function wipe(warm: WarmPage): Promise<void> {
   const { context, page, session } = warm;
@@ -178,7 +194,6 @@ export async function wipe(warm: WarmPage): Promise<void> {
   await session.send('Network.clearBrowserCache');
   await session.send('Network.clearBrowserCookies');
   await context.clearCookies();
-  await context.clearPermissions();
   warm.origins.clear();
   warm.documentOrigins.clear();
 }

@@ -1,0 +1,104 @@
+// Warm pages never carry state from one render to the next: each kind of browser state is
+// planted in one render and looked for in the next, for the same and for another workspace.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chromium } from 'playwright-core';
+import { BrowserHost } from '../../src/render/browser.ts';
+import { capturePage } from '../../src/render/capture.ts';
+import type { RenderOptions } from '../../src/render/options.ts';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+
+const test = suite('warm page isolation');
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+
+let site: FixtureSite;
+let host: BrowserHost;
+
+const defaults: Omit<RenderOptions, 'url'> = {
+  format: 'png',
+  viewport_width: 800,
+  viewport_height: 600,
+  device_scale_factor: 1,
+  full_page: false,
+  image_quality: 80,
+  wait_until: 'load',
+  // Long enough for the pages' asynchronous writes and reads (IndexedDB, Cache Storage) to land.
+  delay: 0.4,
+  timeout: 15,
+  ignore_host_errors: false,
+  error_on_selector_not_found: false,
+  fail_if_request_failed: [],
+  fail_if_content_missing: [],
+  fail_if_content_contains: [],
+};
+
+// The visible text of one render of `path` for `workspaceId`.
+async function textOf(path: string, workspaceId: string): Promise<string> {
+  const observation = await capturePage(host, { ...defaults, url: site.url + path }, new AbortController().signal, workspaceId);
+  return observation.visibleText;
+}
+
+// The number after `name=` in a probe's report.
+const figure = (text: string, name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(text)?.[1]);
+
+const CLEAN = ['cookies=none', 'local=none', 'session=none', 'idb=none', 'name=none', 'caches=none', 'sw=0', 'notifications=default', 'geolocation=prompt'];
+
+test.before(async () => {
+  site = await startFixtureSite();
+  host = new BrowserHost({ executablePath: CHROMIUM, poolSize: 3 });
+  await host.start();
+});
+
+test.after(async () => {
+  await host.close();
+  await site.close();
+});
+
+test('without a wipe, the probe finds every kind of planted state', async () => {
+  // Proves the probe notices: the same two pages, one after the other on a page nobody wipes.
+  const browser = await chromium.launch({ executablePath: CHROMIUM });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${site.url}/plant`);
+    await page.waitForTimeout(400);
+    const assetHits = site.hits.get('/cached-asset') ?? 0;
+    await page.goto(`${site.url}/probe`);
+    await page.waitForTimeout(400);
+    const probe = await page.innerText('#state');
+    for (const planted of ['fixture_header=1', 'fixture_js=1', 'local=fixture_local', 'session=fixture_session', 'idb=fixture_idb', 'name=fixture_window', 'caches=fixture_cache']) {
+      assert.ok(probe.includes(planted), `${planted} not in: ${probe}`);
+    }
+    assert.is(site.hits.get('/cached-asset'), assetHits, 'the asset came from the HTTP cache');
+  } finally {
+    await browser.close();
+  }
+});
+
+test('the next render of the same workspace reuses the page but finds nothing', async () => {
+  await textOf('/plant', 'ws_a');
+  const assetHits = site.hits.get('/cached-asset') ?? 0;
+  const probe = await textOf('/probe', 'ws_a');
+  // history.length counts this tab's navigations: above 2 means the warm page was reused.
+  assert.ok(figure(probe, 'history') > 2, `expected a reused page: ${probe}`);
+  for (const clean of CLEAN) assert.ok(probe.includes(clean), `${clean} not in: ${probe}`);
+  assert.is(site.hits.get('/cached-asset'), assetHits + 1, 'the cached asset was fetched again, not served from the HTTP cache');
+});
+
+test('another workspace never gets the page and finds nothing', async () => {
+  await textOf('/plant', 'ws_a');
+  const assetHits = site.hits.get('/cached-asset') ?? 0;
+  const probe = await textOf('/probe', 'ws_b');
+  assert.ok(figure(probe, 'history') <= 2, `expected a page never used before: ${probe}`);
+  for (const clean of CLEAN) assert.ok(probe.includes(clean), `${clean} not in: ${probe}`);
+  assert.is(site.hits.get('/cached-asset'), assetHits + 1);
+});
+
+test('state planted on a page at a different scale and viewport does not survive either', async () => {
+  await capturePage(host, { ...defaults, url: `${site.url}/plant`, device_scale_factor: 2 }, new AbortController().signal, 'ws_c');
+  const again = await capturePage(host, { ...defaults, url: `${site.url}/probe`, device_scale_factor: 2, viewport_width: 400 }, new AbortController().signal, 'ws_c');
+  for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
+});
+
+test.run();
