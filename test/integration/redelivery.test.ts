@@ -54,7 +54,6 @@ redelivery('SIGKILL during a render: redelivered after restart, completed once',
 redelivery('a request whose last delivery dies with its worker ends as a failed render, uncharged', async () => {
   for (const worker of workers.splice(0)) worker.kill('SIGKILL');
   // One delivery only: the consumer is reconfigured by whoever starts with the new setting.
-  // The claim lapses after 8 s: time enough to start a second worker before it does.
   const strict = { RENDER_ACK_WAIT: '8', RENDER_MAX_DELIVER: '1' };
   const ingressOnce = await startService(stack, { ROLES: 'ingress', ...strict });
   try {
@@ -62,11 +61,12 @@ redelivery('a request whose last delivery dies with its worker ends as a failed 
     const workspace = await createWorkspace(stack, { quota: 5 });
     const auth = { headers: { 'x-access-key': workspace.access_key } };
     const before = stack.site.hits.get('/slow') ?? 0;
-    const pending = call(`${ingressOnce.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/slow?ms=6000`)}`, auth);
+    // The page outlasts starting a second worker even on a loaded machine.
+    const pending = call(`${ingressOnce.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/slow?ms=25000`)}`, auth);
     await waitFor(() => (stack.site.hits.get('/slow') ?? 0) > before, 20_000);
-    workers[0].kill('SIGKILL');
-    // A second worker hears the max-deliveries advisory when the dead one's claim lapses.
+    // A second worker, up before the first dies, hears the max-deliveries advisory when the dead one's claim lapses.
     workers.push(await spawnService(stack, { ROLES: 'render', ...strict }));
+    workers[0].kill('SIGKILL');
     const answer = await pending;
     assert.is(answer.status, 500, JSON.stringify(answer.json));
     assert.is(answer.json!.error_code, 'internal_application_error');
