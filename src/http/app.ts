@@ -1,6 +1,7 @@
 // The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
 import Fastify, { type FastifyError } from 'fastify';
 import type { Config } from '../config.ts';
+import { metrics } from '../metrics.ts';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
@@ -85,6 +86,12 @@ export function buildApp(deps: AppDeps) {
   });
   app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send(errorBody('not_found', {}, 'No such route.'));
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpResponses.inc({ route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe(reply.elapsedTime / 1000, { route });
   });
 
   app.register(healthRoutes, { checks: deps.readiness });

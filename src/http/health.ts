@@ -1,5 +1,6 @@
 // Liveness and readiness: /healthz says the process answers, /readyz that its dependencies do.
 import type { FastifyPluginAsync } from 'fastify';
+import { renderMetrics } from '../metrics.ts';
 
 /** One dependency the ready check asks; `check` throws when it is not reachable. */
 export interface ReadinessCheck {
@@ -7,8 +8,13 @@ export interface ReadinessCheck {
   check: () => Promise<void>;
 }
 
-/** Registers /healthz and /readyz. */
+/** Registers /healthz, /readyz and /metrics. */
 export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessCheck[] }> = async (app, { checks }) => {
+  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+    reply.type('text/plain; version=0.0.4');
+    return renderMetrics();
+  });
+
   app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {

@@ -9,6 +9,7 @@ import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } f
 import { isFinal, REPLAY_HEADER, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
+import { metrics } from '../metrics.ts';
 import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
 
@@ -93,7 +94,10 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       return { kind: 'ack' };
     }
     await records.transition(request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }));
+    const startedAt = performance.now();
     const output = await runActor(request, delivery.signal);
+    metrics.renders.inc({ status: output.status, error_code: output.status === 'failed' ? output.error_code : '' });
+    metrics.renderDuration.observe((performance.now() - startedAt) / 1000);
     const finishedAt = new Date().toISOString();
     if (output.status === 'succeeded') {
       await finish(request, (current) => ({

@@ -207,11 +207,15 @@ take('async=true answers 202 and the status endpoint follows the render', async 
   assert.is((await call(accepted.json!.status_url)).status, 401);
 });
 
-take('health and readiness answer', async () => {
+take('health, readiness and metrics answer', async () => {
   assert.is((await call(`${service.base}/healthz`)).status, 200);
   const ready = await call(`${service.base}/readyz`);
   assert.is(ready.status, 200, JSON.stringify(ready.json));
   assert.is((await call(`${service.base}/nothing-here`)).json!.error_code, 'not_found');
+  const exposition = await call(`${service.base}/metrics`);
+  assert.match(exposition.contentType, /^text\/plain/);
+  assert.match(exposition.bytes.toString(), /shutterbus_http_responses_total\{route="\/api\/take",status="200"\} \d+/);
+  assert.match(exposition.bytes.toString(), /shutterbus_renders_total\{status="failed",error_code="host_returned_error"\} \d+/);
 });
 
 take.run();
