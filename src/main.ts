@@ -59,7 +59,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (config.roles.has('render')) {
       const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
       closers.push(() => proxy.close());
-      const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: (entry) => log.info(entry, 'browser') });
+      const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log) });
       await browser.start();
       closers.push(() => browser.close());
       readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
@@ -100,6 +100,15 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     await close();
     throw err;
   }
+}
+
+/** Browser lifecycle entries carry their own level and message; the rest are fields. */
+function browserLog(log: Logger) {
+  return (entry: object) => {
+    const { level, msg, ...fields } = entry as { level?: string; msg?: string };
+    const write = level === 'error' ? log.error : level === 'warn' ? log.warn : log.info;
+    write.call(log, fields, msg ?? 'browser');
+  };
 }
 
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
 // The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
-import Fastify, { type FastifyError } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { metrics } from '../metrics.ts';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
@@ -39,6 +39,24 @@ declare module 'fastify' {
     /** The POST body exactly as received, for signature checks. */
     rawBody?: Buffer;
   }
+  interface FastifyReply {
+    /** The error code this reply answered with, for the access log. */
+    errorCode?: ErrorCode;
+  }
+}
+
+/**
+ * One access-log line per request, written when it completes. The path is logged without its
+ * query string, which carries access keys and signatures.
+ */
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    const path = request.url.split('?', 1)[0];
+    const entry = { method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime), error_code: reply.errorCode };
+    request.log.info(entry, 'request');
+  }
 }
 
 /** Maps Fastify's own failures (parsing, limits, routing) onto the contract's codes. */
@@ -56,7 +74,9 @@ export function buildApp(deps: AppDeps) {
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
     return503OnClosing: true,
+    logController: new AccessLog(),
   });
+  app.decorateReply('errorCode', undefined);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
@@ -75,9 +95,9 @@ export function buildApp(deps: AppDeps) {
     const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
     const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter: 'body', message: err.message }] } : {};
     const status = errorTable[code].status;
-    // Only a bug is an error; a page that failed to render is the customer's business.
+    reply.errorCode = code;
+    // Only a bug is an error; anything else is in the access log line.
     if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
-    else request.log.info({ error_code: code, status }, 'request refused');
     const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
     if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
     // A 5xx body carries the table's public message, never the internal one.
@@ -85,6 +105,7 @@ export function buildApp(deps: AppDeps) {
     reply.code(status).type('application/json').send(errorBody(code, details, message));
   });
   app.setNotFoundHandler((_request, reply) => {
+    reply.errorCode = 'not_found';
     reply.code(404).send(errorBody('not_found', {}, 'No such route.'));
   });
 

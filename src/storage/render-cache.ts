@@ -1,6 +1,7 @@
 // Cached signed GET URLs: the first view renders and fills an entry; later views redirect to its file.
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
+import { LRUCache } from 'lru-cache';
 import { readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../jetstream/render-records.ts';
 import type { ImageFormat } from '../render/options.ts';
@@ -30,12 +31,20 @@ const isFresh = (entry: CacheEntry, now: number) =>
 
 /** Cache entries in the `render_cache` bucket; a KV create (or compare-and-set over a stale entry) is the lock. */
 export class RenderCache {
+  // A filled entry never changes until it expires, so each ingress may keep it in memory until then.
+  private readonly filled = new LRUCache<string, CacheEntry>({ max: 100_000 });
+
   constructor(private readonly bucket: KV) {}
 
   /** The file of a live entry, or null: the redirect path, which renders and charges nothing. */
   async lookup(key: string): Promise<CacheEntry | null> {
+    const now = Date.now();
+    const remembered = this.filled.get(key);
+    if (remembered && isFresh(remembered, now)) return remembered;
     const { value } = await readJson<CacheEntry>(this.bucket, key);
-    return value && value.status === 'succeeded' && isFresh(value, Date.now()) ? value : null;
+    if (!value || value.status !== 'succeeded' || !isFresh(value, now)) return null;
+    this.filled.set(key, value, { ttl: value.expires_at! - now });
+    return value;
   }
 
   /**
