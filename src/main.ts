@@ -125,9 +125,9 @@ async function main(): Promise<void> {
   const log = createLogger(config);
   const service = await startShutterbus(config, log);
   log.info({ url: service.url, roles: [...config.roles] }, 'shutterbus started');
-  if (service.url) {
-    process.stderr.write(`\nShutterbus is listening on ${config.baseUrl} (roles: ${[...config.roles].join(', ')})\n\n`);
-  }
+  const where = service.url ? `, listening on ${config.baseUrl}` : '';
+  process.stderr.write(`\nShutterbus started${where} (roles: ${[...config.roles].join(', ')})\n\n`);
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -161,6 +161,32 @@ async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
     session.send('Browser.setPermission', { permission: { name }, setting: 'prompt', browserContextId }).catch(() => {})));
 }
 
+type FrameTree = { frame: { id: string; securityOrigin: string }; childFrames?: FrameTree[] };
+
+/**
+ * Clears session storage from inside every frame the page still shows, in an isolated world so
+ * the page's own scripts cannot intercept the call; returns the origins it cleared. This spares
+ * a stand-in navigation (about 90 ms of browser time) for every origin still on screen.
+ */
+async function clearLiveSessionStorage(session: CDPSession): Promise<Set<string>> {
+  const cleared = new Set<string>();
+  const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: FrameTree };
+  const frames: FrameTree[] = [frameTree];
+  for (const tree of frames) {
+    frames.push(...(tree.childFrames ?? []));
+    const origin = tree.frame.securityOrigin;
+    if (!origin.startsWith('http://') && !origin.startsWith('https://')) continue;
+    try {
+      const { executionContextId } = await session.send('Page.createIsolatedWorld', { frameId: tree.frame.id, worldName: 'shutterbus-wipe' });
+      const result = await session.send('Runtime.evaluate', { expression: 'sessionStorage.clear(); sessionStorage.length', contextId: executionContextId, returnByValue: true });
+      if (result.result.value === 0) cleared.add(origin);
+    } catch {
+      // A frame that went away or refuses: its origin gets the stand-in visit instead.
+    }
+  }
+  return cleared;
+}
+
 function addOrigin(origins: Set<string>, url: string): void {
   if (url.startsWith('http://') || url.startsWith('https://')) origins.add(new URL(url).origin);
 }
@@ -175,11 +201,13 @@ export async function wipe(warm: WarmPage): Promise<void> {
   const { context, page, session } = warm;
   await Promise.all(context.pages().filter((other) => other !== page).map((other) => other.close()));
   const documentOrigins = [...warm.documentOrigins];
-  if (documentOrigins.length > 0) {
+  const cleared = await clearLiveSessionStorage(session);
+  const gone = documentOrigins.filter((origin) => !cleared.has(origin));
+  if (gone.length > 0) {
     // Visiting each origin on a blank stand-in (no network) lets its session storage be cleared.
     await page.route('**/*', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: BLANK }));
     try {
-      for (const origin of documentOrigins) {
+      for (const origin of gone) {
         await page.goto(`${origin}/`);
         await page.evaluate('sessionStorage.clear()');
       }

@@ -76,8 +76,13 @@ export async function spawnService(stack: TestStack, extra: Record<string, strin
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 30_000);
     const watch = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('shutterbus started')) {
+      if (/shutterbus started/i.test(output)) {
         clearTimeout(timer);
+        // From here on the output is only drained: keeping it would cost the caller memory and time.
+        child.stdout!.off('data', watch);
+        child.stderr!.off('data', watch);
+        child.stdout!.resume();
+        child.stderr!.resume();
         resolve();
       }
     };
