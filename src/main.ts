@@ -38,6 +38,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   const close = async () => {
     for (const closer of closers.reverse()) await closer().catch((err) => log.error({ err }, 'close failed'));
   };
+  // The browser launch is the slowest step of a start: it runs while NATS and the bucket are set up.
+  const renderer = config.roles.has('render') ? startRenderer(config, log) : undefined;
+  // Awaited below, or closed in the catch: this only keeps an early failure from going unhandled.
+  renderer?.catch(() => undefined);
+  let rendererOwned = false;
   try {
     const nc: NatsConnection = await connect({ servers: config.natsUrl, name: `shutterbus-${process.pid}`, maxReconnectAttempts: -1 });
     closers.push(() => nc.drain());
@@ -56,12 +61,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       { name: 'object_store', check: () => store.ping() },
     ];
 
-    if (config.roles.has('render')) {
-      const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
-      closers.push(() => proxy.close());
-      const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log) });
-      await browser.start();
-      closers.push(() => browser.close());
+    if (renderer) {
+      const { proxy, browser } = await renderer;
+      rendererOwned = true;
+      closers.push(() => proxy.close(), () => browser.close());
       readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
       // Settling runs again on redelivery or replay: the ledger and the cache each change only once.
       const settle = async (record: RenderRecord) => {
@@ -97,9 +100,25 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     }
     return { url, config, close };
   } catch (err) {
+    if (renderer && !rendererOwned) {
+      await renderer.then(({ proxy, browser }) => Promise.all([browser.close(), proxy.close()])).catch(() => undefined);
+    }
     await close();
     throw err;
   }
+}
+
+/** The egress proxy and, behind it, the browser a render worker drives. */
+async function startRenderer(config: Config, log: Logger) {
+  const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
+  const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log) });
+  try {
+    await browser.start();
+  } catch (err) {
+    await proxy.close();
+    throw err;
+  }
+  return { proxy, browser };
 }
 
 /** Browser lifecycle entries carry their own level and message; the rest are fields. */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { ServiceError } from '../errors.ts';
-import type { RenderRecord, RenderRequest } from '../jetstream/render-records.ts';
+import type { RenderRequest, RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../render/options.ts';
 import { cacheKeyOf, type CacheEntry } from '../storage/render-cache.ts';
 import { fileUrl } from '../storage/store.ts';
@@ -74,7 +74,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     return cache.lookup(known.cacheKey);
   };
 
-  const answer = async (reply: FastifyReply, take: TakeRequest, record: RenderRecord) => {
+  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') {
       throw new ServiceError(record.error_code ?? 'internal_application_error', record.error_details ?? {}, {
@@ -91,9 +91,8 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         size_bytes: record.size_bytes,
       };
     }
-    const image = await store.read(fileName);
     reply.type(contentTypes[record.format]);
-    return image;
+    return image ?? (await store.read(fileName));
   };
 
   const take = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -130,9 +129,9 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const claim = await cache.claim(cacheKey, renderRequest.render_id, waitSeconds);
       if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!);
       if (claim.kind === 'follow') {
-        const record = await queue.waitFor(claim.renderId, waitSeconds);
+        const { record } = await queue.waitFor(claim.renderId, waitSeconds);
         if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!);
-        return answer(reply, takeRequest, record);
+        return answer(reply, takeRequest, { record });
       }
     }
 
@@ -158,8 +157,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         status_url: `${config.baseUrl}/api/renders/${renderRequest.render_id}`,
       };
     }
-    const record = await publish(() => queue.submitAndWait(renderRequest, waitSeconds));
-    return answer(reply, takeRequest, record);
+    return answer(reply, takeRequest, await publish(() => queue.submitAndWait(renderRequest, waitSeconds)));
   };
 
   app.get('/api/take', take);

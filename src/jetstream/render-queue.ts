@@ -3,9 +3,8 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ServiceError } from '../errors.ts';
 import { names, type Topology } from './topology.ts';
-import { isFinal, type RenderRecord, type RenderRecords, type RenderRequest } from './render-records.ts';
+import { isFinal, readRenderDone, type RenderRecord, type RenderRecords, type RenderRequest, type RenderResult } from './render-records.ts';
 
-const decoder = new TextDecoder();
 
 /** How often the backlog figure behind the 503 answer is refreshed. */
 const BACKLOG_REFRESH_MS = 1000;
@@ -39,15 +38,15 @@ export class RenderQueue {
    * Submits and waits for the render to end. The result arrives as a message on the render's
    * own subject; the record is read once more at the deadline in case that message was missed.
    */
-  async submitAndWait(request: RenderRequest, waitSeconds: number): Promise<RenderRecord> {
+  async submitAndWait(request: RenderRequest, waitSeconds: number): Promise<RenderResult> {
     return this.awaitResult(request.render_id, waitSeconds, () => this.submit(request));
   }
 
   /** Waits for a render someone else submitted (a concurrent first view of a cached URL). */
-  async waitFor(renderId: string, waitSeconds: number): Promise<RenderRecord> {
+  async waitFor(renderId: string, waitSeconds: number): Promise<RenderResult> {
     return this.awaitResult(renderId, waitSeconds, async () => {
       const known = await this.records.get(renderId);
-      return known && isFinal(known) ? known : undefined;
+      return known && isFinal(known) ? { record: known } : undefined;
     });
   }
 
@@ -55,16 +54,16 @@ export class RenderQueue {
   private async awaitResult(
     renderId: string,
     waitSeconds: number,
-    start: () => Promise<RenderRecord | undefined | void>,
-  ): Promise<RenderRecord> {
+    start: () => Promise<RenderResult | undefined | void>,
+  ): Promise<RenderResult> {
     const done = this.nc.subscribe(names.renderDone(renderId), { max: 1 });
     try {
       const already = await start();
       if (already) return already;
-      const record = await firstRecord(done, waitSeconds * 1000);
-      if (record) return record;
+      const result = await firstResult(done, waitSeconds * 1000);
+      if (result) return result;
       const latest = await this.records.get(renderId);
-      if (latest && isFinal(latest)) return latest;
+      if (latest && isFinal(latest)) return { record: latest };
       throw new ServiceError('timeout_error');
     } finally {
       done.unsubscribe();
@@ -89,13 +88,13 @@ export class RenderQueue {
   }
 }
 
-async function firstRecord(subscription: Subscription, waitMs: number): Promise<RenderRecord | null> {
+async function firstResult(subscription: Subscription, waitMs: number): Promise<RenderResult | null> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), waitMs);
   });
   const next = (async () => {
-    for await (const message of subscription) return JSON.parse(decoder.decode(message.data)) as RenderRecord;
+    for await (const message of subscription) return readRenderDone(message);
     return null;
   })();
   try {

@@ -1,5 +1,6 @@
 // The recorded state of every render, in the `renders` KV bucket: what status endpoints and waiting callers read.
 import type { KV } from '@nats-io/kv';
+import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { ImageFormat, RenderOptions } from '../render/options.ts';
 import { createJson, readJson, updateJson } from './kv-json.ts';
@@ -96,4 +97,30 @@ export class RenderRecords {
       return { ...kept, status: 'rendering', started_at: new Date().toISOString() };
     });
   }
+}
+
+/** The header of a render's done message that carries its record. */
+const RECORD_HEADER = 'Shutterbus-Record';
+
+/** Images up to this size travel in the done message, sparing the waiting ingress a read from the bucket. */
+const INLINE_IMAGE_LIMIT = 768 * 1024;
+
+/** A render's end as announced to the ingress waiting for it: the record, and the image when small. */
+export interface RenderResult {
+  record: RenderRecord;
+  image?: Buffer;
+}
+
+/** The payload and headers of a done message. */
+export function renderDoneMessage(record: RenderRecord, image?: Buffer): [Uint8Array, { headers: MsgHdrs }] {
+  const headers = natsHeaders();
+  headers.set(RECORD_HEADER, JSON.stringify(record));
+  const inline = image && image.length <= INLINE_IMAGE_LIMIT ? image : new Uint8Array();
+  return [inline, { headers }];
+}
+
+/** Reads a done message back. */
+export function readRenderDone(message: Msg): RenderResult {
+  const record = JSON.parse(message.headers!.get(RECORD_HEADER)) as RenderRecord;
+  return message.data.length > 0 ? { record, image: Buffer.from(message.data) } : { record };
 }

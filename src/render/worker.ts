@@ -6,7 +6,7 @@ import { capturePageOn, renderMachine, type RenderOutput, type StoreImageInput, 
 import type { Config } from '../config.ts';
 import { errorTable } from '../errors.ts';
 import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
-import { isFinal, REPLAY_HEADER, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
+import { isFinal, REPLAY_HEADER, renderDoneMessage, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
@@ -41,15 +41,19 @@ const decoder = new TextDecoder();
 export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderWorker> {
   const { config, log, nc, js, records, store, browser } = deps;
 
-  const announce = (record: RenderRecord) => nc.publish(names.renderDone(record.render_id), JSON.stringify(record));
+  const announce = (record: RenderRecord, image?: Buffer) => nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image));
 
-  const finish = async (request: RenderRequest, change: (current: RenderRecord) => RenderRecord) => {
-    const { record } = await records.transition(request, change);
+  const finish = async (request: RenderRequest, change: (current: RenderRecord) => RenderRecord, image?: Buffer) => {
+    const { record, changed } = await records.transition(request, change);
     await deps.settle(record);
     await deps.enqueueWebhook?.(record);
-    announce(record);
+    // Only the render that made this record has its image in hand.
+    announce(record, changed ? image : undefined);
     return record;
   };
+
+  // The image of each render in flight, kept from storing to announcing.
+  const images = new Map<string, Buffer>();
 
   const machineFor = (request: RenderRequest) =>
     renderMachine.provide({
@@ -60,6 +64,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
           const lifetime = request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
           const fileName = newFileName(input.options.format, new Date(Date.now() + lifetime * 1000));
           await store.put(fileName, input.observation.image, input.options.format);
+          images.set(request.render_id, input.observation.image);
           return { file_name: fileName, size_bytes: input.observation.image.length };
         }),
       },
@@ -96,6 +101,8 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     await records.transition(request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }));
     const startedAt = performance.now();
     const output = await runActor(request, delivery.signal);
+    const image = images.get(request.render_id);
+    images.delete(request.render_id);
     metrics.renders.inc({ status: output.status, error_code: output.status === 'failed' ? output.error_code : '' });
     metrics.renderDuration.observe((performance.now() - startedAt) / 1000);
     const finishedAt = new Date().toISOString();
@@ -106,7 +113,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
         finished_at: finishedAt,
         file_name: output.stored.file_name,
         size_bytes: output.stored.size_bytes,
-      }));
+      }), image);
       return { kind: 'ack' };
     }
     if (output.retryable && !delivery.isLastDelivery && !delivery.signal.aborted) {
