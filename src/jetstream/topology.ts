@@ -1,5 +1,5 @@
 // Stream, consumer and bucket names and configs, created idempotently at start.
-import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
@@ -58,35 +58,21 @@ export interface Topology {
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
 export async function ensureTopology(nc: NatsConnection, config: Config): Promise<Topology> {
   const jsm = await jetstreamManager(nc);
-  const stream = {
-    name: names.renderStream,
-    subjects: [names.renderSubjects],
-    // Limits retention, not a work queue: acked requests stay for replay until they age out.
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    max_age: nanos(RENDER_RETENTION_SECONDS),
-    duplicate_window: nanos(120),
-    discard: DiscardPolicy.Old,
-  };
-  await jsm.streams.add(stream).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    await jsm.streams.update(names.renderStream, stream);
+  await ensureWorkStream(jsm, {
+    stream: names.renderStream,
+    subjects: names.renderSubjects,
+    consumer: names.renderConsumer,
+    ackWaitSeconds: config.renderAckWaitSeconds,
+    maxDeliver: config.renderMaxDeliver,
   });
-  const consumer = {
-    durable_name: names.renderConsumer,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.New,
-    filter_subject: names.renderSubjects,
-    ack_wait: nanos(config.renderAckWaitSeconds),
-    max_deliver: config.renderMaxDeliver,
-    max_ack_pending: 1000,
-  };
-  await jsm.consumers.add(names.renderStream, consumer).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    const { deliver_policy: _immutable, ...mutable } = consumer;
-    await jsm.consumers.update(names.renderStream, names.renderConsumer, mutable);
+  await ensureWorkStream(jsm, {
+    stream: names.deliveryStream,
+    subjects: names.deliverySubjects,
+    consumer: names.deliveryConsumer,
+    ackWaitSeconds: DELIVERY_ACK_WAIT_SECONDS,
+    // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
+    maxDeliver: -1,
   });
-  await ensureDeliveryTopology(jsm);
   const kvm = new Kvm(nc);
   const renders = await kvm.create(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
   const workspaces = await kvm.create(names.workspacesBucket, { history: 5 });
@@ -105,43 +91,51 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
 /** Seconds a delivery attempt may hold its job before JetStream hands it to another sender (attempt timeout is 10 s). */
 export const DELIVERY_ACK_WAIT_SECONDS = 30;
 
-async function ensureDeliveryTopology(jsm: JetStreamManager): Promise<void> {
-  const stream = {
-    name: names.deliveryStream,
-    subjects: [names.deliverySubjects],
-    // Limits retention, like renders: delivered jobs stay for `replay deliveries`.
+/** A stream of jobs and the durable pull consumer that works it. */
+interface WorkStream {
+  stream: string;
+  subjects: string;
+  consumer: string;
+  ackWaitSeconds: number;
+  maxDeliver: number;
+}
+
+/** Creates a stream, or brings an existing one to `config`. */
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  await jsm.streams.add(config).catch(async (err) => {
+    if (!/already in use|exists/i.test(String(err?.message))) throw err;
+    await jsm.streams.update(config.name, config);
+  });
+}
+
+async function ensureWorkStream(jsm: JetStreamManager, work: WorkStream): Promise<void> {
+  await ensureStream(jsm, {
+    name: work.stream,
+    subjects: [work.subjects],
+    // Limits retention, not a work queue: acked jobs stay for replay until they age out.
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     max_age: nanos(RENDER_RETENTION_SECONDS),
     duplicate_window: nanos(120),
     discard: DiscardPolicy.Old,
-  };
-  await jsm.streams.add(stream).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    await jsm.streams.update(names.deliveryStream, stream);
   });
   const consumer = {
-    durable_name: names.deliveryConsumer,
+    durable_name: work.consumer,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.New,
-    filter_subject: names.deliverySubjects,
-    ack_wait: nanos(DELIVERY_ACK_WAIT_SECONDS),
-    // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
-    max_deliver: -1,
+    filter_subject: work.subjects,
+    ack_wait: nanos(work.ackWaitSeconds),
+    max_deliver: work.maxDeliver,
     max_ack_pending: 1000,
   };
-  await jsm.consumers.add(names.deliveryStream, consumer).catch(async (err) => {
+  await jsm.consumers.add(work.stream, consumer).catch(async (err) => {
     if (!/already in use|exists/i.test(String(err?.message))) throw err;
     const { deliver_policy: _immutable, ...mutable } = consumer;
-    await jsm.consumers.update(names.deliveryStream, names.deliveryConsumer, mutable);
+    await jsm.consumers.update(work.stream, work.consumer, mutable);
   });
 }
 
 /** The outbox stream is capped: it is for reading links in development, not an archive. */
 async function ensureMailOutbox(jsm: JetStreamManager): Promise<void> {
-  const stream = { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old };
-  await jsm.streams.add(stream).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    await jsm.streams.update(names.mailStream, stream);
-  });
+  await ensureStream(jsm, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
 }
