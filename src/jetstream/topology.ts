@@ -35,6 +35,9 @@ export const names = {
   deliverySubjects: 'sb.delivery.job.>',
   deliveryConsumer: 'webhook-senders',
   deliveriesBucket: 'deliveries',
+  /** The render consumer's max-deliveries advisories, kept in a stream so none is missed while no worker runs. */
+  renderGiveUpStream: 'RENDER_GIVE_UPS',
+  renderGiveUpConsumer: 'render-give-ups',
   maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
@@ -64,6 +67,13 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     consumer: names.renderConsumer,
     ackWaitSeconds: config.renderAckWaitSeconds,
     maxDeliver: config.renderMaxDeliver,
+  });
+  await ensureWorkStream(jsm, {
+    stream: names.renderGiveUpStream,
+    subjects: names.maxDeliveriesAdvisory(names.renderStream, names.renderConsumer),
+    consumer: names.renderGiveUpConsumer,
+    ackWaitSeconds: 30,
+    maxDeliver: -1,
   });
   await ensureWorkStream(jsm, {
     stream: names.deliveryStream,

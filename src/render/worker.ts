@@ -143,31 +143,35 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   });
 
   // A request whose every delivery died with its worker ends as a failed render, not in limbo.
-  const advisories = nc.subscribe(names.maxDeliveriesAdvisory(names.renderStream, names.renderConsumer), {
-    queue: 'render-max-deliveries',
-    callback: (err, msg) => {
-      if (err) return;
-      void (async () => {
-        const advisory = JSON.parse(decoder.decode(msg.data)) as { stream_seq: number; deliveries: number };
-        const stored = await deps.topology.jsm.streams.getMessage(names.renderStream, { seq: advisory.stream_seq });
-        if (!stored) return;
-        const request = JSON.parse(decoder.decode(stored.data)) as RenderRequest;
-        log.error({ render_id: request.render_id, deliveries: advisory.deliveries }, 'render gave up after its last delivery');
-        await finish(request, (current) => ({
-          ...current,
-          status: 'failed',
-          finished_at: new Date().toISOString(),
-          error_code: 'internal_application_error',
-          error_message: errorTable.internal_application_error.message,
-        }));
-      })().catch((failure) => log.error({ err: failure }, 'max-deliveries advisory not handled'));
-    },
+  // The advisories wait in a stream, so one raised while no worker ran is handled by the next.
+  const giveUp = async (delivery: Delivery): Promise<Disposition> => {
+    const advisory = JSON.parse(decoder.decode(delivery.data)) as { stream_seq: number; deliveries: number };
+    const stored = await deps.topology.jsm.streams.getMessage(names.renderStream, { seq: advisory.stream_seq }).catch(() => null);
+    if (!stored) return { kind: 'ack' };
+    const request = JSON.parse(decoder.decode(stored.data)) as RenderRequest;
+    log.error({ render_id: request.render_id, deliveries: advisory.deliveries }, 'render gave up after its last delivery');
+    await finish(request, (current) => ({
+      ...current,
+      status: 'failed',
+      finished_at: new Date().toISOString(),
+      error_code: 'internal_application_error',
+      error_message: errorTable.internal_application_error.message,
+    }));
+    return { kind: 'ack' };
+  };
+  const giveUps = await startConsumeLoop({
+    consumer: await js.consumers.get(names.renderGiveUpStream, names.renderGiveUpConsumer),
+    concurrency: 1,
+    ackWaitSeconds: 30,
+    maxDeliver: Number.POSITIVE_INFINITY,
+    handle: giveUp,
+    onError: (err) => log.error({ err }, 'max-deliveries advisory not handled'),
   });
 
   return {
     inFlight: () => loop.inFlight(),
     async stop() {
-      advisories.unsubscribe();
+      await giveUps.stop();
       await loop.stop();
     },
   };

@@ -61,12 +61,12 @@ redelivery('a request whose last delivery dies with its worker ends as a failed 
     const workspace = await createWorkspace(stack, { quota: 5 });
     const auth = { headers: { 'x-access-key': workspace.access_key } };
     const before = stack.site.hits.get('/slow') ?? 0;
-    // The page outlasts starting a second worker even on a loaded machine.
     const pending = call(`${ingressOnce.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/slow?ms=25000`)}`, auth);
     await waitFor(() => (stack.site.hits.get('/slow') ?? 0) > before, 20_000);
-    // A second worker, up before the first dies, hears the max-deliveries advisory when the dead one's claim lapses.
-    workers.push(await spawnService(stack, { ROLES: 'render', ...strict }));
     workers[0].kill('SIGKILL');
+    // No worker runs when the dead one's claim lapses (8 s): the advisory waits in its stream for the next.
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    workers.push(await spawnService(stack, { ROLES: 'render', ...strict }));
     const answer = await pending;
     assert.is(answer.status, 500, JSON.stringify(answer.json));
     assert.is(answer.json!.error_code, 'internal_application_error');
