@@ -1,5 +1,5 @@
 // The parameters of /api/take: one table of every known parameter, parsed the same way for GET and POST.
-import { type ImageFormat, type RenderOptions, type WaitUntil } from '../render/options.ts';
+import { renderDefaults, type ImageFormat, type RenderOptions } from '../render/options.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
 export type RawParams = { kind: 'query'; entries: [string, string][] } | { kind: 'json'; body: Record<string, unknown> };
@@ -101,6 +101,8 @@ const parameters: Record<string, Parser> = {
   fail_if_content_contains: list,
 };
 
+const renderOptionNames = new Set<string>([...Object.keys(renderDefaults), 'selector', 'scroll_into_view']);
+
 /** Parses and validates every parameter; returns all problems at once so a client fixes them in one go. */
 export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { problems: ParamProblem[] } {
   const grouped = new Map<string, unknown[]>();
@@ -129,25 +131,13 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   }
   if (problems.length > 0) return { problems };
 
-  const format = (values.format === 'jpg' ? 'jpeg' : (values.format ?? 'png')) as ImageFormat;
+  // Parameters that are render options override the defaults; the rest steer the answer.
+  const chosen = Object.fromEntries(Object.entries(values).filter(([name]) => renderOptionNames.has(name)));
   const options: RenderOptions = {
+    ...renderDefaults,
+    ...chosen,
     url: values.url as string,
-    format,
-    ...(values.selector !== undefined ? { selector: values.selector as string } : {}),
-    ...(values.scroll_into_view !== undefined ? { scroll_into_view: values.scroll_into_view as string } : {}),
-    viewport_width: (values.viewport_width as number) ?? 1280,
-    viewport_height: (values.viewport_height as number) ?? 720,
-    device_scale_factor: (values.device_scale_factor as number) ?? 1,
-    full_page: (values.full_page as boolean) ?? false,
-    image_quality: (values.image_quality as number) ?? 80,
-    wait_until: (values.wait_until as WaitUntil) ?? 'load',
-    delay: (values.delay as number) ?? 0,
-    timeout: (values.timeout as number) ?? 30,
-    ignore_host_errors: (values.ignore_host_errors as boolean) ?? false,
-    error_on_selector_not_found: (values.error_on_selector_not_found as boolean) ?? false,
-    fail_if_request_failed: (values.fail_if_request_failed as string[]) ?? [],
-    fail_if_content_missing: (values.fail_if_content_missing as string[]) ?? [],
-    fail_if_content_contains: (values.fail_if_content_contains as string[]) ?? [],
+    format: values.format === 'jpg' ? 'jpeg' : ((values.format as ImageFormat | undefined) ?? renderDefaults.format),
   };
   const control: TakeControl = {
     ...(values.access_key !== undefined ? { access_key: values.access_key as string } : {}),

@@ -6,26 +6,13 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import { renderMachine, type CapturePageInput, type RenderOutput, type StoreImageInput, type StoredImage } from '../../actors/render.machine.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { ServiceError } from '../../src/errors.ts';
-import type { PageObservation, RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/render/options.ts';
 
 const test = suite('render machine');
 
 const baseOptions: RenderOptions = {
+  ...renderDefaults,
   url: 'https://example.com/',
-  format: 'png',
-  viewport_width: 1280,
-  viewport_height: 720,
-  device_scale_factor: 1,
-  full_page: false,
-  image_quality: 80,
-  wait_until: 'load',
-  delay: 0,
-  timeout: 30,
-  ignore_host_errors: false,
-  error_on_selector_not_found: false,
-  fail_if_request_failed: [],
-  fail_if_content_missing: [],
-  fail_if_content_contains: [],
 };
 
 const baseObservation: PageObservation = {

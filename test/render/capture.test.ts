@@ -8,7 +8,7 @@ import { imageSize } from 'image-size';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { ServiceError } from '../../src/errors.ts';
-import type { PageObservation, RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/render/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('capturePage');
@@ -19,20 +19,8 @@ let site: FixtureSite;
 let host: BrowserHost;
 
 const defaults: Omit<RenderOptions, 'url'> = {
-  format: 'png',
-  viewport_width: 1280,
-  viewport_height: 720,
-  device_scale_factor: 1,
-  full_page: false,
-  image_quality: 80,
-  wait_until: 'load',
-  delay: 0,
+  ...renderDefaults,
   timeout: 15,
-  ignore_host_errors: false,
-  error_on_selector_not_found: false,
-  fail_if_request_failed: [],
-  fail_if_content_missing: [],
-  fail_if_content_contains: [],
 };
 
 // Renders a fixture path with the given options.

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
-import type { RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type RenderOptions } from '../../src/render/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('warm page isolation');
@@ -17,21 +17,11 @@ let site: FixtureSite;
 let host: BrowserHost;
 
 const defaults: Omit<RenderOptions, 'url'> = {
-  format: 'png',
+  ...renderDefaults,
   viewport_width: 800,
   viewport_height: 600,
-  device_scale_factor: 1,
-  full_page: false,
-  image_quality: 80,
-  wait_until: 'load',
-  // Long enough for the pages' asynchronous writes and reads (IndexedDB, Cache Storage) to land.
   delay: 0.4,
   timeout: 15,
-  ignore_host_errors: false,
-  error_on_selector_not_found: false,
-  fail_if_request_failed: [],
-  fail_if_content_missing: [],
-  fail_if_content_contains: [],
 };
 
 // The visible text of one render of `path` for `workspaceId`.
