@@ -53,6 +53,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
     const cache = new RenderCache(topology.renderCache);
+    const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
     const store = new FileStore(config.s3);
     await store.ensureBucket();
 
@@ -81,8 +82,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     }
 
     if (config.roles.has('delivery')) {
-      const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
-      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces });
+      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces: workspaceStore });
       closers.push(() => sender.stop());
     }
 
@@ -90,7 +90,6 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (config.roles.has('ingress')) {
       const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
       const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
-      const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
       const workspaces = new WorkspaceCache(workspaceStore, topology, log);
       await workspaces.start();
       closers.push(async () => workspaces.stop());

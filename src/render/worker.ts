@@ -52,11 +52,10 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     return record;
   };
 
-  // The image of each render in flight, kept from storing to announcing.
-  const images = new Map<string, Buffer>();
-
-  const machineFor = (request: RenderRequest) =>
-    renderMachine.provide({
+  // One machine per request: the stored file's lifetime depends on it, and its image is kept for the announcement.
+  const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<{ output: RenderOutput; image?: Buffer }> => {
+    let image: Buffer | undefined;
+    const machine = renderMachine.provide({
       actors: {
         capturePage: capturePageOn(browser),
         storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
@@ -64,21 +63,19 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
           const lifetime = request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
           const fileName = newFileName(input.options.format, new Date(Date.now() + lifetime * 1000));
           await store.put(fileName, input.observation.image, input.options.format);
-          images.set(request.render_id, input.observation.image);
-          return { file_name: fileName, size_bytes: input.observation.image.length };
+          image = input.observation.image;
+          return { file_name: fileName, size_bytes: image.length };
         }),
       },
     });
-
-  const runActor = async (request: RenderRequest, signal: AbortSignal): Promise<RenderOutput> => {
-    const actor = createActor(machineFor(request), { input: { renderId: request.render_id, options: request.options, workspaceId: request.workspace_id } });
+    const actor = createActor(machine, { input: { renderId: request.render_id, options: request.options, workspaceId: request.workspace_id } });
     // Cancelling (not stopping) lets the machine abort the capture and still end with an output.
     const cancel = () => actor.send({ type: 'render.cancel' });
     signal.addEventListener('abort', cancel, { once: true });
     try {
       actor.start();
       actor.send({ type: 'render.start' });
-      return await toPromise(actor);
+      return { output: await toPromise(actor), image };
     } finally {
       signal.removeEventListener('abort', cancel);
     }
@@ -91,7 +88,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       // An operator's replay of an ended render: render it again into the same record. The quota
       // reservation was settled the first time, so settling again charges nothing.
       await records.reopen(request.render_id);
-    } else if (known && (known.status === 'succeeded' || known.status === 'failed')) {
+    } else if (known && isFinal(known)) {
       // A redelivery of a render that already ended: settle and answer again, render nothing.
       await deps.settle(known);
       await deps.enqueueWebhook?.(known);
@@ -100,9 +97,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     }
     await records.transition(request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }));
     const startedAt = performance.now();
-    const output = await runActor(request, delivery.signal);
-    const image = images.get(request.render_id);
-    images.delete(request.render_id);
+    const { output, image } = await runActor(request, delivery.signal);
     metrics.renders.inc({ status: output.status, error_code: output.status === 'failed' ? output.error_code : '' });
     metrics.renderDuration.observe((performance.now() - startedAt) / 1000);
     const finishedAt = new Date().toISOString();
