@@ -2,41 +2,80 @@
 
 type Labels = Record<string, string>;
 
+// On the hot path of every response: a plain loop, escaping only values that need it.
 const labelText = (labels: Labels) => {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/["\\\n]/g, '\\$&')}"`);
-  return pairs.length ? `{${pairs.join(',')}}` : '';
+  let text = '';
+  for (const name in labels) {
+    const value = labels[name];
+    text += `${text ? ',' : ''}${name}="${/["\\\n]/.test(value) ? value.replace(/["\\\n]/g, '\\$&') : value}"`;
+  }
+  return text ? `{${text}}` : '';
 };
+
+/** One label set of a counter. */
+class CounterSeries {
+  value = 0;
+  inc(by = 1): void {
+    this.value += by;
+  }
+}
 
 /** A monotonically increasing count, by label set. */
 export class Counter {
-  private readonly values = new Map<string, number>();
+  private readonly series = new Map<string, CounterSeries>();
   constructor(readonly name: string, readonly help: string) {}
+
+  /** The series of `labels`; a hot path with fixed labels keeps it and counts on it directly. */
+  labels(labels: Labels = {}): CounterSeries {
+    const key = labelText(labels);
+    let series = this.series.get(key);
+    if (!series) this.series.set(key, (series = new CounterSeries()));
+    return series;
+  }
 
   /** Adds `by` to the series of `labels`. */
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    this.labels(labels).inc(by);
   }
 
   /** The exposition lines of this counter. */
   render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.values].map(([key, value]) => `${this.name}${key} ${value}`)];
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.series].map(([key, series]) => `${this.name}${key} ${series.value}`)];
+  }
+}
+
+/** One label set of a histogram: a count per bucket bound, the sum and the count. */
+class HistogramSeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+  constructor(private readonly buckets: number[]) {
+    this.counts = buckets.map(() => 0);
+  }
+
+  observe(value: number): void {
+    for (let index = 0; index < this.buckets.length; index++) if (value <= this.buckets[index]) this.counts[index]++;
+    this.sum += value;
+    this.count++;
   }
 }
 
 /** Observations in cumulative buckets (seconds), by label set. */
 export class Histogram {
-  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, HistogramSeries>();
   constructor(readonly name: string, readonly help: string, private readonly buckets: number[]) {}
+
+  /** The series of `labels`; a hot path with fixed labels keeps it and observes on it directly. */
+  labels(labels: Labels = {}): HistogramSeries {
+    const key = labelText(labels);
+    let series = this.series.get(key);
+    if (!series) this.series.set(key, (series = new HistogramSeries(this.buckets)));
+    return series;
+  }
 
   /** Records one observation. */
   observe(value: number, labels: Labels = {}): void {
-    const key = labelText(labels);
-    const entry = this.series.get(key) ?? { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-    this.buckets.forEach((bound, index) => value <= bound && entry.counts[index]++);
-    entry.sum += value;
-    entry.count++;
-    this.series.set(key, entry);
+    this.labels(labels).observe(value);
   }
 
   /** The exposition lines of this histogram. */

@@ -1,4 +1,5 @@
 // The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
+import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { metrics } from '../metrics.ts';
@@ -13,6 +14,7 @@ import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { rendersRoutes } from './renders.ts';
+import { RepeatViews } from './repeat-views.ts';
 import { takeRoutes } from './take.ts';
 
 /** Largest accepted request body (contract §9). */
@@ -69,7 +71,17 @@ const fastifyCodes: Record<string, ErrorCode> = {
 
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
+  const repeatViews = new RepeatViews(deps.workspaces, deps.cache, deps.config.baseUrl, deps.log);
   const app = Fastify({
+    // Repeat views of cached signed URLs are answered before Fastify sees them (the hot path of embeds).
+    serverFactory: (handler, options) => {
+      const server = createServer((req, res) => repeatViews.answer(req, res) || handler(req, res));
+      // What Fastify would set on a server of its own (its defaults are filled in by now).
+      server.keepAliveTimeout = Number(options.keepAliveTimeout);
+      server.requestTimeout = Number(options.requestTimeout);
+      server.setTimeout(Number(options.connectionTimeout));
+      return server;
+    },
     loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
@@ -77,6 +89,7 @@ export function buildApp(deps: AppDeps) {
     logController: new AccessLog(),
   });
   app.decorateReply('errorCode', undefined);
+  app.addHook('preClose', async () => void (repeatViews.closing = true));
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
@@ -116,7 +129,7 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.register(healthRoutes, { checks: deps.readiness });
-  app.register(takeRoutes, deps);
+  app.register(takeRoutes, { ...deps, repeatViews });
   app.register(rendersRoutes, deps);
   app.register(filesRoutes, deps);
   if (deps.dashboard) app.register(dashboardRoutes, { ...deps.dashboard, prefix: '/dashboard' });

@@ -49,7 +49,7 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
 
   let signed = false;
   let signedQuery: string | undefined;
-  if (request.method === 'GET') {
+  if (request.method !== 'POST') {
     const split = splitSignedQuery(rawQueryString(request));
     if (split === 'misplaced') {
       throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature must be the last parameter of the query string.' });

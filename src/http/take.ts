@@ -1,20 +1,20 @@
 // GET|POST /api/take: authenticate, validate, serve from the cache or admit, render, answer.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { ServiceError } from '../errors.ts';
 import type { RenderRequest, RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../render/options.ts';
-import { cacheKeyOf, type CacheEntry } from '../storage/render-cache.ts';
+import { cacheKeyOf } from '../storage/render-cache.ts';
 import { fileUrl } from '../storage/store.ts';
-import { keysUsable, planConcurrency } from '../workspaces/workspace.ts';
+import { planConcurrency } from '../workspaces/workspace.ts';
 import type { AppDeps } from './app.ts';
-import { authenticate, identify, rawQueryString, type Caller } from './auth.ts';
+import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
+import type { RepeatViews } from './repeat-views.ts';
 
-/** The parameters of a GET or POST /api/take, before validation. */
+/** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
-  if (request.method === 'GET') {
+  if (request.method !== 'POST') {
     return { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] };
   }
   if (request.rawBody === undefined) {
@@ -34,8 +34,8 @@ function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
 }
 
 /** Registers GET and POST /api/take. */
-export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
-  const { config, queue, store, workspaces, ledger, cache } = deps;
+export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews }> = async (app, deps) => {
+  const { config, queue, store, workspaces, ledger, cache, repeatViews } = deps;
 
   const parse = (raw: RawParams): TakeRequest => {
     const parsed = parseTakeParams(raw);
@@ -60,20 +60,6 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     if (renderRequest.cache) await cache.abandon(renderRequest.cache.key, renderRequest.render_id).catch(() => undefined);
   };
 
-  // Signed GETs already verified, with the secret they were verified under: a repeat view of an
-  // embedded URL skips the HMAC, the parsing and the hashing, and is answered from memory.
-  const verifiedQueries = new LRUCache<string, { workspaceId: string; secretKey: string; cacheKey: string }>({ max: 20_000 });
-
-  // The cache entry of a repeat view, or null when the full checks must decide (a rotated secret,
-  // another workspace's key, a lapsed verification, an expired entry).
-  const repeatView = async (request: FastifyRequest): Promise<CacheEntry | null> => {
-    const known = request.method === 'GET' ? verifiedQueries.get(rawQueryString(request)) : undefined;
-    if (!known) return null;
-    const workspace = await identify(request, workspaces).catch(() => null);
-    if (workspace?.workspace_id !== known.workspaceId || workspace.secret_key !== known.secretKey || !keysUsable(workspace)) return null;
-    return cache.lookup(known.cacheKey);
-  };
-
   const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') {
@@ -96,15 +82,14 @@ export const takeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   };
 
   const take = async (request: FastifyRequest, reply: FastifyReply) => {
-    const repeated = await repeatView(request);
-    if (repeated) return redirect(reply, repeated.render_id, repeated.file_name!);
     const raw = rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
     const takeRequest = parse(raw);
     const cacheKey = cacheKeyFor(caller, takeRequest);
     if (cacheKey) {
-      const { workspace_id, secret_key } = caller.workspace;
-      verifiedQueries.set(rawQueryString(request), { workspaceId: workspace_id, secretKey: secret_key, cacheKey });
+      const { workspace_id, secret_key, access_key } = caller.workspace;
+      const viaHeader = Boolean(request.headers['x-access-key']);
+      repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
       const hit = await cache.lookup(cacheKey);
       if (hit) return redirect(reply, hit.render_id, hit.file_name!);
     }

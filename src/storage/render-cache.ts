@@ -39,12 +39,18 @@ export class RenderCache {
   /** The file of a live entry, or null: the redirect path, which renders and charges nothing. */
   async lookup(key: string): Promise<CacheEntry | null> {
     const now = Date.now();
-    const remembered = this.filled.get(key);
-    if (remembered && isFresh(remembered, now)) return remembered;
+    const remembered = this.peek(key, now);
+    if (remembered) return remembered;
     const { value } = await readJson<CacheEntry>(this.bucket, key);
     if (!value || value.status !== 'succeeded' || !isFresh(value, now)) return null;
     this.filled.set(key, value, { ttl: value.expires_at! - now });
     return value;
+  }
+
+  /** The live entry of `key` if this ingress holds it in memory, else null (KV is not read). */
+  peek(key: string, now = Date.now()): CacheEntry | null {
+    const remembered = this.filled.get(key);
+    return remembered && isFresh(remembered, now) ? remembered : null;
   }
 
   /**

@@ -37,6 +37,11 @@ export class WorkspaceCache {
     for (const watch of this.watches) watch.stop();
   }
 
+  /** The cached workspace of `accessKey`, without reading KV: null when unknown or not cached. */
+  peek(accessKey: string): Workspace | null {
+    return this.byKey.get(accessKey)?.workspace ?? null;
+  }
+
   /** The workspace whose current access key is `accessKey`, or null. */
   async byAccessKey(accessKey: string): Promise<Workspace | null> {
     const cached = this.byKey.get(accessKey);

@@ -3,6 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { shutterbus } from '../helpers/cli.ts';
 import { call, createWorkspace, startService, startStack, usedThisMonth, type TakeAnswer, type TestService, type TestStack } from '../helpers/service.ts';
 
 const cached = suite('cached signed URLs: render once, redirect for free');
@@ -68,6 +69,34 @@ cached('with the quota used up, the cached URL still redirects', async () => {
   const other = await call(`${service.base}/api/take?${signed(workspace, queryFor(workspace, fresh()))}`);
   assert.is(other.json!.error_code, 'screenshots_limit_reached');
   assert.is((await call(`${service.base}/api/take?${url}`)).status, 302);
+});
+
+cached('repeat views answered from memory keep every check: header key, rotation, metrics', async () => {
+  const workspace = await createWorkspace(stack);
+  const other = await createWorkspace(stack);
+  const url = signed(workspace, queryFor(workspace, fresh()));
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 200);
+  const redirects = async () => Number(/shutterbus_http_responses_total\{route="\/api\/take",status="302"\} (\d+)/.exec(await (await fetch(`${service.base}/metrics`)).text())?.[1] ?? 0);
+  const before = await redirects();
+  for (let i = 0; i < 3; i++) assert.is((await call(`${service.base}/api/take?${url}`)).status, 302);
+  assert.is(await redirects(), before + 3, 'every redirect is counted');
+
+  // A key in the header comes first (contract §4): the signature is then another workspace's to match.
+  const withHeader = await call(`${service.base}/api/take?${url}`, { headers: { 'x-access-key': other.access_key } });
+  assert.is(withHeader.json?.error_code, 'signature_is_not_valid');
+  const head = await fetch(`${service.base}/api/take?${url}`, { method: 'HEAD', redirect: 'manual' });
+  assert.is(head.status, 302, 'HEAD goes through the full checks');
+
+  const rotated = await shutterbus(stack, 'keys', 'rotate', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
+  assert.is(rotated.code, 0);
+  const started = Date.now();
+  let answer = await call(`${service.base}/api/take?${url}`);
+  while (answer.status === 302) {
+    assert.ok(Date.now() - started < 10_000, 'the rotated key stops redirecting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answer = await call(`${service.base}/api/take?${url}`);
+  }
+  assert.is(answer.json?.error_code, 'access_key_invalid');
 });
 
 cached('cache=false, unsigned GETs and POSTs always render and charge', async () => {
