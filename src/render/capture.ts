@@ -19,7 +19,9 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline))) {
         missingSelectors.push(options.scroll_into_view);
       }
-      const visibleText = await readVisibleText(page, deadline);
+      // Reading the text lays the page out once more: only when a content rule will look at it.
+      const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
+      const visibleText = needsText ? await readVisibleText(page, deadline) : '';
       const { image, selectorFound } = await capture(page, options, deadline, session);
       if (options.selector && !selectorFound) missingSelectors.push(options.selector);
       return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image };
