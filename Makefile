@@ -13,8 +13,12 @@ help: ## Show this help
 deps: ## Install what is missing: Debian chromium and nats-server, npm ci
 	@infra/local.sh deps
 
+.PHONY: build
+build: ## Bundle the service into dist/main.js (esbuild; node_modules stay outside): it starts without compiling TypeScript
+	@npm run --silent build
+
 .PHONY: run
-run: deps ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground
+run: deps build ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground
 	@infra/local.sh run
 
 .PHONY: stop
@@ -30,7 +34,7 @@ test: deps ## Run every test suite (filter: make test ARGS=net); last line: N pa
 	@node --import tsx test/run.ts $(ARGS)
 
 .PHONY: bench
-bench: deps ## Run the benchmark suite
+bench: deps build ## Run the benchmark suite
 	@node --import tsx bench/run.ts
 
 .PHONY: typecheck

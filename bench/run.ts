@@ -59,7 +59,7 @@ const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 }
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const startedAt = performance.now();
-const service: ChildProcess = await spawnService(stack, { PORT: String(port), LOG_LEVEL: 'info' });
+const service: ChildProcess = await spawnService(stack, { PORT: String(port), LOG_LEVEL: 'info' }, 'dist');
 const take = async (url: string) => {
   const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
   const bytes = await response.arrayBuffer();

@@ -164,7 +164,7 @@ up() {
 
 run() {
   local pid
-  if pid="$(live_pid "$DATA_DIR/service.pid" src/main.ts)"; then
+  if pid="$(live_pid "$DATA_DIR/service.pid" dist/main.js)"; then
     fail "the service is already running (pid $pid); make stop first"
   fi
   up
@@ -176,7 +176,7 @@ run() {
   node --import tsx src/cli/main.ts demo || fail "could not create the demo workspace"
   # exec keeps this pid: the pid file names the service process itself.
   echo $$ >"$DATA_DIR/service.pid"
-  exec node --import tsx src/main.ts
+  exec node dist/main.js
 }
 
 # stop NAME PID_FILE PATTERN: TERM, then KILL after a few seconds.
@@ -198,14 +198,14 @@ stop() {
 }
 
 down() {
-  stop service "$DATA_DIR/service.pid" src/main.ts
+  stop service "$DATA_DIR/service.pid" dist/main.js
   stop s3 "$DATA_DIR/s3.pid" infra/s3rver.js
   stop nats "$DATA_DIR/nats.pid" nats-server
 }
 
 status() {
   local name pattern pid
-  for entry in service:src/main.ts nats:nats-server s3:infra/s3rver.js; do
+  for entry in service:dist/main.js nats:nats-server s3:infra/s3rver.js; do
     name=${entry%%:*} pattern=${entry#*:}
     if pid="$(live_pid "$DATA_DIR/$name.pid" "$pattern")"; then
       say "$name running (pid $pid)"

@@ -62,11 +62,18 @@ export async function startService(stack: TestStack, extra: Record<string, strin
   return { ...service, base: config.baseUrl };
 }
 
-const mainScript = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The sources through tsx, or the bundle `make build` writes (what `make run` and the image start). */
+export type ServiceEntry = 'src' | 'dist';
+const entryArgs: Record<ServiceEntry, string[]> = {
+  src: ['--import', 'tsx', path.join(root, 'src/main.ts')],
+  dist: [path.join(root, 'dist/main.js')],
+};
 
 /** Starts Shutterbus as a child process (so a test can SIGKILL it); resolves once it logs that it started. */
-export async function spawnService(stack: TestStack, extra: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', mainScript], {
+export async function spawnService(stack: TestStack, extra: Record<string, string> = {}, entry: ServiceEntry = 'src'): Promise<ChildProcess> {
+  const child = spawn(process.execPath, entryArgs[entry], {
     env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
