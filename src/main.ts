@@ -1,14 +1,14 @@
 // Composition root: config → connections → the roles this process runs → graceful close.
 import { pathToFileURL } from 'node:url';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, type AppDeps } from './http/app.ts';
 import { createDashboardDeps } from './http/dashboard/deps.ts';
 import type { ReadinessCheck } from './http/health.ts';
 import { RenderQueue } from './jetstream/render-queue.ts';
 import { RenderRecords, type RenderRecord } from './jetstream/render-records.ts';
-import { ensureTopology } from './jetstream/topology.ts';
+import { ensureTopology, type Topology } from './jetstream/topology.ts';
 import { DeliveryQueue } from './delivery/records.ts';
 import { startDeliveryWorker } from './delivery/worker.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -43,6 +43,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   // Awaited below, or closed in the catch: this only keeps an early failure from going unhandled.
   renderer?.catch(() => undefined);
   let rendererOwned = false;
+  let ingress: ReturnType<typeof prepareIngress> | undefined;
+  let ingressOwned = false;
   try {
     const nc: NatsConnection = await connect({ servers: config.natsUrl, name: `shutterbus-${process.pid}`, maxReconnectAttempts: -1 });
     closers.push(() => nc.drain());
@@ -61,6 +63,13 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       { name: 'nats', check: async () => void (await nc.rtt()) },
       { name: 'object_store', check: () => store.ping() },
     ];
+
+    // The ingress is built while the browser starts (building it is this thread's work, the launch
+    // mostly Chromium's); it listens once every role is up.
+    ingress = config.roles.has('ingress')
+      ? prepareIngress({ config, log, nc, js, topology, records, store, ledger, cache, workspaceStore, readiness })
+      : undefined;
+    ingress?.catch(() => undefined);
 
     if (renderer) {
       const { proxy, browser } = await renderer;
@@ -87,13 +96,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     }
 
     let url: string | undefined;
-    if (config.roles.has('ingress')) {
-      const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
-      const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
-      const workspaces = new WorkspaceCache(workspaceStore, topology, log);
-      await workspaces.start();
+    if (ingress) {
+      const { app, workspaces } = await ingress;
+      ingressOwned = true;
       closers.push(async () => workspaces.stop());
-      const app = buildApp({ config, log, queue, store, workspaces, ledger, cache, checkTarget, readiness, dashboard: await createDashboardDeps({ config, log, topology, workspaces: workspaceStore }) });
       url = await app.listen({ port: config.port, host: config.host });
       closers.push(() => app.close());
     }
@@ -102,7 +108,34 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (renderer && !rendererOwned) {
       await renderer.then(({ proxy, browser }) => Promise.all([browser.close(), proxy.close()])).catch(() => undefined);
     }
+    if (ingress && !ingressOwned) {
+      await ingress.then(({ app, workspaces }) => (workspaces.stop(), app.close())).catch(() => undefined);
+    }
     await close();
+    throw err;
+  }
+}
+
+/** The ingress app, ready to listen, and the workspace cache it reads (watching KV). */
+async function prepareIngress(deps: Omit<AppDeps, 'queue' | 'workspaces' | 'checkTarget' | 'dashboard'> & {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  topology: Topology;
+  records: RenderRecords;
+  workspaceStore: WorkspaceStore;
+}) {
+  const { config, log, nc, js, topology, records, workspaceStore } = deps;
+  const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
+  const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
+  const workspaces = new WorkspaceCache(workspaceStore, topology, log);
+  await workspaces.start();
+  try {
+    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore });
+    const app = buildApp({ ...deps, queue, workspaces, checkTarget, dashboard });
+    await app.ready();
+    return { app, workspaces };
+  } catch (err) {
+    workspaces.stop();
     throw err;
   }
 }

@@ -3,7 +3,8 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from './options.ts';
 import { PagePool, type WarmPage } from './pool.ts';

@@ -1,6 +1,7 @@
 // Small named page steps a render is composed of: navigate, watch, settle, scroll, read, capture.
 
-import { errors, type CDPSession, type Page, type Request, type Response } from 'playwright-core';
+import type { CDPSession, Page, Request, Response } from 'playwright-core';
+import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome } from './options.ts';
 

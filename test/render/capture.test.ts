@@ -58,7 +58,7 @@ test.after(async () => {
 
 test('default viewport is 1280×720 and the browser is healthy', async () => {
   const started = performance.now();
-  const observation = await render('/');
+  const observation = await render('/', { fail_if_content_missing: ['Hello'] });
   const ms = Math.round(performance.now() - started);
   assert.equal(size(observation.image), { width: 1280, height: 720 });
   assert.is(observation.mainStatus, 200);
@@ -120,7 +120,8 @@ test('sub-request outcomes are observed', async () => {
 });
 
 test('visible text and scroll_into_view', async () => {
-  assert.match((await render('/login-wall')).visibleText, 'Please sign in to continue');
+  assert.match((await render('/login-wall', { fail_if_content_contains: ['sign in'] })).visibleText, 'Please sign in to continue');
+  assert.is((await render('/login-wall')).visibleText, '', 'without a content rule the text is not read');
   const scrolled = await render('/scroll', { scroll_into_view: '#far' });
   assert.equal(scrolled.missingSelectors, []);
   assert.equal(size(scrolled.image), { width: 1280, height: 720 });
@@ -150,13 +151,13 @@ test('aborting the signal ends the render', async () => {
 
 test('cookies and storage of one render are not visible to the next', async () => {
   await render('/set-cookie', { delay: 0.2 });
-  const { visibleText } = await render('/read-state', { delay: 0.2 });
+  const { visibleText } = await render('/read-state', { delay: 0.2, fail_if_content_missing: ['cookies='] });
   assert.match(visibleText, 'cookies=none local=none session=none idb=none');
 });
 
 test('dialogs are dismissed and downloads do not break the render', async () => {
-  assert.match((await render('/dialog')).visibleText, 'After the dialog');
-  assert.match((await render('/download-link')).visibleText, 'Download the report');
+  assert.match((await render('/dialog', { fail_if_content_missing: ['After'] })).visibleText, 'After the dialog');
+  assert.match((await render('/download-link', { fail_if_content_missing: ['Download'] })).visibleText, 'Download the report');
   assert.is(await failureCode(render('/download')), 'network_error');
 });
 

@@ -22,6 +22,8 @@ const defaults: Omit<RenderOptions, 'url'> = {
   viewport_height: 600,
   delay: 0.4,
   timeout: 15,
+  // A content rule makes the render read the page's text, which is how the probe reports.
+  fail_if_content_missing: ['cookies='],
 };
 
 // The visible text of one render of `path` for `workspaceId`.
