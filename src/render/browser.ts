@@ -1,9 +1,9 @@
 // Browser lifecycle: one Chromium per worker process, relaunched after a crash, and a
 // watchdog that ends each render at its deadline even when the page hangs its renderer.
 
-import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { chromiumArgs, findProcessWithArg } from './chromium.ts';
 import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from './options.ts';
@@ -33,32 +33,6 @@ export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSessio
 
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
-
-// Playwright disables these Chromium features with its own --disable-features switch
-// (playwright-core's chromiumSwitches.ts). A second switch replaces the first, so ours repeats
-// the list; test/render/browser.test.ts fails when a Playwright upgrade adds to it.
-export const PLAYWRIGHT_DISABLED_FEATURES = [
-  'AvoidUnnecessaryBeforeUnloadCheckSync', 'DestroyProfileOnBrowserClose', 'HttpsUpgrades', 'HttpsFirstBalancedModeAutoEnable',
-  'LensOverlay', 'MediaRouter', 'PaintHolding', 'ThirdPartyStoragePartitioning', 'AvoidCorsURLLoaderRestartOnRedirect',
-  'TcpPortRandomizationWin', 'OptimizationHints', 'NetworkTimeServiceQuerying', 'AimEnabled', 'PreconnectToSearch',
-  'msForceBrowserSignIn', 'msEdgeUpdateLaunchServicesPreferredVersion',
-];
-
-// RenderDocument gives every cross-document navigation a new frame host; without it a warm page's
-// navigations (the render's, and the wipe's about:blank) cost ≈ 20% less browser CPU.
-const DISABLED_FEATURES = [...PLAYWRIGHT_DISABLED_FEATURES, 'RenderDocument'];
-
-const CHROMIUM_FLAGS = [
-  `--disable-features=${DISABLED_FEATURES.join(',')}`,
-  '--disable-quic',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
-  '--disable-dev-shm-usage',
-];
 
 /** One Chromium per worker process; hands each render an isolated context and page. */
 export class BrowserHost {
@@ -197,10 +171,9 @@ export class BrowserHost {
   async #launch(): Promise<Browser> {
     const startedAt = Date.now();
     const { executablePath, proxyUrl } = this.#options;
-    const proxyArgs = proxyUrl ? [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'] : [];
     let browser: Browser;
     try {
-      browser = await chromium.launch({ executablePath, args: [...proxyArgs, ...CHROMIUM_FLAGS, this.#marker] });
+      browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker] });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
@@ -288,24 +261,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined>
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-// Linux only: the pid of the (non-child) process whose command line holds `arg`.
-function findProcessWithArg(arg: string): number | null {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return null;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv.includes(arg) && !argv.some((a) => a.startsWith('--type='))) return Number(entry);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return null;
 }
