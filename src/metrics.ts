@@ -12,6 +12,14 @@ const labelText = (labels: Labels) => {
   return text ? `{${text}}` : '';
 };
 
+// The series of `labels` in `all`, made on first use.
+function seriesOf<T>(all: Map<string, T>, labels: Labels, make: () => T): T {
+  const key = labelText(labels);
+  let series = all.get(key);
+  if (!series) all.set(key, (series = make()));
+  return series;
+}
+
 /** One label set of a counter. */
 class CounterSeries {
   value = 0;
@@ -27,10 +35,7 @@ export class Counter {
 
   /** The series of `labels`; a hot path with fixed labels keeps it and counts on it directly. */
   labels(labels: Labels = {}): CounterSeries {
-    const key = labelText(labels);
-    let series = this.series.get(key);
-    if (!series) this.series.set(key, (series = new CounterSeries()));
-    return series;
+    return seriesOf(this.series, labels, () => new CounterSeries());
   }
 
   /** Adds `by` to the series of `labels`. */
@@ -67,10 +72,7 @@ export class Histogram {
 
   /** The series of `labels`; a hot path with fixed labels keeps it and observes on it directly. */
   labels(labels: Labels = {}): HistogramSeries {
-    const key = labelText(labels);
-    let series = this.series.get(key);
-    if (!series) this.series.set(key, (series = new HistogramSeries(this.buckets)));
-    return series;
+    return seriesOf(this.series, labels, () => new HistogramSeries(this.buckets));
   }
 
   /** Records one observation. */
