@@ -1,7 +1,7 @@
 // Dashboard accounts in the `accounts` KV bucket, keyed by normalized email; each names its workspaces.
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import { readJson, updateJson } from '../jetstream/kv-json.ts';
+import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import { normalizeEmail, type WorkspaceStore } from '../workspaces/workspace.ts';
 
 /** One person who can sign in to the dashboard. */
@@ -49,19 +49,18 @@ export class AccountStore {
     return value!;
   }
 
-  /** Creates an account with a password and a new free workspace it owns; null when the email is taken. */
+  /**
+   * Creates an account with a password and a new free workspace it owns; null when the email is
+   * taken. An invited address counts as taken: its invitation link is how it chooses a password,
+   * since signing up proves nothing about the mailbox and would hand over the invited workspaces.
+   */
   async signUp(email: string, passwordHash: string): Promise<Account | null> {
     const address = normalizeEmail(email);
-    let taken = false;
-    const account = await this.update(address, (current) => {
-      // An invited person without a password may sign up; anyone else already has an account.
-      if (current.password_hash !== null) {
-        taken = true;
-        return undefined;
-      }
-      return { ...current, password_hash: passwordHash, token_nonce: nonce() };
+    const now = new Date().toISOString();
+    const created = await createJson<Account>(this.bucket, keyOf(address), {
+      email: address, password_hash: passwordHash, verified: false, workspace_ids: [], token_nonce: nonce(), created_at: now, updated_at: now,
     });
-    if (taken) return null;
+    if (!created) return null;
     const workspace = await this.workspaces.create({ plan: 'free', owner: address });
     return this.join(address, workspace.workspace_id);
   }

@@ -130,6 +130,14 @@ forms('the last owner cannot be demoted or removed; verification marks the membe
   ]);
   assert.is((await fetch(verifyLink.replace(/token=.*/, 'token=forged.token'))).status, 400);
 
+  // Signing up proves nothing about the mailbox: a pending invitation is not claimed that way.
+  const impostor = new Visitor();
+  await impostor.get('/dashboard/sign-up');
+  const claim = await impostor.post('/dashboard/sign-up', { email: 'deputy@example.com', password: 'a long enough password' });
+  assert.is(claim.status, 409);
+  assert.match(claim.text, /invitation/);
+  assert.not.match((await impostor.get('/dashboard/keys')).text, new RegExp(workspaceId), 'the invited workspace stays out of reach');
+
   // With a second owner, the first may step down.
   assert.is((await boss.post('/dashboard/members/role', { email: 'boss@example.com', role: 'admin' })).status, 303);
   assert.is((await boss.post('/dashboard/members/remove', { email: 'deputy@example.com' })).status, 403, 'an admin does not remove');

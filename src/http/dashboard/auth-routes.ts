@@ -61,7 +61,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const problem = passwordProblem(password);
     if (problem) return again(problem, 400);
     const account = await accounts.signUp(email, await hashPassword(password));
-    if (!account) return again('An account with this email already exists. Sign in instead.', 409);
+    if (!account) return again('This email already has an account or an invitation: sign in, or use the link in the invitation mail.', 409);
     await sendVerification(dashboard, email);
     // A new sid on every sign-in: a session id planted before sign-in is worth nothing after it.
     sessions.write(reply, { email, ws: account.workspace_ids.at(-1) });
