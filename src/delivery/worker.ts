@@ -103,7 +103,7 @@ export async function startDeliveryWorker(deps: DeliveryWorkerDeps): Promise<Del
     ackWaitSeconds: DELIVERY_ACK_WAIT_SECONDS,
     maxDeliver: Number.POSITIVE_INFINITY,
     handle,
-    onError: (err, msg) => log.error({ err, stream_seq: msg.seq }, 'delivery handler failed'),
+    onError: (err, msg) => log.error({ err, stream_seq: msg?.seq }, msg ? 'delivery handler failed' : 'delivery pull failed'),
   });
   return { stop: () => loop.stop() };
 }

@@ -1,5 +1,5 @@
 // The consume loop: the one place that turns a handler's verdict into ack, nak-with-delay or term.
-import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 
 /** What a handler decided about one message. */
 export type Disposition =
@@ -31,24 +31,34 @@ export interface ConsumeLoopOptions {
   ackWaitSeconds: number;
   maxDeliver: number;
   handle: (delivery: Delivery) => Promise<Disposition>;
-  onError: (err: unknown, msg: JsMsg) => void;
+  /** A handler that threw (its message is retried), or a pull that failed (`msg` absent). */
+  onError: (err: unknown, msg?: JsMsg) => void;
 }
+
+// How long one pull waits for messages before the loop asks again.
+const PULL_EXPIRES_MS = 5000;
 
 /** A running loop; `stop` lets in-flight handlers finish (or aborts them after `graceMs`). */
 export interface ConsumeLoop {
   stop(graceMs?: number): Promise<void>;
-  inFlight(): number;
 }
 
-/** Pulls messages with explicit ack and bounded concurrency and settles each by its handler's verdict. */
+/**
+ * Pulls messages with explicit ack and bounded concurrency and settles each by its handler's
+ * verdict. A pull asks for no more messages than there are free slots, so every message it gets
+ * starts at once: none waits in a client-side buffer while its ack wait runs out.
+ */
 export async function startConsumeLoop(options: ConsumeLoopOptions): Promise<ConsumeLoop> {
   const { consumer, concurrency } = options;
   const abort = new AbortController();
   const running = new Set<Promise<void>>();
   let freeSlot: (() => void) | null = null;
-  const messages = await consumer.consume({ max_messages: concurrency });
+  let pull: ConsumerMessages | null = null;
+  let stopping = false;
 
-  const settle = async (msg: JsMsg, heartbeat: NodeJS.Timeout) => {
+  const settle = async (msg: JsMsg) => {
+    // In-progress acks keep the claim through long renders.
+    const heartbeat = setInterval(() => msg.working(), (options.ackWaitSeconds * 1000) / 3);
     try {
       const disposition = await options.handle({
         data: msg.data,
@@ -69,26 +79,39 @@ export async function startConsumeLoop(options: ConsumeLoopOptions): Promise<Con
     }
   };
 
+  const start = (msg: JsMsg) => {
+    const task = settle(msg).finally(() => {
+      running.delete(task);
+      freeSlot?.();
+      freeSlot = null;
+    });
+    running.add(task);
+  };
+
   const loop = (async () => {
-    for await (const msg of messages) {
-      // From receipt on, in-progress acks keep the claim: while waiting for a slot and during long renders.
-      const heartbeat = setInterval(() => msg.working(), (options.ackWaitSeconds * 1000) / 3);
-      while (running.size >= concurrency) {
+    while (!stopping) {
+      if (running.size >= concurrency) {
         await new Promise<void>((resolve) => (freeSlot = resolve));
+        continue;
       }
-      const task = settle(msg, heartbeat).finally(() => {
-        running.delete(task);
-        freeSlot?.();
-        freeSlot = null;
-      });
-      running.add(task);
+      try {
+        pull = await consumer.fetch({ max_messages: concurrency - running.size, expires: PULL_EXPIRES_MS });
+        for await (const msg of pull) start(msg);
+      } catch (err) {
+        if (stopping) break;
+        options.onError(err);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      } finally {
+        pull = null;
+      }
     }
   })();
 
   return {
-    inFlight: () => running.size,
     async stop(graceMs = 10_000) {
-      await messages.close().catch(() => undefined);
+      stopping = true;
+      await pull?.close().catch(() => undefined);
+      freeSlot?.();
       const grace = setTimeout(() => abort.abort(), graceMs);
       await Promise.allSettled([...running]);
       clearTimeout(grace);

@@ -32,7 +32,6 @@ export interface RenderWorkerDeps {
 /** A running render worker. */
 export interface RenderWorker {
   stop(): Promise<void>;
-  inFlight(): number;
 }
 
 const decoder = new TextDecoder();
@@ -134,7 +133,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
     ackWaitSeconds: config.renderAckWaitSeconds,
     maxDeliver: config.renderMaxDeliver,
     handle,
-    onError: (err, msg) => log.error({ err, stream_seq: msg.seq }, 'render handler failed'),
+    onError: (err, msg) => log.error({ err, stream_seq: msg?.seq }, msg ? 'render handler failed' : 'render pull failed'),
   });
 
   // A request whose every delivery died with its worker ends as a failed render, not in limbo.
@@ -164,7 +163,6 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   });
 
   return {
-    inFlight: () => loop.inFlight(),
     async stop() {
       await giveUps.stop();
       await loop.stop();
