@@ -38,6 +38,10 @@ const PERMISSIONS = [
   'background-sync', 'persistent-storage', 'storage-access', 'idle-detection', 'window-management', 'local-fonts',
 ];
 
+// A wipe is a few CDP calls; one that takes longer faces a page keeping its renderer busy, whose
+// calls may never be answered: the page is closed instead of waited for.
+const WIPE_LIMIT_MS = 5000;
+
 // Served in place of each touched origin while wiping, so session storage can be cleared in it.
 const BLANK = '<!doctype html><title>wipe</title>';
 
@@ -89,7 +93,9 @@ export class PagePool {
       return;
     }
     warm.state = 'wiping';
-    warm.wiped = wipe(warm).then(
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('wipe took too long')), WIPE_LIMIT_MS)));
+    warm.wiped = Promise.race([wipe(warm), limit]).finally(() => clearTimeout(timer)).then(
       () => {
         warm.state = 'idle';
         warm.lastUsed = Date.now();
