@@ -2,7 +2,7 @@
 // watchdog that ends each render at its deadline even when the page hangs its renderer.
 
 import { randomUUID } from 'node:crypto';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
 import { chromiumArgs, findProcessWithArg } from './chromium.ts';
 import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
@@ -128,8 +128,7 @@ export class BrowserHost {
     } finally {
       crash.dispose();
       if (warm) {
-        void pool.discard(warm);
-        this.#release(browser, warm.context, deadline.aborted);
+        this.#release(browser, pool.discard(warm), deadline.aborted);
       } else if (deadline.aborted) {
         // Aborted while the page was still being opened: close it once it exists.
         acquiring.then((late) => pool.discard(late), () => {}).catch(() => {});
@@ -137,11 +136,11 @@ export class BrowserHost {
     }
   }
 
-  // Closes a render's context; a context that will not close within the grace period means the
-  // browser itself is stuck, so it is killed and relaunched before the next render starts.
-  #release(browser: Browser, context: BrowserContext, timedOut: boolean): void {
-    const closing = context.close().then(() => true, () => true);
+  // Watches a failed render's context close; one that will not close within the grace period means
+  // the browser itself is stuck, so it is killed and relaunched before the next render starts.
+  #release(browser: Browser, closed: Promise<void>, timedOut: boolean): void {
     if (!timedOut) return;
+    const closing = closed.then(() => true);
     const recovery = withTimeout(closing, CONTEXT_CLOSE_GRACE_MS).then(async (closed) => {
       if (closed || this.#browser !== browser) return;
       this.#log({ level: 'warn', msg: 'browser stuck closing a timed-out render; killing it', pid: this.#pid });
