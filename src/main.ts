@@ -75,7 +75,12 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       const { proxy, browser } = await renderer;
       rendererOwned = true;
       closers.push(() => proxy.close(), () => browser.close());
-      readiness.push({ name: 'browser', check: async () => void (await browser.ping()) });
+      readiness.push({
+        name: 'browser',
+        check: async () => {
+          if (!browser.isHealthy() || !(await browser.ping())) throw new Error('the browser does not answer');
+        },
+      });
       // Settling runs again on redelivery or replay: the ledger and the cache each change only once.
       const settle = async (record: RenderRecord) => {
         if (record.status === 'succeeded') await ledger.commit(record.workspace_id, record.render_id, record.created_at);
