@@ -66,7 +66,18 @@ export class WorkspaceCache {
       if (this.stopped) return;
       // Anything changed while the watch was down is unknown: start afresh.
       this.byKey.clear();
-      setTimeout(() => void this.watch(bucket, onChange).catch((err) => this.log.warn({ err }, 'workspace watch restart failed')), WATCH_RESTART_MS);
+      this.restart(bucket, onChange);
     })();
+  }
+
+  // Tries again every WATCH_RESTART_MS until the watch is back (NATS may still be away).
+  private restart(bucket: KV, onChange: (key: string) => void): void {
+    setTimeout(() => {
+      if (this.stopped) return;
+      this.watch(bucket, onChange).catch((err) => {
+        this.log.warn({ err }, 'workspace watch restart failed');
+        this.restart(bucket, onChange);
+      });
+    }, WATCH_RESTART_MS);
   }
 }
