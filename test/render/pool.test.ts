@@ -31,10 +31,11 @@ test('a page whose renderer is busy when it is given back is replaced, not waite
   await first.page.evaluate('setTimeout(() => { for (;;) {} }, 0)');
   pool.release(first);
 
+  let timer: NodeJS.Timeout | undefined;
   const next = await Promise.race([
     pool.acquire('ws_busy', 1),
-    new Promise<null>((resolve) => setTimeout(resolve, 30_000, null)),
-  ]);
+    new Promise<null>((resolve) => (timer = setTimeout(resolve, 30_000, null))),
+  ]).finally(() => clearTimeout(timer));
   assert.ok(next, 'the next render of the workspace got a page');
   assert.is.not(next, first, 'a fresh page, not the busy one');
   await next.page.goto(`${site.url}/`);
