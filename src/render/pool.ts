@@ -149,7 +149,6 @@ export class PagePool {
       };
       context.on('request', (request) => addOrigin(warm.origins, request.url()));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
-      page.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
       page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
       this.#pages.add(warm);
       return warm;

@@ -121,10 +121,9 @@ export async function readVisibleText(page: Page, deadline: AbortSignal): Promis
 /**
  * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike:
  * the element of `selector` (falling back to the viewport when none matches), the whole page
- * up to FULL_PAGE_MAX_HEIGHT CSS px, or the viewport. `session`: a CDP session on the page to
- * use (one is opened and closed when none is given).
+ * up to FULL_PAGE_MAX_HEIGHT CSS px, or the viewport, over `session` (a CDP session on the page).
  */
-export async function capture(page: Page, options: RenderOptions, deadline: AbortSignal, session?: CDPSession): Promise<Capture> {
+export async function capture(page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession): Promise<Capture> {
   let clip: Clip | undefined;
   let selectorFound = true;
   if (options.selector) {
@@ -133,12 +132,7 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
   } else if (options.full_page) {
     clip = await fullPageClip(page, deadline);
   }
-  const own = session ? null : await untilAborted(deadline, page.context().newCDPSession(page));
-  try {
-    return await captureWith((session ?? own)!, clip, selectorFound, options, deadline);
-  } finally {
-    own?.detach().catch(() => {});
-  }
+  return captureWith(session, clip, selectorFound, options, deadline);
 }
 
 // The screenshot itself, on an open CDP session.
