@@ -24,3 +24,9 @@ export function splitSignedQuery(rawQuery: string): { signed: string; signature:
   const last = parameters[parameters.length - 1];
   return { signed: parameters.slice(0, -1).join('&'), signature: last.slice('signature='.length) };
 }
+
+/** A signed example GET URL for https://example.com, exactly as a customer would build it. */
+export function signedExampleUrl(baseUrl: string, accessKey: string, secretKey: string): string {
+  const query = `url=${encodeURIComponent('https://example.com')}&access_key=${accessKey}`;
+  return `${baseUrl}/api/take?${query}&signature=${hmacHex(secretKey, query)}`;
+}

@@ -5,9 +5,10 @@ import { connect } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
 import { ensureTopology, type Topology } from '../jetstream/topology.ts';
-import { hmacHex } from '../signing.ts';
+import { emailPattern } from '../accounts/accounts.ts';
+import { signedExampleUrl } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
-import { canManage, describeWorkspace, normalizeEmail, planQuotas, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
+import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
 import { choice, onlyFlags, optional, parseArgs, required, UsageError, type Parsed } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
@@ -35,8 +36,6 @@ interface Context {
 }
 
 type Command = (parsed: Parsed, context: Context) => Promise<unknown>;
-
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function email(parsed: Parsed, name: string): string {
   const value = required(parsed, name);
@@ -67,7 +66,7 @@ const commands: Record<string, Command> = {
     const quotaFlag = optional(parsed, 'quota');
     if (quotaFlag !== undefined && !/^\d{1,9}$/.test(quotaFlag)) throw new UsageError('--quota must be a whole number');
     const owner = parsed.flags.has('owner') ? email(parsed, 'owner') : undefined;
-    return describeWorkspace(await workspaces.create({ plan, quota: quotaFlag === undefined ? planQuotas[plan] : Number(quotaFlag), owner }));
+    return describeWorkspace(await workspaces.create({ plan, quota: quotaFlag === undefined ? undefined : Number(quotaFlag), owner }));
   },
   'workspace show': async (parsed, context) => {
     onlyFlags(parsed, ['workspace']);
@@ -136,8 +135,7 @@ const commands: Record<string, Command> = {
       mkdirSync(context.config.dataDir, { recursive: true });
       writeFileSync(file, JSON.stringify({ workspace_id: workspace.workspace_id }));
     }
-    const query = `url=${encodeURIComponent('https://example.com')}&access_key=${workspace.access_key}`;
-    const signedUrl = `${context.config.baseUrl}/api/take?${query}&signature=${hmacHex(workspace.secret_key, query)}`;
+    const signedUrl = signedExampleUrl(context.config.baseUrl, workspace.access_key, workspace.secret_key);
     return { ...describeWorkspace(workspace), signed_example_url: signedUrl, curl: `curl -o shot.png '${signedUrl}'` };
   },
 };

@@ -1,7 +1,7 @@
 // The keys page, the "require signed requests" setting, key rotation, switching workspaces and usage.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ServiceError } from '../../errors.ts';
-import { hmacHex } from '../../signing.ts';
+import { signedExampleUrl } from '../../signing.ts';
 import { monthOf } from '../../workspaces/usage.ts';
 import { canManage, keysUsable } from '../../workspaces/workspace.ts';
 import { field, noticesOf, signedIn, type Dashboard } from './context.ts';
@@ -10,12 +10,6 @@ import { keysPage, rotateConfirmPage } from './views/keys.ts';
 import { usagePage } from './views/usage.ts';
 
 const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
-
-/** A signed example GET URL for https://example.com, exactly as a customer would build it. */
-export function signedExampleUrl(baseUrl: string, accessKey: string, secretKey: string): string {
-  const query = `url=${encodeURIComponent('https://example.com')}&access_key=${accessKey}`;
-  return `${baseUrl}/api/take?${query}&signature=${hmacHex(secretKey, query)}`;
-}
 
 /** Registers the workspace pages. */
 export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
