@@ -20,6 +20,12 @@ stack.after(async (context) => {
 stack('freePort gives a loopback port nobody listens on', async () => {
   const port = await freePort();
   assert.ok(port > 0 && port < 65536);
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => { socket.destroy(); resolve(false); });
+    socket.once('error', () => resolve(true));
+  });
+  assert.ok(refused, 'nothing listens on it');
 });
 
 stack('NATS accepts connections and JetStream answers', async (context) => {

@@ -90,6 +90,7 @@ test('another workspace never gets the page and finds nothing', async () => {
 test('state planted on a page at a different scale and viewport does not survive either', async () => {
   await capturePage(host, { ...defaults, url: `${site.url}/plant`, device_scale_factor: 2 }, new AbortController().signal, 'ws_c');
   const again = await capturePage(host, { ...defaults, url: `${site.url}/probe`, device_scale_factor: 2, viewport_width: 400 }, new AbortController().signal, 'ws_c');
+  assert.ok(figure(again.visibleText, 'history') > 2, `expected the scale-2 page reused at another viewport: ${again.visibleText}`);
   for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
 });
 
