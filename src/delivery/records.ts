@@ -101,8 +101,9 @@ export class DeliveryQueue {
       body: JSON.stringify(payload),
       round: 0,
     };
-    await createJson<DeliveryRecord>(this.bucket, job.id, { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now });
-    const recorded = (await this.get(job.id))!;
+    const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
+    // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
+    const recorded = (await createJson(this.bucket, job.id, fresh)) ? fresh : (await this.get(job.id))!;
     if (recorded.round === 0 && recorded.status === 'pending' && recorded.attempts === 0) {
       await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id });
     }

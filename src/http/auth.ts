@@ -31,10 +31,9 @@ export async function identify(request: FastifyRequest, cache: WorkspaceCache, r
   return workspace;
 }
 
-/** An authenticated /api/take caller, and whether the request carried a valid signature. */
+/** An authenticated /api/take caller. */
 export interface Caller {
   workspace: Workspace;
-  signed: boolean;
   /** For a signed GET: the raw query string that was signed (the cache key is derived from it). */
   signedQuery?: string;
 }
@@ -70,5 +69,5 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     }
   }
   if (!signed && workspace.require_signed_requests) throw new ServiceError('signature_is_required');
-  return { workspace, signed, ...(signedQuery !== undefined ? { signedQuery } : {}) };
+  return { workspace, ...(signedQuery !== undefined ? { signedQuery } : {}) };
 }

@@ -1,6 +1,7 @@
 // Small named page steps a render is composed of: navigate, watch, settle, scroll, read, capture.
 
 import type { CDPSession, Page, Request, Response } from 'playwright-core';
+import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome } from './options.ts';
@@ -50,7 +51,7 @@ const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 
 
 /** The code with which the egress proxy answered instead of the target, if it did. */
 function blockedBy(response: Response): ErrorCode | undefined {
-  const code = response.headers()['x-shutterbus-blocked'] as ErrorCode | undefined;
+  const code = response.headers()[blockedHeader.toLowerCase()] as ErrorCode | undefined;
   return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
 }
 
