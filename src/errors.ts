@@ -20,6 +20,8 @@ export const errorTable = {
   forbidden: { status: 403, message: 'Only owners and admins of the workspace can do this.' },
   not_found: { status: 404, message: 'Nothing was found at this address.' },
   request_body_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
+  request_header_too_large: { status: 431, message: 'The request line and headers are larger than 16 KiB; send long parameters in a POST body.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time: headers are due within 10 s and the whole request within 30 s.' },
   selector_not_found: { status: 422, message: 'The selector matched no element on the page.' },
   matched_failed_request: { status: 422, message: 'A sub-request matching fail_if_request_failed failed.' },
   content_missing_specified_string: { status: 422, message: 'The page does not contain a text listed in fail_if_content_missing.' },

@@ -1,5 +1,4 @@
 // The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
-import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { metrics } from '../metrics.ts';
@@ -15,6 +14,7 @@ import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
+import { createHttpServer } from './server.ts';
 import { takeRoutes } from './take.ts';
 
 /** Largest accepted request body (contract §9). */
@@ -67,6 +67,19 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'request_not_valid',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'request_not_valid',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request_not_valid',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'request_not_valid',
+  FST_ERR_BAD_URL: 'request_not_valid',
+  FST_ERR_MAX_PARAM_LENGTH: 'request_not_valid',
+  FST_ERR_VALIDATION: 'request_not_valid',
+  FST_ERR_NOT_FOUND: 'not_found',
+};
+
+/** Which part of the request a Fastify-level request_not_valid is about (the body unless listed). */
+const fastifyParameters: Record<string, string> = {
+  FST_ERR_BAD_URL: 'path',
+  FST_ERR_MAX_PARAM_LENGTH: 'path',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length',
 };
 
 /** Builds the HTTP app; nothing listens until the caller says so. */
@@ -74,22 +87,27 @@ export function buildApp(deps: AppDeps) {
   const repeatViews = new RepeatViews(deps.workspaces, deps.cache, deps.config.baseUrl, deps.log);
   const app = Fastify({
     // Repeat views of cached signed URLs are answered before Fastify sees them (the hot path of embeds).
-    serverFactory: (handler, options) => {
-      const server = createServer((req, res) => repeatViews.answer(req, res) || handler(req, res));
-      // What Fastify would set on a server of its own (its defaults are filled in by now).
-      server.keepAliveTimeout = Number(options.keepAliveTimeout);
-      server.requestTimeout = Number(options.requestTimeout);
-      server.setTimeout(Number(options.connectionTimeout));
-      return server;
-    },
+    // The server sets its own client timeouts and answers malformed HTTP itself (server.ts).
+    serverFactory: (handler) => createHttpServer((req, res) => repeatViews.answer(req, res) || handler(req, res)),
+    // Fastify's handler would answer malformed HTTP with its own body, after server.ts already has.
+    clientErrorHandler: () => {},
+    // Fastify's own bad-URL answers are not the contract's; these go through the error handler below.
+    frameworkErrors: (err, request, reply) => answerError(err, request, reply),
     loggerInstance: deps.log,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
-    return503OnClosing: true,
+    // Fastify's own 503 body is not the contract's; the onRequest hook below answers instead.
+    return503OnClosing: false,
     logController: new AccessLog(),
   });
   app.decorateReply('errorCode', undefined);
   app.addHook('preClose', async () => void (repeatViews.closing = true));
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!repeatViews.closing) return done();
+    // Shutting down: the client should take its request (and its connection) to another instance.
+    reply.header('connection', 'close');
+    done(new ServiceError('temporary_unavailable', {}, { retryAfter: 1 }));
+  });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
@@ -104,19 +122,7 @@ export function buildApp(deps: AppDeps) {
     done(new ServiceError('request_not_valid', { error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }] }));
   });
 
-  app.setErrorHandler((err: FastifyError | ServiceError, request, reply) => {
-    const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
-    const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter: 'body', message: err.message }] } : {};
-    const status = errorTable[code].status;
-    reply.errorCode = code;
-    // Only a bug is an error; anything else is in the access log line.
-    if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
-    const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
-    if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
-    // A 5xx body carries the table's public message, never the internal one.
-    const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;
-    reply.code(status).type('application/json').send(errorBody(code, details, message));
-  });
+  app.setErrorHandler(answerError);
   app.setNotFoundHandler((_request, reply) => {
     reply.errorCode = 'not_found';
     reply.code(404).send(errorBody('not_found', {}, 'No such route.'));
@@ -134,6 +140,22 @@ export function buildApp(deps: AppDeps) {
   app.register(filesRoutes, deps);
   if (deps.dashboard) app.register(dashboardRoutes, { ...deps.dashboard, prefix: '/dashboard' });
   return app;
+}
+
+/** Answers a failure with the contract's body: the error handler, and Fastify's own routing failures. */
+function answerError(err: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
+  const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
+  const parameter = fastifyParameters[(err as FastifyError).code] ?? 'body';
+  const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter, message: err.message }] } : {};
+  const status = errorTable[code].status;
+  reply.errorCode = code;
+  // Only a bug is an error; anything else is in the access log line.
+  if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
+  const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
+  if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
+  // A 5xx body carries the table's public message, never the internal one.
+  const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;
+  reply.code(status).type('application/json').send(errorBody(code, details, message));
 }
 
 function fallbackCode(err: { statusCode?: number; code?: string }): ErrorCode {
