@@ -9,7 +9,10 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string;
-  natsUrl: string;
+  /** The NATS servers to connect to (a cluster's nodes); the client learns the rest from them. */
+  natsServers: readonly string[];
+  /** Replicas of every stream, consumer and KV bucket the service creates (raised in place, never lowered). */
+  jetstreamReplicas: 1 | 3 | 5;
   s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
   localNatsPort: number;
   localS3Port: number;
@@ -81,6 +84,19 @@ export function parseDurations(name: string, raw: string): number[] {
   });
 }
 
+/** A comma-separated list of nats:// or tls:// addresses. */
+function natsServers(raw: string): string[] {
+  const servers = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  if (servers.length === 0) throw new ConfigError('NATS_URL: name at least one server');
+  return servers.map((server) => absoluteUrl('NATS_URL', server, ['nats:', 'tls:']));
+}
+
+function replicas(env: Env): 1 | 3 | 5 {
+  const value = integer(env, 'JETSTREAM_REPLICAS', 1, 1, 5);
+  if (value !== 1 && value !== 3 && value !== 5) throw new ConfigError(`JETSTREAM_REPLICAS: ${value} is not 1, 3 or 5`);
+  return value;
+}
+
 function secret(env: Env, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -119,7 +135,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     baseUrl: absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']),
-    natsUrl: absoluteUrl('NATS_URL', env.NATS_URL || `nats://127.0.0.1:${localNatsPort}`, ['nats:', 'tls:']),
+    natsServers: natsServers(env.NATS_URL || `nats://127.0.0.1:${localNatsPort}`),
+    jetstreamReplicas: replicas(env),
     s3: {
       endPoint: absoluteUrl('S3_ENDPOINT', env.S3_ENDPOINT || `http://127.0.0.1:${localS3Port}`, ['http:', 'https:']),
       accessKey: env.S3_ACCESS_KEY || 'S3RVER',

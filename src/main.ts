@@ -1,14 +1,15 @@
 // Composition root: config → connections → the roles this process runs → graceful close.
 import { pathToFileURL } from 'node:url';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp, type AppDeps } from './http/app.ts';
 import { createDashboardDeps } from './http/dashboard/deps.ts';
-import type { ReadinessCheck } from './http/health.ts';
+import { buildHealthApp, type ReadinessCheck } from './http/health.ts';
 import { RenderQueue } from './jetstream/render-queue.ts';
 import { RenderRecords, type RenderRecord } from './jetstream/render-records.ts';
-import { ensureTopology, type Topology } from './jetstream/topology.ts';
+import { connectNats, NatsLink, untilJetStreamAnswers } from './jetstream/connection.ts';
+import { allStreams, ensureTopology, type Topology } from './jetstream/topology.ts';
 import { DeliveryQueue } from './delivery/records.ts';
 import { startDeliveryWorker } from './delivery/worker.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -17,12 +18,16 @@ import { checkTargetUrl } from './net/target.ts';
 import { BrowserHost } from './render/browser.ts';
 import { startRenderWorker } from './render/worker.ts';
 import { RenderCache } from './storage/render-cache.ts';
-import { FileStore } from './storage/store.ts';
+import { retryWhile } from './retry.ts';
+import { FileStore, isStoreUnavailable } from './storage/store.ts';
 import { startFileSweeper } from './storage/sweeper.ts';
 import { WorkspaceCache } from './workspaces/cache.ts';
 import { RecentRenders } from './workspaces/recent-renders.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
+
+/** How long a start waits for the object store to answer before it gives up. */
+const STORE_START_PATIENCE_MS = 60_000;
 
 /** A running Shutterbus process. */
 export interface Shutterbus {
@@ -46,10 +51,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   let ingress: ReturnType<typeof prepareIngress> | undefined;
   let ingressOwned = false;
   try {
-    const nc: NatsConnection = await connect({ servers: config.natsUrl, name: `shutterbus-${process.pid}`, maxReconnectAttempts: -1 });
+    const nc: NatsConnection = await connectNats(config, `shutterbus-${process.pid}`);
     closers.push(() => nc.drain());
+    const natsLink = new NatsLink(nc, log);
     const js = jetstream(nc);
-    const topology = await ensureTopology(nc, config);
+    const topology = await untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config));
     const records = new RenderRecords(topology.renders);
     const ledger = new QuotaLedger(topology.usage);
     const recentRenders = new RecentRenders(topology.recentRenders);
@@ -57,17 +63,21 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const cache = new RenderCache(topology.renderCache);
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
     const store = new FileStore(config.s3);
-    await store.ensureBucket();
+    await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
+      throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
+    });
 
     const readiness: ReadinessCheck[] = [
       { name: 'nats', check: async () => void (await nc.rtt()) },
+      // Every stream and bucket has its own leader: each must answer, or renders and reads fail.
+      { name: 'jetstream', check: async () => void (await Promise.all(allStreams.map((stream) => topology.jsm.streams.info(stream)))) },
       { name: 'object_store', check: () => store.ping() },
     ];
 
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, ledger, cache, workspaceStore, readiness })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, ledger, cache, workspaceStore, readiness, natsLink })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -82,8 +92,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         },
       });
       // Settling runs again on redelivery or replay: the ledger and the cache each change only once.
-      const settle = async (record: RenderRecord) => {
-        if (record.status === 'succeeded') await ledger.commit(record.workspace_id, record.render_id, record.created_at);
+      const settle = async (record: RenderRecord, firstSettlement: boolean) => {
+        if (record.status === 'succeeded') await ledger.commit(record.workspace_id, record.render_id, record.created_at, firstSettlement);
         else await ledger.release(record.workspace_id, record.render_id, record.created_at);
         await cache.settle(record);
         await recentRenders.note(record);
@@ -107,6 +117,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       closers.push(async () => workspaces.stop());
       url = await app.listen({ port: config.port, host: config.host });
       closers.push(() => app.close());
+    } else {
+      // Render and delivery processes answer /healthz, /readyz and /metrics too, for orchestrators.
+      const health = buildHealthApp(log, readiness);
+      url = await health.listen({ port: config.port, host: config.host });
+      closers.push(() => health.close());
     }
     return { url, config, close };
   } catch (err) {

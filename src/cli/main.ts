@@ -4,6 +4,7 @@ import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
+import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { ensureTopology, type Topology } from '../jetstream/topology.ts';
 import { emailPattern } from '../accounts/accounts.ts';
 import { signedExampleUrl } from '../signing.ts';
@@ -117,8 +118,8 @@ const commands: Record<string, Command> = {
     const workspace = await workspaceOf(parsed, context);
     const month = optional(parsed, 'month') ?? monthOf(new Date());
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
-    const used = await new QuotaLedger(context.topology.usage).used(workspace.workspace_id, month);
-    return { workspace_id: workspace.workspace_id, month, used, quota: workspace.quota };
+    const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
+    return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
   },
   demo: async (parsed, context) => {
     onlyFlags(parsed, []);
@@ -158,9 +159,9 @@ async function main(argv: string[]): Promise<void> {
   }
   let nc;
   try {
-    nc = await connect({ servers: config.natsUrl, name: 'shutterbus-cli', timeout: 5000 });
+    nc = await connect({ servers: [...config.natsServers], name: 'shutterbus-cli', timeout: 5000 });
   } catch (err) {
-    fail('temporary_unavailable', `NATS at ${config.natsUrl} did not answer: ${(err as Error).message}`, 1);
+    fail('temporary_unavailable', `NATS at ${config.natsServers.join(',')} did not answer: ${(err as Error).message}`, 1);
   }
   try {
     const topology = await ensureTopology(nc, config);
@@ -172,6 +173,7 @@ async function main(argv: string[]): Promise<void> {
     await nc.close();
     if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
     if (err instanceof ServiceError) fail(err.code, err.message, 1);
+    if (isNatsUnavailable(err)) fail('temporary_unavailable', `JetStream did not answer (${(err as Error).message}); retry shortly`, 1);
     fail('internal_application_error', errorTable.internal_application_error.message + ` (${(err as Error).message})`, 1);
   }
 }

@@ -3,7 +3,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { createActor, fromPromise } from 'xstate';
 import { deliveryMachine, type DeliveryOutput, type SendWebhookInput } from '../../actors/delivery.machine.ts';
 import type { Config } from '../config.ts';
-import { startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
+import { logConsumeError, startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
 import { DELIVERY_ACK_WAIT_SECONDS, names } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
@@ -31,6 +31,8 @@ type RunResult = { kind: 'final'; output: DeliveryOutput } | { kind: 'parked'; a
 const decoder = new TextDecoder();
 /** Deliveries sent at once by one process. */
 const DELIVERY_CONCURRENCY = 16;
+/** Deliveries of a job whose record cannot be found (about an hour of retries) before it is terminated and logged. */
+const MISSING_RECORD_PATIENCE = 120;
 
 /** Starts pulling delivery jobs; each delivery of a job is one attempt. */
 export async function startDeliveryWorker(deps: DeliveryWorkerDeps): Promise<DeliveryWorker> {
@@ -78,8 +80,17 @@ export async function startDeliveryWorker(deps: DeliveryWorkerDeps): Promise<Del
   const handle = async (delivery: Delivery): Promise<Disposition> => {
     const job = JSON.parse(decoder.decode(delivery.data)) as DeliveryJob;
     const record = await deliveries.get(job.id);
+    if (!record) {
+      // The record is written before its job is published, so it will be there: never ack the job away.
+      if (delivery.deliveryCount >= MISSING_RECORD_PATIENCE) {
+        log.error({ delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount }, 'webhook job has no delivery record; terminated');
+        return { kind: 'term', reason: 'no delivery record' };
+      }
+      log.warn({ delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount }, 'webhook job before its delivery record; retried');
+      return { kind: 'retry', delayMs: Math.min(30_000, 1000 * delivery.deliveryCount) };
+    }
     // A job of an older round (a redrive or replay started a new one), or a delivery already ended.
-    if (!record || record.round !== job.round || record.status === 'delivered' || record.status === 'dead') return { kind: 'ack' };
+    if (record.round !== job.round || record.status === 'delivered' || record.status === 'dead') return { kind: 'ack' };
     if (record.attempts > config.webhookRetrySchedule.length) {
       // The last attempt was made and recorded, then the process died before recording the end.
       await settle(job, (current) => ({ ...current, status: 'dead' }));
@@ -103,7 +114,7 @@ export async function startDeliveryWorker(deps: DeliveryWorkerDeps): Promise<Del
     ackWaitSeconds: DELIVERY_ACK_WAIT_SECONDS,
     maxDeliver: Number.POSITIVE_INFINITY,
     handle,
-    onError: (err, msg) => log.error({ err, stream_seq: msg?.seq }, msg ? 'delivery handler failed' : 'delivery pull failed'),
+    onError: logConsumeError(log, 'delivery'),
   });
   return { stop: () => loop.stop() };
 }

@@ -3,10 +3,12 @@ import Fastify, { LogController, type FastifyError, type FastifyReply, type Fast
 import type { Config } from '../config.ts';
 import { metrics } from '../metrics.ts';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
+import { NATS_RETRY_AFTER_SECONDS, unavailable, type NatsLink } from '../jetstream/connection.ts';
+import { isNatsUnavailable } from '../jetstream/errors.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
 import type { RenderCache } from '../storage/render-cache.ts';
-import type { FileStore } from '../storage/store.ts';
+import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import type { QuotaLedger } from '../workspaces/usage.ts';
 import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
@@ -32,6 +34,8 @@ export interface AppDeps {
   /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
   checkTarget: (raw: string, parameter: string) => Promise<URL>;
   readiness: ReadinessCheck[];
+  /** Whether NATS is connected: requests that need it are refused with a 503 at once while it is not. */
+  natsLink?: NatsLink;
   /** The web dashboard's collaborators; without them there is no /dashboard. */
   dashboard?: DashboardDeps;
 }
@@ -102,7 +106,9 @@ export function buildApp(deps: AppDeps) {
   });
   app.decorateReply('errorCode', undefined);
   app.addHook('preClose', async () => void (repeatViews.closing = true));
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    // Every route but health, metrics and files needs NATS: while it is away, refuse at once.
+    if (deps.natsLink && !deps.natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
     if (!repeatViews.closing) return done();
     // Shutting down: the client should take its request (and its connection) to another instance.
     reply.header('connection', 'close');
@@ -143,7 +149,10 @@ export function buildApp(deps: AppDeps) {
 }
 
 /** Answers a failure with the contract's body: the error handler, and Fastify's own routing failures. */
-function answerError(err: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
+function answerError(raw: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
+  // An outage of NATS or of the store is the caller's 503 with Retry-After, never a 500.
+  const err = raw instanceof ServiceError || !(isNatsUnavailable(raw) || isStoreUnavailable(raw)) ? raw : unavailable(raw);
+  if (err !== raw) request.log.warn({ err: raw }, 'a dependency is out of reach');
   const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
   const parameter = fastifyParameters[(err as FastifyError).code] ?? 'body';
   const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter, message: err.message }] } : {};
@@ -151,7 +160,7 @@ function answerError(err: FastifyError | ServiceError, request: FastifyRequest, 
   reply.errorCode = code;
   // Only a bug is an error; anything else is in the access log line.
   if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
-  const retryAfter = err instanceof ServiceError ? err.retryAfter : undefined;
+  const retryAfter = (err instanceof ServiceError ? err.retryAfter : undefined) ?? (code === 'temporary_unavailable' ? NATS_RETRY_AFTER_SECONDS : undefined);
   if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
   // A 5xx body carries the table's public message, never the internal one.
   const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;

@@ -1,5 +1,9 @@
 // Liveness and readiness: /healthz says the process answers, /readyz that its dependencies do.
-import type { FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyPluginAsync } from 'fastify';
+import { errorBody } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { withTimeout } from '../retry.ts';
+import { createHttpServer } from './server.ts';
 import { renderMetrics } from '../metrics.ts';
 
 /** One dependency the ready check asks; `check` throws when it is not reachable. */
@@ -35,10 +39,10 @@ export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessCheck[] }> = as
   });
 };
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms))),
-  ]).finally(() => clearTimeout(timer));
+/** The HTTP app of a process without the ingress role: health, readiness and metrics only. */
+export function buildHealthApp(log: Logger, checks: ReadinessCheck[]) {
+  const app = Fastify({ serverFactory: (handler) => createHttpServer(handler), clientErrorHandler: () => {}, loggerInstance: log, disableRequestLogging: true });
+  app.register(healthRoutes, { checks });
+  app.setNotFoundHandler((_request, reply) => void reply.code(404).send(errorBody('not_found', {}, 'No such route.')));
+  return app;
 }

@@ -12,6 +12,17 @@ import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import type { RepeatViews } from './repeat-views.ts';
 
+/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
+const QUEUE_GRACE_SECONDS = 5;
+
+/** Runs `step` now and, while NATS or the store is out of reach, again every few seconds for a while. */
+function retryUntilDone(step: () => Promise<unknown>, log: AppDeps['log'], deadline = Date.now() + 5 * 60_000): void {
+  step().catch((err) => {
+    if (Date.now() > deadline) return void log.warn({ err }, 'giving back an answered request failed');
+    setTimeout(() => retryUntilDone(step, log, deadline), 2000).unref();
+  });
+}
+
 /** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
   if (request.method !== 'POST') {
@@ -54,10 +65,15 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
     return reply.redirect(fileUrl(config.baseUrl, fileName), 302);
   };
 
-  // A request that never reached the stream gives back its quota slot and its cache claim.
+  // A request answered with an error gives back its quota slot and its cache claim, and its record
+  // is ended, so a render of it that still comes (its publish was stored after all) charges nothing.
   const giveBack = async (renderRequest: RenderRequest, reserved: boolean) => {
-    if (reserved) await ledger.release(renderRequest.workspace_id, renderRequest.render_id, renderRequest.created_at).catch(() => undefined);
-    if (renderRequest.cache) await cache.abandon(renderRequest.cache.key, renderRequest.render_id).catch(() => undefined);
+    const steps = [
+      ...(reserved ? [() => ledger.release(renderRequest.workspace_id, renderRequest.render_id, renderRequest.created_at)] : []),
+      ...(renderRequest.cache ? [() => cache.abandon(renderRequest.cache!.key, renderRequest.render_id)] : []),
+      () => queue.records.abandon(renderRequest, 'temporary_unavailable'),
+    ];
+    for (const step of steps) retryUntilDone(step, deps.log);
   };
 
   const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
@@ -106,8 +122,11 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
       ...(takeRequest.control.external_identifier ? { external_identifier: takeRequest.control.external_identifier } : {}),
       ...(cacheKey ? { cache: { key: cacheKey, ttl: takeRequest.control.cache_ttl } } : {}),
     };
-    // Wait through every allowed delivery of the request: a worker that dies mid-render is replaced.
-    const waitSeconds = (takeRequest.options.timeout + config.renderAckWaitSeconds) * config.renderMaxDeliver + 15;
+    // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
+    // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
+    const waitSeconds = takeRequest.options.timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
+    const answerBy = takeRequest.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
+    if (answerBy) renderRequest.answer_by = answerBy;
 
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
@@ -121,8 +140,11 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
     }
 
     const allowance = { workspaceId: workspace.workspace_id, quota: workspace.quota, concurrency: planConcurrency[workspace.plan] };
-    await ledger.reserve(allowance, renderRequest.render_id, createdAt).catch(async (err) => {
-      await giveBack(renderRequest, false);
+    // A reservation lapses when its render can no longer be running: a synchronous one when its caller
+    // is answered, an asynchronous one after every delivery's timeout and ack wait (and a minute more).
+    const lapsesAt = answerBy ?? createdAt.getTime() + ((takeRequest.options.timeout + config.renderAckWaitSeconds) * config.renderMaxDeliver + 60) * 1000;
+    await ledger.reserve(allowance, renderRequest.render_id, createdAt, lapsesAt).catch(async (err) => {
+      if (cacheKey) await cache.abandon(cacheKey, renderRequest.render_id).catch(() => undefined);
       throw err;
     });
     // Once published, the worker settles quota and cache; a request that never got there gives both back.
@@ -142,7 +164,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
         status_url: `${config.baseUrl}/api/renders/${renderRequest.render_id}`,
       };
     }
-    return answer(reply, takeRequest, await publish(() => queue.submitAndWait(renderRequest, waitSeconds)));
+    return answer(reply, takeRequest, await publish(() => queue.submitAndWait(renderRequest)));
   };
 
   app.get('/api/take', take);

@@ -1,5 +1,7 @@
 // The consume loop: the one place that turns a handler's verdict into ack, nak-with-delay or term.
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { Logger } from '../log.ts';
+import { isNatsUnavailable } from './errors.ts';
 
 /** What a handler decided about one message. */
 export type Disposition =
@@ -33,6 +35,17 @@ export interface ConsumeLoopOptions {
   handle: (delivery: Delivery) => Promise<Disposition>;
   /** A handler that threw (its message is retried), or a pull that failed (`msg` absent). */
   onError: (err: unknown, msg?: JsMsg) => void;
+}
+
+/**
+ * The usual `onError`: an outage of NATS (a node lost, a leader being elected) is a warning, as the
+ * message is retried; anything else is a bug and logged as an error.
+ */
+export function logConsumeError(log: Logger, what: string) {
+  return (err: unknown, msg?: JsMsg) => {
+    const level = isNatsUnavailable(err) ? 'warn' : 'error';
+    log[level]({ err, stream_seq: msg?.seq }, msg ? `${what} handler failed` : `${what} pull failed`);
+  };
 }
 
 // How long one pull waits for messages before the loop asks again.

@@ -1,12 +1,36 @@
-// JSON documents in JetStream KV, changed only by compare-and-set on the entry's revision.
+// JSON documents in JetStream KV, changed only by compare-and-set.
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { headers } from '@nats-io/transport-node';
+import { isApiError, JetStreamApiCodes } from './errors.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The error KV answers when a compare-and-set lost a race (or a create found the key). */
 export function isRevisionConflict(err: unknown): boolean {
-  return /wrong last sequence|key exists/i.test(String((err as Error)?.message));
+  return isApiError(err, JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+}
+
+/** How to write a replicated bucket's stream directly. */
+export interface ReplicatedBucket {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** The bucket's name (its stream is KV_<name>, its keys the subjects $KV.<name>.<key>). */
+  name: string;
+}
+
+const replicated = new WeakMap<KV, ReplicatedBucket>();
+
+/**
+ * Makes every compare-and-set on `bucket` expect the whole stream's last sequence instead of the
+ * key's revision. nats-server 2.9 checks a key's expected revision on a replicated stream against
+ * what it has applied, not against writes still being replicated, so of concurrent writers to one
+ * key several could win (60 concurrent increments on 3 replicas left 5). The stream-wide check
+ * counts writes in flight; the price is that writers to any key of the bucket take turns.
+ */
+export function guardReplicatedBucket(bucket: KV, stream: ReplicatedBucket): void {
+  replicated.set(bucket, stream);
 }
 
 /** A document and the revision it was read at (0: absent). */
@@ -22,8 +46,42 @@ export async function readJson<T>(bucket: KV, key: string): Promise<Versioned<T>
   return { value: JSON.parse(decoder.decode(entry.value)) as T, revision: entry.revision };
 }
 
+/** A read to write after: the document, and on a replicated bucket the stream's last sequence before it. */
+interface ReadForWrite<T> extends Versioned<T> {
+  streamSeq?: number;
+}
+
+async function readForWrite<T>(bucket: KV, key: string): Promise<ReadForWrite<T>> {
+  const stream = replicated.get(bucket);
+  // Read first: any write after this sequence, to any key, makes the write below fail and try again.
+  const streamSeq = stream ? (await stream.jsm.streams.info(`KV_${stream.name}`)).state.last_seq : undefined;
+  return { ...(await readJson<T>(bucket, key)), streamSeq };
+}
+
+/** Writes `payload` (or a delete marker) if nothing changed since `read`; throws a revision conflict otherwise. */
+async function writeAfter(bucket: KV, key: string, read: ReadForWrite<unknown>, payload: Uint8Array | 'delete'): Promise<void> {
+  const stream = replicated.get(bucket);
+  if (stream) {
+    const marker = payload === 'delete' ? headers() : undefined;
+    marker?.set('KV-Operation', 'DEL');
+    const data = payload === 'delete' ? new Uint8Array() : payload;
+    await stream.js.publish(`$KV.${stream.name}.${key}`, data, { expect: { lastSequence: read.streamSeq }, headers: marker });
+  } else if (payload === 'delete') {
+    await bucket.delete(key, { previousSeq: read.revision });
+  } else if (read.value === null) {
+    await bucket.create(key, payload);
+  } else {
+    await bucket.update(key, payload, read.revision);
+  }
+}
+
+// Writers that lost a race on a replicated bucket pause a moment, so they do not all come back at once.
+const backOff = (bucket: KV, attempt: number) =>
+  replicated.has(bucket) ? new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt))) : undefined;
+
 /** Creates a document; false when the key already holds one. */
 export async function createJson<T>(bucket: KV, key: string, value: T): Promise<boolean> {
+  if (replicated.has(bucket)) return (await updateJson<T>(bucket, key, (current) => (current === null ? value : undefined))).changed;
   try {
     await bucket.create(key, encoder.encode(JSON.stringify(value)));
     return true;
@@ -43,17 +101,31 @@ export async function updateJson<T>(
   key: string,
   change: (current: T | null) => T | undefined,
 ): Promise<{ value: T | null; changed: boolean }> {
-  for (;;) {
-    const current = await readJson<T>(bucket, key);
+  for (let attempt = 1; ; attempt++) {
+    const current = await readForWrite<T>(bucket, key);
     const next = change(current.value);
     if (next === undefined) return { value: current.value, changed: false };
     try {
-      const payload = encoder.encode(JSON.stringify(next));
-      if (current.value === null) await bucket.create(key, payload);
-      else await bucket.update(key, payload, current.revision);
+      await writeAfter(bucket, key, current, encoder.encode(JSON.stringify(next)));
       return { value: next, changed: true };
     } catch (err) {
       if (!isRevisionConflict(err)) throw err;
+      await backOff(bucket, attempt);
+    }
+  }
+}
+
+/** Deletes a document when `remove` says so of what it holds now; true when this call deleted it. */
+export async function deleteJson<T>(bucket: KV, key: string, remove: (current: T) => boolean): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await readForWrite<T>(bucket, key);
+    if (current.value === null || !remove(current.value)) return false;
+    try {
+      await writeAfter(bucket, key, current, 'delete');
+      return true;
+    } catch (err) {
+      if (!isRevisionConflict(err)) throw err;
+      await backOff(bucket, attempt);
     }
   }
 }

@@ -2,12 +2,16 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ServiceError } from '../errors.ts';
+import { unavailable } from './connection.ts';
+import { isNatsUnavailable } from './errors.ts';
 import { names, type Topology } from './topology.ts';
 import { isFinal, readRenderDone, type RenderRecord, type RenderRecords, type RenderRequest, type RenderResult } from './render-records.ts';
 
-
 /** How often the backlog figure behind the 503 answer is refreshed. */
 const BACKLOG_REFRESH_MS = 1000;
+/** A publish is tried this often, each waiting this long for its acknowledgement, before the caller gets a 503. */
+const PUBLISH_ATTEMPTS = 3;
+const PUBLISH_TIMEOUT_MS = 3000;
 
 /** Publishes render requests and hands back their results. */
 export class RenderQueue {
@@ -26,45 +30,59 @@ export class RenderQueue {
     await this.refuseWhenFull();
     try {
       await this.records.createPending(request);
-      await this.js.publish(names.renderSubject(request.workspace_id), JSON.stringify(request), {
-        msgID: request.render_id,
-      });
+      await this.publish(request);
     } catch (err) {
-      throw new ServiceError('temporary_unavailable', {}, { cause: err, retryAfter: 5 });
+      throw unavailable(err);
+    }
+  }
+
+  // A publish whose acknowledgement was lost (a node died, a leader was being elected) may have been
+  // stored: sending it again under the same msgID is deduplicated by the stream.
+  private async publish(request: RenderRequest): Promise<void> {
+    const payload = JSON.stringify(request);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.js.publish(names.renderSubject(request.workspace_id), payload, { msgID: request.render_id, timeout: PUBLISH_TIMEOUT_MS });
+        return;
+      } catch (err) {
+        if (attempt >= PUBLISH_ATTEMPTS || !isNatsUnavailable(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      }
     }
   }
 
   /**
-   * Submits and waits for the render to end. The result arrives as a message on the render's
-   * own subject; the record is read once more at the deadline in case that message was missed.
+   * Submits and waits for the render to end, until the request's `answer_by`. The result arrives as
+   * a message on the render's own subject; at the deadline the render is abandoned unless it ended
+   * (then its record answers), so a caller answered with an error is never charged.
    */
-  async submitAndWait(request: RenderRequest, waitSeconds: number): Promise<RenderResult> {
-    return this.awaitResult(request.render_id, waitSeconds, () => this.submit(request));
+  async submitAndWait(request: RenderRequest): Promise<RenderResult> {
+    const done = this.nc.subscribe(names.renderDone(request.render_id), { max: 1 });
+    try {
+      await this.submit(request);
+      const result = await firstResult(done, request.answer_by! - Date.now());
+      if (result) return result;
+      const record = await this.records.abandon(request, 'temporary_unavailable').catch((err) => {
+        throw unavailable(err);
+      });
+      if (record.status === 'succeeded' && !record.abandoned) return { record };
+      throw unavailable();
+    } finally {
+      done.unsubscribe();
+    }
   }
 
   /** Waits for a render someone else submitted (a concurrent first view of a cached URL). */
   async waitFor(renderId: string, waitSeconds: number): Promise<RenderResult> {
-    return this.awaitResult(renderId, waitSeconds, async () => {
-      const known = await this.records.get(renderId);
-      return known && isFinal(known) ? { record: known } : undefined;
-    });
-  }
-
-  // Subscribes before `start`, so a result announced in between cannot be missed.
-  private async awaitResult(
-    renderId: string,
-    waitSeconds: number,
-    start: () => Promise<RenderResult | undefined | void>,
-  ): Promise<RenderResult> {
     const done = this.nc.subscribe(names.renderDone(renderId), { max: 1 });
     try {
-      const already = await start();
-      if (already) return already;
+      const known = await this.records.get(renderId);
+      if (known && isFinal(known)) return { record: known };
       const result = await firstResult(done, waitSeconds * 1000);
       if (result) return result;
       const latest = await this.records.get(renderId);
       if (latest && isFinal(latest)) return { record: latest };
-      throw new ServiceError('timeout_error');
+      throw unavailable();
     } finally {
       done.unsubscribe();
     }
@@ -79,7 +97,7 @@ export class RenderQueue {
         const info = await this.topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
         this.backlog.value = info.num_pending + info.num_ack_pending;
       } catch (err) {
-        throw new ServiceError('temporary_unavailable', {}, { cause: err, retryAfter: 5 });
+        throw unavailable(err);
       }
     }
     if (this.backlog.value >= this.queueLimit) {

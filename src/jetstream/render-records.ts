@@ -1,7 +1,7 @@
 // The recorded state of every render, in the `renders` KV bucket: what status endpoints and waiting callers read.
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
-import type { ErrorCode, ErrorDetails } from '../errors.ts';
+import { errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
 import type { ImageFormat, RenderOptions } from '../render/options.ts';
 import { createJson, readJson, updateJson } from './kv-json.ts';
 
@@ -15,6 +15,11 @@ export interface RenderRequest {
   external_identifier?: string;
   /** Set for a cached signed GET: the cache entry this render fills, and for how long. */
   cache?: { key: string; ttl: number };
+  /**
+   * A synchronous request's deadline (ms since the epoch): the caller is answered by then, so a
+   * render that cannot end before it ends as failed and is never charged.
+   */
+  answer_by?: number;
 }
 
 /** The render actor's states as the outside sees them. */
@@ -38,6 +43,8 @@ export interface RenderRecord {
   external_identifier?: string;
   webhook_url?: string;
   cache?: RenderRequest['cache'];
+  /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
+  abandoned?: boolean;
 }
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
@@ -87,6 +94,22 @@ export class RenderRecords {
       return isFinal(record) ? undefined : change(record);
     });
     return { record: value ?? pendingRecord(request), changed };
+  }
+
+  /**
+   * Ends a render whose caller was answered with `code` (the request never reached the stream, or
+   * its caller stopped waiting), unless it ended first: the record as it stands afterwards.
+   */
+  async abandon(request: RenderRequest, code: ErrorCode): Promise<RenderRecord> {
+    const { record } = await this.transition(request, (current) => ({
+      ...current,
+      status: 'failed',
+      finished_at: new Date().toISOString(),
+      error_code: code,
+      error_message: errorTable[code].message,
+      abandoned: true,
+    }));
+    return record;
   }
 
   /** Puts an ended render back to `rendering` for a replay, dropping its previous outcome. */

@@ -3,6 +3,8 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
+import { isApiError, JetStreamApiCodes } from './errors.ts';
+import { guardReplicatedBucket } from './kv-json.ts';
 
 const nanos = (seconds: number) => Math.round(seconds * 1e9);
 
@@ -61,21 +63,22 @@ export interface Topology {
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
 export async function ensureTopology(nc: NatsConnection, config: Config): Promise<Topology> {
   const jsm = await jetstreamManager(nc);
-  await ensureWorkStream(jsm, {
+  const replicas = config.jetstreamReplicas;
+  await ensureWorkStream(jsm, replicas, {
     stream: names.renderStream,
     subjects: names.renderSubjects,
     consumer: names.renderConsumer,
     ackWaitSeconds: config.renderAckWaitSeconds,
     maxDeliver: config.renderMaxDeliver,
   });
-  await ensureWorkStream(jsm, {
+  await ensureWorkStream(jsm, replicas, {
     stream: names.renderGiveUpStream,
     subjects: names.maxDeliveriesAdvisory(names.renderStream, names.renderConsumer),
     consumer: names.renderGiveUpConsumer,
     ackWaitSeconds: 30,
     maxDeliver: -1,
   });
-  await ensureWorkStream(jsm, {
+  await ensureWorkStream(jsm, replicas, {
     stream: names.deliveryStream,
     subjects: names.deliverySubjects,
     consumer: names.deliveryConsumer,
@@ -84,18 +87,62 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     maxDeliver: -1,
   });
   const kvm = new Kvm(nc);
-  const renders = await kvm.create(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
-  const workspaces = await kvm.create(names.workspacesBucket, { history: 5 });
-  const accessKeys = await kvm.create(names.accessKeysBucket, { history: 1 });
-  const usage = await kvm.create(names.usageBucket, { history: 1 });
+  const bucket = (name: string, options: { history: number; ttl?: number }) => ensureBucket(kvm, jsm, replicas, name, options);
+  const renders = await bucket(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
+  const workspaces = await bucket(names.workspacesBucket, { history: 5 });
+  const accessKeys = await bucket(names.accessKeysBucket, { history: 1 });
+  const usage = await bucket(names.usageBucket, { history: 1 });
   // Entries say when they expire; the bucket's age limit (the longest cache_ttl, plus a day) clears the rest.
-  const renderCache = await kvm.create(names.renderCacheBucket, { history: 1, ttl: (2_592_000 + 86_400) * 1000 });
-  const deliveries = await kvm.create(names.deliveriesBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
-  const accounts = await kvm.create(names.accountsBucket, { history: 5 });
-  const dashboard = await kvm.create(names.dashboardBucket, { history: 1 });
-  const recentRenders = await kvm.create(names.recentRendersBucket, { history: 1 });
-  await ensureMailOutbox(jsm);
+  const renderCache = await bucket(names.renderCacheBucket, { history: 1, ttl: (2_592_000 + 86_400) * 1000 });
+  const deliveries = await bucket(names.deliveriesBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
+  const accounts = await bucket(names.accountsBucket, { history: 5 });
+  const dashboard = await bucket(names.dashboardBucket, { history: 1 });
+  const recentRenders = await bucket(names.recentRendersBucket, { history: 1 });
+  // The outbox is capped: it is for reading links in development, not an archive.
+  await ensureStream(jsm, replicas, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
   return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders };
+}
+
+/** Every stream the service keeps, KV buckets' included: what readiness asks JetStream about. */
+export const allStreams: readonly string[] = [
+  names.renderStream,
+  names.renderGiveUpStream,
+  names.deliveryStream,
+  names.mailStream,
+  ...[
+    names.rendersBucket,
+    names.workspacesBucket,
+    names.accessKeysBucket,
+    names.usageBucket,
+    names.renderCacheBucket,
+    names.deliveriesBucket,
+    names.accountsBucket,
+    names.dashboardBucket,
+    names.recentRendersBucket,
+  ].map((bucket) => `KV_${bucket}`),
+];
+
+/**
+ * Opens a KV bucket, creating it when absent. Reads go to the stream leader (no direct gets,
+ * which any replica answers, however far behind), so a read always sees the latest write.
+ */
+async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, replicas: number, name: string, options: { history: number; ttl?: number }): Promise<KV> {
+  const kv = await kvm.create(name, { ...options, replicas, allow_direct: false });
+  if ((await raiseReplicas(jsm, `KV_${name}`, replicas, { allow_direct: false })) > 1) {
+    guardReplicatedBucket(kv, { js: jsm.jetstream(), jsm, name });
+  }
+  return kv;
+}
+
+/**
+ * Brings an existing stream to at least `replicas` (never fewer: a CLI run without the setting
+ * must not shrink a cluster's streams), applying `also` when it differs; returns its replicas.
+ */
+async function raiseReplicas(jsm: JetStreamManager, stream: string, replicas: number, also: Partial<StreamConfig> = {}): Promise<number> {
+  const { config } = await jsm.streams.info(stream);
+  const wanted = { ...also, num_replicas: Math.max(config.num_replicas, replicas) };
+  if (!holds(config, wanted)) await jsm.streams.update(stream, wanted);
+  return wanted.num_replicas;
 }
 
 /** Seconds a delivery attempt may hold its job before JetStream hands it to another sender (attempt timeout is 10 s). */
@@ -110,16 +157,31 @@ interface WorkStream {
   maxDeliver: number;
 }
 
-/** Creates a stream, or brings an existing one to `config`. */
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  await jsm.streams.add(config).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    await jsm.streams.update(config.name, config);
-  });
+/** True when `current` already holds every field of `wanted`. */
+function holds(current: object, wanted: object): boolean {
+  return Object.entries(wanted).every(([key, value]) => JSON.stringify((current as Record<string, unknown>)[key]) === JSON.stringify(value));
 }
 
-async function ensureWorkStream(jsm: JetStreamManager, work: WorkStream): Promise<void> {
-  await ensureStream(jsm, {
+/**
+ * Creates a stream, or brings an existing one to `config` with at least `replicas` (never fewer:
+ * a CLI run without the setting must not shrink a cluster's streams). An unchanged stream is only
+ * read, so a start with a node of the cluster down changes nothing.
+ */
+async function ensureStream(jsm: JetStreamManager, replicas: number, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  const current = await jsm.streams.info(config.name).catch((err) => {
+    if (isApiError(err, JetStreamApiCodes.StreamNotFound)) return null;
+    throw err;
+  });
+  if (!current) {
+    await jsm.streams.add({ ...config, num_replicas: replicas });
+    return;
+  }
+  const wanted = { ...config, num_replicas: Math.max(current.config.num_replicas, replicas) };
+  if (!holds(current.config, wanted)) await jsm.streams.update(config.name, wanted);
+}
+
+async function ensureWorkStream(jsm: JetStreamManager, replicas: number, work: WorkStream): Promise<void> {
+  await ensureStream(jsm, replicas, {
     name: work.stream,
     subjects: [work.subjects],
     // Limits retention, not a work queue: acked jobs stay for replay until they age out.
@@ -137,15 +199,17 @@ async function ensureWorkStream(jsm: JetStreamManager, work: WorkStream): Promis
     ack_wait: nanos(work.ackWaitSeconds),
     max_deliver: work.maxDeliver,
     max_ack_pending: 1000,
+    num_replicas: replicas,
   };
-  await jsm.consumers.add(work.stream, consumer).catch(async (err) => {
-    if (!/already in use|exists/i.test(String(err?.message))) throw err;
-    const { deliver_policy: _immutable, ...mutable } = consumer;
-    await jsm.consumers.update(work.stream, work.consumer, mutable);
+  const current = await jsm.consumers.info(work.stream, work.consumer).catch((err) => {
+    if (isApiError(err, JetStreamApiCodes.ConsumerNotFound)) return null;
+    throw err;
   });
-}
-
-/** The outbox stream is capped: it is for reading links in development, not an archive. */
-async function ensureMailOutbox(jsm: JetStreamManager): Promise<void> {
-  await ensureStream(jsm, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
+  if (!current) {
+    await jsm.consumers.add(work.stream, consumer);
+    return;
+  }
+  const { deliver_policy: _immutable, ...mutable } = consumer;
+  const wanted = { ...mutable, num_replicas: Math.max(current.config.num_replicas ?? 0, replicas) };
+  if (!holds(current.config, wanted)) await jsm.consumers.update(work.stream, work.consumer, wanted);
 }

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { LRUCache } from 'lru-cache';
-import { readJson, updateJson } from '../jetstream/kv-json.ts';
+import { deleteJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../jetstream/render-records.ts';
 import type { ImageFormat } from '../render/options.ts';
 
@@ -95,9 +95,7 @@ export class RenderCache {
   }
 
   private async release(key: string, renderId: string): Promise<void> {
-    const { value, revision } = await readJson<CacheEntry>(this.bucket, key);
-    if (!value || value.render_id !== renderId || value.status !== 'rendering') return;
-    // Only this claim is deleted: a newer writer in between makes the delete fail, as it should.
-    await this.bucket.delete(key, { previousSeq: revision }).catch(() => undefined);
+    // Only this claim is deleted, never a newer writer's entry.
+    await deleteJson<CacheEntry>(this.bucket, key, (entry) => entry.render_id === renderId && entry.status === 'rendering');
   }
 }

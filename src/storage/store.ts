@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Client } from 'minio';
 import type { Config } from '../config.ts';
+import { withTimeout } from '../retry.ts';
 import { contentTypes, type ImageFormat } from '../render/options.ts';
 
 /** A stored file's metadata as the files route needs it. */
@@ -74,11 +75,12 @@ export class FileStore {
     }
   }
 
-  /** Stores an image under `fileName`. */
+  /** Stores an image under `fileName`; a store that does not answer within STORE_TIMEOUT_MS fails it. */
   async put(fileName: string, image: Buffer, format: ImageFormat): Promise<void> {
-    await this.client.putObject(this.s3.bucket, objectKey(fileName), image, image.length, {
+    const put = this.client.putObject(this.s3.bucket, objectKey(fileName), image, image.length, {
       'Content-Type': contentTypes[format],
     });
+    await withTimeout(put, STORE_TIMEOUT_MS, STORE_TIMEOUT);
   }
 
   /** Metadata of a stored file, or null when there is none. */
@@ -124,8 +126,24 @@ export class FileStore {
 
   /** Answers when the bucket is reachable (readiness). */
   async ping(): Promise<void> {
-    await this.client.bucketExists(this.s3.bucket);
+    await withTimeout(this.client.bucketExists(this.s3.bucket), STORE_TIMEOUT_MS, STORE_TIMEOUT);
   }
+}
+
+/** How long one call may wait for the store: the minio client has no time-out of its own. */
+const STORE_TIMEOUT_MS = 10_000;
+const STORE_TIMEOUT = 'StoreTimeoutError';
+
+/** Failures that say the store is out of reach or failing for now, not that the request is wrong. */
+const storeDownCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'InternalError', 'ServiceUnavailable', 'SlowDown', 'RequestTimeout', 'XMinioServerNotInitialized',
+]);
+
+/** True when a failure of the store is an outage (retry later), not an answer. */
+export function isStoreUnavailable(err: unknown): boolean {
+  const { code, name, message } = (err ?? {}) as { code?: string; name?: string; message?: string };
+  return name === STORE_TIMEOUT || storeDownCodes.has(String(code)) || /socket hang up/i.test(String(message));
 }
 
 // Objects sit under their expiry day, so the sweeper lists days, not every file.

@@ -12,9 +12,6 @@ interface MonthUsage {
   days?: Record<string, number>;
 }
 
-/** A reservation outlives any render (90 s timeout × deliveries); this only clears ones whose owner vanished. */
-const RESERVATION_LIFETIME_MS = 60 * 60 * 1000;
-
 /** The UTC month of a moment, as YYYY-MM. */
 export function monthOf(moment: Date | string): string {
   return new Date(moment).toISOString().slice(0, 7);
@@ -41,9 +38,10 @@ export class QuotaLedger {
 
   /**
    * Admits a render: refuses with 402 when used + in flight reaches the quota, with 429 when the
-   * workspace already has `concurrency` renders in flight; otherwise holds a slot for `renderId`.
+   * workspace already has `concurrency` renders in flight; otherwise holds a slot for `renderId`
+   * until the render ends or, should its end never be settled, until `lapsesAt` (ms).
    */
-  async reserve(allowance: Allowance, renderId: string, at: Date): Promise<void> {
+  async reserve(allowance: Allowance, renderId: string, at: Date, lapsesAt: number): Promise<void> {
     const now = Date.now();
     await updateJson<MonthUsage>(this.bucket, keyOf(allowance.workspaceId, monthOf(at)), (current) => {
       const usage = live(current, now);
@@ -51,39 +49,53 @@ export class QuotaLedger {
       // Renders in flight hold their slots: counting them keeps concurrent admissions under the quota.
       if (usage.used + inFlight >= allowance.quota) throw new ServiceError('screenshots_limit_reached');
       if (inFlight >= allowance.concurrency) throw new ServiceError('concurrency_limit_reached', {}, { retryAfter: 2 });
-      usage.reservations[renderId] = now + RESERVATION_LIFETIME_MS;
+      usage.reservations[renderId] = lapsesAt;
       return usage;
     });
   }
 
-  /** Turns a render's reservation into one used screenshot; a second call for the same render changes nothing. */
-  async commit(workspaceId: string, renderId: string, createdAt: string): Promise<void> {
-    await this.settle(workspaceId, renderId, createdAt, 1);
+  /**
+   * Turns a render's reservation into one used screenshot; a second call for the same render changes
+   * nothing. `firstSettlement` says the caller just ended the render, so it was never settled: it is
+   * charged even when its reservation had lapsed (a render that outlived an outage). Returns
+   * whether this call counted it.
+   */
+  async commit(workspaceId: string, renderId: string, createdAt: string, firstSettlement = false): Promise<boolean> {
+    return this.settle(workspaceId, renderId, createdAt, 1, firstSettlement);
   }
 
   /** Gives a failed render's reservation back; never counts anything. */
   async release(workspaceId: string, renderId: string, createdAt: string): Promise<void> {
-    await this.settle(workspaceId, renderId, createdAt, 0);
+    await this.settle(workspaceId, renderId, createdAt, 0, false);
+  }
+
+  /** Reservations held now in a month: renders admitted and not yet ended. */
+  async inFlight(workspaceId: string, month: string): Promise<number> {
+    const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
+    return Object.keys(live(value, Date.now()).reservations).length;
+  }
+
+  /** A month of a workspace: screenshots used, reservations held now, and used per UTC day ({"DD": n}). */
+  async month(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; days: Record<string, number> }> {
+    const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
+    return { used: value?.used ?? 0, inFlight: Object.keys(live(value, Date.now()).reservations).length, days: value?.days ?? {} };
   }
 
   /** Screenshots used in a month. */
   async used(workspaceId: string, month: string): Promise<number> {
-    return (await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month))).value?.used ?? 0;
+    return (await this.month(workspaceId, month)).used;
   }
 
-  /** Successful screenshots per UTC day of a month, as {"DD": n}; days without any are absent. */
-  async days(workspaceId: string, month: string): Promise<Record<string, number>> {
-    return (await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month))).value?.days ?? {};
-  }
-
-  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1): Promise<void> {
-    await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
-      // No reservation: already settled (a redelivery or replay), so nothing changes.
-      if (!current || !(renderId in current.reservations)) return undefined;
-      const { [renderId]: _settled, ...reservations } = current.reservations;
+  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1, firstSettlement: boolean): Promise<boolean> {
+    const { changed } = await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
+      const reserved = current !== null && renderId in current.reservations;
+      // No reservation and not the first settlement: already settled (a redelivery or replay).
+      if (!reserved && !(firstSettlement && charge)) return undefined;
+      const { [renderId]: _settled, ...reservations } = current?.reservations ?? {};
       const day = new Date(createdAt).toISOString().slice(8, 10);
-      const days = charge ? { ...current.days, [day]: (current.days?.[day] ?? 0) + 1 } : current.days;
-      return { used: current.used + charge, reservations, ...(days ? { days } : {}) };
+      const days = charge ? { ...current?.days, [day]: (current?.days?.[day] ?? 0) + 1 } : current?.days;
+      return { used: (current?.used ?? 0) + charge, reservations, ...(days ? { days } : {}) };
     });
+    return changed && charge === 1;
   }
 }

@@ -128,7 +128,7 @@ export interface TestWorkspaceOptions {
 
 /** Creates a workspace straight in the stack's KV, as the CLI would. */
 export async function createWorkspace(stack: TestStack, options: TestWorkspaceOptions = {}): Promise<Workspace> {
-  const nc = await connect({ servers: stack.nats.url });
+  const nc = await connect({ servers: stack.nats.url.split(',') });
   try {
     const topology = await ensureTopology(nc, loadConfig(stack.env));
     const store = new WorkspaceStore(topology.workspaces, topology.accessKeys);
@@ -147,7 +147,7 @@ export async function createWorkspace(stack: TestStack, options: TestWorkspaceOp
 
 /** Screenshots a workspace has used this UTC month, read straight from KV. */
 export async function usedThisMonth(stack: TestStack, workspaceId: string): Promise<number> {
-  const nc = await connect({ servers: stack.nats.url });
+  const nc = await connect({ servers: stack.nats.url.split(',') });
   try {
     const topology = await ensureTopology(nc, loadConfig(stack.env));
     return await new QuotaLedger(topology.usage).used(workspaceId, monthOf(new Date()));

@@ -76,9 +76,8 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (!current) return reply;
     const { workspace } = current;
     const month = monthOf(new Date());
-    const [used, days, renders] = await Promise.all([
-      dashboard.ledger.used(workspace.workspace_id, month),
-      dashboard.ledger.days(workspace.workspace_id, month),
+    const [{ used, days }, renders] = await Promise.all([
+      dashboard.ledger.month(workspace.workspace_id, month),
       dashboard.recentRenders.list(workspace.workspace_id),
     ]);
     const deliveries = dashboard.deliveriesOf ? await dashboard.deliveriesOf(renders) : null;
