@@ -4,16 +4,16 @@ import type { Config } from '../config.ts';
 import { metrics } from '../metrics.ts';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
 import { NATS_RETRY_AFTER_SECONDS, unavailable, type NatsLink } from '../jetstream/connection.ts';
-import { isNatsUnavailable } from '../jetstream/errors.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
 import type { RenderCache } from '../storage/render-cache.ts';
-import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
+import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import type { QuotaLedger } from '../workspaces/usage.ts';
 import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
+import { asOutage } from './outage.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
@@ -151,7 +151,7 @@ export function buildApp(deps: AppDeps) {
 /** Answers a failure with the contract's body: the error handler, and Fastify's own routing failures. */
 function answerError(raw: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
   // An outage of NATS or of the store is the caller's 503 with Retry-After, never a 500.
-  const err = raw instanceof ServiceError || !(isNatsUnavailable(raw) || isStoreUnavailable(raw)) ? raw : unavailable(raw);
+  const err = asOutage(raw);
   if (err !== raw) request.log.warn({ err: raw }, 'a dependency is out of reach');
   const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
   const parameter = fastifyParameters[(err as FastifyError).code] ?? 'body';

@@ -126,6 +126,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
     // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
     const waitSeconds = takeRequest.options.timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
     const answerBy = takeRequest.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
+    reply.header('X-Render-Id', renderRequest.render_id);
     if (answerBy) renderRequest.answer_by = answerBy;
 
     if (cacheKey) {

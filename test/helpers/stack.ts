@@ -8,15 +8,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** A server a test can SIGKILL and start again on the same port and directory (a crash and a recovery). */
+export interface Restartable {
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+}
+
 /** A running NATS server with JetStream. */
-export interface NatsServer {
+export interface NatsServer extends Partial<Restartable> {
   url: string;
   port: number;
   stop(): Promise<void>;
 }
 
 /** A running S3-compatible store; the keys are s3rver's fixed pair. */
-export interface S3Server {
+export interface S3Server extends Restartable {
   endpoint: string;
   port: number;
   accessKey: 'S3RVER';
@@ -65,7 +71,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function natsServerBinary(): string {
+/** The nats-server binary: Debian's, or whichever is on PATH. */
+export function natsServerBinary(): string {
   // Debian puts it in /usr/sbin, which is not on every user's PATH.
   for (const candidate of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) {
     if (existsSync(candidate)) return candidate;
@@ -73,7 +80,8 @@ function natsServerBinary(): string {
   return 'nats-server';
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether 127.0.0.1:port accepts a TCP connection within a second. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     socket.setTimeout(1000);
@@ -95,14 +103,15 @@ function answersHttp(port: number): Promise<boolean> {
 }
 
 /** A child process we own: its output tail for error messages, and a way to stop it. */
-interface Owned {
+export interface Owned {
   child: ChildProcess;
   output: () => string;
   exited: Promise<void>;
   stop(): Promise<void>;
 }
 
-function own(command: string, args: string[], dir: string): Owned {
+/** Spawns a child the exit hooks kill; stop() ends it (SIGTERM, then SIGKILL) and removes `dir`. */
+export function own(command: string, args: string[], dir: string): Owned {
   installExitHooks();
   // Same process group as the test: the runner's group kill reaches these too.
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -165,7 +174,7 @@ async function startOnFreePort(
   prefix: string,
   command: (port: number, dir: string) => [string, string[]],
   ready: (port: number) => Promise<boolean>,
-): Promise<{ port: number; owned: Owned }> {
+): Promise<{ port: number; owned: Owned } & Restartable> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -174,7 +183,20 @@ async function startOnFreePort(
     const owned = own(binary, args, dir);
     try {
       await waitUntil(owned, name, () => ready(port));
-      return { port, owned };
+      let current = owned;
+      return {
+        port,
+        // Stops whichever process runs now (and removes the directory).
+        owned: { ...owned, stop: () => current.stop() },
+        kill: async () => {
+          current.child.kill('SIGKILL');
+          await current.exited;
+        },
+        restart: async () => {
+          current = own(binary, args, dir);
+          await waitUntil(current, name, () => ready(port));
+        },
+      };
     } catch (error) {
       lastError = error;
       await owned.stop();
@@ -185,18 +207,18 @@ async function startOnFreePort(
 
 /** Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory. */
 export async function startNats(): Promise<NatsServer> {
-  const { port, owned } = await startOnFreePort(
+  const { port, owned, kill, restart } = await startOnFreePort(
     'nats-server',
     'shutterbus-nats-',
     (port, dir) => [natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]],
     canConnect,
   );
-  return { url: `nats://127.0.0.1:${port}`, port, stop: owned.stop };
+  return { url: `nats://127.0.0.1:${port}`, port, stop: owned.stop, kill, restart };
 }
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
 export async function startS3(): Promise<S3Server> {
-  const { port, owned } = await startOnFreePort(
+  const { port, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',
     (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir]],
@@ -208,5 +230,7 @@ export async function startS3(): Promise<S3Server> {
     accessKey: 'S3RVER',
     secretKey: 'S3RVER',
     stop: owned.stop,
+    kill,
+    restart,
   };
 }

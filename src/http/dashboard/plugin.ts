@@ -1,6 +1,7 @@
 // The web dashboard under /dashboard: an encapsulated Fastify plugin with its own form parser, CSRF check and HTML errors.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorTable, ServiceError } from '../../errors.ts';
+import { asOutage } from '../outage.ts';
 import { copyScript, stylesheet } from './assets.ts';
 import { authRoutes } from './auth-routes.ts';
 import { type Dashboard, type DashboardDeps } from './context.ts';
@@ -54,8 +55,14 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     }
   });
 
-  app.setErrorHandler((err: FastifyError | ServiceError, request, reply) => {
+  app.setErrorHandler((raw: FastifyError | ServiceError, request, reply) => {
+    const err = asOutage(raw);
     const known = err instanceof ServiceError;
+    if (known && err.code === 'temporary_unavailable') {
+      request.log.warn({ err: raw }, 'dashboard request: a dependency is out of reach');
+      const page = messagePage({ title: 'Temporarily unavailable', kind: 'bad', text: err.message, link: { href: request.url, label: 'Try again' } });
+      return reply.code(503).header('Retry-After', String(err.retryAfter ?? 5)).type('text/html; charset=utf-8').send(page.text);
+    }
     const status = known ? errorTable[err.code].status : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
     if (status >= 500) request.log.error({ err }, 'dashboard request failed');
     else request.log.info({ status, error_code: known ? err.code : undefined }, 'dashboard request refused');

@@ -1,0 +1,134 @@
+// Dependencies killed under a running service on one node: NATS and the object store each SIGKILLed and
+// started again. Callers get 503 with Retry-After, never a 500; accepted renders end succeeded once
+// the dependency is back; a caller answered with an error is never charged.
+import type { ChildProcess } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { shutterbus } from '../helpers/cli.ts';
+import { call, createWorkspace, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { pause, waitFor } from '../helpers/wait.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+
+const outages = suite('NATS and the object store die under a running service');
+let stack: TestStack;
+let service: TestService;
+let workspace: Workspace;
+let auth: { headers: Record<string, string> };
+const spawned: ChildProcess[] = [];
+// A short ack wait keeps a synchronous caller's patience (timeout + ack wait + 5 s) short.
+const settings = { RENDER_ACK_WAIT: '5', RENDER_CONCURRENCY: '3' };
+
+outages.before(async () => {
+  stack = await startStack();
+  service = await startService(stack, settings);
+  workspace = await createWorkspace(stack, { quota: 50 });
+  auth = { headers: { 'x-access-key': workspace.access_key } };
+});
+outages.after(async () => {
+  for (const child of spawned) child.kill('SIGKILL');
+  await service?.close();
+  await stack?.stop();
+});
+
+const take = (query: Record<string, string>) => call(`${service.base}/api/take?${new URLSearchParams({ url: `${stack.site.url}/`, ...query })}`, auth);
+const readiness = async () => (await call(`${service.base}/readyz`)).json as { status: string; dependencies: Record<string, string> };
+const usage = async () => (await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id)).json as { used: number; in_flight: number };
+const statusOf = async (renderId: string) => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status;
+
+const assertUnavailable = (answer: Awaited<ReturnType<typeof call>>, what: string) => {
+  assert.is(answer.status, 503, `${what}: ${answer.status} ${answer.bytes.toString().slice(0, 200)}`);
+  assert.is(answer.json?.error_code, 'temporary_unavailable', what);
+  assert.ok(Number(answer.headers.get('retry-after')) > 0, `${what}: Retry-After`);
+};
+
+outages('NATS down: every endpoint answers 503 with Retry-After, /readyz fails, the CLI says so in one line', async () => {
+  const accepted = await take({ async: 'true' });
+  assert.is(accepted.status, 202);
+  await waitFor(async () => (await statusOf(accepted.json!.render_id)) === 'succeeded', 'a render before the outage');
+
+  await stack.nats.kill!();
+  await waitFor(async () => (await readiness()).status === 'not_ready', '/readyz notices');
+  const ready = await readiness();
+  assert.is(ready.dependencies.nats, 'unavailable');
+  assert.is(ready.dependencies.jetstream, 'unavailable');
+
+  assertUnavailable(await take({}), 'GET /api/take');
+  assertUnavailable(await take({ async: 'true' }), 'GET /api/take async');
+  assertUnavailable(
+    await call(`${service.base}/api/take`, { method: 'POST', headers: { ...auth.headers, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${stack.site.url}/` }) }),
+    'POST /api/take',
+  );
+  assertUnavailable(await call(`${service.base}/api/renders/${accepted.json!.render_id}`, auth), 'GET /api/renders/{id}');
+  const page = await call(`${service.base}/dashboard/keys`);
+  assert.is(page.status, 503, 'a dashboard page');
+  assert.ok(Number(page.headers.get('retry-after')) > 0, 'a dashboard page: Retry-After');
+  assert.is((await call(`${service.base}/healthz`)).status, 200, 'the process itself is alive');
+
+  const cli = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+  assert.is(cli.code, 1);
+  assert.is(cli.stderr.trim().split('\n').length, 1, 'one line');
+  assert.is(cli.json.error_code, 'temporary_unavailable');
+
+  await stack.nats.restart!();
+  await waitFor(async () => (await readiness()).status === 'ready', '/readyz recovers', 30_000);
+  const after = await take({});
+  assert.is(after.status, 200, JSON.stringify(after.json));
+});
+
+outages('an async render accepted before NATS dies ends succeeded once NATS is back, charged once', async () => {
+  const before = await usage();
+  const accepted = await take({ url: `${stack.site.url}/slow?ms=3000`, async: 'true' });
+  assert.is(accepted.status, 202);
+  await waitFor(() => (stack.site.hits.get('/slow') ?? 0) >= 1, 'the render started');
+  await stack.nats.kill!();
+  await pause(5000);
+  await stack.nats.restart!();
+  await waitFor(async () => (await statusOf(accepted.json!.render_id)) === 'succeeded', 'the render succeeded after the outage', 60_000, 500);
+  const after = await usage();
+  assert.is(after.used, before.used + 1, 'charged once');
+  assert.is(after.in_flight, 0, 'no reservation left');
+});
+
+outages('the store down for 20 s: async succeeds after, sync gets the image if it is back in time, else 503 and no charge', async () => {
+  const before = await usage();
+  await stack.s3.kill();
+  await waitFor(async () => (await readiness()).dependencies.object_store === 'unavailable', '/readyz notices the store');
+
+  const asyncRender = await take({ async: 'true', url: `${stack.site.url}/?async-outage` });
+  assert.is(asyncRender.status, 202);
+  const started = Date.now();
+  // Waits at most 5 + 5 + 5 s: the store is still down then.
+  const impatient = take({ timeout: '5', url: `${stack.site.url}/?impatient` });
+  // Waits up to 40 + 5 + 5 s: the store is back at 20 s.
+  const patient = take({ timeout: '40', url: `${stack.site.url}/?patient` });
+
+  const refused = await impatient;
+  assertUnavailable(refused, 'a sync render that outlived its patience');
+  assert.ok(Date.now() - started < 20_000, 'answered before the store came back');
+  await pause(Math.max(0, 20_000 - (Date.now() - started)));
+  await stack.s3.restart();
+
+  const served = await patient;
+  assert.is(served.status, 200, JSON.stringify(served.json));
+  assert.ok(served.contentType.startsWith('image/png'));
+  await waitFor(async () => (await statusOf(asyncRender.json!.render_id)) === 'succeeded', 'the async render succeeded', 60_000, 500);
+  const renderId = refused.headers.get('x-render-id');
+  if (renderId) assert.is(await statusOf(renderId), 'failed', 'the refused render ended failed');
+
+  const after = await usage();
+  assert.is(after.used, before.used + 2, 'the async and the patient render charged; the refused one not');
+  assert.is(after.in_flight, 0, 'no reservation left');
+});
+
+outages('a process started while NATS is down waits for it, then starts', async () => {
+  await stack.nats.kill!();
+  const starting = spawnService(stack, { ROLES: 'render,delivery', PORT: '0', ...settings }).then((child) => spawned.push(child));
+  let started = false;
+  void starting.then(() => (started = true), () => undefined);
+  await pause(3000);
+  assert.is(started, false, 'not started without NATS');
+  await stack.nats.restart!();
+  await starting;
+});
+
+outages.run();
