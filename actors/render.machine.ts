@@ -4,7 +4,7 @@ import { assign, fromPromise, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
 import type { BrowserHost } from '../src/render/browser.ts';
 import { capturePage } from '../src/render/capture.ts';
-import type { ImageFormat, PageObservation, RenderOptions } from '../src/render/options.ts';
+import type { ImageFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with. */

@@ -1,7 +1,7 @@
 // The render failure rules (contract §3) as pure functions over what a render observed.
 
 import { errorTable, ServiceError, type ErrorCode, type ErrorDetails, type ErrorRow } from '../src/errors.ts';
-import type { PageObservation, RenderOptions } from '../src/render/options.ts';
+import type { PageObservation, RenderOptions } from '../src/domain/options.ts';
 
 /** A failed render as the actor reports it; `cause` is for logs only, never returned. */
 export interface RenderFailure {

@@ -6,7 +6,8 @@
 // comes from the render id); `replay deliveries` re-sends webhooks.
 // Deliveries: each delivery of the window starts a new round with the same id and body.
 import { headers } from '@nats-io/transport-node';
-import { REPLAY_HEADER, type RenderRequest } from '../jetstream/render-records.ts';
+import type { RenderRequest } from '../domain/render.ts';
+import { REPLAY_HEADER } from '../jetstream/render-records.ts';
 import { readStreamWindow, type WindowStart } from '../jetstream/stream-window.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { DeliveryJob } from '../delivery/records.ts';

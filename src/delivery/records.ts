@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
-import type { RenderRecord } from '../jetstream/render-records.ts';
+import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
-import { fileUrl } from '../storage/store.ts';
+import { fileUrl } from '../domain/files.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {

@@ -1,7 +1,7 @@
 // GET /files/:fileName: rendered images, fetched without an access key because their names are unguessable.
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { fileExpiry, isFileName } from '../storage/store.ts';
+import { fileExpiry, isFileName } from '../domain/files.ts';
 import type { AppDeps } from './app.ts';
 
 /** Registers the file route. */

@@ -1,5 +1,5 @@
 // The parameters of /api/take: one table of every known parameter, parsed the same way for GET and POST.
-import { renderDefaults, type ImageFormat, type RenderOptions } from '../render/options.ts';
+import { renderDefaults, type ImageFormat, type RenderOptions } from '../domain/options.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
 export type RawParams = { kind: 'query'; entries: [string, string][] } | { kind: 'json'; body: Record<string, unknown> };

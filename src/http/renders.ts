@@ -1,7 +1,7 @@
 // GET /api/renders/:renderId: the recorded state of an asynchronous render.
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { fileUrl } from '../storage/store.ts';
+import { fileUrl } from '../domain/files.ts';
 import type { AppDeps } from './app.ts';
 import { identify } from './auth.ts';
 

@@ -2,10 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import type { RenderRequest, RenderResult } from '../jetstream/render-records.ts';
-import { contentTypes } from '../render/options.ts';
+import type { RenderRequest } from '../domain/render.ts';
+import type { RenderResult } from '../jetstream/render-records.ts';
+import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../storage/render-cache.ts';
-import { fileUrl } from '../storage/store.ts';
+import { fileUrl } from '../domain/files.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import type { AppDeps } from './app.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';

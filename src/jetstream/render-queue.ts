@@ -5,7 +5,8 @@ import { ServiceError } from '../errors.ts';
 import { unavailable } from './connection.ts';
 import { isNatsUnavailable } from './errors.ts';
 import { names, type Topology } from './topology.ts';
-import { isFinal, readRenderDone, type RenderRecord, type RenderRecords, type RenderRequest, type RenderResult } from './render-records.ts';
+import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { readRenderDone, type RenderRecords, type RenderResult } from './render-records.ts';
 
 /** How often the backlog figure behind the 503 answer is refreshed. */
 const BACKLOG_REFRESH_MS = 1000;

@@ -1,74 +1,12 @@
-// The recorded state of every render, in the `renders` KV bucket: what status endpoints and waiting callers read.
+// The recorded state of every render, in the `renders` KV bucket, and its announcement on a core subject.
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
-import type { ImageFormat, RenderOptions } from '../render/options.ts';
+import { pendingRecord, isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { createJson, readJson, updateJson } from './kv-json.ts';
-
-/** What the ingress publishes to the render stream: one durable message per accepted request. */
-export interface RenderRequest {
-  render_id: string;
-  workspace_id: string;
-  created_at: string;
-  options: RenderOptions;
-  webhook_url?: string;
-  external_identifier?: string;
-  /** Set for a cached signed GET: the cache entry this render fills, and for how long. */
-  cache?: { key: string; ttl: number };
-  /**
-   * A synchronous request's deadline (ms since the epoch): the caller is answered by then, so a
-   * render that cannot end before it ends as failed and is never charged.
-   */
-  answer_by?: number;
-}
-
-/** The render actor's states as the outside sees them. */
-export type RenderStatus = 'pending' | 'rendering' | 'succeeded' | 'failed';
-
-/** One render's recorded state. */
-export interface RenderRecord {
-  render_id: string;
-  workspace_id: string;
-  status: RenderStatus;
-  url: string;
-  format: ImageFormat;
-  created_at: string;
-  started_at?: string;
-  finished_at?: string;
-  file_name?: string;
-  size_bytes?: number;
-  error_code?: ErrorCode;
-  error_message?: string;
-  error_details?: ErrorDetails;
-  external_identifier?: string;
-  webhook_url?: string;
-  cache?: RenderRequest['cache'];
-  /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
-  abandoned?: boolean;
-}
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
 export const REPLAY_HEADER = 'Shutterbus-Replay';
-
-/** True once a render has ended, one way or the other. */
-export function isFinal(record: Pick<RenderRecord, 'status'>): boolean {
-  return record.status === 'succeeded' || record.status === 'failed';
-}
-
-/** The first record of an accepted request. */
-export function pendingRecord(request: RenderRequest): RenderRecord {
-  return {
-    render_id: request.render_id,
-    workspace_id: request.workspace_id,
-    status: 'pending',
-    url: request.options.url,
-    format: request.options.format,
-    created_at: request.created_at,
-    ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),
-    ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
-    ...(request.cache ? { cache: request.cache } : {}),
-  };
-}
 
 /** Reads and changes render records; every change is compare-and-set on the entry's revision. */
 export class RenderRecords {

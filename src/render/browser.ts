@@ -6,7 +6,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { chromiumArgs, findProcessWithArg } from './chromium.ts';
 import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
-import type { RenderOptions } from './options.ts';
+import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */

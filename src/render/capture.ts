@@ -2,7 +2,7 @@
 // failure rules to the render actor.
 
 import type { BrowserHost } from './browser.ts';
-import type { PageObservation, RenderOptions } from './options.ts';
+import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
 
 /**

@@ -4,7 +4,7 @@ import type { CDPSession, Page, Request, Response } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
-import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome } from './options.ts';
+import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome } from '../domain/options.ts';
 
 /** Where navigation ended: the main document's final URL and status (null when no response). */
 export interface Navigation {

@@ -9,11 +9,13 @@ import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { retryWhile } from '../retry.ts';
 import { logConsumeError, startConsumeLoop, type ConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
-import { isFinal, REPLAY_HEADER, renderDoneMessage, type RenderRecord, type RenderRecords, type RenderRequest } from '../jetstream/render-records.ts';
+import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
-import { DEFAULT_FILE_LIFETIME_SECONDS, isStoreUnavailable, newFileName, type FileStore } from '../storage/store.ts';
+import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
+import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
 
 /** What a render worker needs. */

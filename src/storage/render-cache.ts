@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { LRUCache } from 'lru-cache';
 import { deleteJson, readJson, updateJson } from '../jetstream/kv-json.ts';
-import type { RenderRecord } from '../jetstream/render-records.ts';
-import type { ImageFormat } from '../render/options.ts';
+import type { RenderRecord } from '../domain/render.ts';
+import type { ImageFormat } from '../domain/options.ts';
 
 /** One cache entry: a claim while its render runs, then the file until it expires. */
 export interface CacheEntry {

@@ -1,7 +1,7 @@
 // Each workspace's latest finished renders in one small KV document, so the dashboard never scans the `renders` bucket.
 import type { KV } from '@nats-io/kv';
 import { readJson, updateJson } from '../jetstream/kv-json.ts';
-import type { RenderRecord } from '../jetstream/render-records.ts';
+import type { RenderRecord } from '../domain/render.ts';
 
 /** What the dashboard shows of one render. */
 export type RecentRender = Pick<RenderRecord, 'render_id' | 'status' | 'url' | 'format' | 'created_at' | 'finished_at' | 'error_code' | 'error_message' | 'external_identifier' | 'webhook_url'>;

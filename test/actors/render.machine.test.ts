@@ -6,7 +6,7 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import { renderMachine, type CapturePageInput, type RenderOutput, type StoreImageInput, type StoredImage } from '../../actors/render.machine.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { ServiceError } from '../../src/errors.ts';
-import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 
 const test = suite('render machine');
 

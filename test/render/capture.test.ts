@@ -8,7 +8,7 @@ import { imageSize } from 'image-size';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { ServiceError } from '../../src/errors.ts';
-import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('capturePage');

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
-import { renderDefaults, type RenderOptions } from '../../src/render/options.ts';
+import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('warm page isolation');
