@@ -18,7 +18,7 @@ import { startEgressProxy } from './net/egress-proxy.ts';
 import { checkTargetUrl } from './net/target.ts';
 import { BrowserHost } from './render/browser.ts';
 import { startRenderWorker } from './render/worker.ts';
-import { RenderCache } from './storage/render-cache.ts';
+import { RenderCache } from './workspaces/render-cache.ts';
 import { retryWhile } from './retry.ts';
 import { FileStore, isStoreUnavailable } from './storage/store.ts';
 import { startFileSweeper } from './storage/sweeper.ts';

@@ -6,7 +6,7 @@ import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from
 import { NATS_RETRY_AFTER_SECONDS, unavailable, type NatsLink } from '../jetstream/connection.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import type { Logger } from '../log.ts';
-import type { RenderCache } from '../storage/render-cache.ts';
+import type { RenderCache } from '../workspaces/render-cache.ts';
 import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import type { QuotaLedger } from '../workspaces/usage.ts';

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.ts';
 import type { RenderRequest } from '../domain/render.ts';
 import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
-import { cacheKeyOf } from '../storage/render-cache.ts';
+import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import type { AppDeps } from './app.ts';
