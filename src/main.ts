@@ -24,6 +24,7 @@ import { FileStore, isStoreUnavailable } from './storage/store.ts';
 import { startFileSweeper } from './storage/sweeper.ts';
 import { WorkspaceCache } from './workspaces/cache.ts';
 import { RecentRenders } from './workspaces/recent-renders.ts';
+import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
 
@@ -58,10 +59,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const js = jetstream(nc);
     const topology = await untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config));
     const records = new RenderRecords(topology.renders);
-    const ledger = new QuotaLedger(topology.usage);
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
     const cache = new RenderCache(topology.renderCache);
+    const settlement = new Settlement(new QuotaLedger(topology.usage), cache, records, recentRenders, config, log);
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
     const store = new FileStore(config.s3);
     await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
@@ -78,7 +79,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, ledger, cache, workspaceStore, readiness, natsLink })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -92,13 +93,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
           if (!browser.isHealthy() || !(await browser.ping())) throw new Error('the browser does not answer');
         },
       });
-      // Settling runs again on redelivery or replay: the ledger and the cache each change only once.
-      const settle = async (record: RenderRecord, firstSettlement: boolean) => {
-        if (record.status === 'succeeded') await ledger.commit(record.workspace_id, record.render_id, record.created_at, firstSettlement);
-        else await ledger.release(record.workspace_id, record.render_id, record.created_at);
-        await cache.settle(record);
-        await recentRenders.note(record);
-      };
+      const settle = (record: RenderRecord, firstSettlement: boolean) => settlement.settle(record, firstSettlement);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());
@@ -144,6 +139,8 @@ async function prepareIngress(deps: Omit<AppDeps, 'queue' | 'workspaces' | 'chec
   topology: Topology;
   records: RenderRecords;
   workspaceStore: WorkspaceStore;
+  recentRenders: RecentRenders;
+  webhooks: DeliveryQueue;
 }) {
   const { config, log, nc, js, topology, records, workspaceStore } = deps;
   const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
@@ -151,7 +148,7 @@ async function prepareIngress(deps: Omit<AppDeps, 'queue' | 'workspaces' | 'chec
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore });
+    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: deps.settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
     const app = buildApp({ ...deps, queue, workspaces, checkTarget, dashboard });
     await app.ready();
     return { app, workspaces };

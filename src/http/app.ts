@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import type { RenderCache } from '../workspaces/render-cache.ts';
 import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
-import type { QuotaLedger } from '../workspaces/usage.ts';
+import type { Settlement } from '../workspaces/settlement.ts';
 import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
@@ -29,7 +29,7 @@ export interface AppDeps {
   queue: RenderQueue;
   store: FileStore;
   workspaces: WorkspaceCache;
-  ledger: QuotaLedger;
+  settlement: Settlement;
   cache: RenderCache;
   /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
   checkTarget: (raw: string, parameter: string) => Promise<URL>;

@@ -7,7 +7,6 @@ import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
-import { planConcurrency } from '../workspaces/workspace.ts';
 import type { AppDeps } from './app.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
@@ -15,14 +14,6 @@ import type { RepeatViews } from './repeat-views.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
 const QUEUE_GRACE_SECONDS = 5;
-
-/** Runs `step` now and, while NATS or the store is out of reach, again every few seconds for a while. */
-function retryUntilDone(step: () => Promise<unknown>, log: AppDeps['log'], deadline = Date.now() + 5 * 60_000): void {
-  step().catch((err) => {
-    if (Date.now() > deadline) return void log.warn({ err }, 'giving back an answered request failed');
-    setTimeout(() => retryUntilDone(step, log, deadline), 2000).unref();
-  });
-}
 
 /** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
@@ -47,7 +38,7 @@ function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
 
 /** Registers GET and POST /api/take. */
 export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews }> = async (app, deps) => {
-  const { config, queue, store, workspaces, ledger, cache, repeatViews } = deps;
+  const { config, queue, store, workspaces, settlement, cache, repeatViews } = deps;
 
   const parse = (raw: RawParams): TakeRequest => {
     const parsed = parseTakeParams(raw);
@@ -64,17 +55,6 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
   const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
     reply.header('X-Render-Id', renderId);
     return reply.redirect(fileUrl(config.baseUrl, fileName), 302);
-  };
-
-  // A request answered with an error gives back its quota slot and its cache claim, and its record
-  // is ended, so a render of it that still comes (its publish was stored after all) charges nothing.
-  const giveBack = async (renderRequest: RenderRequest, reserved: boolean) => {
-    const steps = [
-      ...(reserved ? [() => ledger.release(renderRequest.workspace_id, renderRequest.render_id, renderRequest.created_at)] : []),
-      ...(renderRequest.cache ? [() => cache.abandon(renderRequest.cache!.key, renderRequest.render_id)] : []),
-      () => queue.records.abandon(renderRequest, 'temporary_unavailable'),
-    ];
-    for (const step of steps) retryUntilDone(step, deps.log);
   };
 
   const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
@@ -141,18 +121,11 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
       }
     }
 
-    const allowance = { workspaceId: workspace.workspace_id, quota: workspace.quota, concurrency: planConcurrency[workspace.plan] };
-    // A reservation lapses when its render can no longer be running: a synchronous one when its caller
-    // is answered, an asynchronous one after every delivery's timeout and ack wait (and a minute more).
-    const lapsesAt = answerBy ?? createdAt.getTime() + ((takeRequest.options.timeout + config.renderAckWaitSeconds) * config.renderMaxDeliver + 60) * 1000;
-    await ledger.reserve(allowance, renderRequest.render_id, createdAt, lapsesAt).catch(async (err) => {
-      if (cacheKey) await cache.abandon(cacheKey, renderRequest.render_id).catch(() => undefined);
-      throw err;
-    });
-    // Once published, the worker settles quota and cache; a request that never got there gives both back.
+    await settlement.admit(renderRequest, workspace);
+    // Once published, the worker settles the render; a request answered with an error gives back what it held.
     const publish = async <T>(send: () => Promise<T>): Promise<T> =>
-      send().catch(async (err) => {
-        if (err instanceof ServiceError && err.code === 'temporary_unavailable') await giveBack(renderRequest, true);
+      send().catch((err) => {
+        if (err instanceof ServiceError && err.code === 'temporary_unavailable') settlement.giveBack(renderRequest);
         throw err;
       });
 
