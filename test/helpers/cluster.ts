@@ -39,6 +39,8 @@ export interface NatsCluster {
   leaderOf(stream: string, timeoutMs?: number): Promise<NodeName>;
   /** Waits until the stream has a leader other than `notName` (if given) and returns its name. */
   waitForLeader(stream: string, notName?: NodeName, timeoutMs?: number): Promise<NodeName>;
+  /** Waits until `name` is a current replica (or the leader) of every one of `streams`: it rejoined them. */
+  waitCurrent(name: NodeName, streams: string[], timeoutMs?: number): Promise<void>;
   /** Stops every node by pid (SIGKILL: the data is thrown away) and removes the temp directories. */
   stop(): Promise<void>;
 }
@@ -240,6 +242,17 @@ async function startOnce(): Promise<NatsCluster> {
     waitHealthy: (name, timeoutMs = readyTimeoutMs) =>
       poll(`nats-server ${name} not healthy`, timeoutMs, () => healthz(monitorOf(name))).then(() => undefined),
     leaderOf: (stream, timeoutMs) => waitForLeader(stream, undefined, timeoutMs),
+    // Stream-level, not /healthz: on 2.9.10 a restarted node's consumer replica can stay behind for long.
+    waitCurrent: async (name, streams, timeoutMs = defaultLeaderTimeoutMs) => {
+      for (const stream of streams) {
+        await poll(`${name} current in ${stream}`, timeoutMs, () =>
+          withManager(urls.filter((_, i) => isRunning(nodeNames[i])), async (jsm) => {
+            const { cluster } = await jsm.streams.info(stream);
+            const peer = cluster?.replicas?.find((replica) => replica.name === name);
+            return cluster?.leader === name || (peer?.current && !peer.offline) ? true : undefined;
+          }));
+      }
+    },
     waitForLeader,
     stop,
   };
