@@ -65,8 +65,14 @@ export class Settlement {
    * `firstSettlement` (the caller just ended the render) charges even a reservation that lapsed.
    */
   async settle(record: RenderRecord, firstSettlement: boolean): Promise<void> {
-    if (record.status === 'succeeded') await this.ledger.commit(record.workspace_id, record.render_id, record.created_at, firstSettlement);
-    else await this.ledger.release(record.workspace_id, record.render_id, record.created_at);
+    const { workspace_id, render_id, created_at } = record;
+    const outcome = record.status === 'succeeded'
+      ? await this.ledger.commit(workspace_id, render_id, created_at, firstSettlement)
+      : await this.ledger.release(workspace_id, render_id, created_at);
+    // Never silent: a first settlement without its reservation means the reservation lapsed first.
+    if (outcome === 'charged_without_reservation' || (firstSettlement && outcome === 'no_reservation')) {
+      this.log.warn({ render_id, workspace_id, status: record.status, outcome }, 'render settled after its reservation lapsed');
+    }
     await this.cache.settle(record);
     await this.recentRenders.note(record);
   }

@@ -25,6 +25,12 @@ const live = (usage: MonthUsage | null, now: number): MonthUsage => ({
   ...(usage?.days ? { days: usage.days } : {}),
 });
 
+/**
+ * What a settlement found: the reservation, none (settled before, lapsed, or never made), or none
+ * on a render's first settlement, which is charged all the same.
+ */
+export type SettleOutcome = 'settled' | 'no_reservation' | 'charged_without_reservation';
+
 /** What admission needs to know of a workspace. */
 export interface Allowance {
   workspaceId: string;
@@ -57,22 +63,15 @@ export class QuotaLedger {
   /**
    * Turns a render's reservation into one used screenshot; a second call for the same render changes
    * nothing. `firstSettlement` says the caller just ended the render, so it was never settled: it is
-   * charged even when its reservation had lapsed (a render that outlived an outage). Returns
-   * whether this call counted it.
+   * charged even when its reservation had lapsed (a render that outlived an outage).
    */
-  async commit(workspaceId: string, renderId: string, createdAt: string, firstSettlement = false): Promise<boolean> {
+  async commit(workspaceId: string, renderId: string, createdAt: string, firstSettlement = false): Promise<SettleOutcome> {
     return this.settle(workspaceId, renderId, createdAt, 1, firstSettlement);
   }
 
   /** Gives a failed render's reservation back; never counts anything. */
-  async release(workspaceId: string, renderId: string, createdAt: string): Promise<void> {
-    await this.settle(workspaceId, renderId, createdAt, 0, false);
-  }
-
-  /** Reservations held now in a month: renders admitted and not yet ended. */
-  async inFlight(workspaceId: string, month: string): Promise<number> {
-    const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
-    return Object.keys(live(value, Date.now()).reservations).length;
+  async release(workspaceId: string, renderId: string, createdAt: string): Promise<SettleOutcome> {
+    return this.settle(workspaceId, renderId, createdAt, 0, false);
   }
 
   /** A month of a workspace: screenshots used, reservations held now, and used per UTC day ({"DD": n}). */
@@ -86,9 +85,10 @@ export class QuotaLedger {
     return (await this.month(workspaceId, month)).used;
   }
 
-  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1, firstSettlement: boolean): Promise<boolean> {
+  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1, firstSettlement: boolean): Promise<SettleOutcome> {
+    let reserved = false;
     const { changed } = await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
-      const reserved = current !== null && renderId in current.reservations;
+      reserved = current !== null && renderId in current.reservations;
       // No reservation and not the first settlement: already settled (a redelivery or replay).
       if (!reserved && !(firstSettlement && charge)) return undefined;
       const { [renderId]: _settled, ...reservations } = current?.reservations ?? {};
@@ -96,6 +96,6 @@ export class QuotaLedger {
       const days = charge ? { ...current?.days, [day]: (current?.days?.[day] ?? 0) + 1 } : current?.days;
       return { used: (current?.used ?? 0) + charge, reservations, ...(days ? { days } : {}) };
     });
-    return changed && charge === 1;
+    return !changed ? 'no_reservation' : reserved ? 'settled' : 'charged_without_reservation';
   }
 }
