@@ -49,6 +49,15 @@ export class AccountStore {
     return value!;
   }
 
+  /** Creates an account with a password; false when the address has one (or an invitation) already. */
+  async create(email: string, passwordHash: string): Promise<boolean> {
+    const address = normalizeEmail(email);
+    const now = new Date().toISOString();
+    return createJson<Account>(this.bucket, keyOf(address), {
+      email: address, password_hash: passwordHash, verified: false, workspace_ids: [], token_nonce: nonce(), created_at: now, updated_at: now,
+    });
+  }
+
   /**
    * Creates an account with a password and a new free workspace it owns; null when the email is
    * taken. An invited address counts as taken: its invitation link is how it chooses a password,
