@@ -1,7 +1,7 @@
 // Outgoing mail: through SMTP when SMTP_URL is set, otherwise to the log and the outbox stream.
 import type { Logger } from '../log.ts';
 import type { Outbox } from './outbox.ts';
-import { sendSmtp } from './smtp.ts';
+import { smtpSender } from './smtp.ts';
 
 /** Sends the dashboard's plain-text mail. */
 export interface Mailer {
@@ -11,10 +11,11 @@ export interface Mailer {
 /** The mailer the configuration asks for. */
 export function createMailer(options: { smtpUrl?: string; from: string; outbox: Outbox; log: Logger }): Mailer {
   const { smtpUrl, from, outbox, log } = options;
+  const sendSmtp = smtpUrl ? smtpSender(smtpUrl) : null;
   return {
     async send(message) {
-      if (smtpUrl) {
-        await sendSmtp(smtpUrl, { from, ...message });
+      if (sendSmtp) {
+        await sendSmtp({ from, ...message });
         log.info({ to: message.to, subject: message.subject }, 'mail sent');
         return;
       }

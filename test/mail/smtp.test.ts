@@ -1,150 +1,11 @@
-// The SMTP path of the dashboard's mail: a tiny real SMTP server on 127.0.0.1 (node:net) hears what createMailer sends.
+// The SMTP path of the dashboard's mail: a tiny real SMTP server on 127.0.0.1 hears what createMailer sends.
 import net from 'node:net';
 import { pino } from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createMailer } from '../../src/mail/mailer.ts';
 import type { Outbox } from '../../src/mail/outbox.ts';
-
-/** What one client connection said to the server. */
-interface Session {
-  commands: string[];
-  /** base64-decoded AUTH PLAIN payload, or user/pass from AUTH LOGIN. */
-  auth?: { user: string; pass: string };
-  mailFrom?: string;
-  rcptTo: string[];
-  /** The DATA section after un-stuffing, without the terminating "." line. */
-  data?: string;
-}
-
-interface FakeSmtp {
-  port: number;
-  sessions: Session[];
-  /** Reply to RCPT TO (default "250 OK"). */
-  rcptReply: string;
-  close(): Promise<void>;
-}
-
-function startSmtp(): Promise<FakeSmtp> {
-  const sockets = new Set<net.Socket>();
-  const fake: FakeSmtp = { port: 0, sessions: [], rcptReply: '250 OK', close: async () => undefined };
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    const session: Session = { commands: [], rcptTo: [] };
-    fake.sessions.push(session);
-    const send = (line: string) => socket.write(`${line}\r\n`);
-    let buffered = '';
-    let mode: 'command' | 'data' | 'auth-plain' | 'auth-user' | 'auth-pass' = 'command';
-    let loginUser = '';
-    send('220 127.0.0.1 fake ESMTP');
-    socket.on('data', (chunk) => {
-      buffered += chunk.toString('utf8');
-      for (;;) {
-        if (mode === 'data') {
-          // The DATA section may itself start with the terminator only if empty; otherwise it ends with CRLF.CRLF.
-          const end = buffered.startsWith('.\r\n') ? 0 : buffered.indexOf('\r\n.\r\n');
-          if (end === -1) return;
-          const raw = end === 0 ? '' : buffered.slice(0, end);
-          buffered = buffered.slice(end === 0 ? 3 : end + 5);
-          session.data = raw.split('\r\n').map((line) => (line.startsWith('.') ? line.slice(1) : line)).join('\r\n');
-          mode = 'command';
-          send('250 2.0.0 queued');
-          continue;
-        }
-        const eol = buffered.indexOf('\r\n');
-        if (eol === -1) return;
-        const line = buffered.slice(0, eol);
-        buffered = buffered.slice(eol + 2);
-        session.commands.push(line);
-        if (mode === 'auth-plain') {
-          const [, user, pass] = Buffer.from(line, 'base64').toString('utf8').split('\0');
-          session.auth = { user, pass };
-          mode = 'command';
-          send('235 2.7.0 Authentication successful');
-          continue;
-        }
-        if (mode === 'auth-user') {
-          loginUser = Buffer.from(line, 'base64').toString('utf8');
-          mode = 'auth-pass';
-          send('334 UGFzc3dvcmQ6');
-          continue;
-        }
-        if (mode === 'auth-pass') {
-          session.auth = { user: loginUser, pass: Buffer.from(line, 'base64').toString('utf8') };
-          mode = 'command';
-          send('235 2.7.0 Authentication successful');
-          continue;
-        }
-        const verb = line.split(' ')[0].toUpperCase();
-        if (verb === 'EHLO') {
-          send('250-127.0.0.1 greets you');
-          send('250-8BITMIME');
-          send('250 AUTH PLAIN LOGIN');
-        } else if (verb === 'HELO') {
-          send('250 127.0.0.1');
-        } else if (verb === 'AUTH') {
-          const [, mechanism, initial] = line.split(' ');
-          if (mechanism.toUpperCase() === 'PLAIN' && initial) {
-            const [, user, pass] = Buffer.from(initial, 'base64').toString('utf8').split('\0');
-            session.auth = { user, pass };
-            send('235 2.7.0 Authentication successful');
-          } else if (mechanism.toUpperCase() === 'PLAIN') {
-            mode = 'auth-plain';
-            send('334 ');
-          } else if (mechanism.toUpperCase() === 'LOGIN') {
-            mode = 'auth-user';
-            send('334 VXNlcm5hbWU6');
-          } else {
-            send('504 5.5.4 mechanism not supported');
-          }
-        } else if (verb === 'MAIL') {
-          session.mailFrom = /^MAIL FROM:\s*<([^>]*)>/i.exec(line)?.[1];
-          send('250 2.1.0 OK');
-        } else if (verb === 'RCPT') {
-          const to = /^RCPT TO:\s*<([^>]*)>/i.exec(line)?.[1];
-          if (fake.rcptReply.startsWith('2') && to) session.rcptTo.push(to);
-          send(fake.rcptReply);
-        } else if (verb === 'DATA') {
-          mode = 'data';
-          send('354 End data with <CR><LF>.<CR><LF>');
-        } else if (verb === 'RSET' || verb === 'NOOP') {
-          send('250 OK');
-        } else if (verb === 'QUIT') {
-          send('221 2.0.0 Bye');
-          socket.end();
-        } else {
-          send('502 5.5.2 command not recognized');
-        }
-      }
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      fake.port = (server.address() as net.AddressInfo).port;
-      fake.close = () =>
-        new Promise<void>((done) => {
-          for (const socket of sockets) socket.destroy();
-          server.close(() => done());
-        });
-      resolve(fake);
-    });
-  });
-}
-
-/** Splits a received DATA section into its headers (lower-cased names) and body. */
-function parseMessage(data: string): { headers: Record<string, string>; body: string } {
-  const split = data.indexOf('\r\n\r\n');
-  assert.ok(split > 0, 'message has a header block and a body');
-  const headers: Record<string, string> = {};
-  for (const line of data.slice(0, split).split('\r\n')) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { headers, body: data.slice(split + 4) };
-}
+import { parseMessage, startSmtp, testCa, type FakeSmtp } from './fake-smtp.ts';
 
 const outbox = {
   append: async () => {
@@ -153,20 +14,35 @@ const outbox = {
 } as unknown as Outbox;
 const log = pino({ level: 'silent' });
 const from = 'Shutterbus <no-reply@shutterbus.test>';
+// The client trusts the fake server's self-signed certificate through nodemailer's URL options.
+const trustTestCa = `tls.ca=${encodeURIComponent(testCa)}`;
 
-const smtp = suite<{ server: FakeSmtp }>('mail over SMTP');
+async function failureOf(send: Promise<void>): Promise<Error> {
+  try {
+    await send;
+  } catch (caught) {
+    assert.instance(caught, Error, 'send rejects with an Error');
+    return caught as Error;
+  }
+  throw new Error('the send was expected to fail');
+}
+
+const smtp = suite<{ server: FakeSmtp; tlsServer: FakeSmtp }>('mail over SMTP');
 
 smtp.before(async (context) => {
   context.server = await startSmtp();
+  context.tlsServer = await startSmtp({ implicitTls: true });
 });
 
 smtp.after(async (context) => {
   await context.server.close();
+  await context.tlsServer.close();
 });
 
 smtp.before.each((context) => {
   context.server.sessions.length = 0;
   context.server.rcptReply = '250 OK';
+  context.server.offerStarttls = false;
 });
 
 smtp('one message arrives with envelope, headers, body and credentials', async ({ server }) => {
@@ -186,8 +62,19 @@ smtp('one message arrives with envelope, headers, body and credentials', async (
   assert.is(headers.from, from);
   assert.is(headers.to, 'ada@example.test');
   assert.is(headers.subject, 'Verify your email');
+  assert.ok(headers.date && !Number.isNaN(Date.parse(headers.date)), 'a Date header');
   assert.ok(body.includes(`confirm your address: ${link}`), body);
   assert.ok(body.startsWith('Hello,\r\n\r\n'), 'line breaks become CRLF');
+});
+
+smtp('every message has its own Message-ID in the sender\'s domain', async ({ server }) => {
+  const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log });
+  await mailer.send({ to: 'ada@example.test', subject: 'One', text: 'one' });
+  await mailer.send({ to: 'ada@example.test', subject: 'Two', text: 'two' });
+  const ids = server.sessions.map((session) => parseMessage(session.data!).headers['message-id']);
+  assert.is(ids.length, 2);
+  for (const id of ids) assert.match(id, /^<[^<>@\s]+@shutterbus\.test>$/);
+  assert.is.not(ids[0], ids[1], 'two messages, two ids');
 });
 
 smtp('no AUTH without credentials in the URL', async ({ server }) => {
@@ -213,17 +100,54 @@ smtp('lines beginning with "." arrive intact (dot-stuffing)', async ({ server })
   assert.is(body, text.replace(/\n/g, '\r\n'));
 });
 
+smtp('a long link arrives whole, carried in lines of at most 78 characters', async ({ server }) => {
+  const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log });
+  const link = `http://127.0.0.1:3000/verify?token=${'a1b2c3d4'.repeat(150)}`;
+  await mailer.send({ to: 'ada@example.test', subject: 'Verify your email', text: `Hello,\n\nconfirm your address: ${link}\n` });
+  const [session] = server.sessions;
+  const longest = Math.max(...session.rawData!.split('\r\n').map((line) => line.length));
+  assert.ok(longest <= 78, `the longest line on the wire has ${longest} characters`);
+  assert.ok(parseMessage(session.data!).body.endsWith(`confirm your address: ${link}`), 'the link decodes whole');
+});
+
+smtp('a server that offers STARTTLS gets credentials and message only inside TLS', async ({ server }) => {
+  server.offerStarttls = true;
+  const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}?${trustTestCa}`, from, outbox, log });
+  await mailer.send({ to: 'ada@example.test', subject: 'Verify your email', text: 'hello' });
+  const [session] = server.sessions;
+  assert.ok(session.encryptedAfter !== undefined, 'the connection was upgraded');
+  const plain = session.commands.slice(0, session.encryptedAfter);
+  assert.equal(plain.map((c) => c.split(' ')[0].toUpperCase()), ['EHLO', 'STARTTLS'], 'nothing but EHLO and STARTTLS in plain text');
+  assert.equal(session.auth, { user: 'user', pass: 'pass' });
+  assert.equal(session.rcptTo, ['ada@example.test']);
+  assert.is(parseMessage(session.data!).body, 'hello');
+});
+
+smtp('a STARTTLS upgrade that fails (untrusted certificate) fails the send, with nothing sent in plain text', async ({ server }) => {
+  server.offerStarttls = true;
+  const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}`, from, outbox, log });
+  const error = await failureOf(mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' }));
+  assert.match(error.message, /certificate/i);
+  const [session] = server.sessions;
+  assert.equal(session.commands.map((c) => c.split(' ')[0].toUpperCase()), ['EHLO', 'STARTTLS']);
+  assert.is(session.auth, undefined, 'no credentials');
+  assert.is(session.data, undefined, 'no message');
+});
+
+smtp('smtps:// speaks TLS from the first byte', async ({ tlsServer }) => {
+  const mailer = createMailer({ smtpUrl: `smtps://user:pass@127.0.0.1:${tlsServer.port}?${trustTestCa}`, from, outbox, log });
+  await mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'over TLS' });
+  const session = tlsServer.sessions.at(-1)!;
+  assert.is(session.encryptedAfter, 0);
+  assert.equal(session.auth, { user: 'user', pass: 'pass' });
+  assert.is(parseMessage(session.data!).body, 'over TLS');
+});
+
 smtp('a refused recipient makes the send fail', async ({ server }) => {
   server.rcptReply = '550 5.1.1 mailbox unavailable';
   const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}`, from, outbox, log });
-  let error: unknown;
-  try {
-    await mailer.send({ to: 'nobody@example.test', subject: 'Verify your email', text: 'link' });
-  } catch (caught) {
-    error = caught;
-  }
-  assert.instance(error, Error, 'send rejects');
-  assert.match((error as Error).message, /550/);
+  const error = await failureOf(mailer.send({ to: 'nobody@example.test', subject: 'Verify your email', text: 'link' }));
+  assert.match(error.message, /550/);
   assert.is(server.sessions[0].data, undefined, 'no DATA after the refusal');
 });
 
@@ -233,13 +157,25 @@ smtp('a server that is not there makes the send fail', async () => {
   const port = (closed.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
   const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from, outbox, log });
-  let error: unknown;
+  await failureOf(mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' }));
+});
+
+smtp('a server that accepts the connection but never greets fails the send within seconds', async () => {
+  const sockets = new Set<net.Socket>();
+  const silent = net.createServer((socket) => sockets.add(socket.on('error', () => undefined)));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as net.AddressInfo).port;
   try {
-    await mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' });
-  } catch (caught) {
-    error = caught;
+    const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from, outbox, log });
+    const started = Date.now();
+    const error = await failureOf(mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' }));
+    const seconds = (Date.now() - started) / 1000;
+    assert.match(error.message, /greeting/i);
+    assert.ok(seconds < 8, `failed after ${seconds} s`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
   }
-  assert.instance(error, Error, 'send rejects');
 });
 
 smtp.run();
