@@ -1,58 +1,47 @@
-// Flag parsing for the operator CLI: `--name value` pairs and bare `--switch`es after the command words.
+// The operator CLI's command line: command words first, then the flags that command allows, read
+// strictly by node:util parseArgs (unknown flags, missing values and stray words are usage errors).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A mistake in how the CLI was called: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
 
-/** Parsed command line: the command words and the flags. */
-export interface Parsed {
-  words: string[];
-  flags: Map<string, string | true>;
+/** The flags one command allows, as parseArgs option definitions. */
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+
+/** The values parseArgs reads for `F`: a string or boolean per given flag. */
+export type FlagValues<F extends FlagSpec> = ReturnType<typeof parseArgs<{ options: F; strict: true; allowPositionals: false }>>['values'];
+
+/** One CLI command: the flags it allows and what it does with them. */
+export interface Command<Context> {
+  flags: FlagSpec;
+  run(flags: FlagValues<FlagSpec>, context: Context): Promise<unknown>;
 }
 
-/** Splits argv into command words and `--flag [value]` pairs. */
-export function parseArgs(argv: string[]): Parsed {
-  const words: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) {
-      words.push(arg);
-      continue;
+/** A command whose `run` sees its own flags typed. */
+export function command<const F extends FlagSpec, Context>(flags: F, run: (flags: FlagValues<F>, context: Context) => Promise<unknown>): Command<Context> {
+  return { flags, run: run as Command<Context>['run'] };
+}
+
+/** Reads the flags after the command words; any mistake parseArgs finds is a UsageError. */
+export function parseFlags(args: string[], spec: FlagSpec): FlagValues<FlagSpec> {
+  try {
+    return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')) {
+      throw new UsageError((err as Error).message.replace(/\n/g, ' '));
     }
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
-    if (inline !== undefined) flags.set(name, inline);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags.set(name, argv[++i]);
-    else flags.set(name, true);
+    throw err;
   }
-  return { words, flags };
 }
 
-/** A flag that must be given with a value. */
-export function required(parsed: Parsed, name: string): string {
-  const value = parsed.flags.get(name);
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+/** A string flag that must be given, and not empty. */
+export function required(value: string | undefined, name: string): string {
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
   return value;
 }
 
-/** A flag that may be given with a value. */
-export function optional(parsed: Parsed, name: string): string | undefined {
-  const value = parsed.flags.get(name);
-  if (value === true) throw new UsageError(`--${name} needs a value`);
-  return value;
-}
-
-/** A flag that must be one of `choices`. */
-export function choice<T extends string>(parsed: Parsed, name: string, choices: readonly T[], fallback?: T): T {
-  const value = parsed.flags.get(name) ?? fallback;
-  if (typeof value !== 'string' || !choices.includes(value as T)) {
-    throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
-  }
+/** A string flag that must be one of `choices`. */
+export function choice<T extends string>(value: string | undefined, name: string, choices: readonly T[]): T {
+  if (value === undefined || !choices.includes(value as T)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
   return value as T;
-}
-
-/** Refuses flags the command does not know. */
-export function onlyFlags(parsed: Parsed, known: string[]): void {
-  for (const name of parsed.flags.keys()) {
-    if (!known.includes(name)) throw new UsageError(`unknown flag --${name}`);
-  }
 }

@@ -10,7 +10,7 @@ import { emailPattern } from '../accounts/accounts.ts';
 import { signedExampleUrl } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
 import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
-import { choice, onlyFlags, optional, parseArgs, required, UsageError, type Parsed } from './args.ts';
+import { choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
 import { webhookCommands } from './webhooks.ts';
@@ -36,18 +36,16 @@ interface Context {
   workspaces: WorkspaceStore;
 }
 
-type Command = (parsed: Parsed, context: Context) => Promise<unknown>;
-
-function email(parsed: Parsed, name: string): string {
-  const value = required(parsed, name);
-  if (!emailPattern.test(value)) throw new UsageError(`--${name} must be an email address`);
-  return normalizeEmail(value);
+function email(value: string | undefined, name: string): string {
+  const address = required(value, name);
+  if (!emailPattern.test(address)) throw new UsageError(`--${name} must be an email address`);
+  return normalizeEmail(address);
 }
 
-async function workspaceOf(parsed: Parsed, context: Context): Promise<Workspace> {
-  const id = required(parsed, 'workspace');
-  const workspace = await context.workspaces.get(id);
-  if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${id}.` });
+async function workspaceOf(id: string | undefined, context: Context): Promise<Workspace> {
+  const workspaceId = required(id, 'workspace');
+  const workspace = await context.workspaces.get(workspaceId);
+  if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
   return workspace;
 }
 
@@ -57,72 +55,73 @@ function memberOf(workspace: Workspace, address: string) {
   return member;
 }
 
-const commands: Record<string, Command> = {
+const workspaceFlag = { workspace: { type: 'string' } } as const;
+const asFlag = { as: { type: 'string' } } as const;
+
+const commands: Record<string, Command<Context>> = {
   ...webhookCommands,
   ...replayCommands,
   ...mailCommands,
-  'workspace create': async (parsed, { workspaces }) => {
-    onlyFlags(parsed, ['plan', 'quota', 'owner']);
-    const plan = choice(parsed, 'plan', ['free', 'pro'] as const, 'free');
-    const quotaFlag = optional(parsed, 'quota');
-    if (quotaFlag !== undefined && !/^\d{1,9}$/.test(quotaFlag)) throw new UsageError('--quota must be a whole number');
-    const owner = parsed.flags.has('owner') ? email(parsed, 'owner') : undefined;
-    return describeWorkspace(await workspaces.create({ plan, quota: quotaFlag === undefined ? undefined : Number(quotaFlag), owner }));
-  },
-  'workspace show': async (parsed, context) => {
-    onlyFlags(parsed, ['workspace']);
-    return describeWorkspace(await workspaceOf(parsed, context));
-  },
-  'member add': async (parsed, context) => {
-    onlyFlags(parsed, ['workspace', 'email', 'role']);
-    const { workspace_id } = await workspaceOf(parsed, context);
-    const address = email(parsed, 'email');
-    const role = choice(parsed, 'role', ['owner', 'admin', 'member'] as const) as Role;
-    const workspace = await context.workspaces.update(workspace_id, (current) => {
-      const existing = current.members.find((m) => m.email === address);
-      const members = existing
-        ? current.members.map((m) => (m.email === address ? { ...m, role } : m))
-        : [...current.members, { email: address, role, verified: false }];
-      return { ...current, members };
-    });
-    return memberOf(workspace, address);
-  },
-  'member verify': async (parsed, context) => {
-    onlyFlags(parsed, ['workspace', 'email']);
-    const { workspace_id } = await workspaceOf(parsed, context);
-    const address = email(parsed, 'email');
+  'workspace create': command(
+    { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
+    async (flags, { workspaces }: Context) => {
+      const plan = choice(flags.plan, 'plan', ['free', 'pro'] as const);
+      if (flags.quota !== undefined && !/^\d{1,9}$/.test(flags.quota)) throw new UsageError('--quota must be a whole number');
+      const owner = flags.owner === undefined ? undefined : email(flags.owner, 'owner');
+      return describeWorkspace(await workspaces.create({ plan, quota: flags.quota === undefined ? undefined : Number(flags.quota), owner }));
+    },
+  ),
+  'workspace show': command(workspaceFlag, async (flags, context: Context) => describeWorkspace(await workspaceOf(flags.workspace, context))),
+  'member add': command(
+    { ...workspaceFlag, email: { type: 'string' }, role: { type: 'string' } },
+    async (flags, context: Context) => {
+      const { workspace_id } = await workspaceOf(flags.workspace, context);
+      const address = email(flags.email, 'email');
+      const role: Role = choice(flags.role, 'role', ['owner', 'admin', 'member'] as const);
+      const workspace = await context.workspaces.update(workspace_id, (current) => {
+        const existing = current.members.find((m) => m.email === address);
+        const members = existing
+          ? current.members.map((m) => (m.email === address ? { ...m, role } : m))
+          : [...current.members, { email: address, role, verified: false }];
+        return { ...current, members };
+      });
+      return memberOf(workspace, address);
+    },
+  ),
+  'member verify': command({ ...workspaceFlag, email: { type: 'string' } }, async (flags, context: Context) => {
+    const { workspace_id } = await workspaceOf(flags.workspace, context);
+    const address = email(flags.email, 'email');
     const workspace = await context.workspaces.update(workspace_id, (current) => {
       memberOf(current, address);
       return { ...current, members: current.members.map((m) => (m.email === address ? { ...m, verified: true } : m)) };
     });
     return memberOf(workspace, address);
-  },
-  'settings set': async (parsed, context) => {
-    onlyFlags(parsed, ['workspace', 'as', 'require-signed-requests']);
-    const { workspace_id } = await workspaceOf(parsed, context);
-    const actor = email(parsed, 'as');
-    const setting = choice(parsed, 'require-signed-requests', ['on', 'off'] as const);
-    const workspace = await context.workspaces.update(workspace_id, (current) => {
-      if (!canManage(current, actor)) throw new ServiceError('forbidden');
-      return { ...current, require_signed_requests: setting === 'on' };
-    });
-    return describeWorkspace(workspace);
-  },
-  'keys rotate': async (parsed, context) => {
-    onlyFlags(parsed, ['workspace', 'as']);
-    const { workspace_id } = await workspaceOf(parsed, context);
-    return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, email(parsed, 'as')));
-  },
-  usage: async (parsed, context) => {
-    onlyFlags(parsed, ['workspace', 'month']);
-    const workspace = await workspaceOf(parsed, context);
-    const month = optional(parsed, 'month') ?? monthOf(new Date());
+  }),
+  'settings set': command(
+    { ...workspaceFlag, ...asFlag, 'require-signed-requests': { type: 'string' } },
+    async (flags, context: Context) => {
+      const { workspace_id } = await workspaceOf(flags.workspace, context);
+      const actor = email(flags.as, 'as');
+      const setting = choice(flags['require-signed-requests'], 'require-signed-requests', ['on', 'off'] as const);
+      const workspace = await context.workspaces.update(workspace_id, (current) => {
+        if (!canManage(current, actor)) throw new ServiceError('forbidden');
+        return { ...current, require_signed_requests: setting === 'on' };
+      });
+      return describeWorkspace(workspace);
+    },
+  ),
+  'keys rotate': command({ ...workspaceFlag, ...asFlag }, async (flags, context: Context) => {
+    const { workspace_id } = await workspaceOf(flags.workspace, context);
+    return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, email(flags.as, 'as')));
+  }),
+  usage: command({ ...workspaceFlag, month: { type: 'string' } }, async (flags, context: Context) => {
+    const workspace = await workspaceOf(flags.workspace, context);
+    const month = flags.month ?? monthOf(new Date());
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
     const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
     return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
-  },
-  demo: async (parsed, context) => {
-    onlyFlags(parsed, []);
+  }),
+  demo: command({}, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');
     const remembered = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { workspace_id: string }) : null;
     let workspace = remembered ? await context.workspaces.get(remembered.workspace_id) : null;
@@ -138,7 +137,7 @@ const commands: Record<string, Command> = {
     }
     const signedUrl = signedExampleUrl(context.config.baseUrl, workspace.access_key, workspace.secret_key);
     return { ...describeWorkspace(workspace), signed_example_url: signedUrl, curl: `curl -o shot.png '${signedUrl}'` };
-  },
+  }),
 };
 
 function fail(code: string, message: string, exitCode: number): never {
@@ -146,10 +145,22 @@ function fail(code: string, message: string, exitCode: number): never {
   process.exit(exitCode);
 }
 
+/** The command named by the leading words of `argv` (two words, else one), and the arguments after them. */
+function commandOf(argv: string[]): { name: string; rest: string[] } | null {
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate !== undefined && Object.hasOwn(commands, candidate));
+  return name === undefined ? null : { name, rest: argv.slice(name.split(' ').length) };
+}
+
 async function main(argv: string[]): Promise<void> {
-  const parsed = parseArgs(argv);
-  const name = [parsed.words.slice(0, 2).join(' '), parsed.words[0]].find((candidate) => candidate && commands[candidate]);
-  if (!name || parsed.words.length > name.split(' ').length) fail('usage', usage, 2);
+  const called = commandOf(argv);
+  if (!called) fail('usage', usage, 2);
+  let flags;
+  try {
+    flags = parseFlags(called.rest, commands[called.name].flags);
+  } catch (err) {
+    if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
+    throw err;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -166,7 +177,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     const topology = await ensureTopology(nc, config);
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
-    const result = await commands[name](parsed, { config, topology, workspaces });
+    const result = await commands[called.name].run(flags, { config, topology, workspaces });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await nc.drain();
   } catch (err) {

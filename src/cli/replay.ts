@@ -11,7 +11,7 @@ import { REPLAY_HEADER } from '../jetstream/render-records.ts';
 import { readStreamWindow, type WindowStart } from '../jetstream/stream-window.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { DeliveryJob } from '../delivery/records.ts';
-import { onlyFlags, optional, UsageError, type Parsed } from './args.ts';
+import { command, UsageError, type FlagValues } from './args.ts';
 import { deliveryQueueOf } from './webhooks.ts';
 
 /** What the replay commands need. */
@@ -21,14 +21,16 @@ export interface ReplayCommandContext {
 
 const decoder = new TextDecoder();
 
-function windowOf(parsed: Parsed): { start: WindowStart; workspace?: string; dryRun: boolean } {
-  onlyFlags(parsed, ['since', 'from-seq', 'workspace', 'dry-run']);
-  const since = optional(parsed, 'since');
-  const fromSeq = optional(parsed, 'from-seq');
+const windowFlags = {
+  since: { type: 'string' },
+  'from-seq': { type: 'string' },
+  workspace: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+} as const;
+
+function windowOf(flags: FlagValues<typeof windowFlags>): { start: WindowStart; workspace?: string; dryRun: boolean } {
+  const { since, 'from-seq': fromSeq, workspace, 'dry-run': dryRun } = flags;
   if ((since === undefined) === (fromSeq === undefined)) throw new UsageError('give either --since ISO_TIME or --from-seq N');
-  const dryRun = parsed.flags.has('dry-run');
-  if (dryRun && parsed.flags.get('dry-run') !== true) throw new UsageError('--dry-run takes no value');
-  const workspace = optional(parsed, 'workspace');
   if (workspace !== undefined && !/^ws_[0-9a-f]{16}$/.test(workspace)) throw new UsageError('--workspace must be a workspace id');
   if (fromSeq !== undefined) {
     if (!/^\d{1,15}$/.test(fromSeq) || Number(fromSeq) < 1) throw new UsageError('--from-seq must be a stream sequence, 1 or more');
@@ -51,8 +53,8 @@ function lastPer<T>(items: T[], key: (item: T) => string): T[] {
 
 /** The replay commands, keyed by their command words. */
 export const replayCommands = {
-  'replay renders': async (parsed: Parsed, { topology }: ReplayCommandContext) => {
-    const { start, workspace, dryRun } = windowOf(parsed);
+  'replay renders': command(windowFlags, async (flags, { topology }: ReplayCommandContext) => {
+    const { start, workspace, dryRun } = windowOf(flags);
     const js = topology.jsm.jetstream();
     const filter = workspace ? names.renderSubject(workspace) : names.renderSubjects;
     const window = await readStreamWindow(js, topology.jsm, names.renderStream, filter, start);
@@ -74,9 +76,9 @@ export const replayCommands = {
       requested_at: request.created_at,
     }));
     return { replayed: items.length, dry_run: dryRun, items };
-  },
-  'replay deliveries': async (parsed: Parsed, { topology }: ReplayCommandContext) => {
-    const { start, workspace, dryRun } = windowOf(parsed);
+  }),
+  'replay deliveries': command(windowFlags, async (flags, { topology }: ReplayCommandContext) => {
+    const { start, workspace, dryRun } = windowOf(flags);
     const queue = deliveryQueueOf(topology);
     const filter = workspace ? names.deliverySubject(workspace) : names.deliverySubjects;
     const window = await readStreamWindow(topology.jsm.jetstream(), topology.jsm, names.deliveryStream, filter, start);
@@ -92,5 +94,5 @@ export const replayCommands = {
       items.push({ id: job.id, render_id: job.render_id, workspace_id: job.workspace_id, webhook_url: job.webhook_url, stream_seq: msg.seq });
     }
     return { replayed: items.length, dry_run: dryRun, items };
-  },
+  }),
 };

@@ -2,7 +2,7 @@
 import { ServiceError } from '../errors.ts';
 import { DeliveryQueue } from '../delivery/records.ts';
 import type { Topology } from '../jetstream/topology.ts';
-import { onlyFlags, optional, UsageError, type Parsed } from './args.ts';
+import { command, UsageError } from './args.ts';
 
 /** What the webhook commands need. */
 export interface WebhookCommandContext {
@@ -16,9 +16,7 @@ export function deliveryQueueOf(topology: Topology): DeliveryQueue {
 
 /** The webhook commands, keyed by their command words. */
 export const webhookCommands = {
-  'webhooks dead': async (parsed: Parsed, { topology }: WebhookCommandContext) => {
-    onlyFlags(parsed, ['workspace']);
-    const workspace = optional(parsed, 'workspace');
+  'webhooks dead': command({ workspace: { type: 'string' } }, async ({ workspace }, { topology }: WebhookCommandContext) => {
     const dead = (await deliveryQueueOf(topology).all()).filter(
       (record) => record.status === 'dead' && (workspace === undefined || record.workspace_id === workspace),
     );
@@ -33,21 +31,20 @@ export const webhookCommands = {
         dead_since: updated_at,
       })),
     };
-  },
-  'webhooks redrive': async (parsed: Parsed, { topology }: WebhookCommandContext) => {
-    onlyFlags(parsed, ['id', 'all', 'workspace']);
-    const id = optional(parsed, 'id');
-    const all = parsed.flags.get('all') === true;
-    if ((id === undefined) === !all) throw new UsageError('give either --id DELIVERY_ID or --all');
-    if (id !== undefined && parsed.flags.has('workspace')) throw new UsageError('--workspace goes with --all');
-    const queue = deliveryQueueOf(topology);
-    if (id !== undefined) {
-      if (!(await queue.resend(id))) throw new ServiceError('not_found', {}, { message: `No delivery ${id}.` });
-      return { redriven: 1 };
-    }
-    const workspace = optional(parsed, 'workspace');
-    const dead = (await queue.all()).filter((r) => r.status === 'dead' && (workspace === undefined || r.workspace_id === workspace));
-    for (const record of dead) await queue.resend(record.id);
-    return { redriven: dead.length };
-  },
+  }),
+  'webhooks redrive': command(
+    { id: { type: 'string' }, all: { type: 'boolean' }, workspace: { type: 'string' } },
+    async ({ id, all = false, workspace }, { topology }: WebhookCommandContext) => {
+      if ((id === undefined) === !all) throw new UsageError('give either --id DELIVERY_ID or --all');
+      if (id !== undefined && workspace !== undefined) throw new UsageError('--workspace goes with --all');
+      const queue = deliveryQueueOf(topology);
+      if (id !== undefined) {
+        if (!(await queue.resend(id))) throw new ServiceError('not_found', {}, { message: `No delivery ${id}.` });
+        return { redriven: 1 };
+      }
+      const dead = (await queue.all()).filter((r) => r.status === 'dead' && (workspace === undefined || r.workspace_id === workspace));
+      for (const record of dead) await queue.resend(record.id);
+      return { redriven: dead.length };
+    },
+  ),
 };

@@ -1,0 +1,84 @@
+// The `shutterbus` CLI's command line (contract §2): a mistake in it exits 2 with a usage error,
+// before NATS is asked anything (these runs point NATS_URL at a closed port).
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const bin = fileURLToPath(new URL('../../bin/shutterbus.js', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  error?: { error_code: string; error_message: string };
+}
+
+const cli = suite<{ natsUrl: string }>('shutterbus command line');
+
+cli.before(async (context) => {
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  context.natsUrl = `nats://127.0.0.1:${(closed.address() as net.AddressInfo).port}`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+});
+
+function shutterbus(natsUrl: string, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NATS_URL: natsUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const lines = stderr.trim().split('\n');
+      resolve({ code: code ?? -1, stdout, error: stderr ? JSON.parse(lines[lines.length - 1]) : undefined });
+    });
+  });
+}
+
+const mistakes: [string, string[], RegExp][] = [
+  ['no command', [], /^usage: shutterbus/],
+  ['an unknown command', ['nonsense'], /^usage: shutterbus/],
+  ['a name inherited by every object', ['constructor'], /^usage: shutterbus/],
+  ['half a command', ['workspace'], /^usage: shutterbus/],
+  ['a word after the command', ['usage', 'extra', '--workspace', 'ws_0000000000000000'], /'extra'/],
+  ['an unknown flag', ['workspace', 'create', '--bogus'], /--bogus/],
+  ['a flag of another command', ['workspace', 'show', '--workspace', 'ws_0000000000000000', '--month', '2025-01'], /--month/],
+  ['a short flag', ['workspace', 'create', '-p', 'pro'], /-p/],
+  ['a flag without its value at the end', ['workspace', 'show', '--workspace'], /--workspace/],
+  ['a flag whose value is the next flag', ['keys', 'rotate', '--workspace', '--as', 'a@example.com'], /--workspace/],
+  ['a value given to a switch', ['replay', 'renders', '--from-seq', '1', '--dry-run=yes'], /--dry-run/],
+  ['a value given to --all', ['webhooks', 'redrive', '--all=yes'], /--all/],
+  ['a flag after "--"', ['mail', 'outbox', '--', '--x'], /--x/],
+];
+
+cli('each mistake in the command line exits 2 with error_code "usage" and the usage text, without asking NATS', async ({ natsUrl }) => {
+  const runs = await Promise.all(mistakes.map(([, args]) => shutterbus(natsUrl, args)));
+  mistakes.forEach(([what, , message], i) => {
+    const { code, stdout, error } = runs[i];
+    assert.is(code, 2, `${what}: exit code`);
+    assert.is(stdout, '', `${what}: nothing on stdout`);
+    assert.is(error?.error_code, 'usage', `${what}: error_code`);
+    assert.match(error!.error_message, message, `${what}: says what is wrong`);
+    assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
+  });
+});
+
+cli('a well-formed command line gets as far as NATS (exit 1, temporary_unavailable)', async ({ natsUrl }) => {
+  const wellFormed = [
+    ['workspace', 'create', '--plan', 'pro', '--quota=7', '--owner', 'boss@example.com'],
+    ['usage', '--workspace', 'ws_0000000000000000', '--month', '2025-01'],
+    ['webhooks', 'redrive', '--all', '--workspace', 'ws_0000000000000000'],
+    ['replay', 'deliveries', '--from-seq', '1', '--dry-run'],
+    ['mail', 'outbox'],
+  ];
+  const runs = await Promise.all(wellFormed.map((args) => shutterbus(natsUrl, args)));
+  runs.forEach(({ code, error }, i) => {
+    assert.is(error?.error_code, 'temporary_unavailable', wellFormed[i].join(' '));
+    assert.is(code, 1, wellFormed[i].join(' '));
+  });
+});
+
+cli.run();
