@@ -1,7 +1,8 @@
 // Measuring helpers of the benchmark: bounded loops, latency percentiles, PSS memory, autocannon.
 
-import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+
+export { findProcess, processTree, pssMb } from '../src/render/processes.ts';
 
 /** Throughput and latency of one measured loop. */
 export interface LoopResult {
@@ -47,59 +48,4 @@ export async function hammer(url: string, seconds: number, headers: Record<strin
   const statuses: Record<string, number> = {};
   for (const [code, count] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (count as { count: number }).count;
   return { perSecond: result.requests.average, statuses };
-}
-
-// Every process of the machine with its parent: the tree below a pid is found from this.
-function parents(): Map<number, number> {
-  const map = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      map.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return map;
-}
-
-/** `roots` and all their descendants. */
-export function processTree(roots: number[]): number[] {
-  const parentOf = parents();
-  const tree = new Set(roots);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [pid, parent] of parentOf) if (tree.has(parent) && !tree.has(pid)) { tree.add(pid); grew = true; }
-  }
-  return [...tree];
-}
-
-/** The pid of the process whose command line holds every one of `parts`, or null. */
-export function findProcess(parts: string[]): number | null {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (parts.every((part) => argv.includes(part))) return Number(entry);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return null;
-}
-
-/** Summed proportional set size of `pids`, in MB (from /proc/<pid>/smaps_rollup). */
-export function pssMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    try {
-      const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      kb += Number(match?.[1] ?? 0);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return kb / 1024;
 }

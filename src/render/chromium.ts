@@ -1,6 +1,6 @@
 // The Chromium process: the switches it is launched with, and finding it among the machine's processes.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { listProcesses } from './processes.ts';
 
 // Playwright disables these Chromium features with its own --disable-features switch
 // (playwright-core's chromiumSwitches.ts). A second switch replaces the first, so ours repeats
@@ -34,22 +34,7 @@ export function chromiumArgs(proxyUrl?: string): string[] {
   return [...proxyArgs, ...FLAGS];
 }
 
-// Linux only: the pid of the (non-child) process whose command line holds `arg`.
+/** The pid of the browser process (not one of its children) whose command line holds `arg`; null without /proc. */
 export function findProcessWithArg(arg: string): number | null {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return null;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv.includes(arg) && !argv.some((a) => a.startsWith('--type='))) return Number(entry);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return null;
+  return listProcesses().find(({ argv }) => argv.includes(arg) && !argv.some((a) => a.startsWith('--type=')))?.pid ?? null;
 }

@@ -1,46 +1,24 @@
 // The Chromium a BrowserHost launches: Playwright's own feature switches survive ours.
 
-import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
+import { findProcess, listProcesses, processTree, pssMb } from '../../src/render/processes.ts';
 
-const test = suite('BrowserHost launch switches');
+const test = suite('BrowserHost launch switches and its Chromium among the processes');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
-
-// Chromium's child processes rewrite their command line into one space-separated string.
-interface Proc { pid: number; ppid: number; argv: string[] }
-
-function processes(): Proc[] {
-  const found: Proc[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      found.push({ pid: Number(entry), ppid, argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split(/[\0 ]+/) });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
 
 /**
  * The features a renderer of this process's browser started with `marker` runs with disabled: Chromium hands
  * its renderers the merged, effective list.
  */
 function rendererDisabledFeatures(marker: string): string[] {
-  const all = processes();
+  const all = listProcesses();
   const browser = all.find((proc) => proc.ppid === process.pid && proc.argv.some((arg) => arg.startsWith(marker)));
   assert.ok(browser, 'the browser process is running');
-  const tree = new Set([browser.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const proc of all) if (tree.has(proc.ppid) && !tree.has(proc.pid)) { tree.add(proc.pid); grew = true; }
-  }
+  const tree = new Set(processTree([browser.pid], all));
   const renderer = all.find((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
   assert.ok(renderer, 'a renderer is running');
   return renderer.argv.find((arg) => arg.startsWith('--disable-features='))?.slice('--disable-features='.length).split(',') ?? [];
@@ -64,6 +42,31 @@ test("every feature Playwright disables stays disabled, and RenderDocument is of
     const ours = rendererDisabledFeatures('--shutterbus-browser=');
     for (const feature of playwrights) assert.ok(ours.includes(feature), `${feature} is still disabled`);
     assert.ok(ours.includes('RenderDocument'));
+  } finally {
+    await host.close();
+  }
+});
+
+test('the process scanner finds the browser by its marker, the Chromium processes below it and their memory', async () => {
+  const host = new BrowserHost({ executablePath: CHROMIUM });
+  await host.start();
+  try {
+    const all = listProcesses();
+    const launched = all.find((proc) => proc.ppid === process.pid && proc.argv.some((arg) => arg.startsWith('--shutterbus-browser=')));
+    assert.ok(launched, 'the browser is a child of this process');
+    assert.is(host.pid, launched.pid, 'the host found its browser, not a child of it');
+    const marker = launched.argv.find((arg) => arg.startsWith('--shutterbus-browser='))!;
+    assert.is(findProcess([marker, '--disable-quic'], all), launched.pid, 'found by its command line');
+    assert.is(findProcess([marker, '--not-given'], all), null, 'every argument must be there');
+
+    const tree = processTree([launched.pid], all);
+    const below = all.filter((proc) => tree.includes(proc.pid) && proc.pid !== launched.pid);
+    assert.ok(below.some((proc) => proc.argv.includes('--type=renderer')), 'a renderer is below the browser');
+    assert.ok(below.every((proc) => proc.argv.some((arg) => arg.startsWith('--type='))), 'nothing but Chromium children below it');
+    assert.not.ok(tree.includes(process.pid), 'the tree does not climb up');
+    const browserMb = pssMb([launched.pid]);
+    assert.ok(browserMb > 10, `the browser process holds ${browserMb} MB`);
+    assert.ok(pssMb(tree) > browserMb, 'its children hold memory too');
   } finally {
     await host.close();
   }
