@@ -15,8 +15,8 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
   return {
     async send(message) {
       if (sendSmtp) {
-        await sendSmtp({ from, ...message });
-        log.info({ to: message.to, subject: message.subject }, 'mail sent');
+        const messageId = await sendSmtp({ from, ...message });
+        log.info({ to: message.to, subject: message.subject, message_id: messageId }, 'mail sent');
         return;
       }
       // No SMTP: development and tests read the link from the log or `shutterbus mail outbox`.

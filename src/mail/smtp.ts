@@ -17,10 +17,9 @@ const TIMEOUTS_MS = { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTi
 /**
  * Sends mail to `smtp://[user:pass@]host[:port]` (STARTTLS whenever the server offers it) or
  * `smtps://…` (TLS from the first byte), one connection per message; credentials come from the URL.
+ * Each send resolves to the message's Message-ID once the server has accepted it.
  */
-export function smtpSender(smtpUrl: string): (message: MailMessage) => Promise<void> {
+export function smtpSender(smtpUrl: string): (message: MailMessage) => Promise<string> {
   const transport = createTransport({ url: smtpUrl, ...TIMEOUTS_MS });
-  return async ({ from, to, subject, text }) => {
-    await transport.sendMail({ from, to, subject, text });
-  };
+  return async ({ from, to, subject, text }) => (await transport.sendMail({ from, to, subject, text })).messageId;
 }

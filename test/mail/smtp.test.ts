@@ -67,14 +67,17 @@ smtp('one message arrives with envelope, headers, body and credentials', async (
   assert.ok(body.startsWith('Hello,\r\n\r\n'), 'line breaks become CRLF');
 });
 
-smtp('every message has its own Message-ID in the sender\'s domain', async ({ server }) => {
-  const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log });
+smtp('every message has its own Message-ID in the sender\'s domain, and the log names it', async ({ server }) => {
+  const logged: { msg: string; message_id?: string }[] = [];
+  const recording = pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log: recording });
   await mailer.send({ to: 'ada@example.test', subject: 'One', text: 'one' });
   await mailer.send({ to: 'ada@example.test', subject: 'Two', text: 'two' });
   const ids = server.sessions.map((session) => parseMessage(session.data!).headers['message-id']);
   assert.is(ids.length, 2);
   for (const id of ids) assert.match(id, /^<[^<>@\s]+@shutterbus\.test>$/);
   assert.is.not(ids[0], ids[1], 'two messages, two ids');
+  assert.equal(logged.filter((entry) => entry.msg === 'mail sent').map((entry) => entry.message_id), ids);
 });
 
 smtp('no AUTH without credentials in the URL', async ({ server }) => {
