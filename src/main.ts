@@ -133,23 +133,26 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
 }
 
 /** The ingress app, ready to listen, and the workspace cache it reads (watching KV). */
-async function prepareIngress(deps: Omit<AppDeps, 'queue' | 'workspaces' | 'checkTarget' | 'dashboard'> & {
+async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink'> & {
   nc: NatsConnection;
   js: JetStreamClient;
   topology: Topology;
   records: RenderRecords;
+  store: FileStore;
+  cache: RenderCache;
   workspaceStore: WorkspaceStore;
   recentRenders: RecentRenders;
   webhooks: DeliveryQueue;
 }) {
-  const { config, log, nc, js, topology, records, workspaceStore } = deps;
-  const queue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
+  const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink } = deps;
+  const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
   const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: deps.settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
-    const app = buildApp({ ...deps, queue, workspaces, checkTarget, dashboard });
+    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
+    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
+    const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
     await app.ready();
     return { app, workspaces };
   } catch (err) {

@@ -1,38 +1,26 @@
-// The Fastify app factory: the error handler, body parsing and the routes, built from passed-in collaborators.
-import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Config } from '../config.ts';
-import { metrics } from '../metrics.ts';
-import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../errors.ts';
-import { NATS_RETRY_AFTER_SECONDS, unavailable, type NatsLink } from '../jetstream/connection.ts';
-import type { RenderQueue } from '../jetstream/render-queue.ts';
+// The Fastify app factory: body parsing, the error handler, the ingress's collaborators as
+// decorators, and the route plugins, built from passed-in collaborators.
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import { unavailable, type NatsLink } from '../jetstream/connection.ts';
 import type { Logger } from '../log.ts';
-import type { RenderCache } from '../workspaces/render-cache.ts';
-import type { FileStore } from '../storage/store.ts';
-import type { WorkspaceCache } from '../workspaces/cache.ts';
-import type { Settlement } from '../workspaces/settlement.ts';
+import { metrics } from '../metrics.ts';
 import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
+import { answerError, answerNotFound } from './errors/answer.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
-import { asOutage } from './outage.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
+import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
 
-/** What the ingress needs from the rest of the system. */
-export interface AppDeps {
-  config: Config;
+/** What the ingress needs from the rest of the system; `buildApp` makes the repeat views itself. */
+export interface AppDeps extends Omit<IngressServices, 'repeatViews'> {
   log: Logger;
-  queue: RenderQueue;
-  store: FileStore;
-  workspaces: WorkspaceCache;
-  settlement: Settlement;
-  cache: RenderCache;
-  /** Validates a target URL against the address rules; throws url_not_allowed / name_not_resolved. */
-  checkTarget: (raw: string, parameter: string) => Promise<URL>;
   readiness: ReadinessCheck[];
   /** Whether NATS is connected: requests that need it are refused with a 503 at once while it is not. */
   natsLink?: NatsLink;
@@ -44,10 +32,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The POST body exactly as received, for signature checks. */
     rawBody?: Buffer;
-  }
-  interface FastifyReply {
-    /** The error code this reply answered with, for the access log. */
-    errorCode?: ErrorCode;
   }
 }
 
@@ -65,39 +49,19 @@ class AccessLog extends LogController {
   }
 }
 
-/** Maps Fastify's own failures (parsing, limits, routing) onto the contract's codes. */
-const fastifyCodes: Record<string, ErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'request_body_too_large',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'request_not_valid',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'request_not_valid',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request_not_valid',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'request_not_valid',
-  FST_ERR_BAD_URL: 'request_not_valid',
-  FST_ERR_MAX_PARAM_LENGTH: 'request_not_valid',
-  FST_ERR_VALIDATION: 'request_not_valid',
-  FST_ERR_NOT_FOUND: 'not_found',
-};
-
-/** Which part of the request a Fastify-level request_not_valid is about (the body unless listed). */
-const fastifyParameters: Record<string, string> = {
-  FST_ERR_BAD_URL: 'path',
-  FST_ERR_MAX_PARAM_LENGTH: 'path',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length',
-};
-
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
-  const repeatViews = new RepeatViews(deps.workspaces, deps.cache, deps.config.baseUrl, deps.log);
+  const { log, readiness, natsLink, dashboard, ...services } = deps;
+  const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.baseUrl, log);
   const app = Fastify({
     // Repeat views of cached signed URLs are answered before Fastify sees them (the hot path of embeds).
     // The server sets its own client timeouts and answers malformed HTTP itself (server.ts).
     serverFactory: (handler) => createHttpServer((req, res) => repeatViews.answer(req, res) || handler(req, res)),
     // Fastify's handler would answer malformed HTTP with its own body, after server.ts already has.
     clientErrorHandler: () => {},
-    // Fastify's own bad-URL answers are not the contract's; these go through the error handler below.
+    // Fastify's own bad-URL answers are not the contract's; these go through the error handler too.
     frameworkErrors: (err, request, reply) => answerError(err, request, reply),
-    loggerInstance: deps.log,
+    loggerInstance: log,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
     // Fastify's own 503 body is not the contract's; the onRequest hook below answers instead.
@@ -108,7 +72,7 @@ export function buildApp(deps: AppDeps) {
   app.addHook('preClose', async () => void (repeatViews.closing = true));
   app.addHook('onRequest', (request, reply, done) => {
     // Every route but health, metrics and files needs NATS: while it is away, refuse at once.
-    if (deps.natsLink && !deps.natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
+    if (natsLink && !natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
     if (!repeatViews.closing) return done();
     // Shutting down: the client should take its request (and its connection) to another instance.
     reply.header('connection', 'close');
@@ -129,10 +93,7 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.setErrorHandler(answerError);
-  app.setNotFoundHandler((_request, reply) => {
-    reply.errorCode = 'not_found';
-    reply.code(404).send(errorBody('not_found', {}, 'No such route.'));
-  });
+  app.setNotFoundHandler(answerNotFound);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -140,36 +101,12 @@ export function buildApp(deps: AppDeps) {
     metrics.httpDuration.observe(reply.elapsedTime / 1000, { route });
   });
 
-  app.register(healthRoutes, { checks: deps.readiness });
-  app.register(takeRoutes, { ...deps, repeatViews });
-  app.register(rendersRoutes, deps);
-  app.register(filesRoutes, deps);
-  if (deps.dashboard) app.register(dashboardRoutes, { ...deps.dashboard, prefix: '/dashboard' });
+  app.register(healthRoutes, { checks: readiness });
+  // The route plugins below read these as decorators (services.ts).
+  app.register(ingressServices, { ...services, repeatViews });
+  app.register(takeRoutes);
+  app.register(rendersRoutes);
+  app.register(filesRoutes);
+  if (dashboard) app.register(dashboardRoutes, { ...dashboard, prefix: '/dashboard' });
   return app;
-}
-
-/** Answers a failure with the contract's body: the error handler, and Fastify's own routing failures. */
-function answerError(raw: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
-  // An outage of NATS or of the store is the caller's 503 with Retry-After, never a 500.
-  const err = asOutage(raw);
-  if (err !== raw) request.log.warn({ err: raw }, 'a dependency is out of reach');
-  const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
-  const parameter = fastifyParameters[(err as FastifyError).code] ?? 'body';
-  const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter, message: err.message }] } : {};
-  const status = errorTable[code].status;
-  reply.errorCode = code;
-  // Only a bug is an error; anything else is in the access log line.
-  if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
-  const retryAfter = (err instanceof ServiceError ? err.retryAfter : undefined) ?? (code === 'temporary_unavailable' ? NATS_RETRY_AFTER_SECONDS : undefined);
-  if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
-  // A 5xx body carries the table's public message, never the internal one.
-  const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;
-  reply.code(status).type('application/json').send(errorBody(code, details, message));
-}
-
-function fallbackCode(err: { statusCode?: number; code?: string }): ErrorCode {
-  if (isErrorCode(err.code)) return err.code;
-  if (err.statusCode === 400 || err.statusCode === 415) return 'request_not_valid';
-  if (err.statusCode === 413) return 'request_body_too_large';
-  return 'internal_application_error';
 }

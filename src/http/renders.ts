@@ -2,14 +2,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileUrl } from '../domain/files.ts';
-import type { AppDeps } from './app.ts';
 import { identify } from './auth.ts';
 
-/** Registers the render status route. */
-export const rendersRoutes: FastifyPluginAsync<AppDeps> = async (app, { queue, config, workspaces }) => {
+/** Registers the render status route; its collaborators are the app's decorators (services.ts). */
+export const rendersRoutes: FastifyPluginAsync = async (app) => {
+  const { renderQueue, config, workspaces } = app;
   app.get<{ Params: { renderId: string } }>('/api/renders/:renderId', async (request) => {
     const workspace = await identify(request, workspaces);
-    const record = /^[0-9a-f-]{36}$/.test(request.params.renderId) ? await queue.records.get(request.params.renderId) : null;
+    const record = /^[0-9a-f-]{36}$/.test(request.params.renderId) ? await renderQueue.records.get(request.params.renderId) : null;
     // Another workspace's render answers exactly like an unknown one.
     if (!record || record.workspace_id !== workspace.workspace_id) throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
     return {

@@ -7,10 +7,8 @@ import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
-import type { AppDeps } from './app.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
-import type { RepeatViews } from './repeat-views.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
 const QUEUE_GRACE_SECONDS = 5;
@@ -36,9 +34,9 @@ function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
   return cacheKeyOf(caller.workspace.workspace_id, caller.signedQuery);
 }
 
-/** Registers GET and POST /api/take. */
-export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews }> = async (app, deps) => {
-  const { config, queue, store, workspaces, settlement, cache, repeatViews } = deps;
+/** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
+export const takeRoutes: FastifyPluginAsync = async (app) => {
+  const { config, renderQueue, fileStore, workspaces, settlement, renderCache, repeatViews, checkTarget } = app;
 
   const parse = (raw: RawParams): TakeRequest => {
     const parsed = parseTakeParams(raw);
@@ -47,8 +45,8 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
   };
 
   const checkTargets = async ({ options, control }: TakeRequest) => {
-    await deps.checkTarget(options.url, 'url');
-    if (control.webhook_url !== undefined) await deps.checkTarget(control.webhook_url, 'webhook_url');
+    await checkTarget(options.url, 'url');
+    if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
   };
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
@@ -75,7 +73,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
       };
     }
     reply.type(contentTypes[record.format]);
-    return image ?? (await store.read(fileName));
+    return image ?? (await fileStore.read(fileName));
   };
 
   const take = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -87,7 +85,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
-      const hit = await cache.lookup(cacheKey);
+      const hit = await renderCache.lookup(cacheKey);
       if (hit) return redirect(reply, hit.render_id, hit.file_name!);
     }
     await checkTargets(takeRequest);
@@ -112,10 +110,10 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
 
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
-      const claim = await cache.claim(cacheKey, renderRequest.render_id, waitSeconds);
+      const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
       if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!);
       if (claim.kind === 'follow') {
-        const { record } = await queue.waitFor(claim.renderId, waitSeconds);
+        const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
         if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!);
         return answer(reply, takeRequest, { record });
       }
@@ -130,7 +128,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
       });
 
     if (takeRequest.control.async) {
-      await publish(() => queue.submit(renderRequest));
+      await publish(() => renderQueue.submit(renderRequest));
       reply.code(202);
       return {
         is_successful: true,
@@ -139,7 +137,7 @@ export const takeRoutes: FastifyPluginAsync<AppDeps & { repeatViews: RepeatViews
         status_url: `${config.baseUrl}/api/renders/${renderRequest.render_id}`,
       };
     }
-    return answer(reply, takeRequest, await publish(() => queue.submitAndWait(renderRequest)));
+    return answer(reply, takeRequest, await publish(() => renderQueue.submitAndWait(renderRequest)));
   };
 
   app.get('/api/take', take);

@@ -3,7 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hashPassword, passwordMatches } from '../../src/accounts/password.ts';
-import { html } from '../../src/http/dashboard/html.ts';
+import { html } from '../../src/http/dashboard/views/html.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 

@@ -14,7 +14,7 @@ const appWith = (readiness: AppDeps['readiness'] = []) => {
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0' });
   const stub = {} as never;
   const checkTarget = async (raw: string) => new URL(raw);
-  return buildApp({ config, log: createLogger(config), queue: stub, store: stub, workspaces: stub, settlement: stub, cache: stub, checkTarget, readiness });
+  return buildApp({ config, log: createLogger(config), renderQueue: stub, fileStore: stub, workspaces: stub, settlement: stub, renderCache: stub, checkTarget, readiness });
 };
 type App = ReturnType<typeof appWith>;
 

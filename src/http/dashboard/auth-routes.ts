@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { emailPattern } from '../../accounts/accounts.ts';
 import { hashPassword, passwordMatches, passwordProblem } from '../../accounts/password.ts';
 import { normalizeEmail } from '../../workspaces/workspace.ts';
-import { clientIp, field, noticesOf, sessionOf, signedIn, type Dashboard } from './context.ts';
-import type { Html } from './html.ts';
+import { clientIp, field, noticesOf, requireSignIn, sessionOf, type Dashboard } from './context.ts';
+import type { Html } from './views/html.ts';
 import type { TokenBody } from './tokens.ts';
 import { choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
 
@@ -104,9 +104,9 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     return send(reply, messagePage({ title: 'Email confirmed', text: `Thank you: ${token.email} is confirmed. Keys of free workspaces you belong to work now.`, link: { href: '/dashboard/keys', label: 'Go to your keys' } }));
   });
 
-  app.post('/verify/resend', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+  // The one page here for members only: asking again for the link mailed at sign-up.
+  app.post('/verify/resend', { preHandler: requireSignIn(dashboard) }, async (request, reply) => {
+    const current = request.signedIn;
     if (current.account.verified) return reply.redirect('/dashboard/keys', 303);
     const wait = limits.mailByEmail.hit(current.account.email);
     if (wait) return send(reply, messagePage({ title: 'Please wait', kind: 'warn', text: `We sent several links already. Try again in ${minutes(wait)} minutes.`, link: { href: '/dashboard/keys', label: 'Back' } }), 429);

@@ -1,5 +1,5 @@
 // What every dashboard route shares: its collaborators, the signed-in member, form fields and notices.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
@@ -53,31 +53,38 @@ export function sessionOf(dashboard: Dashboard, request: FastifyRequest, reply: 
   return dashboard.sessions.read(request) ?? dashboard.sessions.write(reply, {});
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in member: set by the `requireSignIn` hook, so only on the dashboard routes behind it. */
+    signedIn: SignedIn;
+  }
+}
+
 /**
- * The signed-in member and their current workspace, or null after answering (a redirect to sign
- * in, or a page saying they belong to no workspace). Roles are read fresh from the workspace.
+ * The preHandler of every dashboard route that needs a signed-in member: it decorates the request
+ * with them and their current workspace (`request.signedIn`), or answers instead (a redirect to
+ * sign in, or a page saying they belong to no workspace). Roles are read fresh from the workspace.
  */
-export async function signedIn(dashboard: Dashboard, request: FastifyRequest, reply: FastifyReply): Promise<SignedIn | null> {
-  const session = dashboard.sessions.read(request);
-  const account = session?.email ? await dashboard.accounts.get(session.email) : null;
-  if (!session || !account || account.password_hash === null) {
-    await reply.redirect('/dashboard/sign-in', 303);
-    return null;
-  }
-  // The session's workspace first, then any other: a member removed from one still reaches the rest.
-  const candidates = [...new Set([session.ws, ...account.workspace_ids].filter((id): id is string => !!id && account.workspace_ids.includes(id)))];
-  for (const id of candidates) {
-    const workspace = await dashboard.workspaces.get(id);
-    const member = workspace?.members.find((m) => m.email === account.email);
-    if (workspace && member) {
-      const viewer: Viewer = { email: account.email, workspaceId: id, workspaceIds: account.workspace_ids, csrf: dashboard.sessions.csrfToken(session) };
-      return { session, account, workspace, member, viewer };
+export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const session = dashboard.sessions.read(request);
+    const account = session?.email ? await dashboard.accounts.get(session.email) : null;
+    if (!session || !account || account.password_hash === null) return reply.redirect('/dashboard/sign-in', 303);
+    // The session's workspace first, then any other: a member removed from one still reaches the rest.
+    const candidates = [...new Set([session.ws, ...account.workspace_ids].filter((id): id is string => !!id && account.workspace_ids.includes(id)))];
+    for (const id of candidates) {
+      const workspace = await dashboard.workspaces.get(id);
+      const member = workspace?.members.find((m) => m.email === account.email);
+      if (workspace && member) {
+        const viewer: Viewer = { email: account.email, workspaceId: id, workspaceIds: account.workspace_ids, csrf: dashboard.sessions.csrfToken(session) };
+        request.signedIn = { session, account, workspace, member, viewer };
+        return;
+      }
     }
-  }
-  await reply.code(403).type('text/html').send(
-    messagePage({ title: 'No workspace', kind: 'warn', text: 'You are not a member of any workspace any more. Ask an owner to invite you again.' }).text,
-  );
-  return null;
+    return reply.code(403).type('text/html').send(
+      messagePage({ title: 'No workspace', kind: 'warn', text: 'You are not a member of any workspace any more. Ask an owner to invite you again.' }).text,
+    );
+  };
 }
 
 const noticeTexts: Record<string, Notice> = {

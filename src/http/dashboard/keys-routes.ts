@@ -4,8 +4,8 @@ import { ServiceError } from '../../errors.ts';
 import { signedExampleUrl } from '../../signing.ts';
 import { monthOf } from '../../workspaces/usage.ts';
 import { canManage, keysUsable } from '../../workspaces/workspace.ts';
-import { field, noticesOf, signedIn, type Dashboard } from './context.ts';
-import type { Html } from './html.ts';
+import { field, noticesOf, type Dashboard } from './context.ts';
+import type { Html } from './views/html.ts';
 import { keysPage, rotateConfirmPage } from './views/keys.ts';
 import { usagePage } from './views/usage.ts';
 
@@ -16,9 +16,7 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   const { workspaces, config } = dashboard;
 
   app.get('/keys', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
-    const { workspace, member, viewer, account } = current;
+    const { workspace, member, viewer, account } = request.signedIn;
     return send(
       reply,
       keysPage({
@@ -35,8 +33,7 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   });
 
   app.post('/settings', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     const setting = field(request, 'require_signed_requests');
     if (setting !== 'on' && setting !== 'off') throw new ServiceError('request_not_valid', {}, { message: 'require_signed_requests must be on or off.' });
     // The role is checked inside the compare-and-set, against the workspace as it is at that moment.
@@ -48,23 +45,20 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   });
 
   app.get('/keys/rotate', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     if (!canManage(current.workspace, current.account.email)) throw new ServiceError('forbidden');
     return send(reply, rotateConfirmPage(current.viewer));
   });
 
   app.post('/keys/rotate', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     if (field(request, 'confirm') !== 'rotate') return reply.redirect('/dashboard/keys/rotate', 303);
     await workspaces.rotateKeys(current.workspace.workspace_id, current.account.email);
     return reply.redirect('/dashboard/keys?notice=rotated', 303);
   });
 
   app.post('/switch', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     const target = field(request, 'workspace_id');
     if (!current.account.workspace_ids.includes(target)) throw new ServiceError('forbidden', {}, { message: 'You are not a member of that workspace.' });
     dashboard.sessions.write(reply, { sid: current.session.sid, email: current.account.email, ws: target });
@@ -72,8 +66,7 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   });
 
   app.get('/usage', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     const { workspace } = current;
     const month = monthOf(new Date());
     const [{ used, days }, renders] = await Promise.all([

@@ -4,7 +4,7 @@ import { emailPattern } from '../../accounts/accounts.ts';
 import { ServiceError } from '../../errors.ts';
 import { canManage, normalizeEmail, type Role, type Workspace } from '../../workspaces/workspace.ts';
 import type { InviteToken } from './auth-routes.ts';
-import { field, noticesOf, signedIn, type Dashboard, type SignedIn } from './context.ts';
+import { field, noticesOf, type Dashboard, type SignedIn } from './context.ts';
 import { membersPage } from './views/members.ts';
 
 const roles: Role[] = ['owner', 'admin', 'member'];
@@ -40,14 +40,12 @@ export async function membersRoutes(app: FastifyInstance, dashboard: Dashboard):
   };
 
   app.get('/members', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     return reply.type('text/html; charset=utf-8').send(membersPage({ ...current, notices: noticesOf(request) }).text);
   });
 
   app.post('/members/invite', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     const { account, workspace } = current;
     if (!canManage(workspace, account.email)) throw new ServiceError('forbidden');
     const email = normalizeEmail(field(request, 'email'));
@@ -75,8 +73,7 @@ export async function membersRoutes(app: FastifyInstance, dashboard: Dashboard):
   });
 
   app.post('/members/role', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     requireOwner(current.workspace, current.account.email);
     const email = target(current, field(request, 'email'));
     const role = roleOf(field(request, 'role'));
@@ -88,8 +85,7 @@ export async function membersRoutes(app: FastifyInstance, dashboard: Dashboard):
   });
 
   app.post('/members/remove', async (request, reply) => {
-    const current = await signedIn(dashboard, request, reply);
-    if (!current) return reply;
+    const current = request.signedIn;
     requireOwner(current.workspace, current.account.email);
     const email = target(current, field(request, 'email'));
     await workspaces.update(current.workspace.workspace_id, (now) => {

@@ -1,10 +1,10 @@
 // The web dashboard under /dashboard: an encapsulated Fastify plugin with its own form parser, CSRF check and HTML errors.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorTable, ServiceError } from '../../errors.ts';
-import { asOutage } from '../outage.ts';
+import { asOutage } from '../errors/outage.ts';
 import { copyScript, stylesheet } from './assets.ts';
 import { authRoutes } from './auth-routes.ts';
-import { type Dashboard, type DashboardDeps } from './context.ts';
+import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
@@ -79,7 +79,13 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   app.get('/assets/copy.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript));
   app.get('/', async (request, reply) => reply.redirect(dashboard.sessions.read(request)?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
 
+  // Filled in per request by requireSignIn; declared here so every request object has the same shape.
+  app.decorateRequest('signedIn', null as never);
   await app.register(authRoutes, dashboard);
-  await app.register(keysRoutes, dashboard);
-  await app.register(membersRoutes, dashboard);
+  // A workspace's pages are for its members: one hook finds the signed-in member (after the CSRF check above) or answers.
+  await app.register(async (memberPages) => {
+    memberPages.addHook('preHandler', requireSignIn(dashboard));
+    await memberPages.register(keysRoutes, dashboard);
+    await memberPages.register(membersRoutes, dashboard);
+  });
 }

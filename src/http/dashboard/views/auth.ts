@@ -1,5 +1,5 @@
 // The signed-out pages: sign up, sign in, choose a password (invitations), and plain messages.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice } from './layout.ts';
 
 /** The sign-up or sign-in form. */

@@ -1,6 +1,6 @@
 // The keys page: both keys, a signed example, the "require signed requests" setting and key rotation.
 import type { Member, Workspace } from '../../../workspaces/workspace.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice, type Viewer } from './layout.ts';
 
 /** Everything the keys page shows. */

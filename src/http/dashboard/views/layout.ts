@@ -1,5 +1,5 @@
 // The page frame every dashboard page shares: header, navigation, workspace switcher, notices.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from './html.ts';
 
 /** A message shown above a page's content. */
 export interface Notice {

@@ -1,6 +1,6 @@
 // The members page: who belongs to the workspace, invitations, roles and removal.
 import type { Member, Role, Workspace } from '../../../workspaces/workspace.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice, type Viewer } from './layout.ts';
 
 const roles: Role[] = ['owner', 'admin', 'member'];

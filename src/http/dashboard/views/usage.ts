@@ -1,7 +1,7 @@
 // The usage page: this month against the quota, a daily chart, and the latest renders and webhook deliveries.
 import type { RecentRender } from '../../../workspaces/recent-renders.ts';
 import type { Workspace } from '../../../workspaces/workspace.ts';
-import { html, trusted, type Html } from '../html.ts';
+import { html, trusted, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';
 
 /** A webhook delivery as the usage page lists it. */
