@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
-import { normalizeEmail, type WorkspaceStore } from '../workspaces/workspace.ts';
+import { normalizeEmail } from '../workspaces/workspace.ts';
 
 /** One person who can sign in to the dashboard. */
 export interface Account {
@@ -24,12 +24,9 @@ export const emailPattern = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,63}$/;
 const keyOf = (email: string) => `e_${Buffer.from(normalizeEmail(email)).toString('base64url')}`;
 const nonce = () => randomBytes(12).toString('base64url');
 
-/** Reads and changes accounts with compare-and-set; keeps workspace members' `verified` in step. */
+/** Reads and changes accounts with compare-and-set; membership (src/accounts/membership.ts) keeps workspaces in step. */
 export class AccountStore {
-  constructor(
-    private readonly bucket: KV,
-    private readonly workspaces: WorkspaceStore,
-  ) {}
+  constructor(private readonly bucket: KV) {}
 
   /** An account by email, or null. */
   async get(email: string): Promise<Account | null> {
@@ -58,22 +55,6 @@ export class AccountStore {
     });
   }
 
-  /**
-   * Creates an account with a password and a new free workspace it owns; null when the email is
-   * taken. An invited address counts as taken: its invitation link is how it chooses a password,
-   * since signing up proves nothing about the mailbox and would hand over the invited workspaces.
-   */
-  async signUp(email: string, passwordHash: string): Promise<Account | null> {
-    const address = normalizeEmail(email);
-    const now = new Date().toISOString();
-    const created = await createJson<Account>(this.bucket, keyOf(address), {
-      email: address, password_hash: passwordHash, verified: false, workspace_ids: [], token_nonce: nonce(), created_at: now, updated_at: now,
-    });
-    if (!created) return null;
-    const workspace = await this.workspaces.create({ plan: 'free', owner: address });
-    return this.join(address, workspace.workspace_id);
-  }
-
   /** Records that the account belongs to a workspace. */
   async join(email: string, workspaceId: string): Promise<Account> {
     return this.update(email, (current) =>
@@ -89,25 +70,5 @@ export class AccountStore {
   /** Sets a new password (the invitation link's nonce is spent with it). */
   async setPassword(email: string, passwordHash: string): Promise<Account> {
     return this.update(email, (current) => ({ ...current, password_hash: passwordHash, token_nonce: nonce() }));
-  }
-
-  /** Marks the account verified, and the member verified in every workspace it belongs to. */
-  async verify(email: string): Promise<Account> {
-    const account = await this.update(email, (current) => (current.verified ? current : { ...current, verified: true }));
-    await this.syncMemberships(account);
-    return account;
-  }
-
-  /** Brings each workspace's members[].verified in line with the account (the email rule reads it there). */
-  async syncMemberships(account: Account): Promise<void> {
-    for (const workspaceId of account.workspace_ids) {
-      const workspace = await this.workspaces.get(workspaceId);
-      const member = workspace?.members.find((m) => m.email === account.email);
-      if (!member || member.verified === account.verified) continue;
-      await this.workspaces.update(workspaceId, (current) => ({
-        ...current,
-        members: current.members.map((m) => (m.email === account.email ? { ...m, verified: account.verified } : m)),
-      }));
-    }
   }
 }

@@ -52,10 +52,14 @@ export class Membership {
     return { outcome: 'created', account: (await this.accounts.get(email))!, workspace };
   }
 
-  /** Creates a workspace, its owner a member with an account (an invitation if the address has none). */
+  /**
+   * Creates a workspace, its owner a member with an account (an invitation if the address has none).
+   * The owner starts unverified in it (contract §2), whatever the address proved elsewhere.
+   */
   async createWorkspace(input: { plan: Plan; quota?: number; owner?: string }): Promise<Workspace> {
-    const workspace = await this.workspaces.create({ plan: input.plan, quota: input.quota });
-    return input.owner ? (await this.add(workspace.workspace_id, input.owner, 'owner', { operator: true })).workspace : workspace;
+    const workspace = await this.workspaces.create(input);
+    if (input.owner) await this.accounts.join(input.owner, workspace.workspace_id);
+    return workspace;
   }
 
   /**
@@ -113,7 +117,17 @@ export class Membership {
     return workspace;
   }
 
-  /** Marks an address verified: its account, and its membership in every workspace it belongs to. */
+  /** An operator's word that a member's address is verified, in that workspace (`shutterbus member verify`). */
+  async verifyMember(workspaceId: string, email: string): Promise<Member> {
+    const address = normalizeEmail(email);
+    const workspace = await this.workspaces.update(workspaceId, (current) => {
+      if (!current.members.some((m) => m.email === address)) throw notMember(address, workspaceId);
+      return { ...current, members: current.members.map((m) => (m.email === address ? { ...m, verified: true } : m)) };
+    });
+    return workspace.members.find((m) => m.email === address)!;
+  }
+
+  /** The mailbox proved (its link was followed): the account is verified, and its membership in every workspace. */
   async verify(email: string): Promise<Account> {
     const account = await this.accounts.update(email, (current) => (current.verified ? current : { ...current, verified: true }));
     for (const workspaceId of account.workspace_ids) {

@@ -6,7 +6,8 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { ensureTopology, type Topology } from '../jetstream/topology.ts';
-import { emailPattern } from '../accounts/accounts.ts';
+import { AccountStore, emailPattern } from '../accounts/accounts.ts';
+import { Membership } from '../accounts/membership.ts';
 import { signedExampleUrl } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
 import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
@@ -34,6 +35,7 @@ interface Context {
   config: Config;
   topology: Topology;
   workspaces: WorkspaceStore;
+  membership: Membership;
 }
 
 function email(value: string | undefined, name: string): string {
@@ -49,12 +51,6 @@ async function workspaceOf(id: string | undefined, context: Context): Promise<Wo
   return workspace;
 }
 
-function memberOf(workspace: Workspace, address: string) {
-  const member = workspace.members.find((m) => m.email === address);
-  if (!member) throw new ServiceError('not_found', {}, { message: `${address} is not a member of ${workspace.workspace_id}.` });
-  return member;
-}
-
 const workspaceFlag = { workspace: { type: 'string' } } as const;
 const asFlag = { as: { type: 'string' } } as const;
 
@@ -64,11 +60,11 @@ const commands: Record<string, Command<Context>> = {
   ...mailCommands,
   'workspace create': command(
     { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
-    async (flags, { workspaces }: Context) => {
+    async (flags, { membership }: Context) => {
       const plan = choice(flags.plan, 'plan', ['free', 'pro'] as const);
       if (flags.quota !== undefined && !/^\d{1,9}$/.test(flags.quota)) throw new UsageError('--quota must be a whole number');
       const owner = flags.owner === undefined ? undefined : email(flags.owner, 'owner');
-      return describeWorkspace(await workspaces.create({ plan, quota: flags.quota === undefined ? undefined : Number(flags.quota), owner }));
+      return describeWorkspace(await membership.createWorkspace({ plan, quota: flags.quota === undefined ? undefined : Number(flags.quota), owner }));
     },
   ),
   'workspace show': command(workspaceFlag, async (flags, context: Context) => describeWorkspace(await workspaceOf(flags.workspace, context))),
@@ -78,24 +74,13 @@ const commands: Record<string, Command<Context>> = {
       const { workspace_id } = await workspaceOf(flags.workspace, context);
       const address = email(flags.email, 'email');
       const role: Role = choice(flags.role, 'role', ['owner', 'admin', 'member'] as const);
-      const workspace = await context.workspaces.update(workspace_id, (current) => {
-        const existing = current.members.find((m) => m.email === address);
-        const members = existing
-          ? current.members.map((m) => (m.email === address ? { ...m, role } : m))
-          : [...current.members, { email: address, role, verified: false }];
-        return { ...current, members };
-      });
-      return memberOf(workspace, address);
+      // The same service as the dashboard's: the address gets an account, and sees the workspace once it signs up.
+      return (await context.membership.add(workspace_id, address, role, { operator: true })).member;
     },
   ),
   'member verify': command({ ...workspaceFlag, email: { type: 'string' } }, async (flags, context: Context) => {
     const { workspace_id } = await workspaceOf(flags.workspace, context);
-    const address = email(flags.email, 'email');
-    const workspace = await context.workspaces.update(workspace_id, (current) => {
-      memberOf(current, address);
-      return { ...current, members: current.members.map((m) => (m.email === address ? { ...m, verified: true } : m)) };
-    });
-    return memberOf(workspace, address);
+    return context.membership.verifyMember(workspace_id, email(flags.email, 'email'));
   }),
   'settings set': command(
     { ...workspaceFlag, ...asFlag, 'require-signed-requests': { type: 'string' } },
@@ -127,11 +112,9 @@ const commands: Record<string, Command<Context>> = {
     let workspace = remembered ? await context.workspaces.get(remembered.workspace_id) : null;
     if (!workspace) {
       const owner = 'demo@shutterbus.local';
-      const created = await context.workspaces.create({ plan: 'free', owner });
-      workspace = await context.workspaces.update(created.workspace_id, (current) => ({
-        ...current,
-        members: current.members.map((m) => ({ ...m, verified: true })),
-      }));
+      const created = await context.membership.createWorkspace({ plan: 'free', owner });
+      await context.membership.verifyMember(created.workspace_id, owner);
+      workspace = (await context.workspaces.get(created.workspace_id))!;
       mkdirSync(context.config.dataDir, { recursive: true });
       writeFileSync(file, JSON.stringify({ workspace_id: workspace.workspace_id }));
     }
@@ -177,7 +160,8 @@ async function main(argv: string[]): Promise<void> {
   try {
     const topology = await ensureTopology(nc, config);
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
-    const result = await commands[called.name].run(flags, { config, topology, workspaces });
+    const membership = new Membership(new AccountStore(topology.accounts), workspaces);
+    const result = await commands[called.name].run(flags, { config, topology, workspaces, membership });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await nc.drain();
   } catch (err) {

@@ -20,7 +20,7 @@ membership.before(async () => {
   nc = await connect({ servers: nats.url });
   const topology = await ensureTopology(nc, loadConfig({ NATS_URL: nats.url }));
   const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
-  members = new Membership(new AccountStore(topology.accounts, workspaces), workspaces);
+  members = new Membership(new AccountStore(topology.accounts), workspaces);
 });
 membership.after(async () => {
   await nc?.close();
@@ -63,10 +63,20 @@ membership('verifying an address verifies it in every workspace it belongs to', 
     const workspace = await members.workspaces.get(id);
     assert.is(workspace?.members.find((m) => m.email === 'two@example.com')?.verified, true, id);
   }
-  // Added after the verification: starts verified.
+  // Added after the verification: starts verified. But the owner of a new workspace starts unverified (contract §2).
   const third = await members.createWorkspace({ plan: 'free', owner: 'third@example.com' });
   const { member } = await members.add(third.workspace_id, 'two@example.com', 'member', { operator: true });
   assert.is(member.verified, true);
+  const fourth = await members.createWorkspace({ plan: 'free', owner: 'two@example.com' });
+  assert.is(fourth.members[0].verified, false);
+});
+
+membership('the operator verifies one member of one workspace', async () => {
+  const first = await members.createWorkspace({ plan: 'free', owner: 'op@example.com' });
+  const second = await members.createWorkspace({ plan: 'free', owner: 'op@example.com' });
+  assert.equal(await members.verifyMember(first.workspace_id, 'op@example.com'), { email: 'op@example.com', role: 'owner', verified: true });
+  assert.is((await members.workspaces.get(second.workspace_id))?.members[0].verified, false);
+  await refusedWith(members.verifyMember(first.workspace_id, 'stranger@example.com'), 'not_found');
 });
 
 membership('a sign-up of a new address creates its account and workspace; a second one is taken', async () => {

@@ -143,4 +143,29 @@ forms('the last owner cannot be demoted or removed; verification marks the membe
   assert.is((await boss.post('/dashboard/members/remove', { email: 'deputy@example.com' })).status, 403, 'an admin does not remove');
 });
 
+forms('a member added at the CLI who signs up gets the invitation link, and sees the workspace after choosing a password there', async () => {
+  const created = (await shutterbus(stack, 'workspace', 'create', '--plan', 'pro', '--owner', 'operator@example.com')).json;
+  const added = await shutterbus(stack, 'member', 'add', '--workspace', created.workspace_id, '--email', 'Cli.Added@example.com', '--role', 'admin');
+  assert.equal(added.json, { email: 'cli.added@example.com', role: 'admin', verified: false });
+
+  const visitor = new Visitor();
+  await visitor.get('/dashboard/sign-up');
+  const signUp = await visitor.post('/dashboard/sign-up', { email: 'cli.added@example.com', password: 'typed into the sign-up form' });
+  assert.is(signUp.status, 409);
+  assert.match(signUp.text, /invitation/);
+  assert.not.match((await visitor.get('/dashboard/keys')).text, new RegExp(created.workspace_id), 'not by the sign-up form alone');
+
+  const outbox = (await shutterbus(stack, 'mail', 'outbox')).json.messages as { to: string; text: string }[];
+  const accept = outbox.filter((m) => m.to === 'cli.added@example.com').at(-1)!.text.match(/http\S+\/dashboard\/accept\?token=\S+/)![0];
+  const member = new Visitor();
+  const choose = await member.get(accept.slice(service.base.length));
+  assert.is(choose.status, 200);
+  const token = /name="token" value="([^"]+)"/.exec(choose.text)![1];
+  const chosen = await member.post('/dashboard/accept', { token, password: 'chosen through the mailed link' });
+  assert.is(chosen.status, 303, chosen.text);
+  assert.match((await member.get('/dashboard/keys')).text, new RegExp(created.workspace_id));
+  const shown = (await shutterbus(stack, 'workspace', 'show', '--workspace', created.workspace_id)).json;
+  assert.equal(shown.members.find((m: { email: string }) => m.email === 'cli.added@example.com'), { email: 'cli.added@example.com', role: 'admin', verified: true });
+});
+
 forms.run();

@@ -1,14 +1,15 @@
 // Sign up, sign in and out, email verification and invitations.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { emailPattern } from '../../accounts/accounts.ts';
+import { emailPattern, type Account } from '../../accounts/accounts.ts';
 import { hashPassword, passwordMatches, passwordProblem } from '../../accounts/password.ts';
-import { normalizeEmail } from '../../workspaces/workspace.ts';
+import { normalizeEmail, type Role } from '../../workspaces/workspace.ts';
 import { clientIp, field, noticesOf, requireSignIn, sessionOf, type Dashboard } from './context.ts';
 import type { Html } from './views/html.ts';
 import type { TokenBody } from './tokens.ts';
 import { choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
+const INVITE_LIFETIME_MS = 7 * DAY_MS;
 
 /** A verification link's token. */
 interface VerifyToken extends TokenBody {
@@ -40,9 +41,28 @@ export async function sendVerification(dashboard: Dashboard, email: string): Pro
     .catch((err) => dashboard.log.warn({ err, to: email }, 'verification mail failed'));
 }
 
+/**
+ * Mails an invitation link to an account added to `workspaceId`: where an address without a
+ * password chooses one, and where any address proves its mailbox. A failing mail server is logged.
+ */
+export async function sendInvitation(dashboard: Dashboard, account: Account, workspaceId: string, by?: { inviter: string; role: Role }): Promise<void> {
+  const token = dashboard.sessions.sealLink<InviteToken>({ purpose: 'invite', email: account.email, nonce: account.token_nonce, ws: workspaceId, exp: Date.now() + INVITE_LIFETIME_MS });
+  const link = `${dashboard.config.baseUrl}/dashboard/accept?token=${token}`;
+  const why = by
+    ? `${by.inviter} added you as ${by.role === 'admin' ? 'an' : 'a'} ${by.role} of the Shutterbus workspace ${workspaceId}.`
+    : `You were added to the Shutterbus workspace ${workspaceId}, and someone asked to sign up with this address.`;
+  await dashboard.mailer
+    .send({
+      to: account.email,
+      subject: by ? `${by.inviter} invited you to a Shutterbus workspace` : 'Your invitation to Shutterbus',
+      text: `Hello,\n\n${why}\n\n${account.password_hash === null ? 'Choose a password and confirm your address here' : 'Confirm your address here, then sign in as usual'} (the link works for seven days):\n\n${link}\n\nShutterbus`,
+    })
+    .catch((err) => dashboard.log.warn({ err, to: account.email }, 'invitation mail failed'));
+}
+
 /** Registers the account routes. */
 export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
-  const { accounts, sessions, limits } = dashboard;
+  const { accounts, membership, sessions, limits } = dashboard;
 
   app.get('/sign-up', async (request, reply) => {
     const session = sessionOf(dashboard, request, reply);
@@ -60,11 +80,16 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (!emailPattern.test(email)) return again('Enter a valid email address.', 400);
     const problem = passwordProblem(password);
     if (problem) return again(problem, 400);
-    const account = await accounts.signUp(email, await hashPassword(password));
-    if (!account) return again('This email already has an account or an invitation: sign in, or use the link in the invitation mail.', 409);
+    const signUp = await membership.signUp(email, await hashPassword(password));
+    if (signUp.outcome === 'taken') return again('This email already has an account: sign in.', 409);
+    if (signUp.outcome === 'invited') {
+      // Added to a workspace before: the password is chosen through the mailed link, which proves the mailbox.
+      if (!limits.mailByEmail.hit(email)) await sendInvitation(dashboard, signUp.account, signUp.account.workspace_ids[0] ?? '');
+      return again('This email has an invitation already: we mailed its link again. Choose your password there.', 409);
+    }
     await sendVerification(dashboard, email);
     // A new sid on every sign-in: a session id planted before sign-in is worth nothing after it.
-    sessions.write(reply, { email, ws: account.workspace_ids.at(-1) });
+    sessions.write(reply, { email, ws: signUp.workspace.workspace_id });
     return reply.redirect('/dashboard/keys?notice=welcome', 303);
   });
 
@@ -100,7 +125,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (!token || !(await accounts.get(token.email))) {
       return send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This link is not valid or has expired. Sign in and ask for a new one on the keys page.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
     }
-    await accounts.verify(token.email);
+    await membership.verify(token.email);
     return send(reply, messagePage({ title: 'Email confirmed', text: `Thank you: ${token.email} is confirmed. Keys of free workspaces you belong to work now.`, link: { href: '/dashboard/keys', label: 'Go to your keys' } }));
   });
 
@@ -128,7 +153,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (!found) return invalidInvitation(reply);
     if (found.account.password_hash !== null) {
       // Someone with an account already: the link proves the mailbox, and the workspace is in their list.
-      await accounts.verify(found.account.email);
+      await membership.verify(found.account.email);
       return reply.redirect('/dashboard/sign-in?notice=verified', 303);
     }
     const session = sessionOf(dashboard, request, reply);
@@ -145,7 +170,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
       return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw, notices: [{ kind: 'bad', text: problem }] }), 400);
     }
     await accounts.setPassword(found.account.email, await hashPassword(field(request, 'password')));
-    await accounts.verify(found.account.email);
+    await membership.verify(found.account.email);
     sessions.write(reply, { email: found.account.email, ws: found.token.ws });
     return reply.redirect('/dashboard/keys', 303);
   });

@@ -1,6 +1,7 @@
 // What every dashboard route shares: its collaborators, the signed-in member, form fields and notices.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
+import type { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
@@ -18,6 +19,8 @@ export interface DashboardDeps {
   config: Config;
   log: Logger;
   accounts: AccountStore;
+  /** Every change of who belongs to a workspace, the CLI's too. */
+  membership: Membership;
   workspaces: WorkspaceStore;
   ledger: QuotaLedger;
   recentRenders: RecentRenders;

@@ -1,5 +1,6 @@
 // Builds the dashboard's collaborators from the ingress's own (one ledger, one delivery queue per process).
 import { AccountStore } from '../../accounts/accounts.ts';
+import { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
 import { deliveryIdOf, type DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
@@ -25,11 +26,13 @@ export async function createDashboardDeps(options: {
 }): Promise<DashboardDeps> {
   const { config, log, topology, workspaces, ledger, recentRenders, deliveries } = options;
   const outbox = new Outbox(topology.jsm);
+  const accounts = new AccountStore(topology.accounts);
   return {
     config,
     log,
     workspaces,
-    accounts: new AccountStore(topology.accounts, workspaces),
+    accounts,
+    membership: new Membership(accounts, workspaces),
     ledger,
     recentRenders,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
