@@ -1,4 +1,5 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
+import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
 export type ImageFormat = 'png' | 'jpeg' | 'webp';
@@ -29,23 +30,8 @@ export interface RenderOptions {
   fail_if_content_contains: string[];
 }
 
-/** Every option's default (contract §3); only `url` has none. */
-export const renderDefaults: Omit<RenderOptions, 'url'> = {
-  format: 'png',
-  viewport_width: 1280,
-  viewport_height: 720,
-  device_scale_factor: 1,
-  full_page: false,
-  image_quality: 80,
-  wait_until: 'load',
-  delay: 0,
-  timeout: 30,
-  ignore_host_errors: false,
-  error_on_selector_not_found: false,
-  fail_if_request_failed: [],
-  fail_if_content_missing: [],
-  fail_if_content_contains: [],
-};
+/** Every option's default, from the parameter table; only `url` has none. */
+export const renderDefaults = optionDefaults() as Omit<RenderOptions, 'url'>;
 
 /** The tallest full-page capture, in CSS pixels (contract §9). */
 export const FULL_PAGE_MAX_HEIGHT = 16384;

@@ -1,5 +1,6 @@
-// The parameters of /api/take: one table of every known parameter, parsed the same way for GET and POST.
+// The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { renderDefaults, type ImageFormat, type RenderOptions } from '../domain/options.ts';
+import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
 export type RawParams = { kind: 'query'; entries: [string, string][] } | { kind: 'json'; body: Record<string, unknown> };
@@ -29,79 +30,51 @@ export interface TakeRequest {
 }
 
 type Parsed<T> = { value: T } | { problem: string };
-type Parser = (values: unknown[], kind: RawParams['kind']) => Parsed<unknown>;
 
-const single = (parse: (value: unknown) => Parsed<unknown>): Parser => (values) =>
-  values.length > 1 ? { problem: 'must be given once' } : parse(values[0]);
-
-const text = (maxLength: number) =>
-  single((value) =>
-    typeof value !== 'string' || value.length === 0
-      ? { problem: 'must be a non-empty string' }
-      : value.length > maxLength
-        ? { problem: `must be at most ${maxLength} characters` }
-        : { value },
-  );
-
-const flag = single((value) => {
-  if (value === true || value === 'true' || value === '1' || value === 1) return { value: true };
-  if (value === false || value === 'false' || value === '0' || value === 0) return { value: false };
-  return { problem: 'must be true, false, 1 or 0' };
-});
-
-const number = (min: number, max: number, integerOnly: boolean) =>
-  single((value) => {
-    const parsed = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
-    if (!Number.isFinite(parsed)) return { problem: `must be a number from ${min} to ${max}` };
-    if (integerOnly && !Number.isInteger(parsed)) return { problem: `must be a whole number from ${min} to ${max}` };
-    if (parsed < min || parsed > max) return { problem: `must be from ${min} to ${max}` };
-    return { value: parsed };
-  });
-
-const oneOf = (choices: string[]) =>
-  single((value) => (typeof value === 'string' && choices.includes(value) ? { value } : { problem: `must be one of ${choices.join(', ')}` }));
-
-const list: Parser = (values, kind) => {
-  // GET repeats the key; POST sends one JSON array.
-  const items = kind === 'json' ? (values.length === 1 && Array.isArray(values[0]) ? values[0] : null) : values;
-  if (!items) return { problem: 'must be an array of strings' };
-  if (items.length > 50) return { problem: 'must have at most 50 entries' };
-  if (!items.every((item) => typeof item === 'string' && item.length > 0 && item.length <= 1000)) {
-    return { problem: 'must contain non-empty strings of at most 1000 characters' };
+/** Parses one value of `type` as a GET gives it (text) or a POST does (JSON). */
+function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
+  switch (type.kind) {
+    case 'string':
+      if (typeof value !== 'string' || value.length === 0) return { problem: 'must be a non-empty string' };
+      if (value.length > type.maxLength) return { problem: `must be at most ${type.maxLength} characters` };
+      if (type.pattern && !type.pattern.test(value)) return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
+      return { value };
+    case 'boolean':
+      if (value === true || value === 'true' || value === '1' || value === 1) return { value: true };
+      if (value === false || value === 'false' || value === '0' || value === 0) return { value: false };
+      return { problem: 'must be true, false, 1 or 0' };
+    case 'integer':
+    case 'number': {
+      const { min, max } = type;
+      const parsed = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+      if (!Number.isFinite(parsed)) return { problem: `must be a number from ${min} to ${max}` };
+      if (type.kind === 'integer' && !Number.isInteger(parsed)) return { problem: `must be a whole number from ${min} to ${max}` };
+      if (parsed < min || parsed > max) return { problem: `must be from ${min} to ${max}` };
+      return { value: parsed };
+    }
+    case 'enum':
+      return typeof value === 'string' && type.values.includes(value) ? { value } : { problem: `must be one of ${type.values.join(', ')}` };
   }
-  return { value: items };
-};
+}
 
-/** Every parameter /api/take knows, with its parser. */
-const parameters: Record<string, Parser> = {
-  url: text(8192),
-  access_key: text(256),
-  signature: text(256),
-  format: oneOf(['png', 'jpeg', 'jpg', 'webp']),
-  selector: text(1000),
-  scroll_into_view: text(1000),
-  viewport_width: number(100, 3840, true),
-  viewport_height: number(100, 2160, true),
-  device_scale_factor: number(1, 3, false),
-  full_page: flag,
-  image_quality: number(1, 100, true),
-  wait_until: oneOf(['load', 'domcontentloaded', 'networkidle']),
-  delay: number(0, 30, false),
-  timeout: number(1, 90, false),
-  cache: flag,
-  cache_ttl: number(60, 2_592_000, true),
-  async: flag,
-  webhook_url: text(8192),
-  external_identifier: text(128),
-  response_type: oneOf(['by_format', 'json']),
-  ignore_host_errors: flag,
-  error_on_selector_not_found: flag,
-  fail_if_request_failed: list,
-  fail_if_content_missing: list,
-  fail_if_content_contains: list,
-};
+/** Parses every value given for one parameter: one for a single value, the items of a list. */
+function parseParameter(type: ParameterType, given: unknown[], kind: RawParams['kind']): Parsed<unknown> {
+  if (type.kind !== 'list') return given.length > 1 ? { problem: 'must be given once' } : parseValue(type, given[0]);
+  // GET repeats the key; POST sends one JSON array.
+  const items = kind === 'json' ? (given.length === 1 && Array.isArray(given[0]) ? given[0] : null) : given;
+  if (!items) return { problem: 'must be an array of strings' };
+  if (items.length > type.maxItems) return { problem: `must have at most ${type.maxItems} entries` };
+  const parsed: unknown[] = [];
+  for (const item of items) {
+    const one = parseValue(type.item, item);
+    if ('problem' in one) return { problem: type.item.kind === 'string' ? `must contain non-empty strings of at most ${type.item.maxLength} characters` : `entries ${one.problem}` };
+    parsed.push(one.value);
+  }
+  return { value: parsed };
+}
 
-const renderOptionNames = new Set<string>([...Object.keys(renderDefaults), 'selector', 'scroll_into_view']);
+const roleOf = (name: string) => parameterByName.get(name)!.role;
+const controlDefaults = Object.fromEntries(parameters.filter((p) => p.role === 'control' && p.default !== undefined).map((p) => [p.name, p.default]));
 
 /** Parses and validates every parameter; returns all problems at once so a client fixes them in one go. */
 export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { problems: ParamProblem[] } {
@@ -112,43 +85,34 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   const problems: ParamProblem[] = [];
   const values: Record<string, unknown> = {};
   for (const [name, given] of grouped) {
-    const parse = Object.hasOwn(parameters, name) ? parameters[name] : undefined;
-    if (!parse) {
+    const parameter = parameterByName.get(name);
+    if (!parameter) {
       problems.push({ parameter: name, message: 'is not a known parameter' });
       continue;
     }
     // JSON null means "not given", as a client serialising an optional field would expect.
     if (raw.kind === 'json' && given[0] === null) continue;
-    const parsed = parse(given, raw.kind);
+    const parsed = parseParameter(parameter.type, given, raw.kind);
     if ('problem' in parsed) problems.push({ parameter: name, message: parsed.problem });
     else values[name] = parsed.value;
   }
   if (values.url === undefined && !problems.some((p) => p.parameter === 'url')) {
     problems.push({ parameter: 'url', message: 'is required' });
   }
-  if (raw.kind === 'json' && values.signature !== undefined) {
-    problems.push({ parameter: 'signature', message: 'goes in the X-Signature header for POST' });
+  for (const name of Object.keys(values)) {
+    if (raw.kind === 'json' && parameterByName.get(name)!.only === 'GET') problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
   }
   if (problems.length > 0) return { problems };
 
   // Parameters that are render options override the defaults; the rest steer the answer.
-  const chosen = Object.fromEntries(Object.entries(values).filter(([name]) => renderOptionNames.has(name)));
+  const given = (role: 'option' | 'control') => Object.fromEntries(Object.entries(values).filter(([name]) => roleOf(name) === role));
   const options: RenderOptions = {
     ...renderDefaults,
-    ...chosen,
+    ...given('option'),
     url: values.url as string,
     format: values.format === 'jpg' ? 'jpeg' : ((values.format as ImageFormat | undefined) ?? renderDefaults.format),
   };
-  const control: TakeControl = {
-    ...(values.access_key !== undefined ? { access_key: values.access_key as string } : {}),
-    ...(values.signature !== undefined ? { signature: values.signature as string } : {}),
-    ...(values.cache !== undefined ? { cache: values.cache as boolean } : {}),
-    cache_ttl: (values.cache_ttl as number) ?? 14_400,
-    async: (values.async as boolean) ?? false,
-    ...(values.webhook_url !== undefined ? { webhook_url: values.webhook_url as string } : {}),
-    ...(values.external_identifier !== undefined ? { external_identifier: values.external_identifier as string } : {}),
-    response_type: (values.response_type as TakeControl['response_type']) ?? 'by_format',
-  };
+  const control = { ...controlDefaults, ...given('control') } as unknown as TakeControl;
   return { request: { options, control } };
 }
 

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { parameters } from '../../src/domain/parameters.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 
 const params = suite('take parameters');
@@ -65,6 +66,24 @@ params('external_identifier is at most 128 characters', () => {
 params('POST numbers may be JSON numbers; a signature belongs in the header', () => {
   assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', viewport_width: 800, full_page: true } }), []);
   assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', signature: 'ab' } }), ['signature']);
+});
+
+params('every parameter of the table is parsed from it: a good value passes, a bad one is named', () => {
+  const good = (type: (typeof parameters)[number]['type']): string[] => {
+    const one = type.kind === 'list' ? type.item : type;
+    const value = one.kind === 'boolean' ? 'true' : one.kind === 'integer' || one.kind === 'number' ? String(one.min) : one.kind === 'enum' ? one.values[0] : 'x';
+    return type.kind === 'list' ? [value, value] : [value];
+  };
+  for (const parameter of parameters) {
+    if (parameter.name === 'url') continue;
+    const entries: [string, string][] = [['url', 'https://example.com/'], ...good(parameter.type).map((v): [string, string] => [parameter.name, v])];
+    assert.equal(problemsOf({ kind: 'query', entries }), [], parameter.name);
+    assert.ok(parameter.description.length > 10, `${parameter.name} has a description`);
+    if (parameter.type.kind !== 'string' && !(parameter.type.kind === 'list' && parameter.type.item.kind === 'string')) {
+      const bad = problemsOf({ kind: 'query', entries: [['url', 'https://example.com/'], [parameter.name, 'not-a-valid-value-#']] });
+      assert.equal(bad, [parameter.name], `${parameter.name} refuses a bad value`);
+    }
+  }
 });
 
 params.run();
