@@ -10,6 +10,7 @@ import { capturePage } from '../../src/render/capture.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('capturePage');
 
@@ -140,13 +141,19 @@ test('a server that never answers times out, and the next render works', async (
   assert.is((await render('/')).mainStatus, 200);
 });
 
-test('aborting the signal ends the render', async () => {
+test('aborting the signal ends the render at once', async () => {
   const controller = new AbortController();
-  setTimeout(() => controller.abort(new Error('cancelled')), 300);
-  await render('/slow?ms=5000', {}, controller.signal).then(
+  const requested = site.hits.get('/slow') ?? 0;
+  const rendering = render('/slow?ms=5000', {}, controller.signal);
+  await waitFor(() => (site.hits.get('/slow') ?? 0) > requested, 'the page requested', 10_000);
+  const abortedAt = performance.now();
+  controller.abort(new Error('cancelled'));
+  await rendering.then(
     () => assert.unreachable('should have been aborted'),
     (error: Error) => assert.is(error.message, 'cancelled'),
   );
+  const took = performance.now() - abortedAt;
+  assert.ok(took < 2000, `ended ${Math.round(took)} ms after the abort; the page answers after 5000`);
 });
 
 test('cookies and storage of one render are not visible to the next', async () => {
@@ -165,8 +172,9 @@ test('a browser that dies is relaunched for the next render', async () => {
   const crash = new BrowserHost({ executablePath: CHROMIUM });
   await crash.start();
   try {
+    const requested = site.hits.get('/slow') ?? 0;
     const inFlight = capturePage(crash, { ...defaults, url: `${site.url}/slow?ms=3000` }, new AbortController().signal);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor(() => (site.hits.get('/slow') ?? 0) > requested, 'the page requested', 10_000);
     process.kill(-crash.pid!, 'SIGKILL');
     const code = await failureCode(inFlight);
     assert.is(code, 'internal_application_error');

@@ -8,6 +8,7 @@ import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('warm page isolation');
 
@@ -54,11 +55,25 @@ test('without a wipe, the probe finds every kind of planted state', async () => 
   try {
     const page = await browser.newPage();
     await page.goto(`${site.url}/plant`);
-    await page.waitForTimeout(400);
+    // /plant writes some of its state asynchronously: wait until every kind is in place.
+    const planted = () =>
+      page.evaluate(async () =>
+        document.cookie.includes('fixture_js=1') &&
+        localStorage.getItem('fixture_local') !== null &&
+        sessionStorage.getItem('fixture_session') !== null &&
+        (await indexedDB.databases()).some((db) => db.name === 'fixture_idb') &&
+        (await caches.has('fixture_cache')),
+      );
+    await waitFor(planted, 'the state planted', 10_000);
     const assetHits = site.hits.get('/cached-asset') ?? 0;
     await page.goto(`${site.url}/probe`);
-    await page.waitForTimeout(400);
-    const probe = await page.innerText('#state');
+    // The probe reports the asynchronous kinds as they answer: wait for the last of them.
+    let probe = '';
+    const reported = async () => {
+      probe = await page.innerText('#state');
+      return ['idb=', 'caches=', 'sw=', 'geolocation='].every((kind) => probe.includes(kind));
+    };
+    await waitFor(reported, 'the probe reported', 10_000);
     for (const planted of ['fixture_header=1', 'fixture_js=1', 'local=fixture_local', 'session=fixture_session', 'idb=fixture_idb', 'name=fixture_window', 'caches=fixture_cache']) {
       assert.ok(probe.includes(planted), `${planted} not in: ${probe}`);
     }
