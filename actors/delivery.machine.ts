@@ -1,19 +1,35 @@
-// One webhook delivery's life: sending → backingOff → sending … → delivered | dead.
+// One attempt of a webhook delivery, as each delivery of its job makes it:
 //
-// The sender runs it from the attempt count recorded in KV and parks it when it enters
-// `backingOff`: the delay goes to JetStream (nak with delay) instead of a timer in memory,
-// and the next delivery of the job restores the actor at the next attempt.
+//   checking   → dead when the attempts are used up (the last was recorded, its end was not), else sending
+//   sending    sendWebhook: one signed POST                        → recording
+//   recording  recordAttempt: the attempt count in KV, before any verdict is acted on → judging
+//   judging    → delivered (2xx) | dead (410, an address now refused, no attempts left) | retryLater
+//
+// The wait between attempts is the broker's, not the machine's: `retryLater` ends the run with the
+// delay, the sender naks the job with it, and the job's next delivery runs the machine again from
+// the attempt count recorded in KV. A sender that dies between two attempts loses nothing.
 
-import { assign, fromPromise, setup } from 'xstate';
-import type { AttemptResult } from '../src/delivery/send.ts';
+import { assign, fromPromise, not, setup } from 'xstate';
 
-/** What a delivery actor is created with. */
+/**
+ * What one attempt came to, as far as the machine judges it: `refused` is an address the rules now
+ * forbid. The sender's AttemptResult (src/delivery/send.ts) is one, with more fields.
+ */
+export type AttemptOutcome =
+  | { outcome: 'delivered' }
+  | { outcome: 'failed'; error: string; retryAfterSeconds?: number }
+  | { outcome: 'gone'; error: string }
+  | { outcome: 'refused'; error: string };
+
+/** What a delivery actor is created with: the delivery as its KV record left it. */
 export interface DeliveryInput {
   deliveryId: string;
-  /** Attempts already made (in earlier deliveries of the job). */
+  /** Attempts already made and recorded (in earlier deliveries of the job). */
   attempts: number;
   /** Seconds to wait before each retry: n delays allow n + 1 attempts. */
   schedule: readonly number[];
+  /** The recorded error of the last attempt, if it failed. */
+  lastError?: string;
 }
 
 /** Input of the `sendWebhook` promise actor: which attempt this is (1-based). */
@@ -22,47 +38,50 @@ export interface SendWebhookInput {
   attempt: number;
 }
 
+/** Input of the `recordAttempt` promise actor: the attempt just made and what it came to. */
+export interface RecordAttemptInput {
+  deliveryId: string;
+  attempt: number;
+  result: AttemptOutcome;
+}
+
 /** The delivery actor's memory. */
 export interface DeliveryContext extends DeliveryInput {
-  lastResult?: AttemptResult;
-  /** Set on entering `backingOff`: how long to wait before the next attempt. */
+  lastResult?: AttemptOutcome;
+  /** Set on the way to `retryLater`: how long the broker waits before the next attempt. */
   delayMs?: number;
 }
 
-/** Events a delivery actor accepts: none from outside; it is driven by its `sendWebhook` actor. */
-export type DeliveryEvent = { type: 'delivery.noop' };
+/** What a delivery actor ends with, one member per final state. */
+export type DeliveryOutput =
+  | { status: 'delivered'; attempts: number }
+  | { status: 'dead'; attempts: number; last_error?: string }
+  | { status: 'retryLater'; attempts: number; delayMs: number; last_error?: string };
 
-/** What a delivery actor ends with. */
-export interface DeliveryOutput {
-  status: 'delivered' | 'dead';
-  attempts: number;
-  last_error?: string;
-}
+const notProvided = (name: string) => async (): Promise<never> => {
+  throw new Error(`${name} actor not provided`);
+};
 
-const errorOf = (result: AttemptResult | undefined): string | undefined =>
-  result && result.outcome !== 'delivered' ? result.error : undefined;
+const lastErrorOf = (context: DeliveryContext): string | undefined =>
+  context.lastResult ? (context.lastResult.outcome === 'delivered' ? undefined : context.lastResult.error) : context.lastError;
 
-/** The delivery actor: invoke `sendWebhook`, judge its answer with named guards, back off by the schedule. */
+/** The delivery actor; the sender provides `sendWebhook` and `recordAttempt` through `.provide()`. */
 export const deliveryMachine = setup({
   types: {
     input: {} as DeliveryInput,
     context: {} as DeliveryContext,
-    events: {} as DeliveryEvent,
+    // No events: the actor is driven by what its invoked actors answer.
     output: {} as DeliveryOutput,
   },
   actors: {
-    sendWebhook: fromPromise<AttemptResult, SendWebhookInput>(async () => {
-      throw new Error('sendWebhook actor not provided');
-    }),
+    sendWebhook: fromPromise<AttemptOutcome, SendWebhookInput>(notProvided('sendWebhook')),
+    recordAttempt: fromPromise<void, RecordAttemptInput>(notProvided('recordAttempt')),
   },
   guards: {
     answered2xx: ({ context }) => context.lastResult?.outcome === 'delivered',
     // 410 Gone and an address the rules now refuse end the delivery: retrying cannot help.
     mustStop: ({ context }) => context.lastResult?.outcome === 'gone' || context.lastResult?.outcome === 'refused',
     attemptsLeft: ({ context }) => context.attempts <= context.schedule.length,
-  },
-  delays: {
-    backoff: ({ context }) => context.delayMs ?? 0,
   },
   actions: {
     planBackoff: assign({
@@ -77,18 +96,21 @@ export const deliveryMachine = setup({
 }).createMachine({
   id: 'delivery',
   context: ({ input }) => ({ ...input }),
-  initial: 'sending',
+  initial: 'checking',
   states: {
+    checking: {
+      always: [{ guard: not('attemptsLeft'), target: 'dead' }, { target: 'sending' }],
+    },
     sending: {
       invoke: {
         src: 'sendWebhook',
         input: ({ context }) => ({ deliveryId: context.deliveryId, attempt: context.attempts + 1 }),
         onDone: {
-          target: 'judging',
+          target: 'recording',
           actions: assign({ attempts: ({ context }) => context.attempts + 1, lastResult: ({ event }) => event.output }),
         },
         onError: {
-          target: 'judging',
+          target: 'recording',
           actions: assign({
             attempts: ({ context }) => context.attempts + 1,
             lastResult: ({ event }) => ({ outcome: 'failed' as const, error: String((event.error as Error)?.message ?? event.error) }),
@@ -96,24 +118,34 @@ export const deliveryMachine = setup({
         },
       },
     },
+    recording: {
+      // No onError: an attempt that cannot be recorded fails the run, and the job's next delivery
+      // makes the same attempt again (the count did not move) rather than skip one.
+      invoke: {
+        src: 'recordAttempt',
+        input: ({ context }) => ({ deliveryId: context.deliveryId, attempt: context.attempts, result: context.lastResult! }),
+        onDone: 'judging',
+      },
+    },
     judging: {
       always: [
         { guard: 'answered2xx', target: 'delivered' },
         { guard: 'mustStop', target: 'dead' },
-        { guard: 'attemptsLeft', target: 'backingOff' },
+        { guard: 'attemptsLeft', target: 'retryLater', actions: 'planBackoff' },
         { target: 'dead' },
       ],
     },
-    backingOff: {
-      entry: 'planBackoff',
-      after: { backoff: 'sending' },
-    },
     delivered: { type: 'final' },
     dead: { type: 'final' },
+    retryLater: {
+      type: 'final',
+      description: 'The wait is handed to the broker: the job is delivered again after the output delayMs.',
+    },
   },
-  output: ({ context }): DeliveryOutput => ({
-    status: context.lastResult?.outcome === 'delivered' ? 'delivered' : 'dead',
-    attempts: context.attempts,
-    last_error: errorOf(context.lastResult),
-  }),
+  output: ({ context }): DeliveryOutput => {
+    const last_error = lastErrorOf(context);
+    if (context.lastResult?.outcome === 'delivered') return { status: 'delivered', attempts: context.attempts };
+    if (context.delayMs !== undefined) return { status: 'retryLater', attempts: context.attempts, delayMs: context.delayMs, last_error };
+    return { status: 'dead', attempts: context.attempts, ...(last_error === undefined ? {} : { last_error }) };
+  },
 });

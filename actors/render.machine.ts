@@ -1,25 +1,50 @@
-// One render's life: pending → rendering → judged by the failure rules → storing → succeeded | failed.
+// One delivery of a render request, start to verdict:
+//
+//   admitting  → failed when its caller's deadline passed, else starting
+//   starting   recordStart: the record says `rendering`            → capturing
+//   capturing  capturePage: what the page showed                   → judging
+//   judging    the failure rules, one named guard each             → storing
+//   storing    storeImage: the file in the bucket                  → succeeded, or failed when the deadline passed meanwhile
+//   deciding   an error or a broken rule on the way                → retryLater (retryable, deliveries left, before the deadline) | failed
+//
+// Every end is a final state whose output is the whole verdict: the stored file and its image, the
+// failure, or `retryLater` with the delay the broker is to wait before delivering the request
+// again (the machine keeps no timer of its own). `render.cancel` (the worker is stopping) ends any
+// state in `retryLater` at once, aborting what is under way.
 
-import { assign, fromPromise, setup } from 'xstate';
+import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
-import type { BrowserHost } from '../src/render/browser.ts';
-import { capturePage } from '../src/render/capture.ts';
 import type { ImageFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
+import type { RenderRequest } from '../src/domain/render.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
-/** What a render actor is created with. */
+/** What a render actor is created with: the request and where this delivery of it stands. */
 export interface RenderInput {
-  renderId: string;
-  options: RenderOptions;
-  /** The workspace the render is for: its warm pages are never lent to another workspace. */
-  workspaceId?: string;
+  request: RenderRequest;
+  /** Until when (ms since the epoch) a caller waits for the render; undefined when nobody does. */
+  answerBy?: number;
+  /** Which delivery of the request this is, 1 for the first; later ones wait longer before a retry. */
+  deliveryCount: number;
+  /** True when the broker will not deliver the request again: any failure now is final. */
+  isLastDelivery: boolean;
+}
+
+/** Input of the `recordStart` promise actor. */
+export interface RecordStartInput {
+  request: RenderRequest;
 }
 
 /** Input of the `capturePage` promise actor. */
-export type CapturePageInput = RenderInput;
+export interface CapturePageInput {
+  renderId: string;
+  options: RenderOptions;
+  /** The workspace the render is for: its warm pages are never lent to another workspace. */
+  workspaceId: string;
+}
 
 /** Input of the `storeImage` promise actor. */
-export interface StoreImageInput extends RenderInput {
+export interface StoreImageInput {
+  request: RenderRequest;
   observation: PageObservation;
 }
 
@@ -29,25 +54,42 @@ export interface StoredImage {
   size_bytes: number;
 }
 
-/** Events a render actor accepts: start it, or cancel it (e.g. the worker is shutting down). */
-export type RenderEvent = { type: 'render.start' } | { type: 'render.cancel' };
+/** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */
+export type RenderEvent = { type: 'render.cancel' };
 
-/** What a render actor ends with; `retryable` tells the consume loop to nak rather than term. */
+/** A failure as the output carries it; `cause` is for logs only, never recorded or returned. */
+interface FailureVerdict {
+  error_code: ErrorCode;
+  error_message: string;
+  details: ErrorDetails;
+  cause?: unknown;
+}
+
+/**
+ * What a render actor ends with, one member per final state: `succeeded` (the file stored and the
+ * image in hand), `failed` (final: record it), `retryLater` (hand the wait to the broker).
+ */
 export type RenderOutput =
-  | { status: 'succeeded'; stored: StoredImage; format: ImageFormat; size_bytes: number }
-  | { status: 'failed'; error_code: ErrorCode; error_message: string; details: ErrorDetails; retryable: boolean };
+  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: ImageFormat; size_bytes: number }
+  | ({ status: 'failed' } & FailureVerdict)
+  | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 
-/** The render actor's memory; `failure.cause` is for logs only. */
+/** The render actor's memory. */
 export interface RenderContext extends RenderInput {
   observation?: PageObservation;
   stored?: StoredImage;
   failure?: RenderFailure;
+  /** Set on the way to `retryLater`: how long the broker waits before the next delivery. */
+  retryDelayMs?: number;
 }
 
-/** The real `capturePage` actor, rendering on `host`; the worker passes it through `.provide()`. */
-export function capturePageOn(host: BrowserHost) {
-  return fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => capturePage(host, input.options, signal, input.workspaceId));
-}
+/** A render whose caller was answered (its deadline passed) before it could end: never retried. */
+export const LATE: RenderFailure = {
+  code: 'temporary_unavailable',
+  message: 'The render could not finish before its caller was answered; retry shortly.',
+  details: {},
+  retryable: false,
+};
 
 const CANCELLED: RenderFailure = {
   code: 'temporary_unavailable',
@@ -60,9 +102,13 @@ const CANCELLED: RenderFailure = {
 const RULE_ORDER: RenderRuleName[] = ['hostReturnedError', 'selectorNotFound', 'requestFailedMatched', 'contentMissing', 'contentContains'];
 
 const ruleFailed = (rule: RenderRuleName) => ({ context }: { context: RenderContext }) =>
-  context.observation !== undefined && renderRules[rule](context.observation, context.options) !== null;
+  context.observation !== undefined && renderRules[rule](context.observation, context.request.options) !== null;
 
-/** The render actor: invoke `capturePage`, judge the observation with named guards, invoke `storeImage`. */
+const notProvided = (name: string) => async (): Promise<never> => {
+  throw new Error(`${name} actor not provided`);
+};
+
+/** The render actor; the worker provides `recordStart`, `capturePage` and `storeImage` through `.provide()`. */
 export const renderMachine = setup({
   types: {
     input: {} as RenderInput,
@@ -71,72 +117,95 @@ export const renderMachine = setup({
     output: {} as RenderOutput,
   },
   actors: {
-    capturePage: fromPromise<PageObservation, CapturePageInput>(async () => {
-      throw new Error('capturePage actor not provided');
-    }),
-    storeImage: fromPromise<StoredImage, StoreImageInput>(async () => {
-      throw new Error('storeImage actor not provided');
-    }),
+    recordStart: fromPromise<void, RecordStartInput>(notProvided('recordStart')),
+    capturePage: fromPromise<PageObservation, CapturePageInput>(notProvided('capturePage')),
+    storeImage: fromPromise<StoredImage, StoreImageInput>(notProvided('storeImage')),
   },
   guards: {
+    pastAnswerBy: ({ context }) => context.answerBy !== undefined && Date.now() >= context.answerBy,
     hostReturnedError: ruleFailed('hostReturnedError'),
     selectorNotFound: ruleFailed('selectorNotFound'),
     requestFailedMatched: ruleFailed('requestFailedMatched'),
     contentMissing: ruleFailed('contentMissing'),
     contentContains: ruleFailed('contentContains'),
+    failureRetryable: ({ context }) => context.failure?.retryable === true,
+    lastDelivery: ({ context }) => context.isLastDelivery,
   },
   actions: {
     recordRuleFailure: assign(({ context }, params: { rule: RenderRuleName }) => ({
-      failure: renderRules[params.rule](context.observation!, context.options) ?? undefined,
+      failure: renderRules[params.rule](context.observation!, context.request.options) ?? undefined,
     })),
-    recordCancel: assign({ failure: () => CANCELLED }),
+    recordError: assign({ failure: (_, params: { error: unknown }) => failureFromError(params.error) }),
+    recordLate: assign({ failure: LATE }),
+    recordCancel: assign({ failure: CANCELLED, retryDelayMs: 0 }),
+    // Each later delivery waits a second longer.
+    planRetry: assign({ retryDelayMs: ({ context }) => 1000 * context.deliveryCount }),
   },
 }).createMachine({
   id: 'render',
-  context: ({ input }) => ({ renderId: input.renderId, options: input.options, workspaceId: input.workspaceId }),
-  initial: 'pending',
+  context: ({ input }) => ({ ...input }),
+  initial: 'admitting',
   on: {
-    'render.cancel': { target: '.failed', actions: 'recordCancel' },
+    'render.cancel': { target: '.retryLater', actions: 'recordCancel' },
   },
   states: {
-    pending: {
-      on: { 'render.start': 'rendering' },
+    admitting: {
+      always: [{ guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' }, { target: 'starting' }],
     },
-    rendering: {
+    starting: {
+      invoke: {
+        src: 'recordStart',
+        input: ({ context }) => ({ request: context.request }),
+        onDone: 'capturing',
+        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+      },
+    },
+    capturing: {
       invoke: {
         src: 'capturePage',
-        input: ({ context }) => ({ renderId: context.renderId, options: context.options, workspaceId: context.workspaceId }),
+        input: ({ context }) => ({ renderId: context.request.render_id, options: context.request.options, workspaceId: context.request.workspace_id }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
-        onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureFromError(event.error) }) },
+        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
       },
     },
     judging: {
       always: [
-        ...RULE_ORDER.map((rule) => ({ guard: rule, target: 'failed', actions: { type: 'recordRuleFailure' as const, params: { rule } } })),
+        ...RULE_ORDER.map((rule) => ({ guard: rule, target: 'deciding', actions: { type: 'recordRuleFailure' as const, params: { rule } } })),
         { target: 'storing' },
       ],
     },
     storing: {
       invoke: {
         src: 'storeImage',
-        input: ({ context }) => ({ renderId: context.renderId, options: context.options, observation: context.observation! }),
-        onDone: { target: 'succeeded', actions: assign({ stored: ({ event }) => event.output }) },
-        onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureFromError(event.error) }) },
+        input: ({ context }) => ({ request: context.request, observation: context.observation! }),
+        onDone: [
+          // Its caller was answered with an error meanwhile: the image is not handed out, nor charged.
+          { guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' },
+          { target: 'succeeded', actions: assign({ stored: ({ event }) => event.output }) },
+        ],
+        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
       },
+    },
+    deciding: {
+      always: [
+        { guard: and(['failureRetryable', not('lastDelivery'), not('pastAnswerBy')]), target: 'retryLater', actions: 'planRetry' },
+        { target: 'failed' },
+      ],
     },
     succeeded: { type: 'final' },
     failed: { type: 'final' },
+    retryLater: {
+      type: 'final',
+      description: 'The wait is handed to the broker: the request is delivered again after the output delayMs.',
+    },
   },
   output: ({ context }): RenderOutput => {
-    if (context.failure || !context.stored) {
-      const failure = context.failure ?? failureFromError(new Error('render ended without a result'));
-      return { status: 'failed', error_code: failure.code, error_message: failure.message, details: failure.details, retryable: failure.retryable };
+    const { failure, stored, observation } = context;
+    if (failure || !stored || !observation) {
+      const { code, message, details, cause } = failure ?? failureFromError(new Error('render ended without a result'));
+      const verdict: FailureVerdict = { error_code: code, error_message: message, details, ...(cause === undefined ? {} : { cause }) };
+      return context.retryDelayMs === undefined ? { status: 'failed', ...verdict } : { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
     }
-    return {
-      status: 'succeeded',
-      stored: context.stored,
-      format: context.options.format,
-      size_bytes: context.stored.size_bytes,
-    };
+    return { status: 'succeeded', stored, image: observation.image, format: context.request.options.format, size_bytes: stored.size_bytes };
   },
 });

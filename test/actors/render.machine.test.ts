@@ -1,12 +1,23 @@
-// The render actor's failure rules and outcomes, with capture and storage swapped for doubles.
+// The render actor's failure rules, retry verdict and outputs, with its steps swapped through .provide().
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { renderMachine, type CapturePageInput, type RenderOutput, type StoreImageInput, type StoredImage } from '../../actors/render.machine.ts';
+import {
+  LATE,
+  renderMachine,
+  type CapturePageInput,
+  type RecordStartInput,
+  type RenderInput,
+  type RenderOutput,
+  type StoreImageInput,
+  type StoredImage,
+} from '../../actors/render.machine.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
+import type { RenderRequest } from '../../src/domain/render.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('render machine');
 
@@ -24,23 +35,50 @@ const baseObservation: PageObservation = {
   image: Buffer.from('fake-png-bytes'),
 };
 
+const requestWith = (options: Partial<RenderOptions> = {}): RenderRequest => ({
+  render_id: 'r-1',
+  workspace_id: 'ws_0000000000000001',
+  created_at: new Date().toISOString(),
+  options: { ...baseOptions, ...options },
+});
+
 type CaptureDouble = (signal: AbortSignal) => Promise<PageObservation>;
 
-// Runs one render to its final state with the given options and capture behaviour.
-async function render(options: Partial<RenderOptions>, capture: CaptureDouble | Partial<PageObservation>): Promise<RenderOutput> {
-  const capturePage = typeof capture === 'function'
-    ? fromPromise<PageObservation, CapturePageInput>(({ signal }) => capture(signal))
-    : fromPromise<PageObservation, CapturePageInput>(async () => ({ ...baseObservation, ...capture }));
-  const storeImage = fromPromise<StoredImage, StoreImageInput>(async ({ input }) => ({
-    file_name: 'abc.png',
-    size_bytes: input.observation.image.byteLength,
-  }));
-  const actor = createActor(renderMachine.provide({ actors: { capturePage, storeImage } }), {
-    input: { renderId: 'r-1', options: { ...baseOptions, ...options } },
+/** What the steps saw: the steps in order they ran, and the store's input. */
+interface Seen {
+  steps: string[];
+  stored?: StoreImageInput;
+}
+
+/** A render actor with doubles for its steps; `capture` is an observation or a function of the abort signal. */
+function renderActor(input: Partial<RenderInput> & { options?: Partial<RenderOptions> }, capture: CaptureDouble | Partial<PageObservation> = {}, store?: () => Promise<StoredImage>) {
+  const seen: Seen = { steps: [] };
+  const machine = renderMachine.provide({
+    actors: {
+      recordStart: fromPromise<void, RecordStartInput>(async () => void seen.steps.push('recordStart')),
+      capturePage: fromPromise<PageObservation, CapturePageInput>(async ({ signal }) => {
+        seen.steps.push('capturePage');
+        return typeof capture === 'function' ? capture(signal) : { ...baseObservation, ...capture };
+      }),
+      storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
+        seen.steps.push('storeImage');
+        seen.stored = input;
+        return store ? store() : { file_name: 'abc.png', size_bytes: input.observation.image.byteLength };
+      }),
+    },
   });
+  const { options, ...rest } = input;
+  const actor = createActor(machine, { input: { request: requestWith(options), deliveryCount: 1, isLastDelivery: false, ...rest } });
+  return { actor, seen };
+}
+
+/** Runs one render to its final state. */
+async function render(...args: Parameters<typeof renderActor>): Promise<RenderOutput & { seen: Seen; finalState: unknown }> {
+  const { actor, seen } = renderActor(...args);
+  const done = toPromise(actor);
   actor.start();
-  actor.send({ type: 'render.start' });
-  return toPromise(actor);
+  const output = await done;
+  return { ...output, seen, finalState: actor.getSnapshot().value };
 }
 
 function assertFailed(output: RenderOutput, code: string, details: Record<string, unknown> = {}) {
@@ -50,30 +88,37 @@ function assertFailed(output: RenderOutput, code: string, details: Record<string
   assert.equal(output.details, details);
 }
 
-test('a clean page is stored and succeeds', async () => {
-  const output = await render({}, {});
-  assert.equal(output, { status: 'succeeded', stored: { file_name: 'abc.png', size_bytes: 14 }, format: 'png', size_bytes: 14 });
-});
-
-test('waits in pending until render.start', async () => {
-  const actor = createActor(renderMachine, { input: { renderId: 'r-2', options: baseOptions } });
-  actor.start();
-  assert.is(actor.getSnapshot().value, 'pending');
-  actor.stop();
+test('a clean page: recorded as started, captured, stored; the output carries the file and the image', async () => {
+  const output = await render({});
+  assert.is(output.status, 'succeeded');
+  if (output.status !== 'succeeded') return;
+  assert.equal(output.stored, { file_name: 'abc.png', size_bytes: 14 });
+  assert.is(output.size_bytes, 14);
+  assert.is(output.format, 'png');
+  assert.ok(output.image.equals(baseObservation.image), 'the image leaves through the output');
+  assert.equal(output.seen.steps, ['recordStart', 'capturePage', 'storeImage']);
+  assert.is(output.seen.stored?.request.render_id, 'r-1', 'the store sees the request (its cache ttl sets the file lifetime)');
+  assert.is(output.finalState, 'succeeded');
 });
 
 test('host error fails unless ignore_host_errors', async () => {
   assertFailed(await render({}, { mainStatus: 404 }), 'host_returned_error', { returned_status_code: 404 });
-  assert.is((await render({ ignore_host_errors: true }, { mainStatus: 500 })).status, 'succeeded');
+  assert.is((await render({ options: { ignore_host_errors: true } }, { mainStatus: 500 })).status, 'succeeded');
+});
+
+test('a broken rule is final even with deliveries left, and nothing is stored', async () => {
+  const output = await render({ deliveryCount: 1, isLastDelivery: false }, { mainStatus: 503 });
+  assertFailed(output, 'host_returned_error', { returned_status_code: 503 });
+  assert.equal(output.seen.steps, ['recordStart', 'capturePage']);
 });
 
 test('missing selector fails only with error_on_selector_not_found', async () => {
   const observation = { missingSelectors: ['#nope'] };
-  assert.is((await render({ selector: '#nope' }, observation)).status, 'succeeded');
-  assertFailed(await render({ selector: '#nope', error_on_selector_not_found: true }, observation), 'selector_not_found', {
+  assert.is((await render({ options: { selector: '#nope' } }, observation)).status, 'succeeded');
+  assertFailed(await render({ options: { selector: '#nope', error_on_selector_not_found: true } }, observation), 'selector_not_found', {
     error_details: [{ parameter: 'selector', selector: '#nope' }],
   });
-  assertFailed(await render({ scroll_into_view: '#far', error_on_selector_not_found: true }, { missingSelectors: ['#far'] }), 'selector_not_found', {
+  assertFailed(await render({ options: { scroll_into_view: '#far', error_on_selector_not_found: true } }, { missingSelectors: ['#far'] }), 'selector_not_found', {
     error_details: [{ parameter: 'scroll_into_view', selector: '#far' }],
   });
 });
@@ -86,14 +131,14 @@ test('a failed sub-request fails the render only when a pattern matches it', asy
       { url: 'https://cdn.example.com/font.woff', failure: 'net::ERR_CONNECTION_REFUSED' },
     ],
   };
-  assertFailed(await render({ fail_if_request_failed: ['https://api.example.com/*'] }, observation), 'matched_failed_request', {
+  assertFailed(await render({ options: { fail_if_request_failed: ['https://api.example.com/*'] } }, observation), 'matched_failed_request', {
     failed_request_url: 'https://api.example.com/v1/items',
     returned_status_code: 503,
   });
-  assertFailed(await render({ fail_if_request_failed: ['*cdn.example.com/font.wof?'] }, observation), 'matched_failed_request', {
+  assertFailed(await render({ options: { fail_if_request_failed: ['*cdn.example.com/font.wof?'] } }, observation), 'matched_failed_request', {
     failed_request_url: 'https://cdn.example.com/font.woff',
   });
-  assert.is((await render({ fail_if_request_failed: ['https://other.example.com/*', '*/app.js'] }, observation)).status, 'succeeded');
+  assert.is((await render({ options: { fail_if_request_failed: ['https://other.example.com/*', '*/app.js'] } }, observation)).status, 'succeeded');
 });
 
 test('wildcards are anchored: * any run, ? exactly one character', () => {
@@ -104,76 +149,115 @@ test('wildcards are anchored: * any run, ? exactly one character', () => {
 });
 
 test('content missing, case-insensitively', async () => {
-  assertFailed(await render({ fail_if_content_missing: ['your DASHBOARD', 'Logout'] }, {}), 'content_missing_specified_string', { matched_string: 'Logout' });
-  assert.is((await render({ fail_if_content_missing: ['WELCOME back your dashboard'] }, {})).status, 'succeeded');
+  assertFailed(await render({ options: { fail_if_content_missing: ['your DASHBOARD', 'Logout'] } }), 'content_missing_specified_string', { matched_string: 'Logout' });
+  assert.is((await render({ options: { fail_if_content_missing: ['WELCOME back your dashboard'] } })).status, 'succeeded');
 });
 
 test('content contains, case-insensitively', async () => {
-  assertFailed(await render({ fail_if_content_contains: ['please sign in'] }, { visibleText: 'Please Sign In to continue' }), 'content_contains_specified_string', {
+  assertFailed(await render({ options: { fail_if_content_contains: ['please sign in'] } }, { visibleText: 'Please Sign In to continue' }), 'content_contains_specified_string', {
     matched_string: 'please sign in',
   });
-  assert.is((await render({ fail_if_content_contains: ['no results found'] }, {})).status, 'succeeded');
+  assert.is((await render({ options: { fail_if_content_contains: ['no results found'] } })).status, 'succeeded');
 });
 
 test('rules are checked in order: host error before content', async () => {
-  assertFailed(await render({ fail_if_content_missing: ['absent'] }, { mainStatus: 500 }), 'host_returned_error', { returned_status_code: 500 });
+  assertFailed(await render({ options: { fail_if_content_missing: ['absent'] } }, { mainStatus: 500 }), 'host_returned_error', { returned_status_code: 500 });
 });
 
-test('a capture ServiceError keeps its code', async () => {
+test('a capture ServiceError that is not retryable is final', async () => {
   const output = await render({}, async () => {
     throw new ServiceError('timeout_error');
   });
   assertFailed(output, 'timeout_error');
-  assert.is(output.status === 'failed' && output.retryable, false);
+  assert.is(output.finalState, 'failed');
 });
 
-test('an unexpected capture error is internal, retryable and does not leak', async () => {
-  const output = await render({}, async () => {
+test('an unexpected capture error is retried later, each delivery waiting longer, and does not leak', async () => {
+  const boom = async () => {
     throw new Error('secret /var/lib/chromium path blew up');
+  };
+  const first = await render({ deliveryCount: 1 }, boom);
+  const second = await render({ deliveryCount: 2 }, boom);
+  assert.is(first.finalState, 'retryLater');
+  for (const [output, delayMs] of [[first, 1000], [second, 2000]] as const) {
+    assert.is(output.status, 'retryLater');
+    if (output.status !== 'retryLater') return;
+    assert.is(output.delayMs, delayMs);
+    assert.is(output.error_code, 'internal_application_error');
+    assert.not.match(output.error_message, /secret|chromium/);
+    assert.equal(output.details, {});
+    assert.match(String((output.cause as Error).message), /secret/, 'the cause is kept for the log line');
+  }
+});
+
+test('on the last delivery a retryable failure is final', async () => {
+  const output = await render({ deliveryCount: 3, isLastDelivery: true }, async () => {
+    throw new Error('browser crashed');
   });
   assertFailed(output, 'internal_application_error');
-  if (output.status !== 'failed') return;
-  assert.is(output.retryable, true);
-  assert.not.match(output.error_message, /secret|chromium/);
-  assert.not.match(JSON.stringify(output), /secret|chromium/);
+  assert.is(output.finalState, 'failed');
 });
 
-test('render.cancel aborts the capture and fails retryably', async () => {
-  let aborted = false;
-  const actor = createActor(
-    renderMachine.provide({
-      actors: {
-        capturePage: fromPromise<PageObservation, CapturePageInput>(({ signal }) => new Promise((_, reject) => {
-          signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
-        })),
-      },
-    }),
-    { input: { renderId: 'r-3', options: baseOptions } },
-  );
-  actor.start();
-  actor.send({ type: 'render.start' });
-  actor.send({ type: 'render.cancel' });
-  const output = await toPromise(actor);
-  assert.ok(aborted, 'the capture saw its signal abort');
+test('a caller whose deadline passed: failed as late before anything runs', async () => {
+  const output = await render({ answerBy: Date.now() - 1 });
   assertFailed(output, 'temporary_unavailable');
-  assert.is(output.status === 'failed' && output.retryable, true);
+  assert.is(output.status === 'failed' && output.error_message, LATE.message);
+  assert.equal(output.seen.steps, [], 'not even recorded as started');
 });
 
-test('a storage failure fails the render', async () => {
-  const actor = createActor(
-    renderMachine.provide({
-      actors: {
-        capturePage: fromPromise<PageObservation, CapturePageInput>(async () => baseObservation),
-        storeImage: fromPromise<StoredImage, StoreImageInput>(async () => {
-          throw new ServiceError('temporary_unavailable');
-        }),
-      },
-    }),
-    { input: { renderId: 'r-4', options: baseOptions } },
-  );
+test('a deadline that passes while rendering: the stored render ends late; a retryable failure is not retried', async () => {
+  const slowCapture = (ms: number) => () => new Promise<PageObservation>((resolve) => setTimeout(() => resolve(baseObservation), ms));
+  const late = await render({ answerBy: Date.now() + 30 }, slowCapture(60));
+  assertFailed(late, 'temporary_unavailable');
+  assert.is(late.status === 'failed' && late.error_message, LATE.message);
+  assert.equal(late.seen.steps, ['recordStart', 'capturePage', 'storeImage']);
+
+  const failing = await render({ answerBy: Date.now() + 30 }, () => new Promise((_, reject) => setTimeout(() => reject(new Error('crash')), 60)));
+  assertFailed(failing, 'internal_application_error');
+
+  const inTime = await render({ answerBy: Date.now() + 10_000 }, slowCapture(10));
+  assert.is(inTime.status, 'succeeded');
+});
+
+test('recording the start failing is an internal, retryable failure', async () => {
+  const machine = renderMachine.provide({
+    actors: {
+      recordStart: fromPromise<void, RecordStartInput>(async () => {
+        throw Object.assign(new Error('no responders'), { name: 'NoRespondersError' });
+      }),
+    },
+  });
+  const actor = createActor(machine, { input: { request: requestWith(), deliveryCount: 2, isLastDelivery: false } });
+  const done = toPromise(actor);
   actor.start();
-  actor.send({ type: 'render.start' });
-  assertFailed(await toPromise(actor), 'temporary_unavailable');
+  const output = await done;
+  assert.is(output.status, 'retryLater');
+  assert.is(output.status === 'retryLater' && output.delayMs, 2000);
+});
+
+test('render.cancel aborts the capture and hands the request back at once, even on the last delivery', async () => {
+  let aborted = false;
+  const { actor, seen } = renderActor({ isLastDelivery: true }, (signal) => new Promise((_, reject) => {
+    signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
+  }));
+  const done = toPromise(actor);
+  actor.start();
+  await waitFor(() => actor.getSnapshot().matches('capturing'), 'the capture under way', 1000, 1);
+  actor.send({ type: 'render.cancel' });
+  const output = await done;
+  assert.ok(aborted, 'the capture saw its signal abort');
+  assert.equal(seen.steps, ['recordStart', 'capturePage']);
+  assert.is(output.status, 'retryLater');
+  assert.is(output.status === 'retryLater' && output.delayMs, 0);
+});
+
+test('a storage outage is retried later; a storage failure on the last delivery is final', async () => {
+  const unavailable = async (): Promise<StoredImage> => {
+    throw new ServiceError('temporary_unavailable');
+  };
+  const early = await render({ deliveryCount: 1 }, {}, unavailable);
+  assert.is(early.status, 'retryLater');
+  assertFailed(await render({ deliveryCount: 3, isLastDelivery: true }, {}, unavailable), 'temporary_unavailable');
 });
 
 test.run();
