@@ -1,0 +1,308 @@
+// The render worker's message handling against a real NATS, with the page capture and the bucket
+// swapped for doubles: no Chromium. What each delivery comes to (ack, retry with a delay, term),
+// and what the record, the settlement, the webhook queue, the announcement and the log show.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { CapturePageInput } from '../../actors/render.machine.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { renderDefaults, type PageObservation } from '../../src/domain/options.ts';
+import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
+import { ServiceError } from '../../src/errors.ts';
+import type { Delivery } from '../../src/jetstream/consume.ts';
+import { readRenderDone, RenderRecords, REPLAY_HEADER, type RenderResult } from '../../src/jetstream/render-records.ts';
+import { ensureTopology, names, type Topology } from '../../src/jetstream/topology.ts';
+import type { BrowserHost } from '../../src/render/browser.ts';
+import { renderMessages, startRenderWorker } from '../../src/render/worker.ts';
+import { startNats, type NatsServer } from '../helpers/stack.ts';
+import { pause, waitFor } from '../helpers/wait.ts';
+
+const worker = suite('render worker: message handling');
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let config: Config;
+let topology: Topology;
+let records: RenderRecords;
+
+/** Everything the doubles and the log saw in one test. */
+interface Seen {
+  captures: CapturePageInput[];
+  stored: string[];
+  settled: { record: RenderRecord; firstSettlement: boolean }[];
+  webhooks: RenderRecord[];
+  lines: { level: number; msg: string; [field: string]: unknown }[];
+}
+
+const image = Buffer.from('a-png-the-size-of-this-string');
+const observation: PageObservation = { finalUrl: 'https://example.com/', mainStatus: 200, subRequests: [], visibleText: '', missingSelectors: [], image };
+
+type Capture = (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
+
+/** The worker's handlers on the real records, with `capture` as the browser; and what they did. */
+function handlers(capture: Capture = async () => observation) {
+  const seen: Seen = { captures: [], stored: [], settled: [], webhooks: [], lines: [] };
+  const log = pino({ level: 'info' }, { write: (line: string) => void seen.lines.push(JSON.parse(line)) });
+  const messages = renderMessages({
+    log,
+    nc,
+    js,
+    topology,
+    records,
+    store: { put: async (fileName) => void seen.stored.push(fileName) },
+    capturePage: (input, signal) => (seen.captures.push(input), capture(input, signal)),
+    settle: async (record, firstSettlement) => void seen.settled.push({ record, firstSettlement }),
+    enqueueWebhook: async (record) => void seen.webhooks.push(record),
+  });
+  return { ...messages, seen };
+}
+
+let counter = 0;
+/** A new request, its pending record written as the ingress does. */
+async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderRequest> {
+  const request: RenderRequest = {
+    render_id: `rnd_worker_${++counter}`,
+    workspace_id: 'ws_0000000000000001',
+    created_at: new Date().toISOString(),
+    options: { ...renderDefaults, url: 'https://example.com/' },
+    webhook_url: 'https://hooks.example.com/shutterbus',
+    ...extra,
+  };
+  await records.createPending(request);
+  return request;
+}
+
+/** One delivery of `message`, as the consume loop hands it over. */
+function deliveryOf<T>(message: T, options: { count?: number; isLast?: boolean; replay?: boolean; signal?: AbortSignal } = {}): Delivery<T> {
+  const { count = 1, isLast = false, replay = false, signal = new AbortController().signal } = options;
+  return {
+    message,
+    streamSequence: 1,
+    deliveryCount: count,
+    isLastDelivery: isLast,
+    signal,
+    header: (name) => (replay && name === REPLAY_HEADER ? new Date().toISOString() : undefined),
+  };
+}
+
+/** Collects the announcements of a render's end. */
+function announcements(renderId: string) {
+  const heard: RenderResult[] = [];
+  const subscription = nc.subscribe(names.renderDone(renderId), { callback: (_err, msg) => void heard.push(readRenderDone(msg)) });
+  return { heard, flush: async () => (await nc.flush(), subscription.unsubscribe()) };
+}
+
+const linesSaying = (seen: Seen, msg: string) => seen.lines.filter((line) => line.msg === msg);
+
+worker.before(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  config = loadConfig({ NATS_URL: nats.url, LOG_LEVEL: 'silent', RENDER_MAX_DELIVER: '3', RENDER_ACK_WAIT: '2' });
+  topology = await ensureTopology(nc, config);
+  records = new RenderRecords(topology.renders);
+});
+worker.after(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+worker('a render that succeeds: recorded with its file, charged as a first settlement, queued, announced with its image, one log line', async () => {
+  const { handle, seen } = handlers();
+  const request = await newRequest();
+  const done = announcements(request.render_id);
+  const disposition = await handle(deliveryOf(request));
+  await done.flush();
+
+  assert.equal(disposition, { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'succeeded');
+  assert.equal(seen.stored, [record.file_name]);
+  assert.is(record.size_bytes, image.length);
+  assert.equal(seen.settled.map((s) => [s.record.status, s.firstSettlement]), [['succeeded', true]]);
+  assert.equal(seen.webhooks.map((r) => r.render_id), [request.render_id]);
+  assert.is(done.heard.length, 1);
+  assert.ok(done.heard[0].image?.equals(image), 'the image travels in the announcement');
+  assert.equal(linesSaying(seen, 'render ended').map((line) => line.outcome), ['succeeded']);
+});
+
+worker('a redelivery of an ended render: ack, nothing rendered, settled and queued again (idempotent), announced without an image', async () => {
+  const first = handlers();
+  const request = await newRequest();
+  await first.handle(deliveryOf(request));
+
+  const again = handlers(async () => assert.unreachable('rendered again') as never);
+  const done = announcements(request.render_id);
+  const disposition = await again.handle(deliveryOf(request, { count: 2 }));
+  await done.flush();
+
+  assert.equal(disposition, { kind: 'ack' });
+  assert.is(again.seen.captures.length, 0);
+  assert.equal(again.seen.settled.map((s) => s.firstSettlement), [false]);
+  assert.is(again.seen.webhooks.length, 1);
+  assert.is(done.heard.length, 1);
+  assert.is(done.heard[0].record.status, 'succeeded');
+  assert.is(done.heard[0].image, undefined);
+  assert.is(linesSaying(again.seen, 'render ended').length, 0, 'the render ended once, and said so once');
+});
+
+worker('a render its caller abandoned: ack, not rendered, never announced by webhook', async () => {
+  const { handle, seen } = handlers();
+  const request = await newRequest();
+  await records.abandon(request, 'temporary_unavailable');
+  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+  assert.is(seen.captures.length, 0);
+  assert.is(seen.webhooks.length, 0);
+  assert.equal(seen.settled.map((s) => [s.record.abandoned, s.firstSettlement]), [[true, false]]);
+});
+
+worker("an operator's replay renders an ended render again into the same record; its caller's old deadline does not apply", async () => {
+  const request = await newRequest({ answer_by: Date.now() + 60_000 });
+  await handlers().handle(deliveryOf(request));
+  const before = (await records.get(request.render_id))!;
+  // The replay republishes the original message: its deadline is long gone.
+  const replayed = { ...request, answer_by: Date.now() - 60_000 };
+
+  const { handle, seen } = handlers();
+  assert.equal(await handle(deliveryOf(replayed, { replay: true })), { kind: 'ack' });
+  const after = (await records.get(request.render_id))!;
+  assert.is(seen.captures.length, 1, 'rendered again');
+  assert.is(after.status, 'succeeded');
+  assert.is.not(after.file_name, before.file_name, 'a new file');
+  assert.equal(seen.settled.map((s) => s.firstSettlement), [false], 'a replay is never a first settlement');
+});
+
+worker('a retryable failure with deliveries left: retry after a delay growing per delivery; the record is not ended', async () => {
+  const { handle, seen } = handlers(async () => {
+    throw new Error('the browser went away');
+  });
+  const request = await newRequest();
+  assert.equal(await handle(deliveryOf(request, { count: 1 })), { kind: 'retry', delayMs: 1000 });
+  assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'retry', delayMs: 2000 });
+  assert.is((await records.get(request.render_id))!.status, 'rendering');
+  assert.is(seen.settled.length, 0);
+  assert.is(seen.webhooks.length, 0);
+  assert.is(linesSaying(seen, 'render ended').length, 0);
+  const retries = linesSaying(seen, 'render will be retried');
+  assert.equal(retries.map((line) => line.error_code), ['internal_application_error', 'internal_application_error']);
+  assert.match(String((retries[0].err as { message: string }).message), /browser went away/, 'the cause is in the log');
+});
+
+worker('the same failure on the last delivery: failed, settled, queued, ack, one render ended line', async () => {
+  const { handle, seen } = handlers(async () => {
+    throw new Error('the browser went away');
+  });
+  const request = await newRequest();
+  assert.equal(await handle(deliveryOf(request, { count: 3, isLast: true })), { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.is(record.error_code, 'internal_application_error');
+  assert.equal(seen.settled.map((s) => [s.record.status, s.firstSettlement]), [['failed', true]]);
+  assert.is(seen.webhooks.length, 1);
+  assert.equal(linesSaying(seen, 'render ended').map((line) => line.error_code), ['internal_application_error']);
+});
+
+worker('a failure the rules find is final on the first delivery', async () => {
+  const { handle } = handlers(async () => {
+    throw new ServiceError('timeout_error');
+  });
+  const request = await newRequest();
+  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+  assert.is((await records.get(request.render_id))!.error_code, 'timeout_error');
+});
+
+worker("a request whose caller's deadline passed: failed late without rendering, never a charge", async () => {
+  const { handle, seen } = handlers();
+  const request = await newRequest({ answer_by: Date.now() - 1 });
+  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.is(record.error_code, 'temporary_unavailable');
+  assert.is(seen.captures.length, 0);
+  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
+});
+
+worker('the loop stopping mid-render: the capture is aborted and the request handed back at once, even on its last delivery', async () => {
+  let aborted = false;
+  const { handle, seen } = handlers((_input, signal) => new Promise((_, reject) => {
+    signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
+  }));
+  const request = await newRequest();
+  const stopping = new AbortController();
+  const disposition = handle(deliveryOf(request, { isLast: true, signal: stopping.signal }));
+  await waitFor(() => seen.captures.length === 1, 'the capture under way');
+  stopping.abort();
+  assert.equal(await disposition, { kind: 'retry', delayMs: 0 });
+  assert.ok(aborted, 'the capture saw its signal abort');
+  assert.is((await records.get(request.render_id))!.status, 'rendering', 'not ended: the next delivery renders it');
+  assert.is(seen.settled.length, 0);
+});
+
+worker('a max-deliveries advisory ends its request as failed; one for a request gone from the stream is acked', async () => {
+  const { giveUp, seen } = handlers();
+  const request = await newRequest();
+  // In the stream, as its every delivery left it (the last test's loop finds it ended, and renders nothing).
+  const { seq } = await js.publish(names.renderSubject(request.workspace_id), JSON.stringify(request));
+  assert.equal(await giveUp(deliveryOf({ stream_seq: seq, deliveries: 3 })), { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.is(record.error_code, 'internal_application_error');
+  assert.equal(seen.settled.map((s) => s.firstSettlement), [true]);
+  assert.equal(linesSaying(seen, 'render gave up after its last delivery').length, 1);
+
+  assert.equal(await giveUp(deliveryOf({ stream_seq: seq + 1000, deliveries: 3 })), { kind: 'ack' });
+});
+
+worker('through the real loop: a request that is not JSON or lacks its render id is terminated and logged, never rendered; a valid one is', async () => {
+  const terminated: number[] = [];
+  const advisories = nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${names.renderStream}.${names.renderConsumer}`, {
+    callback: (_err, msg) => void terminated.push((msg.json() as { stream_seq: number }).stream_seq),
+  });
+  const lines: { msg: string; reason?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  let captures = 0;
+  // capturePage asks the browser for a page and returns what the task made of it: this browser
+  // skips the page and answers with the observation.
+  const browser = { withPage: async () => (captures++, observation) } as unknown as BrowserHost;
+  const subject = names.renderSubject('ws_0000000000000001');
+  const valid = await newRequest();
+  const bad = [
+    (await js.publish(subject, 'not json {')).seq,
+    (await js.publish(subject, JSON.stringify({ ...valid, render_id: undefined }))).seq,
+    (await js.publish(subject, JSON.stringify({ ...valid, options: { format: 'png' } }))).seq,
+  ];
+  await js.publish(subject, JSON.stringify(valid));
+
+  const running = await startRenderWorker({
+    config,
+    log,
+    nc,
+    js,
+    topology,
+    records,
+    store: { put: async () => undefined },
+    browser,
+    settle: async () => undefined,
+  });
+  try {
+    await waitFor(async () => (await records.get(valid.render_id))?.status === 'succeeded', 'the valid request rendered');
+    await waitFor(() => terminated.length === 3, 'three requests terminated');
+    // The claim: none of them comes back, for longer than the ack wait.
+    await pause(2500);
+  } finally {
+    await running.stop();
+    advisories.unsubscribe();
+  }
+  assert.is(captures, 1, 'only the valid request was rendered');
+  assert.equal(terminated.sort((a, b) => a - b), bad);
+  const refused = lines.filter((line) => line.msg === 'render message not valid; terminated');
+  assert.equal(refused.map((line) => line.reason), ['the message is not JSON', 'render_id is missing or not a string', 'options.url is missing or not a string']);
+  const info = await topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
+  assert.is(info.num_redelivered, 0);
+  assert.is(info.num_ack_pending, 0);
+});
+
+worker.run();
