@@ -1,0 +1,100 @@
+// The import graph of src/ and actors/ has no cycle: not between files, and not between folders.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const architecture = suite('the import graph');
+
+/** Every .ts file under `dir`, relative to the repository root. */
+function sources(dir: string): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const relative = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sources(relative);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [relative] : [];
+  });
+}
+
+/** file → the files of this tree it imports (static `import … from`, `export … from`, dynamic `import()`). */
+function importGraph(): Map<string, Set<string>> {
+  const files = [...sources('src'), ...sources('actors')];
+  const known = new Set(files);
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const text = readFileSync(path.join(root, file), 'utf8');
+    const targets = new Set<string>();
+    for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.normalize(path.join(path.dirname(file), match[1]));
+      if (known.has(target)) targets.add(target);
+    }
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one node (Tarjan): each is a cycle. */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  let index = 0;
+  const indexOf = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    indexOf.set(node, index);
+    low.set(node, index++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!indexOf.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, indexOf.get(next)!));
+      }
+    }
+    if (low.get(node) === indexOf.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!indexOf.has(node)) visit(node);
+  return found;
+}
+
+architecture('no two files import each other, directly or around a loop', () => {
+  assert.equal(cycles(importGraph()), []);
+});
+
+architecture('no two folders import each other (each folder of src/ and actors/ with its subfolders)', () => {
+  // A folder is a first-level folder of src/ (http, jetstream, render, …) or actors/; src/*.ts files stand alone.
+  const folderOf = (file: string) => {
+    const parts = file.split(path.sep);
+    return parts[0] === 'src' && parts.length > 2 ? `src/${parts[1]}` : parts.length > 1 && parts[0] !== 'src' ? parts[0] : file;
+  };
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of importGraph()) {
+    const from = folderOf(file);
+    const edges = folders.get(from) ?? new Set<string>();
+    for (const target of targets) if (folderOf(target) !== from) edges.add(folderOf(target));
+    folders.set(from, edges);
+  }
+  assert.equal(cycles(folders), []);
+});
+
+architecture('actors/ import nothing of the browser, the broker or HTTP', () => {
+  const offending = [...importGraph()]
+    .filter(([file]) => file.startsWith('actors'))
+    .flatMap(([file, targets]) => [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`));
+  assert.equal(offending, []);
+});
+
+architecture.run();
