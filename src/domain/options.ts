@@ -4,25 +4,75 @@ import { optionDefaults } from './parameters.ts';
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
 export type ImageFormat = 'png' | 'jpeg' | 'webp';
 
-/** When navigation counts as done. */
-export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle';
+/** A condition navigation (or a script) waits for; `networkidle` is `networkidle0`. */
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'networkidle0' | 'networkidle2';
 
-/** Render options after validation, with defaults applied; names as in the public API. */
+/** Render options after validation, with defaults applied; names as in the public API (contract §3, §3a). */
 export interface RenderOptions {
-  url: string;
+  /** The page; exactly one of url, html and markdown is set. */
+  url?: string;
+  html?: string;
+  markdown?: string;
   format: ImageFormat;
-  selector?: string;
-  scroll_into_view?: string;
+  image_quality: number;
+  image_width?: number;
+  image_height?: number;
+
+  viewport_device?: string;
   viewport_width: number;
   viewport_height: number;
   device_scale_factor: number;
-  full_page: boolean;
-  image_quality: number;
-  wait_until: WaitUntil;
+  viewport_mobile: boolean;
+  viewport_has_touch: boolean;
+  viewport_landscape: boolean;
+
+  dark_mode?: boolean;
+  reduced_motion: boolean;
+  media_type: 'screen' | 'print';
+  time_zone?: string;
+  geolocation_latitude?: number;
+  geolocation_longitude?: number;
+  geolocation_accuracy?: number;
+  user_agent?: string;
+
+  headers: string[];
+  authorization?: string;
+  cookies: string[];
+  bypass_csp: boolean;
+
+  wait_until: WaitUntil[];
+  /** Seconds the main navigation may take. */
+  navigation_timeout: number;
   /** Seconds to wait after navigation. */
   delay: number;
   /** Seconds the whole render may take. */
   timeout: number;
+  wait_for_selector?: string;
+
+  styles?: string;
+  scripts?: string;
+  scripts_wait_until: WaitUntil[];
+  hide_selectors: string[];
+  click?: string;
+  error_on_click_selector_not_found: boolean;
+  hover?: string;
+  error_on_hover_selector_not_found: boolean;
+
+  selector?: string;
+  scroll_into_view?: string;
+  scroll_into_view_adjust_top: number;
+  full_page: boolean;
+  full_page_scroll?: boolean;
+  full_page_scroll_delay: number;
+  full_page_scroll_by?: number;
+  full_page_max_height: number;
+  capture_beyond_viewport?: boolean;
+  clip_x?: number;
+  clip_y?: number;
+  clip_width?: number;
+  clip_height?: number;
+  omit_background: boolean;
+
   ignore_host_errors: boolean;
   error_on_selector_not_found: boolean;
   fail_if_request_failed: string[];
@@ -31,7 +81,7 @@ export interface RenderOptions {
 }
 
 /** Every option's default, from the parameter table; only `url` has none. */
-export const renderDefaults = optionDefaults() as Omit<RenderOptions, 'url'>;
+export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions, 'url' | 'html' | 'markdown'>;
 
 /** The tallest full-page capture, in CSS pixels (contract §9). */
 export const FULL_PAGE_MAX_HEIGHT = 16384;

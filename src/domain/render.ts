@@ -27,7 +27,8 @@ export interface RenderRecord {
   render_id: string;
   workspace_id: string;
   status: RenderStatus;
-  url: string;
+  /** The page's URL; absent for a render of an html or markdown document. */
+  url?: string;
   format: ImageFormat;
   created_at: string;
   started_at?: string;
@@ -55,7 +56,7 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     render_id: request.render_id,
     workspace_id: request.workspace_id,
     status: 'pending',
-    url: request.options.url,
+    ...(request.options.url ? { url: request.options.url } : {}),
     format: request.options.format,
     created_at: request.created_at,
     ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),

@@ -1,5 +1,6 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { renderDefaults, type ImageFormat, type RenderOptions } from '../domain/options.ts';
+import { refusals } from '../domain/combinations.ts';
 import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
@@ -96,9 +97,8 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
     if ('problem' in parsed) problems.push({ parameter: name, message: parsed.problem });
     else values[name] = parsed.value;
   }
-  if (values.url === undefined && !problems.some((p) => p.parameter === 'url')) {
-    problems.push({ parameter: 'url', message: 'is required' });
-  }
+  // Rules over several parameters or a value's meaning; a parameter already refused is not named twice.
+  problems.push(...refusals(values).filter((refusal) => !problems.some((p) => p.parameter === refusal.parameter)));
   for (const name of Object.keys(values)) {
     if (raw.kind === 'json' && parameterByName.get(name)!.only === 'GET') problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
   }
@@ -109,7 +109,6 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   const options: RenderOptions = {
     ...renderDefaults,
     ...given('option'),
-    url: values.url as string,
     format: values.format === 'jpg' ? 'jpeg' : ((values.format as ImageFormat | undefined) ?? renderDefaults.format),
   };
   const control = { ...controlDefaults, ...given('control') } as unknown as TakeControl;

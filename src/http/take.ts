@@ -45,7 +45,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   };
 
   const checkTargets = async ({ options, control }: TakeRequest) => {
-    await checkTarget(options.url, 'url');
+    if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
   };
 

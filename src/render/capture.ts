@@ -3,6 +3,10 @@
 
 import type { BrowserHost } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import { applyEmulation } from './emulation.ts';
+import { finishImage } from './image.ts';
+import { runPageActions } from './page-actions.ts';
+import { applyRequestSettings } from './request-settings.ts';
 import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
 
 /**
@@ -12,8 +16,14 @@ import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubReq
 export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string): Promise<PageObservation> {
   return host.withPage({ ...options, workspaceId }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
+    // What a render sets on the warm page is undone before the page serves the next render.
+    const undo: (() => Promise<void>)[] = [];
+    let succeeded = false;
     try {
+      undo.push(await applyEmulation(page, session, options, deadline));
+      undo.push(await applyRequestSettings(page, session, options, deadline));
       const { finalUrl, mainStatus } = await navigate(page, options, deadline);
+      undo.push(await runPageActions(page, options, deadline));
       await settle(options.delay, deadline);
       const missingSelectors: string[] = [];
       if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline))) {
@@ -22,11 +32,18 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       // Reading the text lays the page out once more: only when a content rule will look at it.
       const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
       const visibleText = needsText ? await readVisibleText(page, deadline) : '';
-      const { image, selectorFound } = await capture(page, options, deadline, session);
-      if (options.selector && !selectorFound) missingSelectors.push(options.selector);
+      const captured = await capture(page, options, deadline, session);
+      if (options.selector && !captured.selectorFound) missingSelectors.push(options.selector);
+      const image = await finishImage(captured.image, options);
+      succeeded = true;
       return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image };
     } finally {
       subRequests.stop();
+      // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed
+      // render the page is discarded anyway, and the render's own error is the one to report.
+      for (const step of undo.reverse()) await step().catch((err) => {
+        if (succeeded) throw err;
+      });
     }
   });
 }

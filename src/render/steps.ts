@@ -37,7 +37,7 @@ const NET_ERROR_CODES: Array<[RegExp, ErrorCode]> = [
 export async function navigate(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Navigation> {
   let response: Response | null;
   try {
-    response = await untilAborted(deadline, page.goto(options.url, { waitUntil: options.wait_until }));
+    response = await untilAborted(deadline, page.goto(options.url!, { waitUntil: playwrightWaitUntil(options.wait_until) }));
   } catch (error) {
     throw navigationError(error);
   }
@@ -45,6 +45,12 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   const blocked = response ? blockedBy(response) : undefined;
   if (blocked) throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
   return { finalUrl: page.url(), mainStatus: response?.status() ?? null };
+}
+
+// Until navigation learns every condition of wait_until: the strictest one Playwright knows.
+function playwrightWaitUntil(conditions: RenderOptions['wait_until']): 'load' | 'domcontentloaded' | 'networkidle' {
+  if (conditions.some((c) => c.startsWith('networkidle'))) return 'networkidle';
+  return conditions.includes('load') ? 'load' : 'domcontentloaded';
 }
 
 const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 'network_error'];

@@ -43,14 +43,15 @@ params('missing url, unknown and out-of-range parameters are each named', () => 
   assert.equal(problemsOf(query('colour=red&viewport_width=99&image_quality=101&delay=31&timeout=0')), [
     'colour', 'delay', 'image_quality', 'timeout', 'url', 'viewport_width',
   ]);
-  assert.equal(problemsOf(query('url=https://a.example&viewport_height=2161&device_scale_factor=3.5&cache_ttl=59')), [
+  assert.equal(problemsOf(query('url=https://a.example&viewport_height=2161&device_scale_factor=5.5&cache_ttl=59')), [
     'cache_ttl', 'device_scale_factor', 'viewport_height',
   ]);
   assert.equal(problemsOf(query('url=https://a.example&format=gif&wait_until=never&full_page=yes')), ['format', 'full_page', 'wait_until']);
 });
 
 params('limits are inclusive', () => {
-  assert.equal(problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=3&delay=30&timeout=90&image_quality=1')), []);
+  assert.equal(problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2&delay=30&timeout=90&image_quality=1')), []);
+  assert.equal(problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2.01')), ['device_scale_factor']);
   assert.equal(problemsOf(query('url=https://a.example&viewport_width=100&viewport_height=100&device_scale_factor=1&cache_ttl=2592000')), []);
 });
 
@@ -74,16 +75,44 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     const value = one.kind === 'boolean' ? 'true' : one.kind === 'integer' || one.kind === 'number' ? String(one.min) : one.kind === 'enum' ? one.values[0] : 'x';
     return type.kind === 'list' ? [value, value] : [value];
   };
+  // Values whose meaning a rule checks, or that need a partner.
+  const samples: Record<string, [string, string][]> = {
+    viewport_device: [['viewport_device', 'iphone_13']],
+    time_zone: [['time_zone', 'Asia/Tokyo']],
+    geolocation_latitude: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35']],
+    geolocation_longitude: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35']],
+    geolocation_accuracy: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35'], ['geolocation_accuracy', '10']],
+    headers: [['headers', 'X-Test: 1']],
+    cookies: [['cookies', 'session=abc; Path=/']],
+    cache_key: [['cache_key', 'v2']],
+    ...Object.fromEntries(['clip_x', 'clip_y', 'clip_width', 'clip_height'].map((name) => [name, [['clip_x', '0'], ['clip_y', '0'], ['clip_width', '10'], ['clip_height', '10']]])),
+  };
   for (const parameter of parameters) {
-    if (parameter.name === 'url') continue;
-    const entries: [string, string][] = [['url', 'https://example.com/'], ...good(parameter.type).map((v): [string, string] => [parameter.name, v])];
+    if (['url', 'html', 'markdown'].includes(parameter.name)) continue;
+    const values = samples[parameter.name] ?? good(parameter.type).map((v): [string, string] => [parameter.name, v]);
+    const entries: [string, string][] = [['url', 'https://example.com/'], ...values];
     assert.equal(problemsOf({ kind: 'query', entries }), [], parameter.name);
     assert.ok(parameter.description.length > 10, `${parameter.name} has a description`);
-    if (parameter.type.kind !== 'string' && !(parameter.type.kind === 'list' && parameter.type.item.kind === 'string')) {
+    if (!samples[parameter.name] && parameter.type.kind !== 'string' && !(parameter.type.kind === 'list' && parameter.type.item.kind === 'string')) {
       const bad = problemsOf({ kind: 'query', entries: [['url', 'https://example.com/'], [parameter.name, 'not-a-valid-value-#']] });
       assert.equal(bad, [parameter.name], `${parameter.name} refuses a bad value`);
     }
   }
+});
+
+params('combinations and meanings: every offending parameter named at once', () => {
+  assert.equal(problemsOf(query('html=<p>x</p>')), []);
+  assert.equal(problemsOf(query('url=https://a.example&markdown=%23+x')), ['markdown']);
+  assert.equal(problemsOf(query('format=png')), ['url']);
+  assert.equal(problemsOf(query('url=https://a.example&viewport_device=no-such-phone&time_zone=Mars/Base&geolocation_latitude=1')), ['geolocation_longitude', 'time_zone', 'viewport_device']);
+  assert.equal(problemsOf(query('url=https://a.example&headers=Host:+x&headers=nonsense&cookies=novalue')), ['cookies', 'headers', 'headers']);
+  assert.equal(problemsOf(query('url=https://shop.example.com/&cookies=a%3Db%3B+Domain%3Dexample.com&cookies=c%3Dd%3B+Domain%3Devil.com')), ['cookies']);
+  assert.equal(problemsOf(query('html=<p>x</p>&authorization=Bearer+x')), ['authorization']);
+  assert.equal(problemsOf(query('url=https://a.example&navigation_timeout=20&timeout=10')), ['navigation_timeout']);
+  assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1')), ['clip_height', 'clip_width']);
+  assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), ['clip_x']);
+  assert.equal(problemsOf(query('url=https://a.example&omit_background=true&format=jpg')), ['omit_background']);
+  assert.equal(problemsOf(query('url=https://a.example&cache_key=not+ok')), ['cache_key']);
 });
 
 params.run();

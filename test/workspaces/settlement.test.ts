@@ -60,7 +60,7 @@ const endedRecord = (request: RenderRequest, status: 'succeeded' | 'failed'): Re
   render_id: request.render_id,
   workspace_id: request.workspace_id,
   status,
-  url: request.options.url,
+  url: request.options.url ?? "",
   format: request.options.format,
   created_at: request.created_at,
   finished_at: new Date().toISOString(),
