@@ -1,0 +1,145 @@
+// Capture options against real Chromium and the fixture site: clip, full-page scrolling and its
+// height limit, capture_beyond_viewport, omit_background and image_width / image_height.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import sharp from 'sharp';
+import { BrowserHost } from '../../src/render/browser.ts';
+import { capturePage } from '../../src/render/capture.ts';
+import { finishImage } from '../../src/render/image.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+
+const test = suite('capture options');
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+
+let site: FixtureSite;
+let host: BrowserHost;
+
+const defaults: Omit<RenderOptions, 'url'> = { ...renderDefaults, timeout: 15 };
+
+// Renders a fixture path; one workspace throughout, so renders follow each other on the same warm page.
+function render(path: string, options: Partial<RenderOptions> = {}): Promise<PageObservation> {
+  return capturePage(host, { ...defaults, ...options, url: site.url + path }, new AbortController().signal, 'ws_capture_options');
+}
+
+async function size(image: Buffer) {
+  const { width, height, format } = await sharp(image).metadata();
+  return { width, height, format };
+}
+
+// RGBA of the pixel at (x, y).
+async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {
+  const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const at = (y * info.width + x) * info.channels;
+  return [...data.subarray(at, at + 4)];
+}
+
+const RED = [204, 0, 0, 255];
+const GREEN = [0, 170, 0, 255];
+const WHITE = [255, 255, 255, 255];
+
+test.before(async () => {
+  site = await startFixtureSite();
+  host = new BrowserHost({ executablePath: CHROMIUM, poolSize: 1 });
+  await host.start();
+});
+
+test.after(async () => {
+  await host.close();
+  await site.close();
+});
+
+test('clip captures that rectangle of the page, scaled by device_scale_factor', async () => {
+  const clip = { clip_x: 40, clip_y: 60, clip_width: 200, clip_height: 100 };
+  const image = (await render('/element', clip)).image;
+  assert.equal(await size(image), { width: 200, height: 100, format: 'png' });
+  assert.equal(await pixel(image, 0, 0), RED);
+  assert.equal(await pixel(image, 199, 99), RED);
+  assert.equal(await size((await render('/element', { ...clip, device_scale_factor: 2 })).image), { width: 400, height: 200, format: 'png' });
+});
+
+test('a clip below the viewport holds the page there; capture_beyond_viewport=false leaves it blank', async () => {
+  // /scroll: a green block from 4000 px to 4200 px.
+  const clip = { clip_x: 0, clip_y: 4050, clip_width: 300, clip_height: 100 };
+  const image = (await render('/scroll', clip)).image;
+  assert.equal(await size(image), { width: 300, height: 100, format: 'png' });
+  assert.equal(await pixel(image, 150, 50), GREEN);
+  assert.equal(await pixel((await render('/scroll', { ...clip, capture_beyond_viewport: false })).image, 150, 50), WHITE);
+});
+
+test('capture_beyond_viewport=false: the element is scrolled into view, the full page laid out in a viewport as tall', async () => {
+  const element = (await render('/scroll', { selector: '#far', capture_beyond_viewport: false })).image;
+  assert.equal(await size(element), { width: 1280, height: 200, format: 'png' });
+  assert.equal(await pixel(element, 640, 100), GREEN);
+  const full = (await render('/scroll', { full_page: true, full_page_scroll: false, capture_beyond_viewport: false, viewport_width: 400 })).image;
+  assert.equal(await size(full), { width: 400, height: 4200, format: 'png' });
+  assert.equal(await pixel(full, 200, 4100), GREEN);
+  // The viewport got its size back: the next render on the warm page sees 400×720 again.
+  const next = await render('/', { viewport_width: 400, fail_if_content_missing: ['Hello'] });
+  assert.equal(await size(next.image), { width: 400, height: 720, format: 'png' });
+});
+
+test('full_page_max_height cuts the full-page capture', async () => {
+  assert.equal(await size((await render('/tall', { full_page: true, full_page_scroll: false, full_page_max_height: 1000 })).image), { width: 1280, height: 1000, format: 'png' });
+  assert.equal(await size((await render('/tall', { full_page: true, full_page_max_height: 100, full_page_scroll_delay: 100 })).image), { width: 1280, height: 100, format: 'png' });
+});
+
+test('full_page_scroll (on by default with full_page) loads the lazy block; without it the block is missing', async () => {
+  const viewport = { viewport_width: 800, viewport_height: 600 };
+  const started = performance.now();
+  const scrolled = (await render('/lazy', { ...viewport, full_page: true })).image;
+  const ms = Math.round(performance.now() - started);
+  assert.equal(await size(scrolled), { width: 800, height: 3300, format: 'png' });
+  assert.equal(await pixel(scrolled, 400, 3150), GREEN);
+  assert.equal(await pixel(scrolled, 400, 1500), WHITE);
+  console.log(`    full page of 3300 px with the default scroll (600 px steps, 400 ms) took ${ms} ms`);
+
+  const unscrolled = (await render('/lazy', { ...viewport, full_page: true, full_page_scroll: false })).image;
+  assert.equal(await size(unscrolled), { width: 800, height: 3300, format: 'png' });
+  assert.equal(await pixel(unscrolled, 400, 3150), WHITE);
+
+  const smallSteps = (await render('/lazy', { ...viewport, full_page: true, full_page_scroll_by: 1000, full_page_scroll_delay: 100 })).image;
+  assert.equal(await pixel(smallSteps, 400, 3150), GREEN);
+});
+
+test('after a full-page scroll the page is back at the top', async () => {
+  const viewport = { viewport_width: 800, viewport_height: 600 };
+  const image = (await render('/lazy', { ...viewport, full_page: true, full_page_scroll_delay: 100 })).image;
+  // The top of the page is at the top of the image: its text is dark pixels near (0..200, 0..20).
+  const { data, info } = await sharp(image).extract({ left: 0, top: 0, width: 200, height: 20 }).raw().toBuffer({ resolveWithObject: true });
+  assert.ok(data.some((value, i) => i % info.channels < 3 && value < 128), 'the text at the top of the page is in the image');
+});
+
+test('omit_background: transparent where the page paints nothing, opaque again in the next render', async () => {
+  const plain = (await render('/no-background')).image;
+  assert.equal(await pixel(plain, 500, 500), WHITE);
+
+  const transparent = (await render('/no-background', { omit_background: true })).image;
+  assert.is((await pixel(transparent, 500, 500))[3], 0);
+  assert.equal(await pixel(transparent, 50, 50), RED);
+
+  const webp = (await render('/no-background', { omit_background: true, format: 'webp', image_quality: 90 })).image;
+  assert.is((await pixel(webp, 500, 500))[3], 0);
+
+  // The same warm page serves the next render: the background override did not survive.
+  const after = (await render('/no-background')).image;
+  assert.equal(await pixel(after, 500, 500), WHITE);
+});
+
+test('image_width and image_height scale the result to fit, aspect kept', async () => {
+  assert.equal(await size((await render('/', { image_width: 640 })).image), { width: 640, height: 360, format: 'png' });
+  assert.equal(await size((await render('/', { image_height: 180 })).image), { width: 320, height: 180, format: 'png' });
+  assert.equal(await size((await render('/', { image_width: 400, image_height: 400 })).image), { width: 400, height: 225, format: 'png' });
+  assert.equal(await size((await render('/', { image_width: 1000, image_height: 100 })).image), { width: 178, height: 100, format: 'png' });
+  assert.equal(await size((await render('/', { image_width: 2560, format: 'jpeg' })).image), { width: 2560, height: 1440, format: 'jpeg' });
+  assert.equal(await size((await render('/', { image_width: 300, format: 'webp' })).image), { width: 300, height: 169, format: 'webp' });
+});
+
+test('without image_width or image_height the image is not touched', async () => {
+  const image = Buffer.from('not even an image');
+  assert.is(await finishImage(image, { ...defaults, url: 'https://a.example' }), image);
+});
+
+test.run();
