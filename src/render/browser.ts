@@ -8,6 +8,7 @@ import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
+import { pageMetrics, type MetricsOptions } from './emulation.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -24,7 +25,7 @@ export interface BrowserHostOptions {
  * The render options a page is prepared with. `workspaceId` picks the warm pages the render may
  * use: pages never pass between workspaces. Without it the render gets a context of its own.
  */
-export type PageSetup = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor' | 'timeout'> & {
+export type PageSetup = MetricsOptions & Pick<RenderOptions, 'timeout'> & {
   workspaceId?: string;
 };
 
@@ -103,15 +104,18 @@ export class BrowserHost {
     stopped.catch(() => {});
     const pool = this.#pool!;
     let warm: WarmPage | null = null;
+    // Emulation (issue 13): a device preset or landscape changes the size and scale the page is
+    // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
+    const { width, height, scale } = pageMetrics(setup);
     const acquiring = setup.workspaceId === undefined
-      ? oneOffPage(browser, setup.device_scale_factor)
-      : pool.acquire(setup.workspaceId, setup.device_scale_factor);
+      ? oneOffPage(browser, scale)
+      : pool.acquire(setup.workspaceId, scale);
     try {
       warm = await Promise.race([acquiring, stopped]);
       const { page } = warm;
       const size = page.viewportSize();
-      if (size?.width !== setup.viewport_width || size?.height !== setup.viewport_height) {
-        await Promise.race([page.setViewportSize({ width: setup.viewport_width, height: setup.viewport_height }), stopped]);
+      if (size?.width !== width || size?.height !== height) {
+        await Promise.race([page.setViewportSize({ width, height }), stopped]);
       }
       page.setDefaultTimeout(setup.timeout * 1000);
       const result = await Promise.race([task(page, deadline, warm.session), stopped]);
