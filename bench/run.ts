@@ -47,7 +47,7 @@ await browser.close();
 log('stack: nats, s3rver, shutterbus');
 const [nats, s3] = await Promise.all([startNats(), startS3()]);
 const stack: TestStack = {
-  nats, s3, site: { url: site.light, hits: new Map(), close: site.close },
+  nats, s3, site: { url: site.light, hits: new Map(), received: [], close: site.close },
   env: {
     NATS_URL: nats.url, S3_ENDPOINT: s3.endpoint, S3_ACCESS_KEY: s3.accessKey, S3_SECRET_KEY: s3.secretKey,
     S3_BUCKET: 'shutterbus-bench', S3_REGION: 'us-east-1', ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn',

@@ -88,7 +88,7 @@ test('a selector matching nothing is reported and the viewport captured', async 
 
 test('full_page captures the whole page, cut at 16384 px', async () => {
   assert.equal(size((await render('/tall', { full_page: true })).image), { width: 1280, height: 5000 });
-  assert.equal(size((await render('/very-tall', { full_page: true, viewport_width: 400 })).image), { width: 400, height: 16384 });
+  assert.equal(size((await render('/very-tall', { full_page: true, full_page_scroll: false, viewport_width: 400 })).image), { width: 400, height: 16384 });
 });
 
 test('png, jpeg and webp carry their magic bytes', async () => {
