@@ -93,7 +93,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
           if (!browser.isHealthy() || !(await browser.ping())) throw new Error('the browser does not answer');
         },
       });
-      const settle = (record: RenderRecord, firstSettlement: boolean) => settlement.settle(record, firstSettlement);
+      const settle = (record: RenderRecord) => settlement.settle(record);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());

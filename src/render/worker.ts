@@ -45,9 +45,9 @@ export interface RenderMessageDeps {
   capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
   /**
    * Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or
-   * replay. `firstSettlement`: this worker just ended the render, so it was never settled before.
+   * replay.
    */
-  settle: (record: RenderRecord, firstSettlement: boolean) => Promise<void>;
+  settle: (record: RenderRecord) => Promise<void>;
   /** Queues the webhook of an ended render that asked for one; idempotent per render, as it runs again on redelivery. */
   enqueueWebhook?: (record: RenderRecord) => Promise<void>;
 }
@@ -94,7 +94,7 @@ export function renderMessages(deps: RenderMessageDeps) {
     options: { answerBy?: number; image?: Buffer; replay?: boolean } = {},
   ) => {
     const { record, changed } = await throughNatsOutage(options.answerBy, () => records.transition(request, change));
-    await throughNatsOutage(options.answerBy, () => deps.settle(record, changed && !options.replay));
+    await throughNatsOutage(options.answerBy, () => deps.settle(record));
     if (!record.abandoned) await throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record));
     // Only the render that made this record has its image in hand.
     announce(record, changed ? options.image : undefined);
@@ -162,7 +162,7 @@ export function renderMessages(deps: RenderMessageDeps) {
     if (known && isFinal(known) && !replay) {
       // A redelivery of a render that already ended (or was abandoned by its caller): settle and
       // answer again, render nothing.
-      await deps.settle(known, false);
+      await deps.settle(known);
       if (!known.abandoned) await deps.enqueueWebhook?.(known);
       announce(known);
       return { kind: 'ack' };

@@ -61,18 +61,16 @@ export class Settlement {
 
   /**
    * Settles an ended render: charges or releases its slot, fills or frees its cache entry and lists
-   * it among the workspace's recent renders. Idempotent, as it runs again on redelivery and replay;
-   * `firstSettlement` (the caller just ended the render) charges even a reservation that lapsed.
+   * it among the workspace's recent renders. Idempotent, as it runs again on redelivery, replay and
+   * a retried write: the ledger settles a render id once.
    */
-  async settle(record: RenderRecord, firstSettlement: boolean): Promise<void> {
+  async settle(record: RenderRecord): Promise<void> {
     const { workspace_id, render_id, created_at } = record;
     const outcome = record.status === 'succeeded'
-      ? await this.ledger.commit(workspace_id, render_id, created_at, firstSettlement)
+      ? await this.ledger.commit(workspace_id, render_id, created_at)
       : await this.ledger.release(workspace_id, render_id, created_at);
-    // Never silent: a first settlement without its reservation means the reservation lapsed first.
-    if (outcome === 'charged_without_reservation' || (firstSettlement && outcome === 'no_reservation')) {
-      this.log.warn({ render_id, workspace_id, status: record.status, outcome }, 'render settled after its reservation lapsed');
-    }
+    // Never silent: a render that outlived its reservation is settled all the same, and said so.
+    if (outcome === 'settled_after_lapse') this.log.warn({ render_id, workspace_id, status: record.status, outcome }, 'render settled after its reservation lapsed');
     await this.cache.settle(record);
     await this.recentRenders.note(record);
   }

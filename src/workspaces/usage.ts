@@ -8,6 +8,12 @@ interface MonthUsage {
   used: number;
   /** Renders admitted and not yet ended: render id → when the reservation lapses (ms). */
   reservations: Record<string, number>;
+  /**
+   * Reservations that lapsed before their render was settled: render id → when they lapsed (ms).
+   * They hold no slot, but a render that outlived its reservation is still charged once when it
+   * ends; kept a day, far longer than any render, so settling twice can never charge twice.
+   */
+  lapsed?: Record<string, number>;
   /** Successful screenshots per UTC day of the month ("01"…"31"), counted with `used`. */
   days?: Record<string, number>;
 }
@@ -19,17 +25,28 @@ export function monthOf(moment: Date | string): string {
 
 const keyOf = (workspaceId: string, month: string) => `${workspaceId}.${month}`;
 
-const live = (usage: MonthUsage | null, now: number): MonthUsage => ({
-  used: usage?.used ?? 0,
-  reservations: Object.fromEntries(Object.entries(usage?.reservations ?? {}).filter(([, lapses]) => lapses > now)),
-  ...(usage?.days ? { days: usage.days } : {}),
-});
+/** How long a lapsed reservation is remembered. */
+const LAPSED_KEPT_MS = 24 * 3600 * 1000;
+
+// Live reservations hold slots; lapsed ones move aside (until forgotten a day later).
+const live = (usage: MonthUsage | null, now: number): MonthUsage => {
+  const reservations = Object.entries(usage?.reservations ?? {});
+  const lapsed = Object.entries({ ...usage?.lapsed, ...Object.fromEntries(reservations.filter(([, lapses]) => lapses <= now)) })
+    .filter(([, lapses]) => lapses > now - LAPSED_KEPT_MS);
+  return {
+    used: usage?.used ?? 0,
+    reservations: Object.fromEntries(reservations.filter(([, lapses]) => lapses > now)),
+    ...(lapsed.length > 0 ? { lapsed: Object.fromEntries(lapsed) } : {}),
+    ...(usage?.days ? { days: usage.days } : {}),
+  };
+};
 
 /**
- * What a settlement found: the reservation, none (settled before, lapsed, or never made), or none
- * on a render's first settlement, which is charged all the same.
+ * What a settlement found: the reservation; a reservation that had lapsed (its render outlived it,
+ * settled all the same); or none, because the render was settled before (a redelivery, a replay,
+ * a retried write) or never admitted.
  */
-export type SettleOutcome = 'settled' | 'no_reservation' | 'charged_without_reservation';
+export type SettleOutcome = 'settled' | 'settled_after_lapse' | 'already_settled';
 
 /** What admission needs to know of a workspace. */
 export interface Allowance {
@@ -61,17 +78,16 @@ export class QuotaLedger {
   }
 
   /**
-   * Turns a render's reservation into one used screenshot; a second call for the same render changes
-   * nothing. `firstSettlement` says the caller just ended the render, so it was never settled: it is
-   * charged even when its reservation had lapsed (a render that outlived an outage).
+   * Turns a render's reservation (live or lapsed) into one used screenshot. Idempotent: once
+   * settled the reservation is gone, so a second call for the same render changes nothing.
    */
-  async commit(workspaceId: string, renderId: string, createdAt: string, firstSettlement = false): Promise<SettleOutcome> {
-    return this.settle(workspaceId, renderId, createdAt, 1, firstSettlement);
+  async commit(workspaceId: string, renderId: string, createdAt: string): Promise<SettleOutcome> {
+    return this.settle(workspaceId, renderId, createdAt, 1);
   }
 
   /** Gives a failed render's reservation back; never counts anything. */
   async release(workspaceId: string, renderId: string, createdAt: string): Promise<SettleOutcome> {
-    return this.settle(workspaceId, renderId, createdAt, 0, false);
+    return this.settle(workspaceId, renderId, createdAt, 0);
   }
 
   /** A month of a workspace: screenshots used, reservations held now, and used per UTC day ({"DD": n}). */
@@ -85,17 +101,18 @@ export class QuotaLedger {
     return (await this.month(workspaceId, month)).used;
   }
 
-  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1, firstSettlement: boolean): Promise<SettleOutcome> {
-    let reserved = false;
-    const { changed } = await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
-      reserved = current !== null && renderId in current.reservations;
-      // No reservation and not the first settlement: already settled (a redelivery or replay).
-      if (!reserved && !(firstSettlement && charge)) return undefined;
-      const { [renderId]: _settled, ...reservations } = current?.reservations ?? {};
+  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1): Promise<SettleOutcome> {
+    let outcome: SettleOutcome = 'already_settled';
+    await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
+      const usage = live(current, Date.now());
+      outcome = renderId in usage.reservations ? 'settled' : renderId in (usage.lapsed ?? {}) ? 'settled_after_lapse' : 'already_settled';
+      if (outcome === 'already_settled') return undefined;
+      const { [renderId]: _held, ...reservations } = usage.reservations;
+      const { [renderId]: _lapsed, ...lapsed } = usage.lapsed ?? {};
       const day = new Date(createdAt).toISOString().slice(8, 10);
-      const days = charge ? { ...current?.days, [day]: (current?.days?.[day] ?? 0) + 1 } : current?.days;
-      return { used: (current?.used ?? 0) + charge, reservations, ...(days ? { days } : {}) };
+      const days = charge ? { ...usage.days, [day]: (usage.days?.[day] ?? 0) + 1 } : usage.days;
+      return { used: usage.used + charge, reservations, ...(Object.keys(lapsed).length > 0 ? { lapsed } : {}), ...(days ? { days } : {}) };
     });
-    return !changed ? 'no_reservation' : reserved ? 'settled' : 'charged_without_reservation';
+    return outcome;
   }
 }

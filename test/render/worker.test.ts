@@ -32,7 +32,7 @@ let records: RenderRecords;
 interface Seen {
   captures: CapturePageInput[];
   stored: string[];
-  settled: { record: RenderRecord; firstSettlement: boolean }[];
+  settled: { record: RenderRecord }[];
   webhooks: RenderRecord[];
   lines: { level: number; msg: string; [field: string]: unknown }[];
 }
@@ -54,7 +54,7 @@ function handlers(capture: Capture = async () => observation) {
     records,
     store: { put: async (fileName) => void seen.stored.push(fileName) },
     capturePage: (input, signal) => (seen.captures.push(input), capture(input, signal)),
-    settle: async (record, firstSettlement) => void seen.settled.push({ record, firstSettlement }),
+    settle: async (record) => void seen.settled.push({ record }),
     enqueueWebhook: async (record) => void seen.webhooks.push(record),
   });
   return { ...messages, seen };
@@ -122,7 +122,7 @@ worker('a render that succeeds: recorded with its file, charged as a first settl
   assert.is(record.status, 'succeeded');
   assert.equal(seen.stored, [record.file_name]);
   assert.is(record.size_bytes, image.length);
-  assert.equal(seen.settled.map((s) => [s.record.status, s.firstSettlement]), [['succeeded', true]]);
+  assert.equal(seen.settled.map((s) => s.record.status), ['succeeded']);
   assert.equal(seen.webhooks.map((r) => r.render_id), [request.render_id]);
   assert.is(done.heard.length, 1);
   assert.ok(done.heard[0].image?.equals(image), 'the image travels in the announcement');
@@ -141,7 +141,7 @@ worker('a redelivery of an ended render: ack, nothing rendered, settled and queu
 
   assert.equal(disposition, { kind: 'ack' });
   assert.is(again.seen.captures.length, 0);
-  assert.equal(again.seen.settled.map((s) => s.firstSettlement), [false]);
+  assert.equal(again.seen.settled.length, 1, 'settled again (idempotent in the ledger)');
   assert.is(again.seen.webhooks.length, 1);
   assert.is(done.heard.length, 1);
   assert.is(done.heard[0].record.status, 'succeeded');
@@ -156,7 +156,7 @@ worker('a render its caller abandoned: ack, not rendered, never announced by web
   assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
   assert.is(seen.captures.length, 0);
   assert.is(seen.webhooks.length, 0);
-  assert.equal(seen.settled.map((s) => [s.record.abandoned, s.firstSettlement]), [[true, false]]);
+  assert.equal(seen.settled.map((s) => s.record.abandoned), [true]);
 });
 
 worker("an operator's replay renders an ended render again into the same record; its caller's old deadline does not apply", async () => {
@@ -172,7 +172,7 @@ worker("an operator's replay renders an ended render again into the same record;
   assert.is(seen.captures.length, 1, 'rendered again');
   assert.is(after.status, 'succeeded');
   assert.is.not(after.file_name, before.file_name, 'a new file');
-  assert.equal(seen.settled.map((s) => s.firstSettlement), [false], 'a replay is never a first settlement');
+  assert.equal(seen.settled.length, 1);
 });
 
 worker('a retryable failure with deliveries left: retry after a delay growing per delivery; the record is not ended', async () => {
@@ -200,7 +200,7 @@ worker('the same failure on the last delivery: failed, settled, queued, ack, one
   const record = (await records.get(request.render_id))!;
   assert.is(record.status, 'failed');
   assert.is(record.error_code, 'internal_application_error');
-  assert.equal(seen.settled.map((s) => [s.record.status, s.firstSettlement]), [['failed', true]]);
+  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
   assert.is(seen.webhooks.length, 1);
   assert.equal(linesSaying(seen, 'render ended').map((line) => line.error_code), ['internal_application_error']);
 });
@@ -250,7 +250,7 @@ worker('a max-deliveries advisory ends its request as failed; one for a request 
   const record = (await records.get(request.render_id))!;
   assert.is(record.status, 'failed');
   assert.is(record.error_code, 'internal_application_error');
-  assert.equal(seen.settled.map((s) => s.firstSettlement), [true]);
+  assert.equal(seen.settled.length, 1);
   assert.equal(linesSaying(seen, 'render gave up after its last delivery').length, 1);
 
   assert.equal(await giveUp(deliveryOf({ stream_seq: seq + 1000, deliveries: 3 })), { kind: 'ack' });

@@ -99,7 +99,7 @@ test('admit holds a slot; settling the success charges one and fills the cache',
   assert.equal(await cache.claim(request.cache!.key, request.render_id, 60), { kind: 'render' });
   await money.admit(request, workspace);
   assert.equal(await monthNow(workspace), { used: 0, inFlight: 1, days: {} });
-  await money.settle(endedRecord(request, 'succeeded'), true);
+  await money.settle(endedRecord(request, 'succeeded'));
   const { used, inFlight } = await monthNow(workspace);
   assert.equal({ used, inFlight }, { used: 1, inFlight: 0 });
   assert.is((await cache.lookup(request.cache!.key))?.render_id, request.render_id);
@@ -111,7 +111,7 @@ test('a failed render releases its slot and is never charged', async () => {
   const request = requestOf(workspace, withCache());
   await cache.claim(request.cache!.key, request.render_id, 60);
   await money.admit(request, workspace);
-  await money.settle(endedRecord(request, 'failed'), true);
+  await money.settle(endedRecord(request, 'failed'));
   assert.equal(await monthNow(workspace), { used: 0, inFlight: 0, days: {} });
   assert.is((await cache.claim(request.cache!.key, randomUUID(), 60)).kind, 'render', 'the claim was freed');
 });
@@ -121,8 +121,8 @@ test('settled twice (a redelivery), a success is charged once and listed once', 
   const request = requestOf(workspace);
   await money.admit(request, workspace);
   const record = endedRecord(request, 'succeeded');
-  await money.settle(record, true);
-  await money.settle(record, false);
+  await money.settle(record);
+  await money.settle(record);
   assert.is((await monthNow(workspace)).used, 1);
   assert.is((await recentRenders.list(workspace.workspace_id)).length, 1);
 });
@@ -163,11 +163,11 @@ test("a synchronous render's slot lapses at its caller's deadline; ending after 
   // Another admission rewrites the month without the lapsed reservation.
   await money.admit(requestOf(workspace), workspace);
   const record = endedRecord(request, 'succeeded');
-  await money.settle(record, true);
-  await money.settle(record, false);
+  await money.settle(record);
+  await money.settle(record);
   assert.is((await monthNow(workspace)).used, 1);
   const warning = logged.find((line) => line.render_id === request.render_id);
-  assert.is(warning?.outcome, 'charged_without_reservation');
+  assert.is(warning?.outcome, 'settled_after_lapse');
 });
 
 settlement.run();

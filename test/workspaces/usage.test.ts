@@ -85,7 +85,7 @@ test('commit counts once, even when called twice', async () => {
   const workspace = allowance(100, 5);
   await ledger.reserve(workspace, 'r1', at, inAMinute());
   assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'settled', 'the first commit counts');
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'no_reservation', 'the second changes nothing');
+  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'the second changes nothing');
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 1, inFlight: 0, days: { '07': 1 } });
 });
 
@@ -93,9 +93,9 @@ test('release frees the slot and never counts, nor does a commit after it', asyn
   const workspace = allowance(100, 5);
   await ledger.reserve(workspace, 'r1', at, inAMinute());
   assert.is(await ledger.release(workspace.workspaceId, 'r1', createdAt), 'settled');
-  assert.is(await ledger.release(workspace.workspaceId, 'r1', createdAt), 'no_reservation');
+  assert.is(await ledger.release(workspace.workspaceId, 'r1', createdAt), 'already_settled');
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 0, inFlight: 0, days: {} });
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'no_reservation', 'a released render is settled');
+  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'a released render is settled');
   assert.is(await ledger.used(workspace.workspaceId, month), 0);
 });
 
@@ -108,16 +108,17 @@ test('a reservation that lapses frees its slot', async () => {
   assert.is(await inFlight(workspace.workspaceId), 1);
 });
 
-test('commit with firstSettlement charges a render whose reservation lapsed; a redelivery does not', async () => {
+test('a render that outlived its reservation is charged once when it ends; settling it again charges nothing', async () => {
   const workspace = allowance(100, 5);
   await ledger.reserve(workspace, 'r1', at, Date.now() + 500);
   await waitFor(async () => (await inFlight(workspace.workspaceId)) === 0, 'the reservation lapsed', 5000);
-  // The next admission writes the month without the lapsed reservation.
+  // The next admission rewrites the month: the lapsed reservation is kept aside, holding no slot.
   await ledger.reserve(workspace, 'r2', at, inAMinute());
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'no_reservation', 'without firstSettlement it reads as settled');
-  assert.is(await ledger.used(workspace.workspaceId, month), 0);
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt, true), 'charged_without_reservation', 'the render that just ended is charged');
+  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'settled_after_lapse', 'the render that just ended is charged');
+  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'a redelivery or a retried write is not');
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 1, inFlight: 1, days: { '07': 1 } });
+  assert.is(await ledger.commit(workspace.workspaceId, 'never-admitted', createdAt), 'already_settled', 'a render never admitted is never charged');
+  assert.is(await ledger.used(workspace.workspaceId, month), 1);
 });
 
 test('month() returns used, in flight and used per UTC day', async () => {
