@@ -26,7 +26,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       undo.push(await runPageActions(page, options, deadline));
       await settle(options.delay, deadline);
       const missingSelectors: string[] = [];
-      if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline))) {
+      if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline, options.scroll_into_view_adjust_top))) {
         missingSelectors.push(options.scroll_into_view);
       }
       // Reading the text lays the page out once more: only when a content rule will look at it.

@@ -4,7 +4,8 @@ import type { CDPSession, Page, Request, Response } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
-import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome } from '../domain/options.ts';
+import { marked } from 'marked';
+import { FULL_PAGE_MAX_HEIGHT, type RenderOptions, type SubRequestOutcome, type WaitUntil } from '../domain/options.ts';
 
 /** Where navigation ended: the main document's final URL and status (null when no response). */
 export interface Navigation {
@@ -33,13 +34,34 @@ const NET_ERROR_CODES: Array<[RegExp, ErrorCode]> = [
   [/Download is starting/, 'network_error'],
 ];
 
-/** Opens `options.url`, waits for `wait_until`, and reports the main document's final status and URL. */
+/**
+ * Opens the page (`options.url`, or the `html` / `markdown` document), waits until every
+ * condition of `wait_until` holds, and reports the main document's final status and URL (status
+ * null for a document of our own). `navigation_timeout` bounds the whole of it: timeout_error.
+ */
 export async function navigate(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Navigation> {
-  let response: Response | null;
+  renderClocks.set(deadline, renderClocks.get(deadline) ?? Date.now());
+  const limit = AbortSignal.any([deadline, AbortSignal.timeout(options.navigation_timeout * 1000)]);
+  const startedAt = Date.now();
+  const left = () => Math.max(1, options.navigation_timeout * 1000 - (Date.now() - startedAt));
+  // Only a networkidle condition needs the page's requests counted, from before the first one.
+  const requests = needsRequestCount(options.wait_until) ? countRequests(page) : undefined;
+  let response: Response | null = null;
   try {
-    response = await untilAborted(deadline, page.goto(options.url!, { waitUntil: playwrightWaitUntil(options.wait_until) }));
+    const waitUntil = lifecycleOf(options.wait_until);
+    if (options.url !== undefined) {
+      response = await untilAborted(limit, page.goto(options.url, { waitUntil, timeout: left() }));
+    } else {
+      // A document of our own on the blank page: its sub-resources go through the browser's proxy like any page's.
+      await untilAborted(limit, page.setContent(documentOf(options), { waitUntil, timeout: left() }));
+    }
+    if (requests) await untilAborted(limit, requests.idle(idleLimit(options.wait_until)));
   } catch (error) {
+    // The navigation's own limit passing is a timeout; the render's deadline speaks for itself.
+    if (limit.aborted && !deadline.aborted) throw new ServiceError('timeout_error', {}, { cause: error });
     throw navigationError(error);
+  } finally {
+    requests?.stop();
   }
   // The egress proxy answers a refused or unreachable plain-http target itself, marking the response.
   const blocked = response ? blockedBy(response) : undefined;
@@ -47,10 +69,104 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   return { finalUrl: page.url(), mainStatus: response?.status() ?? null };
 }
 
-// Until navigation learns every condition of wait_until: the strictest one Playwright knows.
-function playwrightWaitUntil(conditions: RenderOptions['wait_until']): 'load' | 'domcontentloaded' | 'networkidle' {
-  if (conditions.some((c) => c.startsWith('networkidle'))) return 'networkidle';
-  return conditions.includes('load') ? 'load' : 'domcontentloaded';
+/**
+ * Waits until every condition of `conditions` holds for the page's current document: used after
+ * `scripts`. `requests` counts requests (started before the script ran) when a networkidle
+ * condition is listed.
+ */
+export async function waitForConditions(page: Page, conditions: WaitUntil[], requests: RequestCount | undefined, deadline: AbortSignal): Promise<void> {
+  for (const state of ['domcontentloaded', 'load'] as const) {
+    if (conditions.includes(state)) await untilAborted(deadline, page.waitForLoadState(state, { timeout: 0 }));
+  }
+  if (requests) await untilAborted(deadline, requests.idle(idleLimit(conditions)));
+}
+
+/** The time a render started, as first seen by `navigate` (the deadline is the render's own). */
+const renderClocks = new WeakMap<AbortSignal, number>();
+
+/**
+ * Milliseconds a wait of the render may still take and leave the render time to report a 422
+ * before its `timeout` (counted from the start of navigation: the page was ready by then).
+ */
+export function timeLeft(deadline: AbortSignal, options: RenderOptions): number {
+  const total = options.timeout * 1000;
+  const spent = Date.now() - (renderClocks.get(deadline) ?? Date.now());
+  return Math.max(1, total - spent - Math.min(1000, total / 4));
+}
+
+/** How long the network must stay quiet for a networkidle condition. */
+const NETWORK_IDLE_MS = 500;
+
+/** True when a condition needs the page's requests counted. */
+export function needsRequestCount(conditions: WaitUntil[]): boolean {
+  return conditions.some((condition) => condition.startsWith('networkidle'));
+}
+
+// The most requests in flight the listed networkidle conditions allow: 0 wins over 2.
+function idleLimit(conditions: WaitUntil[]): number {
+  return conditions.some((condition) => condition === 'networkidle' || condition === 'networkidle0') ? 0 : 2;
+}
+
+// The Playwright lifecycle event navigation itself waits for; networkidle is counted separately.
+function lifecycleOf(conditions: WaitUntil[]): 'load' | 'domcontentloaded' | 'commit' {
+  if (conditions.includes('load')) return 'load';
+  return conditions.includes('domcontentloaded') ? 'domcontentloaded' : 'commit';
+}
+
+/** The page's requests in flight, counted while it runs. */
+export interface RequestCount {
+  /** Resolves once at most `limit` requests have been in flight for NETWORK_IDLE_MS. */
+  idle(limit: number): Promise<void>;
+  stop(): void;
+}
+
+/** Starts counting the page's requests in flight (every frame), for networkidle conditions. */
+export function countRequests(page: Page): RequestCount {
+  const inFlight = new Set<Request>();
+  let changed = () => {};
+  const onRequest = (request: Request) => {
+    inFlight.add(request);
+    changed();
+  };
+  const onDone = (request: Request) => {
+    if (inFlight.delete(request)) changed();
+  };
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  return {
+    idle(limit) {
+      return new Promise<void>((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        changed = () => {
+          // The quiet period starts over whenever the count goes above the limit.
+          if (inFlight.size > limit) {
+            clearTimeout(timer);
+            timer = undefined;
+          } else {
+            timer ??= setTimeout(() => {
+              changed = () => {};
+              resolve();
+            }, NETWORK_IDLE_MS);
+          }
+        };
+        changed();
+      });
+    },
+    stop() {
+      changed = () => {};
+      page.off('request', onRequest);
+      page.off('requestfinished', onDone);
+      page.off('requestfailed', onDone);
+    },
+  };
+}
+
+/** The document an `html` or `markdown` render shows: markdown becomes a plain HTML document. */
+export function documentOf(options: Pick<RenderOptions, 'html' | 'markdown'>): string {
+  if (options.html !== undefined) return options.html;
+  const body = marked.parse(options.markdown ?? '', { async: false });
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head><body>${body}</body></html>`;
 }
 
 const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 'network_error'];
@@ -112,11 +228,17 @@ export async function settle(delaySeconds: number, deadline: AbortSignal): Promi
   await untilAborted(deadline, new Promise((resolve) => setTimeout(resolve, delaySeconds * 1000)));
 }
 
-/** Scrolls the first element matching `selector` to the top of the viewport; false when none matches. */
-export async function scrollIntoView(page: Page, selector: string, deadline: AbortSignal): Promise<boolean> {
+/**
+ * Scrolls the first element matching `selector` to the top of the viewport, then `adjustTop` px
+ * further (scroll_into_view_adjust_top; negative scrolls back up); false when none matches.
+ */
+export async function scrollIntoView(page: Page, selector: string, deadline: AbortSignal, adjustTop = 0): Promise<boolean> {
   const element = await findElement(page, selector, 'scroll_into_view', deadline);
   if (!element) return false;
-  await untilAborted(deadline, element.evaluate((node) => (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'nearest' })));
+  await untilAborted(deadline, element.evaluate((node, adjust) => {
+    (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'nearest' });
+    if (adjust !== 0) (globalThis as unknown as { scrollBy(o: object): void }).scrollBy({ top: adjust, behavior: 'instant' });
+  }, adjustTop));
   return true;
 }
 
