@@ -32,3 +32,17 @@ export const devices = {
     return presets().get(keyOf(name));
   },
 };
+
+/** The render options a device preset stands for (the parser lays explicit options over them). */
+export function presetOptions(name: string): { viewport_width: number; viewport_height: number; device_scale_factor: number; viewport_mobile: boolean; viewport_has_touch: boolean; user_agent: string } {
+  const preset = devices.find(name);
+  if (!preset) throw new Error(`no device preset ${name}`);
+  return {
+    viewport_width: preset.viewport.width,
+    viewport_height: preset.viewport.height,
+    device_scale_factor: preset.deviceScaleFactor,
+    viewport_mobile: preset.isMobile,
+    viewport_has_touch: preset.hasTouch,
+    user_agent: preset.userAgent,
+  };
+}

@@ -1,6 +1,7 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { renderDefaults, type ImageFormat, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
+import { presetOptions } from '../domain/devices.ts';
 import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
@@ -108,6 +109,8 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   const given = (role: 'option' | 'control') => Object.fromEntries(Object.entries(values).filter(([name]) => roleOf(name) === role));
   const options: RenderOptions = {
     ...renderDefaults,
+    // A device preset sets viewport, scale, mobile, touch and user agent; options given explicitly win.
+    ...(values.viewport_device !== undefined ? presetOptions(String(values.viewport_device)) : {}),
     ...given('option'),
     format: values.format === 'jpg' ? 'jpeg' : ((values.format as ImageFormat | undefined) ?? renderDefaults.format),
   };

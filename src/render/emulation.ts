@@ -7,13 +7,8 @@
 // options a render sets: a render that sets none makes no call at all, and its undo is a no-op.
 import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
-import { devices, type DevicePreset } from '../domain/devices.ts';
 import { untilAborted } from './steps.ts';
 
-// The defaults of the parameter table: a value other than these was given and beats the preset.
-const DEFAULT_WIDTH = 1280;
-const DEFAULT_HEIGHT = 720;
-const DEFAULT_SCALE = 1;
 // The largest image a render may make, in device pixels (contract §3a, device_scale_factor).
 const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
 
@@ -28,21 +23,14 @@ export interface PageMetrics {
   scale: number;
 }
 
-function presetOf(options: Pick<RenderOptions, 'viewport_device'>): DevicePreset | undefined {
-  return options.viewport_device === undefined ? undefined : devices.find(options.viewport_device);
-}
-
 /**
- * The viewport and scale of a render: the device preset's, unless viewport_width, viewport_height
- * or device_scale_factor were given (a value other than the default); landscape turns a portrait
- * viewport on its side (width and height swapped). Idempotent: applied to its own result it
- * changes nothing. A preset's scale never takes the image past the area limit.
+ * The viewport and scale of a render (a device preset was applied by the parser, explicit options
+ * winning); landscape turns a portrait viewport on its side (width and height swapped).
+ * Idempotent: applied to its own result it changes nothing. The scale never takes the image past
+ * the area limit.
  */
 export function pageMetrics(options: MetricsOptions): PageMetrics {
-  const preset = presetOf(options);
-  let width = preset && options.viewport_width === DEFAULT_WIDTH ? preset.viewport.width : options.viewport_width;
-  let height = preset && options.viewport_height === DEFAULT_HEIGHT ? preset.viewport.height : options.viewport_height;
-  let scale = preset && options.device_scale_factor === DEFAULT_SCALE ? preset.deviceScaleFactor : options.device_scale_factor;
+  let { viewport_width: width, viewport_height: height, device_scale_factor: scale } = options;
   if (options.viewport_landscape && width < height) [width, height] = [height, width];
   if (width * height * scale * scale > MAX_DEVICE_PIXELS) scale = Math.max(1, Math.floor(Math.sqrt(MAX_DEVICE_PIXELS / (width * height)) * 100) / 100);
   return { width, height, scale };
@@ -59,16 +47,15 @@ interface Emulation {
 }
 
 function emulationOf(options: RenderOptions): Emulation {
-  const preset = presetOf(options);
   const features: { name: string; value: string }[] = [];
   if (options.dark_mode !== undefined) features.push({ name: 'prefers-color-scheme', value: options.dark_mode ? 'dark' : 'light' });
   if (options.reduced_motion) features.push({ name: 'prefers-reduced-motion', value: 'reduce' });
   const print = options.media_type === 'print';
   const { geolocation_latitude: latitude, geolocation_longitude: longitude } = options;
   return {
-    mobile: options.viewport_mobile || preset?.isMobile === true,
-    touch: options.viewport_has_touch || preset?.hasTouch === true,
-    userAgent: options.user_agent ?? preset?.userAgent,
+    mobile: options.viewport_mobile,
+    touch: options.viewport_has_touch,
+    userAgent: options.user_agent,
     media: features.length > 0 || print ? { media: print ? 'print' : '', features } : undefined,
     timeZone: options.time_zone,
     geolocation: latitude !== undefined && longitude !== undefined

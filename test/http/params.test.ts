@@ -115,4 +115,13 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('url=https://a.example&cache_key=not+ok')), ['cache_key']);
 });
 
+params('a device preset sets viewport, scale, mobile, touch and user agent; what is given explicitly wins, defaults included', () => {
+  const parsed = parseTakeParams(query('url=https://a.example&viewport_device=iphone_13&viewport_width=1280&device_scale_factor=1'));
+  assert.ok('request' in parsed);
+  if (!('request' in parsed)) return;
+  const { viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch, user_agent } = parsed.request.options;
+  assert.equal([viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch], [1280, 664, 1, true, true]);
+  assert.match(String(user_agent), /iPhone/);
+});
+
 params.run();

@@ -9,6 +9,7 @@ import type { CDPSession, Page } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { applyEmulation, pageMetrics } from '../../src/render/emulation.ts';
+import { presetOptions } from '../../src/domain/devices.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
@@ -127,23 +128,23 @@ test('viewport_mobile: the meta viewport is honoured; without it not', async () 
 });
 
 test('viewport_device iphone_13: 390×664 CSS px at scale 3, mobile, touch and its user agent', async () => {
-  const observation = await render('/em/probe', { viewport_device: 'iphone_13' });
+  const observation = await render('/em/probe', { viewport_device: 'iphone_13', ...presetOptions('iphone_13') });
   const image = await decode(observation.image, 3);
   assert.equal([image.width, image.height], [390 * 3, 664 * 3]);
   const seen = await bands(observation, 3);
   assert.equal(seen.touch, GREEN);
   assert.match(String(userAgentOf('/em/probe')), /iPhone/);
-  const mobile = await decode((await render('/em/mobile', { viewport_device: 'iPhone 13' })).image, 3);
+  const mobile = await decode((await render('/em/mobile', { viewport_device: 'iPhone 13', ...presetOptions('iPhone 13') })).image, 3);
   assert.equal(mobile.at(10, 10), GREEN);
 });
 
 test('explicit options override the preset; landscape turns it on its side', async () => {
-  const scaled = await decode((await render('/em/probe', { viewport_device: 'iphone_13', device_scale_factor: 2, user_agent: UA })).image);
+  const scaled = await decode((await render('/em/probe', { viewport_device: 'iphone_13', ...presetOptions('iphone_13'), device_scale_factor: 2, user_agent: UA })).image);
   assert.equal([scaled.width, scaled.height], [780, 1328]);
   assert.is(userAgentOf('/em/probe'), UA);
-  const landscape = await decode((await render('/em/probe', { viewport_device: 'iphone-13', viewport_landscape: true })).image);
+  const landscape = await decode((await render('/em/probe', { viewport_device: 'iphone-13', ...presetOptions('iphone-13'), viewport_landscape: true })).image);
   assert.equal([landscape.width, landscape.height], [664 * 3, 390 * 3]);
-  const sized = await decode((await render('/em/probe', { viewport_device: 'iphone_13', viewport_width: 500, device_scale_factor: 2 })).image);
+  const sized = await decode((await render('/em/probe', { viewport_device: 'iphone_13', ...presetOptions('iphone_13'), viewport_width: 500, device_scale_factor: 2 })).image);
   assert.equal([sized.width, sized.height], [1000, 1328]);
 });
 
@@ -159,14 +160,14 @@ test('device_scale_factor up to 5', async () => {
   assert.equal(image.at(20, 40), YELLOW);
 });
 
-test('pageMetrics: preset, explicit values, landscape, idempotent, area limit', () => {
+test('pageMetrics: landscape, idempotent, area limit', () => {
   const base = { viewport_width: 1280, viewport_height: 720, device_scale_factor: 1 };
   assert.equal(pageMetrics(base), { width: 1280, height: 720, scale: 1 });
-  const phone = pageMetrics({ ...base, viewport_device: 'iphone_13', viewport_landscape: true });
+  const phone = pageMetrics({ ...base, ...presetOptions('iphone_13'), viewport_landscape: true });
   assert.equal(phone, { width: 664, height: 390, scale: 3 });
-  const again = { viewport_device: 'iphone_13', viewport_landscape: true, viewport_width: phone.width, viewport_height: phone.height, device_scale_factor: phone.scale };
+  const again = { viewport_landscape: true, viewport_width: phone.width, viewport_height: phone.height, device_scale_factor: phone.scale };
   assert.equal(pageMetrics(again), phone);
-  const big = pageMetrics({ ...base, viewport_width: 3840, viewport_height: 2160, viewport_device: 'iphone_13' });
+  const big = pageMetrics({ viewport_width: 3840, viewport_height: 2160, device_scale_factor: 3 });
   assert.ok(3840 * 2160 * big.scale ** 2 <= 3840 * 2160 * 4);
 });
 
