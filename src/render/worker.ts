@@ -65,8 +65,8 @@ export const decodeRenderRequest = jsonMessage<RenderRequest>({
   render_id: 'string',
   workspace_id: 'string',
   created_at: 'string',
-  'options.url': 'string',
   'options.format': 'string',
+  'options.timeout': 'number',
 });
 
 /** A max-deliveries advisory: which request of the render stream ran out of deliveries. */

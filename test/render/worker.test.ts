@@ -299,7 +299,7 @@ worker('through the real loop: a request that is not JSON or lacks its render id
   assert.is(captures, 1, 'only the valid request was rendered');
   assert.equal(terminated.sort((a, b) => a - b), bad);
   const refused = lines.filter((line) => line.msg === 'render message not valid; terminated');
-  assert.equal(refused.map((line) => line.reason), ['the message is not JSON', 'render_id is missing or not a string', 'options.url is missing or not a string']);
+  assert.equal(refused.map((line) => line.reason), ['the message is not JSON', 'render_id is missing or not a string', 'options.timeout is missing or not a number']);
   const info = await topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
   assert.is(info.num_redelivered, 0);
   assert.is(info.num_ack_pending, 0);
