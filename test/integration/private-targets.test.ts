@@ -54,4 +54,19 @@ targets('a name that does not resolve is name_not_resolved', async () => {
   assert.is(answer.json!.error_code, 'name_not_resolved');
 });
 
+targets('an html document\'s sub-resources obey the same rules: a private address is never fetched', async () => {
+  const renderer = await startService(stack, { ALLOW_PRIVATE_TARGETS: 'false', ROLES: 'ingress,render' });
+  try {
+    const image = `${stack.site.url}/page/from-html-document`;
+    const html = `<!doctype html><p>A document</p><img src="${image}">`;
+    const query = new URLSearchParams({ html, fail_if_request_failed: '*from-html-document*' });
+    const answer = await call(`${renderer.base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } });
+    assert.is(answer.status, 422, JSON.stringify(answer.json));
+    assert.is(answer.json!.error_code, 'matched_failed_request');
+    assert.is(stack.site.hits.get('/page/from-html-document') ?? 0, 0, 'the fixture site was never asked');
+  } finally {
+    await renderer.close();
+  }
+});
+
 targets.run();
