@@ -3,7 +3,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { withTimeout } from '../retry.ts';
 import { isNatsUnavailable } from './errors.ts';
+
+/** How long one attempt at a start-up step may take before it is made again. */
+const START_ATTEMPT_MS = 30_000;
 
 /** Seconds a client is told to wait (Retry-After) while NATS or JetStream is out of reach. */
 export const NATS_RETRY_AFTER_SECONDS = 5;
@@ -29,7 +33,8 @@ export function connectNats(config: Pick<Config, 'natsServers'>, name: string): 
 export async function untilJetStreamAnswers<T>(log: Logger, what: string, step: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await step();
+      // An attempt that hangs (seen on nats-server 2.9 with a node down) is given up and made again.
+      return await withTimeout(step(), START_ATTEMPT_MS);
     } catch (err) {
       if (!isNatsUnavailable(err)) throw err;
       log.warn({ err: { name: (err as Error).name, message: (err as Error).message }, attempt }, `${what}: JetStream is not available yet, retrying`);

@@ -1,17 +1,17 @@
 // Streams, consumers and buckets on a real 3-node cluster: created with one replica, raised to three in
 // place by a later start, never lowered by a start without the setting, and opened with a node down.
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
-import { untilJetStreamAnswers } from '../../src/jetstream/connection.ts';
+import { connectNats, untilJetStreamAnswers } from '../../src/jetstream/connection.ts';
 import { allStreams, ensureTopology as ensureOnce, names } from '../../src/jetstream/topology.ts';
 import { createLogger } from '../../src/log.ts';
 import { startNatsCluster, type NatsCluster } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const topology = suite('JetStream topology on a cluster');
-const log = createLogger({ logLevel: 'silent' });
+const log = createLogger({ logLevel: (process.env.TOPOLOGY_LOG as 'warn') ?? 'silent' });
 // As a process starts: while leaders are elected (after a raise, or with a node down) it waits and tries again.
 const ensureTopology = (...args: Parameters<typeof ensureOnce>) => untilJetStreamAnswers(log, 'topology', () => ensureOnce(...args));
 let cluster: NatsCluster;
@@ -25,7 +25,8 @@ const consumers = [
 
 topology.before(async () => {
   cluster = await startNatsCluster();
-  nc = await connect({ servers: cluster.urls });
+  // As a process connects: to any node, reconnecting to another when its node dies.
+  nc = await connectNats({ natsServers: cluster.urls }, 'topology-test');
 });
 topology.after(async () => {
   await nc?.close();
@@ -43,7 +44,12 @@ topology('a first start with one replica, a later one with three raises every st
   assert.ok(before.streams.every((n) => n === 1), `streams ${before.streams}`);
 
   const raised = await ensureTopology(nc, configWith('3'));
-  const after = await replicasOf(raised.jsm);
+  // Right after a raise a stream can answer "not found" for a moment while its peers move (2.9.10).
+  let after: Awaited<ReturnType<typeof replicasOf>> = { streams: [0], consumers: [0] };
+  await waitFor(async () => {
+    after = await replicasOf(raised.jsm).catch(() => after);
+    return after.streams.every((n) => n === 3) && after.consumers.every((n) => n === 3);
+  }, 'every stream and consumer at 3 replicas', 20_000, 250);
   assert.ok(after.streams.every((n) => n === 3), `streams ${after.streams}`);
   assert.ok(after.consumers.every((n) => n === 3), `consumers ${after.consumers}`);
   // The peers really follow: each stream reports two replicas beside its leader.
@@ -57,12 +63,27 @@ topology('a first start with one replica, a later one with three raises every st
 });
 
 topology('a start with one node of three down opens everything', async () => {
+  // Only a healthy cluster can lose a node: every stream and consumer has two current followers first.
+  const { jsm } = await ensureTopology(nc, configWith('3'));
+  const current = (replicas?: { current: boolean }[]) => replicas?.length === 2 && replicas.every((peer) => peer.current);
+  await waitFor(async () => {
+    const streams = await Promise.all(allStreams.map(async (stream) => current((await jsm.streams.info(stream)).cluster?.replicas)));
+    const durable = await Promise.all(consumers.map(async ([stream, consumer]) => current((await jsm.consumers.info(stream, consumer)).cluster?.replicas)));
+    return [...streams, ...durable].every(Boolean);
+  }, 'every replica current', 60_000, 500);
   await cluster.kill('n3');
+  // A new process, as the issue asks: it connects to whichever node answers and opens everything.
+  const fresh = await connectNats({ natsServers: cluster.urls }, 'topology-test-start');
   try {
-    const opened = await ensureTopology(nc, configWith('3'));
+    let timer: NodeJS.Timeout | undefined;
+    const opened = await Promise.race([
+      ensureTopology(fresh, configWith('3')),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the start did not finish within 120 s with n3 down')), 120_000))),
+    ]).finally(() => clearTimeout(timer));
     const info = await opened.jsm.streams.info(names.renderStream);
     assert.is(info.config.num_replicas, 3);
   } finally {
+    await fresh.close();
     await cluster.restart('n3');
   }
 });
