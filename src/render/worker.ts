@@ -43,10 +43,7 @@ export interface RenderMessageDeps {
   store: Pick<FileStore, 'put'>;
   /** Renders one page and reports what it showed; aborting `signal` ends it and closes the page. */
   capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
-  /**
-   * Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or
-   * replay.
-   */
+  /** Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or replay. */
   settle: (record: RenderRecord) => Promise<void>;
   /** Queues the webhook of an ended render that asked for one; idempotent per render, as it runs again on redelivery. */
   enqueueWebhook?: (record: RenderRecord) => Promise<void>;
@@ -91,7 +88,7 @@ export function renderMessages(deps: RenderMessageDeps) {
   const finish = async (
     request: RenderRequest,
     change: (current: RenderRecord) => RenderRecord,
-    options: { answerBy?: number; image?: Buffer; replay?: boolean } = {},
+    options: { answerBy?: number; image?: Buffer } = {},
   ) => {
     const { record, changed } = await throughNatsOutage(options.answerBy, () => records.transition(request, change));
     await throughNatsOutage(options.answerBy, () => deps.settle(record));
@@ -186,7 +183,7 @@ export function renderMessages(deps: RenderMessageDeps) {
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
-    const record = await finish(request, ended(output), { answerBy, image, replay });
+    const record = await finish(request, ended(output), { answerBy, image });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };
