@@ -4,51 +4,31 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
-import { BrowserHost } from '../../src/render/browser.ts';
-import { capturePage } from '../../src/render/capture.ts';
 import { finishImage } from '../../src/render/image.ts';
-import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
-import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { renderDefaults } from '../../src/domain/options.ts';
+import { pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('capture options');
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
-
-let site: FixtureSite;
-let host: BrowserHost;
-
-const defaults: Omit<RenderOptions, 'url'> = { ...renderDefaults, timeout: 15 };
-
-// Renders a fixture path; one workspace throughout, so renders follow each other on the same warm page.
-function render(path: string, options: Partial<RenderOptions> = {}): Promise<PageObservation> {
-  return capturePage(host, { ...defaults, ...options, url: site.url + path }, new AbortController().signal, 'ws_capture_options');
-}
+let rig: RenderRig;
+const render: RenderRig['render'] = (...args) => rig.render(...args);
 
 async function size(image: Buffer) {
   const { width, height, format } = await sharp(image).metadata();
   return { width, height, format };
 }
 
-// RGBA of the pixel at (x, y).
-async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {
-  const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  const at = (y * info.width + x) * info.channels;
-  return [...data.subarray(at, at + 4)];
-}
-
+// Colours as pixel() reads them (RGBA).
 const RED = [204, 0, 0, 255];
 const GREEN = [0, 170, 0, 255];
 const WHITE = [255, 255, 255, 255];
 
 test.before(async () => {
-  site = await startFixtureSite();
-  host = new BrowserHost({ executablePath: CHROMIUM, poolSize: 1 });
-  await host.start();
+  rig = await startRenderRig({ workspaceId: 'ws_capture_options' });
 });
 
 test.after(async () => {
-  await host.close();
-  await site.close();
+  await rig.stop();
 });
 
 test('clip captures that rectangle of the page, scaled by device_scale_factor', async () => {
@@ -139,7 +119,7 @@ test('image_width and image_height scale the result to fit, aspect kept', async 
 
 test('without image_width or image_height the image is not touched', async () => {
   const image = Buffer.from('not even an image');
-  assert.is(await finishImage(image, { ...defaults, url: 'https://a.example' }), image);
+  assert.is(await finishImage(image, { ...renderDefaults, url: 'https://a.example' }), image);
 });
 
 test.run();

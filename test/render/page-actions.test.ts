@@ -3,26 +3,14 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import sharp from 'sharp';
-import { BrowserHost } from '../../src/render/browser.ts';
-import { capturePage } from '../../src/render/capture.ts';
 import { ServiceError } from '../../src/errors.ts';
-import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
-import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { pixel as rgba, startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('page actions');
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
-
-let site: FixtureSite;
-let host: BrowserHost;
-
-const defaults: Omit<RenderOptions, 'url'> = {
-  ...renderDefaults,
-  viewport_width: 400,
-  viewport_height: 300,
-  timeout: 15,
-};
+let rig: RenderRig;
+let site: RenderRig['site'];
+const render: RenderRig['render'] = (...args) => rig.render(...args);
 
 const WHITE = [255, 255, 255];
 const GREY = [128, 128, 128];
@@ -31,17 +19,9 @@ const GREEN = [0, 170, 0];
 const BLUE = [0, 0, 255];
 const ORANGE = [255, 136, 0];
 
-// Renders a fixture path (or, with html/markdown set, that document) for a workspace.
-function render(path: string, options: Partial<RenderOptions> = {}, workspaceId = 'ws_actions'): Promise<PageObservation> {
-  const page = options.html !== undefined || options.markdown !== undefined ? {} : { url: site.url + path };
-  return capturePage(host, { ...defaults, ...page, ...options }, new AbortController().signal, workspaceId);
-}
-
 // The RGB colour at (x, y) of a PNG.
 async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {
-  const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
-  const at = (y * info.width + x) * info.channels;
-  return [data[at], data[at + 1], data[at + 2]];
+  return (await rgba(image, x, y)).slice(0, 3);
 }
 
 // The colours of the four /pa/page boxes and of the body below them.
@@ -68,14 +48,12 @@ async function failure(work: Promise<unknown>): Promise<ServiceError> {
 }
 
 test.before(async () => {
-  site = await startFixtureSite();
-  host = new BrowserHost({ executablePath: CHROMIUM });
-  await host.start();
+  rig = await startRenderRig({ workspaceId: 'ws_actions', host: { poolSize: 6 }, defaults: { viewport_width: 400, viewport_height: 300 } });
+  site = rig.site;
 });
 
 test.after(async () => {
-  await host.close();
-  await site.close();
+  await rig.stop();
 });
 
 test('without options the page shows as it is', async () => {
