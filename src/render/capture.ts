@@ -7,7 +7,8 @@ import { applyEmulation } from './emulation.ts';
 import { finishImage } from './image.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
-import { capture, navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+import { capture } from './screenshot.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
