@@ -6,21 +6,15 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import type { CDPSession, Page } from 'playwright-core';
-import { BrowserHost } from '../../src/render/browser.ts';
-import { capturePage } from '../../src/render/capture.ts';
 import { applyEmulation, pageMetrics } from '../../src/render/emulation.ts';
 import { presetOptions } from '../../src/domain/devices.ts';
-import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
-import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { renderDefaults, type PageObservation } from '../../src/domain/options.ts';
+import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('emulation');
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
-
-let site: FixtureSite;
-let host: BrowserHost;
-
-const defaults: Omit<RenderOptions, 'url'> = { ...renderDefaults, timeout: 15, delay: 0.3 };
+let rig: RenderRig;
+let site: RenderRig['site'];
 
 // Bands of /em/probe, top to bottom, 80 CSS px each.
 const BANDS = ['scheme', 'motion', 'print', 'zone', 'geo', 'touch', 'ua'] as const;
@@ -36,10 +30,7 @@ const WHITE = [255, 255, 255];
 const UA = 'Mozilla/5.0 ShutterbusTestAgent/1.0';
 const TOKYO = { geolocation_latitude: 35.68, geolocation_longitude: 139.69 };
 
-// One render of `path` for `workspace`.
-function render(path: string, options: Partial<RenderOptions> = {}, workspace = 'ws_emulation'): Promise<PageObservation> {
-  return capturePage(host, { ...defaults, ...options, url: site.url + path }, new AbortController().signal, workspace);
-}
+const render: RenderRig['render'] = (...args) => rig.render(...args);
 
 interface Decoded {
   width: number;
@@ -69,15 +60,13 @@ async function bands(observation: PageObservation, scale = 1): Promise<Record<Ba
 const userAgentOf = (path: string) => site.received.filter((r) => r.path === path).at(-1)?.headers['user-agent'];
 
 test.before(async () => {
-  site = await startFixtureSite();
   // One page in the pool: consecutive renders of one workspace at one scale share the warm page.
-  host = new BrowserHost({ executablePath: CHROMIUM, poolSize: 1 });
-  await host.start();
+  rig = await startRenderRig({ workspaceId: 'ws_emulation', defaults: { delay: 0.3 } });
+  site = rig.site;
 });
 
 test.after(async () => {
-  await host.close();
-  await site.close();
+  await rig.stop();
 });
 
 test('without options the probe shows the browser defaults', async () => {
@@ -174,7 +163,7 @@ test('pageMetrics: landscape, idempotent, area limit', () => {
 test('no emulation option: no CDP call at all, and the undo makes none either', async () => {
   const calls: string[] = [];
   const spy = new Proxy({}, { get: (_, name) => (...args: unknown[]) => { calls.push(`${String(name)} ${JSON.stringify(args[0] ?? '')}`); return Promise.resolve({}); } });
-  const options = { ...defaults, url: 'http://example.test/', viewport_width: 640, viewport_height: 480, device_scale_factor: 2 };
+  const options = { ...renderDefaults, url: 'http://example.test/', viewport_width: 640, viewport_height: 480, device_scale_factor: 2 };
   const undo = await applyEmulation(spy as Page, spy as CDPSession, options, new AbortController().signal);
   await undo();
   assert.equal(calls, []);
