@@ -9,6 +9,7 @@ import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
+import { markDeadlineEnd } from './steps.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -96,6 +97,7 @@ export class BrowserHost {
    */
   async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(setup.timeout * 1000)]);
+    markDeadlineEnd(deadline, Date.now() + setup.timeout * 1000);
     const aborted = abortion(deadline, signal);
     const browser = await Promise.race([this.#ready(), aborted]);
     // Some CDP calls never settle when the browser dies under them: a crash ends the wait too.

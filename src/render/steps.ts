@@ -35,7 +35,6 @@ const NET_ERROR_CODES: Array<[RegExp, ErrorCode]> = [
  * null for a document of our own). `navigation_timeout` bounds the whole of it: timeout_error.
  */
 export async function navigate(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Navigation> {
-  renderClocks.set(deadline, renderClocks.get(deadline) ?? Date.now());
   const limit = AbortSignal.any([deadline, AbortSignal.timeout(options.navigation_timeout * 1000)]);
   const startedAt = Date.now();
   const left = () => Math.max(1, options.navigation_timeout * 1000 - (Date.now() - startedAt));
@@ -76,17 +75,22 @@ export async function waitForConditions(page: Page, conditions: WaitUntil[], req
   if (requests) await untilAborted(deadline, requests.idle(idleLimit(conditions)));
 }
 
-/** The time a render started, as first seen by `navigate` (the deadline is the render's own). */
-const renderClocks = new WeakMap<AbortSignal, number>();
+/** When each render's deadline passes (ms since the epoch), as withPage set it. */
+const deadlineEnds = new WeakMap<AbortSignal, number>();
+
+/** Records when `deadline` aborts: at `endsAt` (ms since the epoch), unless cancelled first. */
+export function markDeadlineEnd(deadline: AbortSignal, endsAt: number): void {
+  deadlineEnds.set(deadline, endsAt);
+}
 
 /**
  * Milliseconds a wait of the render may still take and leave the render time to report a 422
- * before its `timeout` (counted from the start of navigation: the page was ready by then).
+ * before its `timeout` passes.
  */
 export function timeLeft(deadline: AbortSignal, options: RenderOptions): number {
   const total = options.timeout * 1000;
-  const spent = Date.now() - (renderClocks.get(deadline) ?? Date.now());
-  return Math.max(1, total - spent - Math.min(1000, total / 4));
+  const endsAt = deadlineEnds.get(deadline) ?? Date.now() + total;
+  return Math.max(1, endsAt - Date.now() - Math.min(1000, total / 4));
 }
 
 /** How long the network must stay quiet for a networkidle condition. */
