@@ -6,6 +6,7 @@ import { unavailable, type NatsLink } from '../jetstream/connection.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
 import { dashboardRoutes, type DashboardDeps } from './dashboard/plugin.ts';
+import { docsRoutes } from './docs.ts';
 import { answerError, answerNotFound } from './errors/answer.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
@@ -107,6 +108,8 @@ export function buildApp(deps: AppDeps) {
   app.register(takeRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
+  // The API reference: /openapi.json and /docs, public and without NATS.
+  app.register(docsRoutes, { baseUrl: services.config.baseUrl });
   if (dashboard) app.register(dashboardRoutes, { ...dashboard, prefix: '/dashboard' });
   return app;
 }

@@ -1,0 +1,369 @@
+// The OpenAPI 3.1 document of the public HTTP API, generated from the parameter table, the
+// output formats and the error table: never a hand-kept copy of any of them (contract §10).
+import packageJson from '../../package.json' with { type: 'json' };
+import { contentTypes } from '../domain/options.ts';
+import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
+import type { RenderStatus } from '../domain/render.ts';
+import { errorTable, type ErrorCode } from '../errors.ts';
+
+/** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
+type Json = Record<string, unknown>;
+
+/** The render states a status answer reports; the check below fails to compile when one is added. */
+const renderStatuses = ['pending', 'rendering', 'succeeded', 'failed'] as const;
+const everyStatus: Exclude<RenderStatus, (typeof renderStatuses)[number]> extends never ? true : never = true;
+void everyStatus;
+
+/** Codes the API never answers (the CLI and the dashboard do). */
+const notFromApi: ReadonlySet<ErrorCode> = new Set(['forbidden']);
+/** Codes answered before any route runs: malformed, oversized or slow requests (server.ts). */
+const transportCodes: ErrorCode[] = ['request_not_valid', 'request_header_too_large', 'request_timeout', 'internal_application_error'];
+/** Statuses that come with a Retry-After header. */
+const retryAfterStatuses = new Set([429, 503]);
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The schema of one value of a parameter. */
+function valueSchema(type: ValueType): Json {
+  switch (type.kind) {
+    case 'string':
+      return { type: 'string', minLength: 1, maxLength: type.maxLength, ...(type.pattern ? { pattern: type.pattern.source } : {}) };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'integer':
+    case 'number':
+      return { type: type.kind, minimum: type.min, maximum: type.max };
+    case 'enum':
+      return { type: 'string', enum: [...type.values] };
+  }
+}
+
+function typeSchema(type: ParameterType): Json {
+  return type.kind === 'list' ? { type: 'array', items: valueSchema(type.item), maxItems: type.maxItems } : valueSchema(type);
+}
+
+/** A row's schema: its type, range and default. */
+function parameterSchema(parameter: Parameter): Json {
+  return { ...typeSchema(parameter.type), ...(parameter.default !== undefined ? { default: structuredClone(parameter.default) } : {}) };
+}
+
+/** A row's description, with a default that depends on other parameters in words. */
+function describe(parameter: Parameter): string {
+  const booleans = parameter.type.kind === 'boolean' ? ' Accepts true, false, 1 or 0.' : '';
+  return `${parameter.description}${booleans}${parameter.defaultText ? ` Default: ${parameter.defaultText}.` : ''}`;
+}
+
+/** Every row as a GET query parameter; a list is the key repeated. */
+function queryParameters(): Json[] {
+  return parameters.map((parameter) => ({
+    name: parameter.name,
+    in: 'query',
+    description: describe(parameter),
+    schema: parameterSchema(parameter),
+    ...(parameter.type.kind === 'list' ? { style: 'form', explode: true } : {}),
+  }));
+}
+
+/** The POST body: every row but the GET-only ones, as one JSON object; a list is a JSON array. */
+function bodySchema(): Json {
+  const rows = parameters.filter((parameter) => parameter.only !== 'GET');
+  return {
+    type: 'object',
+    description: 'Every parameter of the GET query, under the same name. null means not given.',
+    properties: Object.fromEntries(rows.map((parameter) => [parameter.name, { ...parameterSchema(parameter), description: describe(parameter) }])),
+    additionalProperties: false,
+  };
+}
+
+/** The parameters by group, as the operation's description lists them. */
+function parameterGroups(): string {
+  const groups = new Map<string, string[]>();
+  for (const { group, name } of parameters) groups.set(group, [...(groups.get(group) ?? []), `\`${name}\``]);
+  return ['| group | parameters |', '| --- | --- |', ...[...groups].map(([group, names]) => `| ${group} | ${names.join(', ')} |`)].join('\n');
+}
+
+/** Output formats with their content type; an alias (jpg) shares the type of the format it names. */
+function outputFormats(): { format: string; contentType: string }[] {
+  const format = parameterByName.get('format')?.type;
+  const values = format?.kind === 'enum' ? format.values : [];
+  return Object.entries(contentTypes as Record<string, string>)
+    .filter(([name]) => values.includes(name))
+    .map(([name, contentType]) => ({ format: name, contentType }));
+}
+
+/** The answer's bytes by content type. */
+function fileContent(): Json {
+  const byType = new Map<string, string[]>();
+  for (const { format, contentType } of outputFormats()) byType.set(contentType, [...(byType.get(contentType) ?? []), format]);
+  return Object.fromEntries(
+    [...byType].map(([contentType, formats]) => [
+      contentType,
+      { schema: { type: 'string', contentMediaType: contentType.split(';')[0], description: `format=${formats.join(' or ')}` } },
+    ]),
+  );
+}
+
+/** The schemas of the metadata fields (contract §3c), each present when its `metadata_*` row exists. */
+const metadataFields: Record<string, Json> = {
+  image_size: { type: 'object', properties: { width: { type: 'integer' }, height: { type: 'integer' } }, description: 'The image in pixels.' },
+  page_title: { type: ['string', 'null'], description: "The page's title; null when it has none." },
+  open_graph: {
+    type: 'object',
+    description: "The page's Open Graph properties.",
+    properties: Object.fromEntries(['title', 'description', 'image', 'url', 'type', 'site_name'].map((name) => [name, { type: ['string', 'null'] }])),
+  },
+  icon: { type: ['object', 'null'], description: "The page's icon; null when it names none.", properties: { url: { type: 'string' }, type: { type: ['string', 'null'] } } },
+  fonts: { type: 'array', items: { type: 'string' }, description: 'Font families the page used.' },
+  http_response_status_code: { type: ['integer', 'null'], description: "The status of the main document's response; null without one (html, markdown)." },
+  http_response_headers: { type: 'object', additionalProperties: { type: 'string' }, description: "The main document's response headers." },
+  content: {
+    type: 'object',
+    description: "The page's content, stored as a file of its own, in metadata_content_format.",
+    properties: { url: { type: 'string', format: 'uri' }, format: parameterByName.has('metadata_content_format') ? parameterSchema(parameterByName.get('metadata_content_format')!) : { type: 'string' } },
+  },
+};
+
+/** The metadata fields a request can ask for: one per `metadata_*` row. */
+export function metadataFieldNames(): string[] {
+  return parameters.filter((p) => p.name.startsWith('metadata_') && p.type.kind === 'boolean').map((p) => p.name.slice('metadata_'.length));
+}
+
+function metadataSchema(): Json {
+  const properties = Object.fromEntries(metadataFieldNames().map((field) => [field, metadataFields[field] ?? { description: `With metadata_${field}=true.` }]));
+  return { type: 'object', description: 'What the metadata_* parameters asked for, one field each.', properties };
+}
+
+/** The formats a render record names (aliases normalised). */
+const recordFormat = () => ({ type: 'string', enum: outputFormats().map(({ format }) => format) });
+
+function schemas(): Json {
+  const codes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code));
+  return {
+    Error: {
+      type: 'object',
+      required: ['is_successful', 'error_code', 'error_message'],
+      properties: {
+        is_successful: { const: false },
+        error_code: { type: 'string', enum: codes },
+        error_message: { type: 'string' },
+        error_details: {
+          type: 'array',
+          description: 'The offending parameters (request_not_valid), selectors (selector_not_found) or the script error (script_error).',
+          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' } } },
+        },
+        returned_status_code: { type: 'integer', description: 'host_returned_error, matched_failed_request: the status the site answered.' },
+        failed_request_url: { type: 'string', description: 'matched_failed_request: the sub-request that failed.' },
+        matched_string: { type: 'string', description: 'content_missing_specified_string, content_contains_specified_string.' },
+      },
+    },
+    Metadata: metadataSchema(),
+    TakeJsonAnswer: {
+      type: 'object',
+      required: ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes'],
+      properties: {
+        is_successful: { const: true },
+        render_id: { type: 'string', format: 'uuid' },
+        file_url: { type: 'string', format: 'uri', description: 'The file, fetched without an access key.' },
+        format: recordFormat(),
+        size_bytes: { type: 'integer' },
+        metadata: ref('Metadata'),
+      },
+    },
+    AsyncAnswer: {
+      type: 'object',
+      required: ['is_successful', 'render_id', 'status', 'status_url'],
+      properties: {
+        is_successful: { const: true },
+        render_id: { type: 'string', format: 'uuid' },
+        status: { const: 'pending' },
+        status_url: { type: 'string', format: 'uri', description: 'GET /api/renders/{renderId} with the same access key.' },
+      },
+    },
+    RenderStatus: {
+      type: 'object',
+      required: ['render_id', 'status', 'created_at'],
+      properties: {
+        render_id: { type: 'string', format: 'uuid' },
+        status: { type: 'string', enum: [...renderStatuses] },
+        file_url: { type: 'string', format: 'uri' },
+        error_code: { type: 'string' },
+        error_message: { type: 'string' },
+        external_identifier: { type: 'string' },
+        created_at: { type: 'string', format: 'date-time' },
+        finished_at: { type: 'string', format: 'date-time' },
+        metadata: ref('Metadata'),
+      },
+    },
+    WebhookPayload: {
+      type: 'object',
+      required: ['id', 'type', 'created_at', 'data'],
+      properties: {
+        id: { type: 'string', description: 'The delivery id, the same on every attempt (= webhook-id).' },
+        type: { type: 'string', enum: ['render.succeeded', 'render.failed'] },
+        created_at: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object',
+          required: ['render_id', 'format'],
+          properties: {
+            render_id: { type: 'string', format: 'uuid' },
+            url: { type: 'string', description: 'The page rendered; absent for an html or markdown document.' },
+            format: recordFormat(),
+            file_url: { type: 'string', format: 'uri', description: 'render.succeeded only.' },
+            size_bytes: { type: 'integer', description: 'render.succeeded only.' },
+            error_code: { type: 'string', enum: codes, description: 'render.failed only.' },
+            error_message: { type: 'string', description: 'render.failed only.' },
+            external_identifier: { type: 'string' },
+            metadata: ref('Metadata'),
+          },
+        },
+      },
+    },
+  };
+}
+
+/** One response per status of `codes`, each listing its codes and what they mean. */
+function errorResponses(codes: readonly ErrorCode[]): Json {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const { status } = errorTable[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, statusCodes]) => [
+      String(status),
+      {
+        description: statusCodes.map((code) => `\`${code}\`: ${errorTable[code].message}`).join('\n\n'),
+        ...(retryAfterStatuses.has(status) ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } } } } : {}),
+        content: { 'application/json': { schema: { allOf: [ref('Error')], properties: { error_code: { enum: statusCodes } } } } },
+      },
+    ]),
+  );
+}
+
+const renderIdHeader = { 'X-Render-Id': { description: 'The render id.', schema: { type: 'string', format: 'uuid' } } };
+
+/** The answers of /api/take: by format, JSON, async, a cached redirect, and every error. */
+function takeResponses(): Json {
+  const responseType = parameterByName.get('response_type');
+  const takeCodes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code) && code !== 'not_found');
+  return {
+    '200': {
+      description: `The render. response_type: ${responseType?.description ?? ''}`,
+      headers: {
+        ...renderIdHeader,
+        ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
+      },
+      content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },
+    },
+    '202': { description: 'async=true: accepted; the result is at status_url and in the webhook.', headers: renderIdHeader, content: { 'application/json': { schema: ref('AsyncAnswer') } } },
+    '302': {
+      description: 'A cached signed GET seen before: the file, at no charge (contract §6).',
+      headers: { Location: { description: 'The cached file.', schema: { type: 'string', format: 'uri' } }, ...renderIdHeader },
+    },
+    ...errorResponses(takeCodes),
+  };
+}
+
+const security = [{ AccessKeyHeader: [] }, { AccessKeyQuery: [] }];
+
+/** The OpenAPI 3.1 document of this service, addressed at `baseUrl`. */
+export function openApiDocument(baseUrl: string): Json {
+  const take = {
+    tags: ['render'],
+    description: `Renders a page. Exactly one of \`url\`, \`html\` and \`markdown\`. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups()}`,
+    security,
+    responses: takeResponses(),
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Shutterbus API',
+      version: packageJson.version,
+      summary: 'Screenshots of web pages over HTTP, with signed URLs and signed webhooks.',
+      description:
+        'A GET is signed over its raw query string up to `&signature=`, which comes last; a POST over its raw body, in `X-Signature` (lowercase hex HMAC-SHA256 keyed with the secret key). Checks run in this order: access key (401), email verification (403), signature (403), parameters (400), quota (402), rate (429). A failed request is never charged.',
+      license: { name: packageJson.license, identifier: packageJson.license },
+    },
+    servers: [{ url: baseUrl }],
+    tags: [
+      { name: 'render', description: 'Render a page, read a render, fetch its file.' },
+    ],
+    paths: {
+      '/api/take': {
+        get: { ...take, operationId: 'takeGet', summary: 'Render a page (query parameters)', parameters: queryParameters() },
+        post: {
+          ...take,
+          operationId: 'takePost',
+          summary: 'Render a page (JSON body)',
+          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
+          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: bodySchema() } } },
+        },
+      },
+      '/api/renders/{renderId}': {
+        get: {
+          tags: ['render'],
+          operationId: 'getRender',
+          summary: 'The state of a render',
+          description: "Another workspace's render answers like an unknown one.",
+          security,
+          parameters: [{ name: 'renderId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: {
+            '200': { description: 'The render.', content: { 'application/json': { schema: ref('RenderStatus') } } },
+            ...errorResponses(['access_key_invalid', 'not_found', 'temporary_unavailable', ...transportCodes]),
+          },
+        },
+      },
+      '/files/{fileName}': {
+        get: {
+          tags: ['render'],
+          operationId: 'getFile',
+          summary: 'A rendered file',
+          description: 'The unguessable name is the credential: no access key.',
+          security: [],
+          parameters: [{ name: 'fileName', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The file, cacheable until it expires.', headers: { ETag: { schema: { type: 'string' } } }, content: fileContent() },
+            '304': { description: 'If-None-Match matched.' },
+            ...errorResponses(['not_found', 'temporary_unavailable', ...transportCodes]),
+          },
+        },
+      },
+    },
+    webhooks: {
+      'render.ended': {
+        post: {
+          summary: 'A render with webhook_url ended',
+          description:
+            'One delivery per render, POSTed to webhook_url. Verify the raw body before trusting it: `X-Signature`, or the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with any Standard Webhooks library. A 2xx ends the delivery; anything else is retried on the schedule (honouring Retry-After); 410 stops it.',
+          parameters: [
+            { name: 'X-Webhook-Id', in: 'header', required: true, description: 'The delivery id (= body id), the same on every attempt.', schema: { type: 'string' } },
+            { name: 'X-Webhook-Timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+            { name: 'X-Signature', in: 'header', required: true, description: 'Lowercase hex HMAC-SHA256, keyed with the secret key, of "{X-Webhook-Timestamp}.{raw body}".', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+            { name: 'webhook-id', in: 'header', required: true, description: 'Standard Webhooks: the delivery id.', schema: { type: 'string' } },
+            { name: 'webhook-timestamp', in: 'header', required: true, description: 'Standard Webhooks: Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+            {
+              name: 'webhook-signature',
+              in: 'header',
+              required: true,
+              description: 'Standard Webhooks: "v1," + base64 HMAC-SHA256, keyed with the bytes of the secret key, of "{webhook-id}.{webhook-timestamp}.{raw body}".',
+              schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}$' },
+            },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookPayload') } } },
+          responses: {
+            '2XX': { description: 'Delivered: the delivery ends.' },
+            '410': { description: 'Gone: the delivery stops, no retry.' },
+            default: { description: 'Retried after the next delay of the schedule; dead-lettered after the last attempt.' },
+          },
+        },
+      },
+    },
+    components: {
+      schemas: schemas(),
+      securitySchemes: {
+        AccessKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Access-Key', description: "The workspace's access key." },
+        AccessKeyQuery: { type: 'apiKey', in: 'query', name: 'access_key', description: 'The access key in the query string (signed URLs carry it there); a POST may also send it in the body.' },
+      },
+    },
+  };
+}

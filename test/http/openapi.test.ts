@@ -1,0 +1,182 @@
+// The OpenAPI document and the /docs page: generated from the tables, valid OpenAPI 3.1, served offline.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadConfig } from '../../src/config.ts';
+import { contentTypes } from '../../src/domain/options.ts';
+import { parameterByName, parameters } from '../../src/domain/parameters.ts';
+import { errorTable, type ErrorCode } from '../../src/errors.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { metadataFieldNames } from '../../src/http/openapi.ts';
+import { parseTakeParams } from '../../src/http/params.ts';
+import { createLogger } from '../../src/log.ts';
+
+const openapi = suite('OpenAPI document and API reference');
+
+// The document and the page touch none of the render collaborators; NATS is down, which they must not mind.
+const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '3000' });
+const stub = {} as never;
+const app = buildApp({
+  config,
+  log: createLogger(config),
+  renderQueue: stub,
+  fileStore: stub,
+  workspaces: stub,
+  settlement: stub,
+  renderCache: stub,
+  checkTarget: async (raw: string) => new URL(raw),
+  readiness: [],
+  natsLink: { isUp: false } as never,
+});
+
+type Json = Record<string, any>;
+let document: Json;
+
+openapi.before(async () => {
+  const answer = await app.inject({ url: '/openapi.json' });
+  assert.is(answer.statusCode, 200);
+  assert.match(answer.headers['content-type'] as string, /^application\/json/);
+  document = answer.json();
+});
+openapi.after(() => app.close());
+
+/** Resolves a local $ref. */
+const resolve = (node: Json): Json => (node.$ref ? node.$ref.slice(2).split('/').reduce((at: Json, key: string) => at[key], document) : node);
+
+openapi('validates as OpenAPI 3.1 (and the validator refuses a broken copy)', async () => {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(document));
+  assert.equal(result.errors, undefined, JSON.stringify(result.errors, null, 1));
+  assert.ok(result.valid);
+  assert.is(validator.version, '3.1');
+  const broken = structuredClone(document);
+  delete broken.paths['/api/take'].get.parameters[0].in;
+  assert.not.ok((await new Validator().validate(broken)).valid, 'a parameter without "in" is refused');
+});
+
+openapi('every row of the parameter table is a GET query parameter with its type, range, default and description', () => {
+  const query = new Map<string, Json>(document.paths['/api/take'].get.parameters.map((p: Json) => [p.name, p]));
+  assert.equal([...query.keys()].sort(), parameters.map((p) => p.name).sort());
+  for (const row of parameters) {
+    const documented = query.get(row.name)!;
+    assert.is(documented.in, 'query', row.name);
+    assert.ok(row.description.trim().length > 0 && documented.description.startsWith(row.description), `${row.name}: its description`);
+    const schema = documented.schema;
+    const type = row.type.kind === 'list' ? row.type.item : row.type;
+    if (row.type.kind === 'list') {
+      assert.is(schema.type, 'array', `${row.name} is an array`);
+      assert.is(documented.explode, true, `${row.name}: a GET repeats the key`);
+      assert.is(schema.maxItems, row.type.maxItems);
+    }
+    const item = row.type.kind === 'list' ? schema.items : schema;
+    const expectedType = type.kind === 'enum' ? 'string' : type.kind;
+    assert.is(item.type, expectedType, `${row.name}: type`);
+    if (type.kind === 'integer' || type.kind === 'number') assert.equal([item.minimum, item.maximum], [type.min, type.max], `${row.name}: range`);
+    if (type.kind === 'string') assert.is(item.maxLength, type.maxLength, `${row.name}: length`);
+    if (type.kind === 'enum') assert.equal(item.enum, [...type.values], `${row.name}: values`);
+    if (row.default !== undefined) assert.equal(schema.default, row.default, `${row.name}: default`);
+    if (row.defaultText) assert.ok(documented.description.includes(row.defaultText), `${row.name}: default in words`);
+  }
+});
+
+openapi('the POST body has every parameter but the GET-only ones, under the same schema, and nothing else', () => {
+  const body = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
+  const query = new Map<string, Json>(document.paths['/api/take'].get.parameters.map((p: Json) => [p.name, p]));
+  assert.is(body.additionalProperties, false);
+  assert.equal(Object.keys(body.properties).sort(), parameters.filter((p) => p.only !== 'GET').map((p) => p.name).sort());
+  for (const [name, schema] of Object.entries<Json>(body.properties)) {
+    const { description: _description, ...shape } = schema;
+    assert.equal(shape, query.get(name)!.schema, name);
+  }
+});
+
+openapi('the document names exactly the parameters the parser accepts', () => {
+  const names: string[] = document.paths['/api/take'].get.parameters.map((p: Json) => p.name);
+  const unknown = (name: string) => {
+    const parsed = parseTakeParams({ kind: 'query', entries: [[name, 'x']] });
+    return 'problems' in parsed && parsed.problems.some((p) => p.parameter === name && p.message === 'is not a known parameter');
+  };
+  for (const name of names) assert.not.ok(unknown(name), `${name} is accepted`);
+  assert.ok(unknown('not_a_parameter'));
+});
+
+openapi('success answers: bytes by format, JSON, async, a cached redirect', () => {
+  const responses = document.paths['/api/take'].get.responses;
+  const format = parameterByName.get('format')!.type;
+  assert.is(format.kind, 'enum');
+  const content = responses['200'].content;
+  for (const value of format.kind === 'enum' ? format.values : []) {
+    const contentType = (contentTypes as Record<string, string>)[value];
+    if (contentType === undefined) continue; // an alias (jpg) answers as the format it names
+    assert.ok(content[contentType], `format=${value}: ${contentType}`);
+  }
+  assert.ok(Object.keys(contentTypes).some((name) => content[(contentTypes as Record<string, string>)[name]]));
+  assert.ok(responses['200'].headers['X-Render-Id']);
+  const answer = resolve(content['application/json'].schema);
+  assert.equal(answer.required, ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes']);
+  assert.is(resolve(answer.properties.metadata).type, 'object');
+  assert.equal(resolve(responses['202'].content['application/json'].schema).properties.status, { const: 'pending' });
+  assert.ok(responses['302'].headers.Location);
+  const status = resolve(document.paths['/api/renders/{renderId}'].get.responses['200'].content['application/json'].schema);
+  assert.equal(status.properties.status.enum, ['pending', 'rendering', 'succeeded', 'failed']);
+});
+
+openapi('every metadata_* parameter has its field documented', () => {
+  const metadata = document.components.schemas.Metadata.properties;
+  for (const field of metadataFieldNames()) assert.ok(metadata[field]?.type, `metadata.${field} has a schema`);
+});
+
+openapi('every error code the API answers is documented under its status, with the error body', () => {
+  const documented = new Map<string, number>();
+  for (const path of Object.values<Json>(document.paths)) {
+    for (const [status, response] of Object.entries<Json>(path.get.responses)) {
+      const schema = response.content?.['application/json']?.schema;
+      if (!schema?.allOf) continue;
+      assert.is(schema.allOf[0].$ref, '#/components/schemas/Error');
+      for (const code of schema.properties.error_code.enum) documented.set(code, Number(status));
+    }
+  }
+  for (const code of Object.keys(errorTable) as ErrorCode[]) {
+    if (code === 'forbidden') continue; // the CLI's and the dashboard's, never the API's
+    assert.is(documented.get(code), errorTable[code].status, code);
+  }
+  assert.ok(document.paths['/api/take'].get.responses['429'].headers['Retry-After']);
+});
+
+openapi('the webhook: payload, both header sets, and the access key schemes', () => {
+  const hook = document.webhooks['render.ended'].post;
+  const headers = hook.parameters.map((p: Json) => `${p.in}:${p.name}`);
+  for (const name of ['X-Webhook-Id', 'X-Webhook-Timestamp', 'X-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) assert.ok(headers.includes(`header:${name}`), name);
+  const payload = resolve(hook.requestBody.content['application/json'].schema);
+  assert.equal(payload.properties.type.enum, ['render.succeeded', 'render.failed']);
+  assert.ok(payload.properties.data.properties.render_id);
+  assert.equal(document.components.securitySchemes.AccessKeyHeader, { type: 'apiKey', in: 'header', name: 'X-Access-Key', description: document.components.securitySchemes.AccessKeyHeader.description });
+  assert.is(document.components.securitySchemes.AccessKeyQuery.name, 'access_key');
+  assert.equal(document.paths['/api/take'].get.security, [{ AccessKeyHeader: [] }, { AccessKeyQuery: [] }]);
+});
+
+openapi('/docs is an HTML page whose every asset this service serves itself (no CDN), NATS or not', async () => {
+  for (const url of ['/docs', '/docs/']) {
+    const page = await app.inject({ url });
+    assert.is(page.statusCode, 200, url);
+    assert.match(page.headers['content-type'] as string, /^text\/html/);
+    assert.not.match(page.body, /(src|href)="(https?:)?\/\//, 'no asset from elsewhere');
+    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => new URL(match[1], `http://127.0.0.1${url}`).pathname);
+    assert.ok(assets.length >= 4);
+    for (const asset of assets) assert.is((await app.inject({ url: asset })).statusCode, 200, asset);
+  }
+  const initializer = await app.inject({ url: '/docs/static/swagger-initializer.js' });
+  assert.match(initializer.body, /validatorUrl: null/, 'no call to the online validator');
+  assert.equal((await app.inject({ url: '/docs/json' })).json(), document);
+});
+
+openapi('unknown paths under /docs keep the contract 404; the API still needs NATS', async () => {
+  for (const url of ['/docs/static/nope.js', '/docs/static/../../package.json', '/docs/nope']) {
+    const answer = await app.inject({ url });
+    assert.is(answer.statusCode, 404, url);
+    assert.is(answer.json().error_code, 'not_found', url);
+  }
+  assert.is((await app.inject({ url: '/api/take?url=https://example.com' })).statusCode, 503);
+});
+
+openapi.run();
