@@ -38,9 +38,9 @@ export function layout(options: { title: string; viewer?: Viewer; active?: strin
 <body>
 <header class="top"><div class="bar">
   <a class="brand" href="/dashboard">Shutter<span>bus</span></a>
+  <nav class="tabs">${viewer ? tabs.map(([path, label]) => html`<a href="/dashboard/${path}"${active === path ? html` aria-current="page"` : ''}>${label}</a>`) : ''}<a href="/docs">API reference</a></nav>
   ${viewer
-    ? html`<nav class="tabs">${tabs.map(([path, label]) => html`<a href="/dashboard/${path}"${active === path ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
-  <div class="who">
+    ? html`<div class="who">
     ${viewer.workspaceIds.length > 1
       ? html`<form class="row" method="post" action="/dashboard/switch">${csrfField(viewer.csrf)}
         <select name="workspace_id" aria-label="Workspace">${viewer.workspaceIds.map((id) => html`<option value="${id}"${id === viewer.workspaceId ? html` selected` : ''}>${id}</option>`)}</select>
