@@ -50,8 +50,10 @@ function headerOf(headers: HeaderSource, name: string): string | undefined {
 }
 
 /**
- * True when a webhook delivery is genuine: `X-Signature` is the HMAC of `"{X-Webhook-Timestamp}.{raw body}"`
- * with the secret key, and the timestamp is within `toleranceSeconds` of now (either way).
+ * True when a webhook delivery is genuine, by either header set it carries (contract §8):
+ * `X-Signature`, the hex HMAC of `"{X-Webhook-Timestamp}.{raw body}"`, or the Standard Webhooks
+ * `webhook-signature`, a `v1,` base64 HMAC of `"{webhook-id}.{webhook-timestamp}.{raw body}"`; both
+ * keyed with the secret key, and the timestamp within `toleranceSeconds` of now (either way).
  * Pass the raw body bytes as received, not a re-serialised object.
  */
 export function verifyWebhook(
@@ -61,11 +63,31 @@ export function verifyWebhook(
   toleranceSeconds = 300,
   now: number = Date.now(),
 ): boolean {
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const fresh = (timestamp: string | undefined): timestamp is string =>
+    timestamp !== undefined && /^\d{1,12}$/.test(timestamp) && Math.abs(now / 1000 - Number(timestamp)) <= toleranceSeconds;
+  return verifyOwn(secretKey, headers, body, fresh) || verifyStandard(secretKey, headers, body, fresh);
+}
+
+/** `X-Webhook-Timestamp` and `X-Signature`. */
+function verifyOwn(secretKey: string, headers: HeaderSource, body: Buffer, fresh: (timestamp: string | undefined) => boolean): boolean {
   const timestamp = headerOf(headers, 'x-webhook-timestamp');
   const signature = headerOf(headers, 'x-signature');
-  if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp) || !/^[0-9a-f]{64}$/.test(signature)) return false;
-  if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return false;
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  if (!fresh(timestamp) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
   const expected = createHmac('sha256', secretKey).update(`${timestamp}.`).update(body).digest();
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
+}
+
+/** `webhook-id`, `webhook-timestamp` and `webhook-signature` (Standard Webhooks: space-separated `v1,<base64>` entries). */
+function verifyStandard(secretKey: string, headers: HeaderSource, body: Buffer, fresh: (timestamp: string | undefined) => boolean): boolean {
+  const id = headerOf(headers, 'webhook-id');
+  const timestamp = headerOf(headers, 'webhook-timestamp');
+  const signatures = headerOf(headers, 'webhook-signature');
+  if (!id || !fresh(timestamp) || !signatures) return false;
+  const expected = createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(`${id}.${timestamp}.`).update(body).digest();
+  return signatures.split(' ').some((entry) => {
+    const [version, signature] = entry.split(',');
+    if (version !== 'v1' || !signature || !/^[A-Za-z0-9+/]{43}=$/.test(signature)) return false;
+    return timingSafeEqual(expected, Buffer.from(signature, 'base64'));
+  });
 }

@@ -1,4 +1,5 @@
 // One webhook attempt: check the address again, sign, POST to the pinned address, read the verdict.
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -26,7 +27,11 @@ export interface DeliveryAttempt {
   timestamp?: number;
 }
 
-/** The headers of a signed delivery (contract §8). */
+/**
+ * The headers of a signed delivery (contract §8): ours, and the same id, timestamp and a signature
+ * under the Standard Webhooks names, so that its libraries verify a delivery as they are (the key is
+ * the secret key's bytes: `new Webhook(secretKey, { format: 'raw' })`).
+ */
 export function webhookHeaders(id: string, body: string, secretKey: string, timestamp: number): Record<string, string> {
   return {
     'content-type': 'application/json',
@@ -34,6 +39,9 @@ export function webhookHeaders(id: string, body: string, secretKey: string, time
     'x-webhook-id': id,
     'x-webhook-timestamp': String(timestamp),
     'x-signature': hmacHex(secretKey, `${timestamp}.${body}`),
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `v1,${createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(`${id}.${timestamp}.${body}`).digest('base64')}`,
   };
 }
 
