@@ -14,7 +14,7 @@
 
 import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
-import type { ImageFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
+import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import type { RenderRequest } from '../src/domain/render.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
@@ -70,7 +70,7 @@ interface FailureVerdict {
  * image in hand), `failed` (final: record it), `retryLater` (hand the wait to the broker).
  */
 export type RenderOutput =
-  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: ImageFormat; size_bytes: number }
+  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number }
   | ({ status: 'failed' } & FailureVerdict)
   | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 

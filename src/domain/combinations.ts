@@ -1,6 +1,7 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
+import { imageFormats } from './options.ts';
 
 /** One refused parameter, as `error_details` lists it. */
 export interface Refusal {
@@ -133,7 +134,15 @@ const rules: Rule[] = [
     if (set.length < clip.length) return clip.filter((name) => !set.includes(name)).map((parameter) => ({ parameter, message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height' }));
     return ['selector', 'full_page'].filter((name) => values[name] !== undefined && values[name] !== false).map((name) => ({ parameter: 'clip_x', message: `not with ${name}` }));
   },
-  (values) => (values.omit_background === true && ['jpeg', 'jpg'].includes(String(values.format)) ? [{ parameter: 'omit_background', message: 'needs a format with transparency: png or webp' }] : []),
+  (values) => (values.omit_background === true && !['png', 'webp', undefined].includes(values.format as string | undefined) ? [{ parameter: 'omit_background', message: 'needs a format with transparency: png or webp' }] : []),
+  // A PDF, HTML or Markdown is the whole document: no rectangle to cut, no image to scale.
+  (values) => {
+    const format = String(values.format ?? 'png');
+    if (format === 'jpg' || imageFormats.includes(format as never)) return [];
+    const imageOnly = ['selector', 'clip_x', 'clip_y', 'clip_width', 'clip_height', 'image_width', 'image_height', 'metadata_image_size'];
+    return imageOnly.filter((name) => given(values, name) && values[name] !== false).map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
+  },
+  (values) => (values.format === 'pdf' ? [] : Object.keys(values).filter((name) => name.startsWith('pdf_')).map((parameter) => ({ parameter, message: 'needs format=pdf' }))),
 ];
 
 /** Every refusal the rules find in parsed values. */

@@ -1,8 +1,10 @@
 // Rendered files' names: unguessable, carrying the day they may be swept, served under BASE_URL/files/.
 import { randomBytes } from 'node:crypto';
-import type { ImageFormat } from './options.ts';
+import type { OutputFormat } from './options.ts';
 
-const extensions: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
+const extensions: Record<OutputFormat, string> = {
+  png: 'png', jpeg: 'jpg', webp: 'webp', gif: 'gif', avif: 'avif', tiff: 'tiff', pdf: 'pdf', html: 'html', markdown: 'md',
+};
 
 /** How long a file is kept when nothing asks for longer: as long as the render records that point at it. */
 export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
@@ -11,13 +13,13 @@ export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
  * File names are the UTC day the file expires (YYYYMMDD), a dash, 32 random hex characters and
  * the extension: unguessable, so served without a key, and sweepable a whole day at a time.
  */
-const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp)$/;
+const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|pdf|html|md)$/;
 
 /** The UTC day of a moment as file names carry it (YYYYMMDD). */
 export const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replaceAll('-', '');
 
-/** A new unguessable file name for an image of this format that may be deleted after `expiresAt`. */
-export function newFileName(format: ImageFormat, expiresAt: Date): string {
+/** A new unguessable file name for a file of this format that may be deleted after `expiresAt`. */
+export function newFileName(format: OutputFormat, expiresAt: Date): string {
   // Kept to the end of its expiry day, so a file never goes before the cache entry pointing at it.
   return `${dayOf(expiresAt)}-${randomBytes(16).toString('hex')}.${extensions[format]}`;
 }

@@ -1,8 +1,15 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
+import type { PageMetadata } from './metadata.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type ImageFormat = 'png' | 'jpeg' | 'webp';
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'pdf' | 'html' | 'markdown';
+
+/** The output formats that are images (the others are a PDF or text). */
+export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff'];
+
+/** Paper sizes of `pdf_paper_format`. */
+export type PaperFormat = 'a0' | 'a1' | 'a2' | 'a3' | 'a4' | 'a5' | 'a6' | 'letter' | 'legal' | 'tabloid';
 
 /** A condition navigation (or a script) waits for; `networkidle` is `networkidle0`. */
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'networkidle0' | 'networkidle2';
@@ -13,7 +20,7 @@ export interface RenderOptions {
   url?: string;
   html?: string;
   markdown?: string;
-  format: ImageFormat;
+  format: OutputFormat;
   image_quality: number;
   image_width?: number;
   image_height?: number;
@@ -73,6 +80,27 @@ export interface RenderOptions {
   clip_height?: number;
   omit_background: boolean;
 
+  pdf_print_background: boolean;
+  pdf_fit_one_page: boolean;
+  pdf_landscape: boolean;
+  pdf_paper_format: PaperFormat;
+  /** CSS lengths (`10mm`, `0.5in`, `20px`): all sides, then each side. */
+  pdf_margin?: string;
+  pdf_margin_top?: string;
+  pdf_margin_right?: string;
+  pdf_margin_bottom?: string;
+  pdf_margin_left?: string;
+
+  metadata_image_size: boolean;
+  metadata_page_title: boolean;
+  metadata_open_graph: boolean;
+  metadata_icon: boolean;
+  metadata_fonts: boolean;
+  metadata_http_response_status_code: boolean;
+  metadata_http_response_headers: boolean;
+  metadata_content: boolean;
+  metadata_content_format: 'html' | 'markdown';
+
   ignore_host_errors: boolean;
   error_on_selector_not_found: boolean;
   fail_if_request_failed: string[];
@@ -87,10 +115,16 @@ export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions,
 export const FULL_PAGE_MAX_HEIGHT = 16384;
 
 /** Content-Type of each output format. */
-export const contentTypes: Record<ImageFormat, string> = {
+export const contentTypes: Record<OutputFormat, string> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
   webp: 'image/webp',
+  gif: 'image/gif',
+  avif: 'image/avif',
+  tiff: 'image/tiff',
+  pdf: 'application/pdf',
+  html: 'text/html; charset=utf-8',
+  markdown: 'text/markdown; charset=utf-8',
 };
 
 /** One sub-request the page made, as the failure rules see it. */
@@ -114,6 +148,8 @@ export interface PageObservation {
   visibleText: string;
   /** Selectors (selector / scroll_into_view) that matched nothing. */
   missingSelectors: string[];
-  /** The captured image. */
+  /** The output in its format: the image, the PDF, the HTML or the Markdown. */
   image: Buffer;
+  /** What the metadata_* options asked for, gathered in the same page visit; absent when none. */
+  metadata?: PageMetadata;
 }

@@ -13,7 +13,7 @@ export type ValueType =
 export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
 
 /** Where a parameter belongs in the API reference. */
-export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'capture' | 'output' | 'failure' | 'cache' | 'async';
+export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async';
 
 /** One row of the table. */
 export interface Parameter {
@@ -38,6 +38,7 @@ const integer = (min: number, max: number): ValueType => ({ kind: 'integer', min
 const number = (min: number, max: number): ValueType => ({ kind: 'number', min, max });
 const oneOf = (...values: string[]): ValueType => ({ kind: 'enum', values });
 const listOf = (item: ValueType, maxItems = 50): ParameterType => ({ kind: 'list', item, maxItems });
+const cssLength = text(32, /^(0|\d{1,4}(\.\d{1,3})?(px|in|cm|mm))$/, 'a CSS length in px, in, cm or mm (e.g. 10mm)');
 
 /** The table, in the order the API reference lists it. */
 export const parameters: readonly Parameter[] = [
@@ -99,11 +100,32 @@ export const parameters: readonly Parameter[] = [
   { name: 'clip_height', type: integer(1, 16_384), group: 'capture', role: 'option', description: 'Height of the rectangle to capture.' },
   { name: 'omit_background', type: flag, default: false, group: 'capture', role: 'option', description: 'Transparent where the page paints no background (png and webp).' },
 
-  { name: 'format', type: oneOf('png', 'jpeg', 'jpg', 'webp'), default: 'png', group: 'output', role: 'option', description: 'Image format; jpg is jpeg.' },
-  { name: 'image_quality', type: integer(1, 100), default: 80, group: 'output', role: 'option', description: 'Quality of jpeg and webp images.' },
+  { name: 'format', type: oneOf('png', 'jpeg', 'jpg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'), default: 'png', group: 'output', role: 'option', description: 'Output format: an image (jpg is jpeg), pdf (the printed document), html (the DOM after scripts) or markdown (the main content).' },
+  { name: 'image_quality', type: integer(1, 100), default: 80, group: 'output', role: 'option', description: 'Quality of jpeg, webp and avif images.' },
   { name: 'image_width', type: integer(1, 7680), group: 'output', role: 'option', description: 'Scale the image to this width (aspect kept when image_height is not given).' },
   { name: 'image_height', type: integer(1, 7680), group: 'output', role: 'option', description: 'Scale the image to this height (aspect kept when image_width is not given).' },
-  { name: 'response_type', type: oneOf('by_format', 'json'), default: 'by_format', group: 'output', role: 'control', description: 'by_format: the image bytes; json: a JSON description with the file URL.' },
+  { name: 'response_type', type: oneOf('by_format', 'json', 'empty'), default: 'by_format', group: 'output', role: 'control', description: 'by_format: the file\'s bytes; json: a JSON description with the file URL and metadata; empty: 200 with no body.' },
+  { name: 'attachment_name', type: text(200), group: 'output', role: 'control', description: 'Answer the bytes with Content-Disposition: attachment and this file name.' },
+
+  { name: 'pdf_print_background', type: flag, default: true, group: 'pdf', role: 'option', description: 'Print backgrounds in the PDF.' },
+  { name: 'pdf_fit_one_page', type: flag, default: false, group: 'pdf', role: 'option', description: 'One page as wide and tall as the document.' },
+  { name: 'pdf_landscape', type: flag, default: false, group: 'pdf', role: 'option', description: 'Landscape paper.' },
+  { name: 'pdf_paper_format', type: oneOf('a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'letter', 'legal', 'tabloid'), default: 'a4', group: 'pdf', role: 'option', description: 'Paper size of the PDF.' },
+  { name: 'pdf_margin', type: cssLength, group: 'pdf', role: 'option', description: 'Margin of every side (10mm, 0.5in, 20px); the pdf_margin_* of a side win.' },
+  { name: 'pdf_margin_top', type: cssLength, group: 'pdf', role: 'option', description: 'Top margin.' },
+  { name: 'pdf_margin_right', type: cssLength, group: 'pdf', role: 'option', description: 'Right margin.' },
+  { name: 'pdf_margin_bottom', type: cssLength, group: 'pdf', role: 'option', description: 'Bottom margin.' },
+  { name: 'pdf_margin_left', type: cssLength, group: 'pdf', role: 'option', description: 'Left margin.' },
+
+  { name: 'metadata_image_size', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add image_size {width, height} of the output image.' },
+  { name: 'metadata_page_title', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add page_title, the document\'s title.' },
+  { name: 'metadata_open_graph', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add open_graph {title, description, image, url, type, site_name}, URLs absolute.' },
+  { name: 'metadata_icon', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add icon {url, type}, the page\'s icon link, URL absolute.' },
+  { name: 'metadata_fonts', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add fonts, the family names the page\'s text is set in.' },
+  { name: 'metadata_http_response_status_code', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add http_response_status_code of the main document.' },
+  { name: 'metadata_http_response_headers', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add http_response_headers of the main document.' },
+  { name: 'metadata_content', type: flag, default: false, group: 'metadata', role: 'option', description: 'Add content {url, format}: the page\'s HTML or Markdown, stored as a file.' },
+  { name: 'metadata_content_format', type: oneOf('html', 'markdown'), default: 'html', group: 'metadata', role: 'option', description: 'Format of metadata_content: html or markdown.' },
 
   { name: 'ignore_host_errors', type: flag, default: false, group: 'failure', role: 'option', description: 'Capture the page even when its main document answered 4xx or 5xx.' },
   { name: 'error_on_selector_not_found', type: flag, default: false, group: 'failure', role: 'option', description: 'Fail with selector_not_found when selector or scroll_into_view matches nothing.' },

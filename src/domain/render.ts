@@ -1,6 +1,6 @@
 // A render's own vocabulary: the request the ingress accepts, the record the world reads, and their rules.
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
-import type { ImageFormat, RenderOptions } from './options.ts';
+import type { OutputFormat, RenderOptions } from './options.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -29,7 +29,7 @@ export interface RenderRecord {
   status: RenderStatus;
   /** The page's URL; absent for a render of an html or markdown document. */
   url?: string;
-  format: ImageFormat;
+  format: OutputFormat;
   created_at: string;
   started_at?: string;
   finished_at?: string;

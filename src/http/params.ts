@@ -1,5 +1,5 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
-import { renderDefaults, type ImageFormat, type RenderOptions } from '../domain/options.ts';
+import { renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
@@ -112,7 +112,7 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
     // A device preset sets viewport, scale, mobile, touch and user agent; options given explicitly win.
     ...(values.viewport_device !== undefined ? presetOptions(String(values.viewport_device)) : {}),
     ...given('option'),
-    format: values.format === 'jpg' ? 'jpeg' : ((values.format as ImageFormat | undefined) ?? renderDefaults.format),
+    format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
   };
   const control = { ...controlDefaults, ...given('control') } as unknown as TakeControl;
   return { request: { options, control } };

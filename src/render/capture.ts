@@ -4,11 +4,12 @@
 import type { BrowserHost } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { applyEmulation } from './emulation.ts';
-import { finishImage } from './image.ts';
+import { wantsMetadata } from '../domain/metadata.ts';
+import { gatherMetadata } from './metadata.ts';
+import { makeOutput } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
-import { capture } from './screenshot.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -23,7 +24,8 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
     try {
       undo.push(await applyEmulation(page, session, options, deadline));
       undo.push(await applyRequestSettings(page, session, options, deadline));
-      const { finalUrl, mainStatus } = await navigate(page, options, deadline);
+      const navigation = await navigate(page, options, deadline);
+      const { finalUrl, mainStatus } = navigation;
       undo.push(await runPageActions(page, options, deadline));
       await settle(options.delay, deadline);
       const missingSelectors: string[] = [];
@@ -33,11 +35,12 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       // Reading the text lays the page out once more: only when a content rule will look at it.
       const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
       const visibleText = needsText ? await readVisibleText(page, deadline) : '';
-      const captured = await capture(page, options, deadline, session);
-      if (options.selector && !captured.selectorFound) missingSelectors.push(options.selector);
-      const image = await finishImage(captured.image, options);
+      const output = await makeOutput(page, options, deadline, session);
+      if (options.selector && !output.selectorFound) missingSelectors.push(options.selector);
+      const image = output.bytes;
+      const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;
       succeeded = true;
-      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image };
+      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}) };
     } finally {
       subRequests.stop();
       // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed

@@ -2,6 +2,7 @@
 
 import type { CDPSession, Page } from 'playwright-core';
 import { FULL_PAGE_MAX_HEIGHT, type RenderOptions } from '../domain/options.ts';
+import { captureFormat } from './image.ts';
 import { findElement, untilAborted } from './steps.ts';
 
 /** The captured image and whether `selector` (when asked for) matched an element. */
@@ -11,7 +12,8 @@ export interface Capture {
 }
 
 /**
- * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike:
+ * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike
+ * (the other image formats are converted from a png by image.ts):
  * the `clip_*` rectangle, the element of `selector` (falling back to the viewport when none
  * matches), the whole page up to `full_page_max_height` CSS px (scrolled through first with
  * `full_page_scroll`), or the viewport, over `session` (a CDP session on the page). With
@@ -70,8 +72,8 @@ async function captureWith(session: CDPSession, clip: Clip | undefined, beyondVi
   // This session does not share Playwright's device-metrics override, so the clip's scale
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels.
   const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-    format: options.format,
-    ...(options.format === 'png' ? {} : { quality: options.image_quality }),
+    format: captureFormat(options.format),
+    ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
     clip: { ...clip, scale: options.device_scale_factor },
     captureBeyondViewport: beyondViewport,
   }));

@@ -12,6 +12,8 @@ import { type RenderOptions, type SubRequestOutcome, type WaitUntil } from '../d
 export interface Navigation {
   finalUrl: string;
   mainStatus: number | null;
+  /** The main document's response headers, read only for metadata_http_response_headers. */
+  mainHeaders?: Record<string, string>;
 }
 
 /** A running record of the page's sub-requests; `outcomes()` is a snapshot in finishing order. */
@@ -60,7 +62,8 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   // The egress proxy answers a refused or unreachable plain-http target itself, marking the response.
   const blocked = response ? blockedBy(response) : undefined;
   if (blocked) throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
-  return { finalUrl: page.url(), mainStatus: response?.status() ?? null };
+  const mainHeaders = options.metadata_http_response_headers && response ? await untilAborted(deadline, response.allHeaders()) : undefined;
+  return { finalUrl: page.url(), mainStatus: response?.status() ?? null, ...(mainHeaders ? { mainHeaders } : {}) };
 }
 
 /**

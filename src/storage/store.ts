@@ -4,7 +4,7 @@ import { Client } from 'minio';
 import type { Config } from '../config.ts';
 import { withTimeout } from '../retry.ts';
 import { dayOf } from '../domain/files.ts';
-import { contentTypes, type ImageFormat } from '../domain/options.ts';
+import { contentTypes, type OutputFormat } from '../domain/options.ts';
 
 /** A stored file's metadata as the files route needs it. */
 export interface StoredFile {
@@ -41,7 +41,7 @@ export class FileStore {
   }
 
   /** Stores an image under `fileName`; a store that does not answer within STORE_TIMEOUT_MS fails it. */
-  async put(fileName: string, image: Buffer, format: ImageFormat): Promise<void> {
+  async put(fileName: string, image: Buffer, format: OutputFormat): Promise<void> {
     const put = this.client.putObject(this.s3.bucket, objectKey(fileName), image, image.length, {
       'Content-Type': contentTypes[format],
     });

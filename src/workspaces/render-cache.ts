@@ -4,7 +4,7 @@ import type { KV } from '@nats-io/kv';
 import { LRUCache } from 'lru-cache';
 import { deleteJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
-import type { ImageFormat } from '../domain/options.ts';
+import type { OutputFormat } from '../domain/options.ts';
 
 /** One cache entry: a claim while its render runs, then the file until it expires. */
 export interface CacheEntry {
@@ -13,7 +13,7 @@ export interface CacheEntry {
   /** While rendering: when the claim lapses if its holder vanished (ms). */
   claimed_until?: number;
   file_name?: string;
-  format?: ImageFormat;
+  format?: OutputFormat;
   /** Once succeeded: when the entry stops answering (ms). */
   expires_at?: number;
 }

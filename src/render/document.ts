@@ -1,0 +1,86 @@
+// The formats that are the document rather than a picture of it: pdf (Chromium's print), html (the
+// DOM after scripts ran) and markdown (the page's main content, found by Mozilla's Readability in
+// the page and converted by node-html-markdown here).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import type { RenderOptions } from '../domain/options.ts';
+import { untilAborted } from './steps.ts';
+
+/**
+ * Prints the whole document to PDF: on `pdf_paper_format` paper (turned with `pdf_landscape`),
+ * or with `pdf_fit_one_page` on one page as wide and tall as the document; margins and
+ * backgrounds as asked.
+ */
+export async function printPdf(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Buffer> {
+  const margin = {
+    top: options.pdf_margin_top ?? options.pdf_margin,
+    right: options.pdf_margin_right ?? options.pdf_margin,
+    bottom: options.pdf_margin_bottom ?? options.pdf_margin,
+    left: options.pdf_margin_left ?? options.pdf_margin,
+  };
+  const paper = options.pdf_fit_one_page ? await onePage(page, margin, deadline) : { format: options.pdf_paper_format, landscape: options.pdf_landscape };
+  return untilAborted(deadline, page.pdf({ ...paper, margin, printBackground: options.pdf_print_background }));
+}
+
+type Margin = { top?: string; right?: string; bottom?: string; left?: string };
+
+// One page the size of the document plus its margins; anything the print layout pushes past it
+// (print styles may lay it out a little longer) is cut rather than spilt onto a second page.
+async function onePage(page: Page, margin: Margin, deadline: AbortSignal) {
+  const size = await untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`({
+    width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
+    height: Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight),
+  })`));
+  const width = size.width + pixels(margin.left) + pixels(margin.right);
+  const height = size.height + pixels(margin.top) + pixels(margin.bottom);
+  return { width: `${Math.ceil(width)}px`, height: `${Math.ceil(height) + 1}px`, pageRanges: '1' };
+}
+
+const PIXELS_PER_UNIT: Record<string, number> = { px: 1, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 };
+
+// A CSS length of the parameter table (px, in, cm, mm) in CSS pixels.
+function pixels(length: string | undefined): number {
+  const match = /^([\d.]+)(px|in|cm|mm)?$/.exec(length ?? '0');
+  return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2] ?? 'px'] : 0;
+}
+
+/** The document as the page holds it now, scripts' changes included, serialised with its doctype. */
+export async function serialiseHtml(page: Page, deadline: AbortSignal): Promise<string> {
+  return untilAborted(deadline, page.content());
+}
+
+let readabilitySource: string | undefined;
+type HtmlToMarkdown = (html: string) => string;
+let converter: Promise<HtmlToMarkdown> | undefined;
+
+// node-html-markdown is loaded on the first Markdown render, never before.
+function loadConverter(): Promise<HtmlToMarkdown> {
+  converter ??= import('node-html-markdown').then(({ NodeHtmlMarkdown }) => {
+    const translator = new NodeHtmlMarkdown();
+    return (html: string) => translator.translate(html);
+  });
+  return converter;
+}
+
+/**
+ * The page's main content as Markdown: Readability runs in the page on a copy of the document
+ * (no second navigation; relative links made absolute), its article becomes Markdown under the
+ * title as a heading. A page Readability finds no article in gives its whole body.
+ */
+export async function extractMarkdown(page: Page, deadline: AbortSignal): Promise<string> {
+  readabilitySource ??= readFileSync(createRequire(import.meta.url).resolve('@mozilla/readability/Readability.js'), 'utf8');
+  // Runtime.evaluate is not subject to the page's Content-Security-Policy; the script defines
+  // Readability inside this function only, and works on a clone, so the page is left as it was.
+  const article = await untilAborted(deadline, page.evaluate<{ title: string; content: string }>(`(() => {
+    const module = undefined; // Readability.js exports itself when it sees one: not onto the page's.
+    ${readabilitySource}
+    const article = new Readability(document.cloneNode(true)).parse();
+    if (article && article.content) return { title: article.title || document.title, content: article.content };
+    return { title: document.title, content: document.body ? document.body.innerHTML : '' };
+  })()`));
+  const toMarkdown = await loadConverter();
+  const body = toMarkdown(article.content).trim();
+  const title = article.title.trim();
+  return `${title && !body.startsWith('# ') ? `# ${title}\n\n` : ''}${body}\n`;
+}

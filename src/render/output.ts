@@ -1,0 +1,29 @@
+// The render's output in the format asked for: a screenshot (converted and scaled as asked), the
+// printed PDF, the serialised HTML or the Markdown of the main content.
+import type { CDPSession, Page } from 'playwright-core';
+import type { RenderOptions } from '../domain/options.ts';
+import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
+import { finishImage } from './image.ts';
+import { capture } from './screenshot.ts';
+
+/** The output file's bytes and whether `selector` (an image's, when asked for) matched an element. */
+export interface Output {
+  bytes: Buffer;
+  selectorFound: boolean;
+}
+
+/** Makes the output of `options.format` from the page as it stands. */
+export async function makeOutput(page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession): Promise<Output> {
+  switch (options.format) {
+    case 'pdf':
+      return { bytes: await printPdf(page, options, deadline), selectorFound: true };
+    case 'html':
+      return { bytes: Buffer.from(await serialiseHtml(page, deadline), 'utf8'), selectorFound: true };
+    case 'markdown':
+      return { bytes: Buffer.from(await extractMarkdown(page, deadline), 'utf8'), selectorFound: true };
+    default: {
+      const captured = await capture(page, options, deadline, session);
+      return { bytes: await finishImage(captured.image, options), selectorFound: captured.selectorFound };
+    }
+  }
+}
