@@ -97,23 +97,22 @@ export async function applyEmulation(page: Page, session: CDPSession, options: R
     untilAborted(deadline, (session.send as (method: string, params?: object) => Promise<unknown>)(method, params));
   try {
     if (wanted.mobile) {
-      // Mobile metrics over Playwright's own override (same size and scale), on a CDP session of
-      // their own: the capture's session keeps no metrics override, so its clip scale alone still
-      // makes width × scale pixels (src/render/steps.ts). The undo clears the override, closes
-      // that session and has Playwright apply its override again, as the pool keeps the page.
-      const metricsSession = await untilAborted(deadline, page.context().newCDPSession(page));
+      // Mobile metrics over Playwright's own override (same size and scale), on the capture's
+      // session: a capture is composed with its own session's metrics, so only there does a page
+      // laid out wider than the screen (its meta viewport) come out zoomed out, as a phone shows
+      // it. The undo clears the override and has Playwright apply its own again, as the pool
+      // keeps the page.
       undo.push(async () => {
-        await metricsSession.send('Emulation.clearDeviceMetricsOverride');
-        await metricsSession.detach();
+        await session.send('Emulation.clearDeviceMetricsOverride');
         const size = page.viewportSize();
         if (size) await page.setViewportSize(size);
       });
       const landscape = metrics.width > metrics.height;
-      await untilAborted(deadline, metricsSession.send('Emulation.setDeviceMetricsOverride', {
+      await send('Emulation.setDeviceMetricsOverride', {
         width: metrics.width, height: metrics.height, deviceScaleFactor: metrics.scale, mobile: true,
         screenWidth: metrics.width, screenHeight: metrics.height,
         screenOrientation: landscape ? { type: 'landscapePrimary', angle: 90 } : { type: 'portraitPrimary', angle: 0 },
-      }));
+      });
     }
     if (wanted.touch) {
       await send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });

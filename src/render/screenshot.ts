@@ -70,11 +70,13 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
 async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Capture> {
   clip ??= await viewportClip(session, options, deadline);
   // This session does not share Playwright's device-metrics override, so the clip's scale
-  // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels.
+  // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
+  // render's metrics are on this session itself (src/render/emulation.ts): its scale is in them.
+  const scale = (options.viewport_mobile ? 1 : options.device_scale_factor) * (clip.zoom ?? 1);
   const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
     format: captureFormat(options.format),
     ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
-    clip: { ...clip, scale: options.device_scale_factor },
+    clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
     captureBeyondViewport: beyondViewport,
   }));
   return { image: Buffer.from(shot.data, 'base64'), selectorFound };
@@ -90,7 +92,7 @@ async function growViewport(page: Page, clip: Clip, deadline: AbortSignal, undo:
 }
 
 /** A capture rectangle in document CSS px. */
-type Clip = { x: number; y: number; width: number; height: number };
+type Clip = { x: number; y: number; width: number; height: number; zoom?: number };
 
 // The element's box in document coordinates; undefined when nothing matches or it has no area.
 // With `undo` (capture_beyond_viewport=false) the element is first scrolled to the top of the
@@ -113,8 +115,11 @@ async function elementClip(page: Page, selector: string, deadline: AbortSignal, 
 
 // The visible viewport where it is scrolled to, in document coordinates.
 async function viewportClip(session: CDPSession, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
-  const { cssVisualViewport } = await untilAborted(deadline, session.send('Page.getLayoutMetrics'));
-  return { x: cssVisualViewport.pageX, y: cssVisualViewport.pageY, width: options.viewport_width, height: options.viewport_height };
+  const { cssVisualViewport: view } = await untilAborted(deadline, session.send('Page.getLayoutMetrics'));
+  // A mobile page laid out wider than the screen (its meta viewport) is shown zoomed out, as a
+  // phone shows it: the clip covers the whole visible page and is scaled down by the same zoom.
+  const zoom = view.scale > 0 && view.scale < 1 ? view.scale : 1;
+  return { x: view.pageX, y: view.pageY, width: options.viewport_width / zoom, height: options.viewport_height / zoom, zoom };
 }
 
 // The document's height, as the full-page capture measures it.

@@ -112,6 +112,8 @@ test('viewport_mobile: the meta viewport is honoured; without it not', async () 
   const image = await decode(mobile.image);
   assert.equal([image.width, image.height], [400, 600]);
   assert.equal(image.at(10, 10), GREEN);
+  // Zoomed out as a phone shows it: the 800 px page fits the 400 px image, its right half too.
+  assert.equal(image.at(300, 20), BLUE);
   const desktop = await decode((await render('/em/mobile', { viewport_width: 400, viewport_height: 600 })).image);
   assert.equal(desktop.at(10, 10), GREY);
 });
