@@ -3,7 +3,8 @@
 #
 #   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci
 #   infra/local.sh up       deps, then start (or reuse) local NATS and S3 unless NATS_URL / S3_ENDPOINT are set
-#   infra/local.sh run      up, then the service in the foreground (what `make run` does)
+#   infra/local.sh run      up, then the service in the foreground (what `make run` does); once it
+#                           answers, the demo workspace's keys and a curl line that renders its own /docs
 #   infra/local.sh down     stop what `run` and `up` started, by their pid files
 #   infra/local.sh status   what is running
 #
@@ -56,17 +57,15 @@ ensure_debian_packages() {
 }
 
 ensure_node_modules() {
-  local fresh=false
   if [[ -d node_modules ]]; then
-    if [[ -f "$NPM_STAMP" ]]; then
-      [[ package-lock.json -nt "$NPM_STAMP" ]] || fresh=true
-    elif [[ -f node_modules/.package-lock.json && ! package-lock.json -nt node_modules/.package-lock.json ]]; then
-      # Installed by hand before this script existed: npm's own record is newer than the lock.
-      fresh=true
+    # Fresh when installed after the lock last changed: by this script's npm ci (the stamp), or by
+    # any npm install or ci, which rewrites npm's own record of node_modules.
+    [[ -f "$NPM_STAMP" && ! package-lock.json -nt "$NPM_STAMP" ]] && return 0
+    if [[ -f node_modules/.package-lock.json && ! package-lock.json -nt node_modules/.package-lock.json ]]; then
       touch "$NPM_STAMP"
+      return 0
     fi
   fi
-  $fresh && return 0
   say "npm ci"
   npm ci --no-audit --no-fund
   touch "$NPM_STAMP"
@@ -171,12 +170,45 @@ run() {
   export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT
   export NATS_URL="${NATS_URL:-nats://127.0.0.1:$LOCAL_NATS_PORT}"
   export S3_ENDPOINT="${S3_ENDPOINT:-http://127.0.0.1:$LOCAL_S3_PORT}"
+  local port="${PORT:-3000}" host="${HOST:-127.0.0.1}"
+  export BASE_URL="${BASE_URL:-http://127.0.0.1:$port}"
+  # A local run listening on loopback only may render loopback pages, its own included (the curl
+  # line below renders its /docs, so it works without internet). Production keeps this off.
+  if [[ -z "${ALLOW_PRIVATE_TARGETS:-}" ]] && is_loopback "$host"; then
+    export ALLOW_PRIVATE_TARGETS=true
+    say "ALLOW_PRIVATE_TARGETS=true for this local run (it listens on $host only): url and webhook_url may be"
+    say "loopback and private addresses, its own pages included; set ALLOW_PRIVATE_TARGETS=false to refuse them"
+  fi
   # The demo workspace: created (verified) on the first run, shown again on later ones.
-  say "demo workspace (keys, a signed example URL and a curl line to paste):"
-  node --import tsx src/cli/main.ts demo || fail "could not create the demo workspace"
+  local demo
+  demo="$(node --import tsx src/cli/main.ts demo)" || fail "could not create the demo workspace"
+  # Its keys and a curl line are printed once the service answers, below its start-up lines.
+  announce_when_ready "$port" "$(connect_host "$host")" "$demo" &
   # exec keeps this pid: the pid file names the service process itself.
   echo $$ >"$DATA_DIR/service.pid"
   exec node dist/main.js
+}
+
+is_loopback() {
+  [[ "$1" == 127.* || "$1" == localhost || "$1" == ::1 || "$1" == '[::1]' ]]
+}
+
+# Where to reach a service listening on $1: a wildcard address is reached on loopback.
+connect_host() {
+  case "$1" in 0.0.0.0 | :: | '[::]') echo 127.0.0.1 ;; *) echo "$1" ;; esac
+}
+
+# announce_when_ready PORT HOST DEMO_JSON: waits (while the service, this pid, lives) for /healthz, then prints.
+announce_when_ready() {
+  local port=$1 host=$2 demo=$3 service=$$ deadline=$((SECONDS + 120)) status
+  while kill -0 "$service" 2>/dev/null && ((SECONDS < deadline)); do
+    status="$(timeout 2 bash -c "exec 3<>/dev/tcp/$host/$port && printf 'GET /healthz HTTP/1.0\r\nHost: $host\r\n\r\n' >&3 && head -c 12 <&3" 2>/dev/null || true)"
+    if [[ "$status" == "HTTP/1.1 200" ]]; then
+      node infra/first-run.mjs "$demo"
+      return 0
+    fi
+    sleep 0.3
+  done
 }
 
 # stop NAME PID_FILE PATTERN: TERM, then KILL after a few seconds.

@@ -198,7 +198,8 @@ async function main(): Promise<void> {
   const service = await startShutterbus(config, log);
   log.info({ url: service.url, roles: [...config.roles] }, 'shutterbus started');
   const where = service.url ? `, listening on ${config.baseUrl}` : '';
-  process.stderr.write(`\nShutterbus started${where} (roles: ${[...config.roles].join(', ')})\n\n`);
+  const docs = service.url && config.roles.has('ingress') ? `API reference: ${config.baseUrl}/docs\n` : '';
+  process.stderr.write(`\nShutterbus started${where} (roles: ${[...config.roles].join(', ')})\n${docs}\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// What `make run` prints once the service answers: the demo workspace's keys and a curl line to paste.
+// Usage: node infra/first-run.mjs '<JSON of `shutterbus demo`>'
+// Environment: BASE_URL (the service's address), ALLOW_PRIVATE_TARGETS (whether it may render its own pages).
+
+const demo = JSON.parse(process.argv[2] ?? '{}');
+const base = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const ownPages = process.env.ALLOW_PRIVATE_TARGETS === 'true';
+const colour = process.stdout.isTTY ? (code, text) => `\u001b[${code}m${text}\u001b[0m` : (_code, text) => text;
+const bold = (text) => colour('1', text);
+const dim = (text) => colour('2', text);
+
+// Without internet the service can still render a page it serves itself: its own API reference.
+const target = ownPages ? `${base}/docs` : 'https://example.com';
+const query = new URLSearchParams({ url: target, wait_until: 'networkidle0' });
+const curl = `curl -o shot.png -H 'X-Access-Key: ${demo.access_key}' '${base}/api/take?${query}'`;
+
+const lines = [
+  '',
+  bold(`Shutterbus is ready at ${base}`),
+  `  API reference  ${base}/docs ${dim('(OpenAPI document at /openapi.json)')}`,
+  `  dashboard      ${base}/dashboard`,
+  '',
+  bold(`Demo workspace ${demo.workspace_id}`) + dim(` (${demo.plan}, ${demo.quota} renders a month; kept across runs)`),
+  `  access key     ${demo.access_key}`,
+  `  secret key     ${demo.secret_key}`,
+  `  signed URL     ${demo.signed_example_url} ${dim('(renders https://example.com: needs internet)')}`,
+  '',
+  bold(ownPages ? 'Try it (works offline: renders this service\'s own API reference):' : 'Try it (needs internet; ALLOW_PRIVATE_TARGETS is off, so this service cannot render its own pages):'),
+  `  ${curl}`,
+  `  ${dim('then open shot.png, or run: file shot.png')}`,
+  '',
+];
+process.stdout.write(`${lines.join('\n')}\n`);
