@@ -4,49 +4,35 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
-import { BrowserHost } from '../../src/render/browser.ts';
-import { capturePage } from '../../src/render/capture.ts';
-import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
-import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { CHROMIUM, startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('warm page isolation');
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
-
-let site: FixtureSite;
-let host: BrowserHost;
-
-const defaults: Omit<RenderOptions, 'url'> = {
-  ...renderDefaults,
-  viewport_width: 800,
-  viewport_height: 600,
-  delay: 0.4,
-  timeout: 15,
-  // A content rule makes the render read the page's text, which is how the probe reports.
-  fail_if_content_missing: ['cookies='],
-};
+let rig: RenderRig;
+let site: RenderRig['site'];
 
 // The visible text of one render of `path` for `workspaceId`.
 async function textOf(path: string, workspaceId: string): Promise<string> {
-  const observation = await capturePage(host, { ...defaults, url: site.url + path }, new AbortController().signal, workspaceId);
-  return observation.visibleText;
+  return (await rig.render(path, {}, workspaceId)).visibleText;
 }
 
-// The number after `name=` in a probe's report.
 const figure = (text: string, name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(text)?.[1]);
 
 const CLEAN = ['cookies=none', 'local=none', 'session=none', 'idb=none', 'name=none', 'caches=none', 'sw=0', 'notifications=default', 'geolocation=prompt'];
 
 test.before(async () => {
-  site = await startFixtureSite();
-  host = new BrowserHost({ executablePath: CHROMIUM, poolSize: 3 });
-  await host.start();
+  rig = await startRenderRig({
+    workspaceId: 'ws_isolation',
+    host: { poolSize: 3 },
+    // A content rule makes the render read the page's text, which is how the probe reports.
+    defaults: { viewport_width: 800, viewport_height: 600, delay: 0.4, fail_if_content_missing: ['cookies='] },
+  });
+  site = rig.site;
 });
 
 test.after(async () => {
-  await host.close();
-  await site.close();
+  await rig.stop();
 });
 
 test('without a wipe, the probe finds every kind of planted state', async () => {
@@ -103,8 +89,8 @@ test('another workspace never gets the page and finds nothing', async () => {
 });
 
 test('state planted on a page at a different scale and viewport does not survive either', async () => {
-  await capturePage(host, { ...defaults, url: `${site.url}/plant`, device_scale_factor: 2 }, new AbortController().signal, 'ws_c');
-  const again = await capturePage(host, { ...defaults, url: `${site.url}/probe`, device_scale_factor: 2, viewport_width: 400 }, new AbortController().signal, 'ws_c');
+  await rig.render('/plant', { device_scale_factor: 2 }, 'ws_c');
+  const again = await rig.render('/probe', { device_scale_factor: 2, viewport_width: 400 }, 'ws_c');
   assert.ok(figure(again.visibleText, 'history') > 2, `expected the scale-2 page reused at another viewport: ${again.visibleText}`);
   for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
 });
