@@ -15,6 +15,7 @@
 import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
 import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
+import type { RecordedMetadata } from '../src/domain/metadata.ts';
 import type { RenderRequest } from '../src/domain/render.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
@@ -48,10 +49,12 @@ export interface StoreImageInput {
   observation: PageObservation;
 }
 
-/** Where `storeImage` put the image: its file name in the object store and its size. */
+/** Where `storeImage` put the output: its file name in the object store, its size, and the metadata asked for. */
 export interface StoredImage {
   file_name: string;
   size_bytes: number;
+  /** The page's metadata (its content stored as a file of its own), when any was asked for. */
+  metadata?: RecordedMetadata;
 }
 
 /** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */

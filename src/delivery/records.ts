@@ -6,6 +6,7 @@ import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
 import { fileUrl } from '../domain/files.ts';
+import { publicMetadata } from '../domain/metadata.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {
@@ -57,6 +58,7 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       url: record.url,
       format: record.format,
       ...(succeeded && record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
+      ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },

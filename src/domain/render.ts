@@ -1,5 +1,6 @@
 // A render's own vocabulary: the request the ingress accepts, the record the world reads, and their rules.
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
+import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
@@ -35,6 +36,8 @@ export interface RenderRecord {
   finished_at?: string;
   file_name?: string;
   size_bytes?: number;
+  /** What the metadata_* options asked for, once succeeded. */
+  metadata?: RecordedMetadata;
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;

@@ -22,7 +22,8 @@ export interface TakeControl {
   async: boolean;
   webhook_url?: string;
   external_identifier?: string;
-  response_type: 'by_format' | 'json';
+  response_type: 'by_format' | 'json' | 'empty';
+  attachment_name?: string;
 }
 
 /** A validated /api/take request. */

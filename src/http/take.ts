@@ -7,6 +7,7 @@ import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
+import { publicMetadata } from '../domain/metadata.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 
@@ -26,6 +27,16 @@ function rawParams(request: FastifyRequest): RawParams {
     throw new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'must be a JSON object' }] });
   }
   return { kind: 'json', body: body as Record<string, unknown> };
+}
+
+/**
+ * `Content-Disposition: attachment` naming `name`: a plain ASCII fallback (quotes, backslashes,
+ * control and non-ASCII characters replaced) and the exact name in UTF-8 (RFC 6266, RFC 8187).
+ */
+export function attachmentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%/]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
 /** Only a signed GET with `cache` not false is cached (contract §6). */
@@ -63,6 +74,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       });
     }
     const fileName = record.file_name!;
+    if (take.control.response_type === 'empty') return reply.code(200).send();
     if (take.control.response_type === 'json') {
       return {
         is_successful: true,
@@ -70,9 +82,11 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
         file_url: fileUrl(config.baseUrl, fileName),
         format: record.format,
         size_bytes: record.size_bytes,
+        ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.baseUrl, name)) } : {}),
       };
     }
     reply.type(contentTypes[record.format]);
+    if (take.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
     return image ?? (await fileStore.read(fileName));
   };
 

@@ -17,7 +17,8 @@ import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { retryWhile } from '../retry.ts';
 import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
 import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
-import type { PageObservation } from '../domain/options.ts';
+import type { OutputFormat, PageObservation } from '../domain/options.ts';
+import type { RecordedMetadata } from '../domain/metadata.ts';
 import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
@@ -113,6 +114,7 @@ export function renderMessages(deps: RenderMessageDeps) {
           finished_at: new Date().toISOString(),
           file_name: output.stored.file_name,
           size_bytes: output.stored.size_bytes,
+          ...(output.stored.metadata ? { metadata: output.stored.metadata } : {}),
         })
       : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
 
@@ -125,13 +127,24 @@ export function renderMessages(deps: RenderMessageDeps) {
     storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input, signal }) => {
       // A cached file lives as long as its cache entry; any other as long as the render records.
       const lifetime = input.request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
-      const fileName = newFileName(input.request.options.format, new Date(Date.now() + lifetime * 1000));
-      const { image } = input.observation;
-      // The image is in hand: an outage of the store is waited out rather than rendering again.
-      await retryWhile(() => store.put(fileName, image, input.request.options.format), isStoreUnavailable, patience(answerBy), signal).catch((err) => {
-        throw isStoreUnavailable(err) ? new ServiceError('temporary_unavailable', {}, { cause: err }) : err;
-      });
-      return { file_name: fileName, size_bytes: image.length };
+      const expiresAt = new Date(Date.now() + lifetime * 1000);
+      // The output is in hand: an outage of the store is waited out rather than rendering again.
+      const put = async (format: OutputFormat, bytes: Buffer) => {
+        const fileName = newFileName(format, expiresAt);
+        await retryWhile(() => store.put(fileName, bytes, format), isStoreUnavailable, patience(answerBy), signal).catch((err) => {
+          throw isStoreUnavailable(err) ? new ServiceError('temporary_unavailable', {}, { cause: err }) : err;
+        });
+        return fileName;
+      };
+      const { image, metadata } = input.observation;
+      const fileName = await put(input.request.options.format, image);
+      if (!metadata) return { file_name: fileName, size_bytes: image.length };
+      // metadata_content is a file of its own, beside the output: records and messages stay small.
+      const { content, ...fields } = metadata;
+      const recorded: RecordedMetadata = content
+        ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
+        : fields;
+      return { file_name: fileName, size_bytes: image.length, metadata: recorded };
     }),
   });
 
