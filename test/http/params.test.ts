@@ -46,7 +46,7 @@ params('missing url, unknown and out-of-range parameters are each named', () => 
   assert.equal(problemsOf(query('url=https://a.example&viewport_height=2161&device_scale_factor=5.5&cache_ttl=59')), [
     'cache_ttl', 'device_scale_factor', 'viewport_height',
   ]);
-  assert.equal(problemsOf(query('url=https://a.example&format=gif&wait_until=never&full_page=yes')), ['format', 'full_page', 'wait_until']);
+  assert.equal(problemsOf(query('url=https://a.example&format=bmp&wait_until=never&full_page=yes')), ['format', 'full_page', 'wait_until']);
 });
 
 params('limits are inclusive', () => {
@@ -86,6 +86,11 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
     ...Object.fromEntries(['clip_x', 'clip_y', 'clip_width', 'clip_height'].map((name) => [name, [['clip_x', '0'], ['clip_y', '0'], ['clip_width', '10'], ['clip_height', '10']]])),
+
+    // The pdf group needs format=pdf; its margins are CSS lengths.
+    ...Object.fromEntries(['pdf_print_background', 'pdf_fit_one_page', 'pdf_landscape'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
+    pdf_paper_format: [['format', 'pdf'], ['pdf_paper_format', 'letter']],
+    ...Object.fromEntries(['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'].map((name) => [name, [['format', 'pdf'], [name, '10mm']]])),
   };
   for (const parameter of parameters) {
     if (['url', 'html', 'markdown'].includes(parameter.name)) continue;
