@@ -18,7 +18,7 @@ build: ## Bundle the service into dist/main.js (esbuild; node_modules stay outsi
 	@npm run --silent build
 
 .PHONY: run
-run: deps build ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground
+run: deps build ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground; prints the demo keys and a curl line that works offline
 	@infra/local.sh run
 
 .PHONY: stop
