@@ -5,6 +5,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
+import type { CDPSession, Page } from 'playwright-core';
+import { renderDefaults } from '../../src/domain/options.ts';
+import { wantsMetadata } from '../../src/domain/metadata.ts';
+import { makeOutput } from '../../src/render/output.ts';
 import { formatPages, SCRIPTED_TEXT, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
@@ -99,6 +103,21 @@ test('metadata: title, Open Graph and icon made absolute, the web font, status, 
 
   // None asked: none gathered.
   assert.is((await rig.render('/article', {})).metadata, undefined);
+});
+
+test('cost: a png without metadata makes the two CDP calls it always made, and nothing of the page', async () => {
+  const calls: string[] = [];
+  const page = new Proxy({}, { get: (_, name) => { calls.push(`page.${String(name)}`); return () => Promise.resolve(); } }) as unknown as Page;
+  const replies: Record<string, unknown> = {
+    'Page.getLayoutMetrics': { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
+    'Page.captureScreenshot': { data: Buffer.from('png').toString('base64') },
+  };
+  const session = { send: (method: string) => { calls.push(method); return Promise.resolve(replies[method]); } } as unknown as CDPSession;
+  const options = { ...renderDefaults, url: 'https://example.com/' };
+  const output = await makeOutput(page, options, new AbortController().signal, session);
+  assert.is(output.bytes.toString(), 'png');
+  assert.equal(calls, ['Page.getLayoutMetrics', 'Page.captureScreenshot']);
+  assert.is(wantsMetadata(options), false);
 });
 
 test.run();
