@@ -86,7 +86,6 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
     ...Object.fromEntries(['clip_x', 'clip_y', 'clip_width', 'clip_height'].map((name) => [name, [['clip_x', '0'], ['clip_y', '0'], ['clip_width', '10'], ['clip_height', '10']]])),
-
     // The pdf group needs format=pdf; its margins are CSS lengths.
     ...Object.fromEntries(['pdf_print_background', 'pdf_fit_one_page', 'pdf_landscape'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
     pdf_paper_format: [['format', 'pdf'], ['pdf_paper_format', 'letter']],
