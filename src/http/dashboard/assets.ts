@@ -1,4 +1,4 @@
-// The dashboard's one stylesheet and its one script (copy buttons only; every page works without it).
+// The dashboard's one stylesheet and its one script (copy buttons, the playground's in-page render; every page works without it).
 
 /** Served at /dashboard/assets/style.css. */
 export const stylesheet = `
@@ -55,19 +55,61 @@ progress.meter::-webkit-progress-bar { background:var(--bg); } progress.meter::-
 svg.chart { width:100%; height:auto; display:block; }
 svg.chart rect.bar { fill:var(--accent); } svg.chart text { fill:var(--muted); font-size:10px; font-family:system-ui,sans-serif; }
 .grid { display:grid; gap:1rem; grid-template-columns:repeat(auto-fit,minmax(260px,1fr)); }
+textarea { width:100%; padding:.6rem .7rem; border:1px solid var(--line); border-radius:8px; font:inherit; font-size:.9rem; background:#fff; resize:vertical; }
+input[type=number] { width:100%; padding:.6rem .7rem; border:1px solid var(--line); border-radius:8px; font:inherit; background:#fff; }
+fieldset.group { border:1px solid var(--line); border-radius:8px; padding:.25rem .9rem .9rem; margin:0; }
+fieldset.group legend { font-weight:600; padding:0 .35rem; }
+.switch { display:flex; gap:.5rem; align-items:flex-start; margin:.6rem 0 0; }
+.switch input { margin-top:.3rem; } .switch label { margin:0; font-weight:400; }
+label .muted { display:block; font-weight:400; }
+.playground { display:grid; gap:1rem; grid-template-columns:minmax(0,5fr) minmax(0,6fr); align-items:start; }
+.playground > .card { margin:0; }
+img.shot { max-width:100%; height:auto; border:1px solid var(--line); border-radius:8px; display:block; }
+h3 { font-size:.95rem; margin:0; flex:1; }
+#result[aria-busy="true"] { opacity:.6; }
+@media (max-width:860px) { .playground { grid-template-columns:1fr; } }
 @media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; } }
 `;
 
-/** Served at /dashboard/assets/copy.js: reveals the copy buttons and copies their target's text. */
+/**
+ * Served at /dashboard/assets/copy.js: reveals the copy buttons and copies their target's text; on the
+ * playground, renders without leaving the page (the same form post, its answer's result swapped in).
+ */
 export const copyScript = `
-document.querySelectorAll('button[data-copy]').forEach(function (button) {
-  button.hidden = false;
-  button.addEventListener('click', function () {
-    var target = document.getElementById(button.getAttribute('data-copy'));
-    if (!target || !navigator.clipboard) return;
-    navigator.clipboard.writeText(target.textContent.trim()).then(function () {
-      var label = button.textContent; button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 1500);
-    });
+function revealCopyButtons(root) {
+  root.querySelectorAll('button[data-copy]').forEach(function (button) { button.hidden = false; });
+}
+revealCopyButtons(document);
+document.addEventListener('click', function (event) {
+  var button = event.target.closest && event.target.closest('button[data-copy]');
+  if (!button) return;
+  var target = document.getElementById(button.getAttribute('data-copy'));
+  if (!target || !navigator.clipboard) return;
+  navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+    var label = button.textContent; button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 1500);
   });
 });
+var playground = document.getElementById('playground');
+if (playground && window.fetch && window.DOMParser && window.history.pushState) {
+  playground.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var button = document.getElementById('render');
+    var state = document.getElementById('render-state');
+    var result = document.getElementById('result');
+    button.disabled = true; state.textContent = 'Rendering…'; result.setAttribute('aria-busy', 'true');
+    fetch(playground.action, { method: 'POST', body: new URLSearchParams(new FormData(playground)), credentials: 'same-origin' })
+      .then(function (response) { return response.text().then(function (text) { return { url: response.url, text: text }; }); })
+      .then(function (answer) {
+        var fresh = new DOMParser().parseFromString(answer.text, 'text/html').getElementById('result');
+        if (!fresh) throw new Error('no result in the answer');
+        document.getElementById('result').replaceWith(fresh);
+        revealCopyButtons(fresh);
+        if (answer.url && answer.url !== location.href) history.pushState(null, '', answer.url);
+        state.textContent = 'Done.';
+      })
+      .catch(function () { playground.submit(); })
+      .finally(function () { button.disabled = false; result.removeAttribute('aria-busy'); });
+  });
+  window.addEventListener('popstate', function () { location.reload(); });
+}
 `;

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
+import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
 import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
@@ -28,6 +29,8 @@ export interface DashboardDeps {
   sessionSecret: string;
   /** The webhook deliveries of these renders; absent when the installation records none. */
   deliveriesOf?: (renders: RecentRender[]) => Promise<DeliveryRow[]>;
+  /** The delivery records themselves, for the deliveries page and its "Send again" (the CLI's redrive). */
+  deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
 }
 
 /** The deps plus what the plugin builds once: sessions and the rate limiters. */
@@ -102,6 +105,7 @@ const noticeTexts: Record<string, Notice> = {
   'already-member': { kind: 'warn', text: 'That address is already a member of this workspace.' },
   'signed-out': { kind: 'ok', text: 'You are signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
+  resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
 };
 
 /** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */

@@ -37,6 +37,7 @@ export async function createDashboardDeps(options: {
     recentRenders,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard),
+    deliveries,
     // A render's delivery id is derived from its render id, so the latest renders name their deliveries.
     deliveriesOf: async (renders) => {
       const rows: DeliveryRow[] = [];

@@ -5,8 +5,10 @@ import { asOutage } from '../errors/outage.ts';
 import { copyScript, stylesheet } from './assets.ts';
 import { authRoutes } from './auth-routes.ts';
 import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts';
+import { deliveriesRoutes } from './deliveries-routes.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
+import { playgroundRoutes } from './playground-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { sameOrigin, Sessions } from './session.ts';
 import { messagePage } from './views/auth.ts';
@@ -87,5 +89,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     memberPages.addHook('preHandler', requireSignIn(dashboard));
     await memberPages.register(keysRoutes, dashboard);
     await memberPages.register(membersRoutes, dashboard);
+    await memberPages.register(playgroundRoutes, dashboard);
+    await memberPages.register(deliveriesRoutes, dashboard);
   });
 }

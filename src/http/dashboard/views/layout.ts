@@ -22,6 +22,8 @@ const tabs = [
   ['keys', 'Keys'],
   ['members', 'Members'],
   ['usage', 'Usage'],
+  ['playground', 'Playground'],
+  ['deliveries', 'Deliveries'],
 ] as const;
 
 /** A whole HTML document. */

@@ -1,0 +1,115 @@
+// The playground's request: which rows of the parameter table it offers, the member's choices read
+// from a form or the page's URL, and the same request as a signed GET URL and as code.
+import { parameters, type Parameter } from '../../domain/parameters.ts';
+import { hmacHex } from '../../signing.ts';
+
+/** The options users try most, by name; a name missing from the table is simply not offered. */
+const offered = [
+  'url', 'html', 'format', 'viewport_device', 'viewport_width', 'viewport_height', 'full_page', 'dark_mode', 'delay', 'wait_for_selector',
+  'hide_selectors', 'block_ads', 'block_cookie_banners', 'block_trackers', 'block_chats', 'cache',
+];
+
+/** The playground's fields: rows of the parameter table, in its order (so grouped as the API reference is). */
+export function playgroundFields(): Parameter[] {
+  return parameters.filter((parameter) => offered.includes(parameter.name));
+}
+
+/** A switch that is on unless turned off: its form sends an explicit false when unticked. */
+export const onByDefault = (parameter: Parameter) => parameter.default === true || parameter.name === 'cache';
+
+/** The member's choices, in the table's order; a list is one entry per item. */
+export type Choices = [name: string, value: string][];
+
+/**
+ * Reads the choices from the values given for each name (a form field, or the page's query string).
+ * Empty values are left out, as are values equal to the default; a list's textarea is one item a line;
+ * of a switch's hidden `false` and ticked `true`, the last one sent wins.
+ */
+export function readChoices(valuesOf: (name: string) => string[]): Choices {
+  const choices: Choices = [];
+  for (const parameter of playgroundFields()) {
+    const values = valuesOf(parameter.name).map((value) => value.trim());
+    const { type } = parameter;
+    if (type.kind === 'list') {
+      for (const item of values.flatMap((value) => value.split(/\r?\n/)).map((item) => item.trim()).filter(Boolean)) choices.push([parameter.name, item]);
+      continue;
+    }
+    const value = values.at(-1);
+    if (!value) continue;
+    if (type.kind === 'boolean') {
+      const on = value === 'true' || value === 'on' || value === '1';
+      // Only a change from what the switch is without a choice is written.
+      if (on !== onByDefault(parameter)) choices.push([parameter.name, String(on)]);
+      continue;
+    }
+    // Numbers are written as JavaScript writes them, so a snippet signs exactly the same query.
+    const canonical = (type.kind === 'integer' || type.kind === 'number') && Number.isFinite(Number(value)) ? String(Number(value)) : value;
+    if (parameter.default !== undefined && String(parameter.default) === canonical) continue;
+    choices.push([parameter.name, canonical]);
+  }
+  return choices;
+}
+
+/** The choices as a query string (the playground page's own URL uses it too). */
+export function choicesQuery(choices: Choices): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of choices) query.append(name, value);
+  return query.toString();
+}
+
+/** The request as a signed GET of /api/take (contract §5): the raw query with `access_key`, signed, `signature` last. */
+export function signedTakeUrl(baseUrl: string, choices: Choices, keys: { access_key: string; secret_key: string }): { path: string; url: string } {
+  const query = new URLSearchParams(choicesQuery(choices));
+  query.append('access_key', keys.access_key);
+  const signed = query.toString();
+  const path = `/api/take?${signed}&signature=${hmacHex(keys.secret_key, signed)}`;
+  return { path, url: `${baseUrl}${path}` };
+}
+
+/** The file name extension a format's output gets. */
+export function extensionOf(format: string): string {
+  return format === 'jpg' ? 'jpeg' : format === 'markdown' ? 'md' : format;
+}
+
+/** A JavaScript literal of a choice's value, typed as the table says. */
+function literal(parameter: Parameter | undefined, values: string[]): string {
+  const kind = parameter?.type.kind;
+  if (kind === 'list') return `[${values.map((value) => JSON.stringify(value)).join(', ')}]`;
+  if (kind === 'boolean' || kind === 'integer' || kind === 'number') return values[0];
+  return JSON.stringify(values[0]);
+}
+
+function grouped(choices: Choices): [Parameter, string[]][] {
+  return playgroundFields().flatMap((parameter) => {
+    const values = choices.filter(([name]) => name === parameter.name).map(([, value]) => value);
+    return values.length > 0 ? [[parameter, values] as [Parameter, string[]]] : [];
+  });
+}
+
+/** The same request in code: a curl line, `shutterbus/client` and `screenshotone-api-sdk`. */
+export function snippets(baseUrl: string, choices: Choices, accessKey: string, signedUrl: string): { curl: string; client: string; sdk: string } {
+  const format = choices.find(([name]) => name === 'format')?.[1] ?? 'png';
+  const entries = grouped(choices);
+  const params = entries.map(([parameter, values]) => `  ${parameter.name}: ${literal(parameter, values)},`).join('\n');
+  const client = [
+    "import { signUrl } from 'shutterbus/client';",
+    '',
+    'const url = signUrl({',
+    params,
+    `}, { accessKey: ${JSON.stringify(accessKey)}, secretKey: process.env.SHUTTERBUS_SECRET_KEY }, ${JSON.stringify(baseUrl)});`,
+  ].join('\n');
+  const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  const [first, ...rest] = entries;
+  const start = first && (first[0].name === 'url' || first[0].name === 'html') ? `TakeOptions.${first[0].name}(${literal(first[0], first[1])})` : 'TakeOptions.url("https://example.com")';
+  const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : entries).map(([parameter, values]) =>
+    parameter.type.kind === 'list' ? `\n  .${camel(parameter.name)}(${values.map((value) => JSON.stringify(value)).join(', ')})` : `\n  .${camel(parameter.name)}(${literal(parameter, values)})`,
+  );
+  const sdk = [
+    "import { Client, TakeOptions } from 'screenshotone-api-sdk';",
+    '',
+    `const client = new Client(${JSON.stringify(accessKey)}, process.env.SHUTTERBUS_SECRET_KEY, ${JSON.stringify(`${baseUrl}/api`)});`,
+    `const options = ${start}${calls.join('')};`,
+    'const url = await client.generateSignedTakeURL(options);',
+  ].join('\n');
+  return { curl: `curl -L -o shot.${extensionOf(format)} '${signedUrl}'`, client, sdk };
+}

@@ -1,0 +1,123 @@
+// The playground page: the options form grouped as the API reference is, the result, and the same request as code.
+import type { Parameter } from '../../../domain/parameters.ts';
+import { onByDefault, playgroundFields, type Choices } from '../playground-request.ts';
+import { html, type Html } from './html.ts';
+import { csrfField, layout, type Viewer } from './layout.ts';
+
+/** A finished render, as the page shows it. */
+export interface PlaygroundResult {
+  render_id: string;
+  file_url: string;
+  content_type: string;
+  size_bytes: number;
+  /** From the render's own record: created to finished. */
+  render_ms?: number;
+  /** Answered from the cache of signed URLs (a redirect, not a new render). */
+  cached: boolean;
+}
+
+/** A refusal or a failed render: the contract's error code and message. */
+export interface PlaygroundError {
+  render_id?: string;
+  error_code: string;
+  error_message: string;
+  error_details?: { parameter?: string; message?: string }[];
+}
+
+/** Everything the playground shows. */
+export interface PlaygroundView {
+  viewer: Viewer;
+  choices: Choices;
+  result?: PlaygroundResult | PlaygroundError;
+  signedUrl: string;
+  code: { curl: string; client: string; sdk: string };
+}
+
+const groupTitles: Record<string, string> = {
+  target: 'What to render', viewport: 'Viewport and device', emulation: 'Emulation', wait: 'Waiting', page: 'Page changes',
+  blocking: 'Blocking', capture: 'Capture', output: 'Output', cache: 'Cache',
+};
+
+const copyButton = (target: string) => html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
+
+function field(parameter: Parameter, choices: Choices): Html {
+  const { name, type, description } = parameter;
+  const values = choices.filter(([chosen]) => chosen === name).map(([, value]) => value);
+  const id = `field-${name}`;
+  const help = html`<span class="muted small">${description}</span>`;
+  if (type.kind === 'boolean') {
+    const on = values.length > 0 ? values[0] === 'true' : onByDefault(parameter);
+    return html`<div class="switch">${onByDefault(parameter) ? html`<input type="hidden" name="${name}" value="false">` : ''}
+  <input type="checkbox" id="${id}" name="${name}" value="true"${on ? html` checked` : ''}>
+  <label for="${id}"><code>${name}</code> ${help}</label></div>`;
+  }
+  const label = html`<label for="${id}"><code>${name}</code> ${help}</label>`;
+  if (type.kind === 'enum') {
+    const chosen = values[0] ?? String(parameter.default ?? '');
+    return html`<div>${label}<select id="${id}" name="${name}">${type.values.map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
+  }
+  if (type.kind === 'integer' || type.kind === 'number') {
+    const step = type.kind === 'number' ? 'any' : '1';
+    return html`<div>${label}<input type="number" id="${id}" name="${name}" min="${type.min}" max="${type.max}" step="${step}" value="${values[0] ?? ''}" placeholder="${parameter.default === undefined ? '' : String(parameter.default)}"></div>`;
+  }
+  if (type.kind === 'list') {
+    return html`<div>${label}<textarea id="${id}" name="${name}" rows="2" placeholder="one a line">${values.join('\n')}</textarea></div>`;
+  }
+  if (type.maxLength > 10_000) return html`<div>${label}<textarea id="${id}" name="${name}" rows="3">${values[0] ?? ''}</textarea></div>`;
+  return html`<div>${label}<input type="text" id="${id}" name="${name}" value="${values[0] ?? ''}"${name === 'url' ? html` placeholder="https://example.com"` : ''}></div>`;
+}
+
+function form(view: PlaygroundView): Html {
+  const groups = new Map<string, Parameter[]>();
+  for (const parameter of playgroundFields()) groups.set(parameter.group, [...(groups.get(parameter.group) ?? []), parameter]);
+  return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground">${csrfField(view.viewer.csrf)}
+  ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices))}</fieldset>`)}
+  <div class="row"><button type="submit" id="render">Render</button><span class="muted small" id="render-state" role="status">Renders with this workspace's keys and counts toward its quota like any screenshot.</span></div>
+</form>`;
+}
+
+const kilobytes = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`);
+
+function outcome(result: PlaygroundResult | PlaygroundError): Html {
+  if ('error_code' in result) {
+    return html`<div class="notice bad" id="render-error"><strong><code id="error-code">${result.error_code}</code></strong> <span id="error-message">${result.error_message}</span>
+  ${result.error_details?.length ? html`<ul class="small">${result.error_details.map((d) => html`<li><code>${d.parameter ?? ''}</code> ${d.message ?? ''}</li>`)}</ul>` : ''}</div>`;
+  }
+  const image = result.content_type.startsWith('image/');
+  const timing = result.cached ? 'from the cache (no new render, not charged)' : result.render_ms === undefined ? '' : `rendered in ${(result.render_ms / 1000).toFixed(2)} s`;
+  return html`<div class="stack">
+  ${image
+    ? html`<a href="${result.file_url}"><img id="result-image" class="shot" src="${result.file_url}" alt="The rendered screenshot"></a>`
+    : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`}
+  <p class="small muted" id="result-facts"><span id="result-size">${kilobytes(result.size_bytes)}</span> · ${result.content_type.split(';')[0]} · ${timing} · render <code>${result.render_id}</code></p>
+</div>`;
+}
+
+function code(view: PlaygroundView): Html {
+  const block = (id: string, title: string, text: string) => html`<div><div class="row"><h3>${title}</h3>${copyButton(id)}</div><pre id="${id}">${text}</pre></div>`;
+  return html`<div class="stack">
+  <h2>The same request</h2>
+  <div><div class="row"><h3>Signed URL</h3>${copyButton('signed-url')}</div><div class="key"><code id="signed-url">${view.signedUrl}</code></div></div>
+  ${block('curl-line', 'curl', view.code.curl)}
+  ${block('client-snippet', 'shutterbus/client', view.code.client)}
+  ${block('sdk-snippet', 'screenshotone-api-sdk', view.code.sdk)}
+</div>`;
+}
+
+/** The playground page; `#result` is the part the script swaps in after a render. */
+export function playgroundPage(view: PlaygroundView): Html {
+  return layout({
+    title: 'Playground',
+    viewer: view.viewer,
+    active: 'playground',
+    body: html`<h1>Playground</h1>
+<div class="playground">
+${form(view)}
+<section class="card stack" id="result" aria-live="polite">
+  <h2>Result</h2>
+  ${view.result ? outcome(view.result) : html`<p class="muted">Choose the options and press Render. The page's address keeps your choices and the result, so you can send it to a teammate.</p>`}
+  ${code(view)}
+</section>
+</div>`,
+  });
+}
