@@ -1,7 +1,7 @@
 // The render failure rules (contract §3) as pure functions over what a render observed.
 
 import { errorTable, ServiceError, type ErrorCode, type ErrorDetails, type ErrorRow } from '../src/errors.ts';
-import type { PageObservation, RenderOptions } from '../src/domain/options.ts';
+import type { PageObservation, RenderOptions, SubRequestOutcome } from '../src/domain/options.ts';
 
 /** A failed render as the actor reports it; `cause` is for logs only, never returned. */
 export interface RenderFailure {
@@ -38,12 +38,22 @@ export const selectorNotFound: RenderRule = ({ missingSelectors }, options) => {
   return error_details.length > 0 ? fail('selector_not_found', { error_details }) : null;
 };
 
-/** A sub-request matching a fail_if_request_failed pattern failed at the network level or answered ≥ 400. */
+/** The failure text of a request the render's blocking (block_* options, contract §3b) stopped. */
+export const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
+
+/** True when the render itself stopped the request (Chromium adds `.Inspector` when DevTools did): it was never made, so it never failed. */
+export const wasBlocked = (request: SubRequestOutcome): boolean => request.failure?.startsWith(BLOCKED_BY_CLIENT) === true;
+
+/**
+ * A sub-request matching a fail_if_request_failed pattern failed at the network level or answered
+ * ≥ 400; a request the render's blocking stopped is not a failed one.
+ */
 export const requestFailedMatched: RenderRule = ({ subRequests }, options) => {
   if (options.fail_if_request_failed.length === 0) return null;
   const patterns = options.fail_if_request_failed.map(wildcardPattern);
   const failed = subRequests.find(
     (request) =>
+      !wasBlocked(request) &&
       (request.failure !== undefined || (request.status ?? 0) >= 400) &&
       patterns.some((pattern) => pattern.test(request.url)),
   );

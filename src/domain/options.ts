@@ -65,6 +65,17 @@ export interface RenderOptions {
   hover?: string;
   error_on_hover_selector_not_found: boolean;
 
+  /** Blocking (contract §3b). */
+  block_ads: boolean;
+  block_trackers: boolean;
+  block_cookie_banners: boolean;
+  block_banners_by_heuristics: boolean;
+  block_chats: boolean;
+  block_socials: boolean;
+  block_annoyances: boolean;
+  block_requests: string[];
+  block_resources: BlockedResource[];
+
   selector?: string;
   scroll_into_view?: string;
   scroll_into_view_adjust_top: number;
@@ -107,6 +118,9 @@ export interface RenderOptions {
   fail_if_content_missing: string[];
   fail_if_content_contains: string[];
 }
+
+/** A resource type block_resources names. */
+export type BlockedResource = 'stylesheet' | 'image' | 'media' | 'font' | 'script' | 'texttrack' | 'xhr' | 'fetch' | 'eventsource' | 'websocket' | 'manifest' | 'other';
 
 /** Every option's default, from the parameter table; only `url` has none. */
 export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions, 'url' | 'html' | 'markdown'>;

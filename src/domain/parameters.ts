@@ -13,7 +13,7 @@ export type ValueType =
 export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
 
 /** Where a parameter belongs in the API reference. */
-export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async';
+export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async';
 
 /** One row of the table. */
 export interface Parameter {
@@ -84,6 +84,16 @@ export const parameters: readonly Parameter[] = [
   { name: 'error_on_click_selector_not_found', type: flag, default: true, group: 'page', role: 'option', description: 'Fail with selector_not_found when click matches nothing.' },
   { name: 'hover', type: text(1000), group: 'page', role: 'option', description: 'Hover the first element matching this selector before capturing.' },
   { name: 'error_on_hover_selector_not_found', type: flag, default: true, group: 'page', role: 'option', description: 'Fail with selector_not_found when hover matches nothing.' },
+
+  { name: 'block_ads', type: flag, default: false, group: 'blocking', role: 'option', description: 'Requests to ad servers are never made; ad slots are hidden (AdGuard Base and Mobile Ads filters).' },
+  { name: 'block_trackers', type: flag, default: false, group: 'blocking', role: 'option', description: 'Analytics and tracking requests are never made (AdGuard Tracking Protection filter).' },
+  { name: 'block_cookie_banners', type: flag, default: false, group: 'blocking', role: 'option', description: 'Consent banners are answered refusing optional cookies (autoconsent) or hidden (AdGuard Cookie Notices filter) before the capture.' },
+  { name: 'block_banners_by_heuristics', type: flag, default: false, group: 'blocking', role: 'option', description: 'Fixed or sticky overlays covering the page (newsletter pop-ups, app banners) are hidden.' },
+  { name: 'block_chats', type: flag, default: false, group: 'blocking', role: 'option', description: 'Chat widgets (Intercom, Drift, Zendesk, Crisp, HubSpot, Tawk and the like) never load.' },
+  { name: 'block_socials', type: flag, default: false, group: 'blocking', role: 'option', description: 'Social embeds and share buttons never load (AdGuard Social Media filter).' },
+  { name: 'block_annoyances', type: flag, default: false, group: 'blocking', role: 'option', description: 'All of block_cookie_banners, block_banners_by_heuristics, block_chats and block_socials.' },
+  { name: 'block_requests', type: listOf(text(1000)), default: [], group: 'blocking', role: 'option', description: 'Wildcard patterns (* and ?) of whole URLs, as fail_if_request_failed; matching sub-requests are never made.' },
+  { name: 'block_resources', type: listOf(oneOf('stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'), 12), default: [], group: 'blocking', role: 'option', description: 'Requests of these resource types are never made.' },
 
   { name: 'selector', type: text(1000), group: 'capture', role: 'option', description: 'Capture only the first element matching this CSS selector.' },
   { name: 'scroll_into_view', type: text(1000), group: 'capture', role: 'option', description: 'Scroll the first element matching this CSS selector to the top before capturing.' },

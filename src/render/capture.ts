@@ -3,6 +3,7 @@
 
 import type { BrowserHost } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import { applyBlocking } from './blocking.ts';
 import { applyEmulation } from './emulation.ts';
 import { wantsMetadata } from '../domain/metadata.ts';
 import { gatherMetadata } from './metadata.ts';
@@ -24,10 +25,13 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
     try {
       undo.push(await applyEmulation(page, session, options, deadline));
       undo.push(await applyRequestSettings(page, session, options, deadline));
+      const blocking = await applyBlocking(page, options, deadline);
+      undo.push(blocking.undo);
       const navigation = await navigate(page, options, deadline);
       const { finalUrl, mainStatus } = navigation;
       undo.push(await runPageActions(page, options, deadline));
       await settle(options.delay, deadline);
+      await blocking.beforeCapture(deadline);
       const missingSelectors: string[] = [];
       if (options.scroll_into_view && !(await scrollIntoView(page, options.scroll_into_view, deadline, options.scroll_into_view_adjust_top))) {
         missingSelectors.push(options.scroll_into_view);

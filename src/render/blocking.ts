@@ -1,0 +1,257 @@
+// Per-render blocking on a warm page (contract §3b): ads, trackers, social and chat widgets never
+// loaded; consent banners answered or hidden; overlays hidden; block_requests and block_resources.
+//
+// Nothing here runs for a render that asks for none of it. Otherwise everything goes through one
+// CDP session of its own, opened before navigation and detached by the undo, which ends its
+// request interception, its scripts for new documents and its binding at once; what it did to
+// the document (a style element, hidden overlays) goes with the document, which the pool replaces
+// before the page serves again. Requests are stopped in the browser's network stack through the
+// CDP Fetch domain (only the requests its patterns name pause: every one for the filter lists,
+// one pattern per block_requests entry or block_resources type otherwise); a stopped request
+// fails with net::ERR_BLOCKED_BY_CLIENT, which the failure rules never count as failed. The
+// header interception of request-settings.ts has a Fetch session of its own: both apply.
+
+import type { CDPSession, Page } from 'playwright-core';
+import { Request, type FiltersEngine } from '@ghostery/adblocker';
+import type { RenderOptions } from '../domain/options.ts';
+import { wildcardPattern } from '../../actors/render.rules.ts';
+import { CONSENT_BINDING, consentScript, watchConsent } from './consent.ts';
+import { RULE_SETS, ruleEngines, type RuleSet } from './filters.ts';
+import { timeLeft, untilAborted } from './steps.ts';
+
+type Undo = () => Promise<void>;
+
+/** A render's blocking: the undo, and the step that readies the loaded page for capture. */
+export interface Blocking {
+  undo: Undo;
+  /** Waits (bounded) for consent banners to be answered, then hides what the rules and heuristics hide. */
+  beforeCapture(deadline: AbortSignal): Promise<void>;
+}
+
+const NO_BLOCKING: Blocking = { undo: async () => {}, beforeCapture: async () => {} };
+
+// CDP's Fetch.requestPaused, the parts used here.
+type PausedRequest = { requestId: string; request: { url: string }; resourceType: string; frameId: string };
+
+// block_resources names → CDP resource types.
+const RESOURCE_TYPES: Record<string, string[]> = {
+  stylesheet: ['Stylesheet'], image: ['Image'], media: ['Media'], font: ['Font'], script: ['Script'],
+  texttrack: ['TextTrack'], xhr: ['XHR'], fetch: ['Fetch'], eventsource: ['EventSource'], websocket: ['WebSocket'],
+  manifest: ['Manifest'], other: ['Other', 'Ping', 'CSPViolationReport', 'Prefetch', 'SignedExchange'],
+};
+
+/** What `options` asks to block, as rule sets and patterns. */
+export function blockingPlan(options: RenderOptions) {
+  const annoyances = options.block_annoyances;
+  const ruleSets = new Set<RuleSet>();
+  if (options.block_ads) ruleSets.add('ads');
+  if (options.block_trackers) ruleSets.add('trackers');
+  if (options.block_socials || annoyances) ruleSets.add('socials');
+  if (options.block_chats || annoyances) ruleSets.add('chats');
+  if (options.block_cookie_banners || annoyances) ruleSets.add('cookies');
+  if (options.block_banners_by_heuristics || annoyances) ruleSets.add('popups');
+  return {
+    ruleSets,
+    consent: options.block_cookie_banners || annoyances,
+    heuristics: options.block_banners_by_heuristics || annoyances,
+    requestPatterns: options.block_requests,
+    resourceTypes: new Set(options.block_resources.flatMap((name) => RESOURCE_TYPES[name] ?? [])),
+  };
+}
+
+/**
+ * Sets up the blocking `options` asks for before navigation. The returned undo ends it before the
+ * warm page serves again; `beforeCapture` runs after the page's own actions, before the capture.
+ */
+export async function applyBlocking(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Blocking> {
+  const plan = blockingPlan(options);
+  if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && plan.resourceTypes.size === 0) return NO_BLOCKING;
+
+  // Compiled once per process (or read from the disk cache); a render waits only the first time.
+  const engines = await untilAborted(deadline, ruleEngines(plan.ruleSets));
+  const named = new Map([...plan.ruleSets].map((name, i) => [name, engines[i]]));
+  const networkEngines = [...named].filter(([name]) => RULE_SETS[name].network).map(([, engine]) => engine);
+  const cosmeticEngines = [...named].filter(([name]) => RULE_SETS[name].cosmetic).map(([, engine]) => engine);
+
+  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const consent = plan.consent ? watchConsent(session) : undefined;
+  let onPaused: ((event: PausedRequest) => void) | undefined;
+  // Blocked frames and images, whose elements are collapsed before the capture (an error page or a
+  // broken-image icon would show in their place).
+  const collapse = new Set<string>();
+  const undo: Undo = async () => {
+    consent?.stop();
+    if (onPaused) session.off('Fetch.requestPaused', onPaused);
+    // Detaching ends the interception (paused requests go on), the scripts and the binding.
+    await session.detach().catch(() => {});
+  };
+  try {
+    if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
+      onPaused = await interceptRequests(session, plan, networkEngines, collapse, deadline);
+    }
+    if (consent) {
+      await untilAborted(deadline, Promise.all([
+        // The script for new documents needs the Page domain, the binding's calls the Runtime domain.
+        session.send('Page.enable'),
+        session.send('Runtime.enable'),
+        session.send('Runtime.addBinding', { name: CONSENT_BINDING }),
+        session.send('Page.addScriptToEvaluateOnNewDocument', { source: consentScript() }),
+      ]));
+    }
+  } catch (error) {
+    await undo();
+    throw error;
+  }
+  return {
+    undo,
+    async beforeCapture(captureDeadline) {
+      if (consent) await untilAborted(captureDeadline, consent.settled(timeLeft(captureDeadline, options)));
+      if (cosmeticEngines.length > 0 || plan.heuristics || collapse.size > 0) {
+        await hideOnPage(page, cosmeticEngines, { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500) }, captureDeadline);
+      }
+    },
+  };
+}
+
+/** Stops the requests the plan blocks, on `session`; returns the listener (removed by the undo). */
+async function interceptRequests(session: CDPSession, plan: ReturnType<typeof blockingPlan>, engines: FiltersEngine[], collapse: Set<string>, deadline: AbortSignal) {
+  const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
+  const mainFrameId = frameTree.frame.id;
+  const requestPatterns = plan.requestPatterns.map(wildcardPattern);
+  // The page's own URL, for the lists' first- and third-party rules: the last main document asked for.
+  let documentUrl = frameTree.frame.url;
+  const blocked = (event: PausedRequest): boolean => {
+    const { url } = event.request;
+    const document = event.resourceType === 'Document';
+    // The page asked for is never blocked, only what it loads.
+    if (document && event.frameId === mainFrameId) {
+      documentUrl = url;
+      return false;
+    }
+    if (plan.resourceTypes.has(event.resourceType)) return true;
+    if (requestPatterns.some((pattern) => pattern.test(url))) return true;
+    if (engines.length === 0) return false;
+    const request = Request.fromRawDetails({ url, sourceUrl: documentUrl, type: document ? 'sub_frame' : ghosteryType(event.resourceType) });
+    return engines.some((engine) => engine.match(request).match);
+  };
+  const onPaused = (event: PausedRequest) => {
+    const block = blocked(event);
+    if (block && COLLAPSED_TYPES.has(event.resourceType)) collapse.add(event.request.url);
+    const reply = block
+      ? session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' })
+      : session.send('Fetch.continueRequest', { requestId: event.requestId });
+    // A request the page has given up on meanwhile cannot be answered: nothing to do about it.
+    reply.catch(() => {});
+  };
+  session.on('Fetch.requestPaused', onPaused);
+  // With the lists every request is looked at; otherwise only those the patterns name pause.
+  const patterns = engines.length > 0
+    ? [{ urlPattern: '*' }]
+    : [
+        ...plan.requestPatterns.map((pattern) => ({ urlPattern: pattern.replace(/\\/g, '\\\\') })),
+        ...[...plan.resourceTypes].map((resourceType) => ({ urlPattern: '*', resourceType })),
+      ];
+  await untilAborted(deadline, session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }));
+  return onPaused;
+}
+
+// Resource types whose element shows something of its own when its request fails.
+const COLLAPSED_TYPES = new Set(['Document', 'Image', 'Media']);
+
+// A CDP resource type in the adblocker's words (it knows Puppeteer's, which are CDP's in lower case).
+function ghosteryType(resourceType: string): Parameters<typeof Request.fromRawDetails>[0]['type'] {
+  return resourceType.toLowerCase() as Parameters<typeof Request.fromRawDetails>[0]['type'];
+}
+
+/** What a document shows that element-hiding rules key on. */
+type DomFeatures = { url: string; ids: string[]; classes: string[]; hrefs: string[] };
+
+// Collected in the page: ids, classes and link targets, bounded for a huge document.
+const COLLECT_FEATURES = `(() => {
+  const ids = new Set(), classes = new Set(), hrefs = new Set();
+  for (const element of document.querySelectorAll('[id],[class],a[href]')) {
+    if (ids.size + classes.size + hrefs.size > 20000) break;
+    if (element.id) ids.add(element.id);
+    for (const name of element.classList) classes.add(name);
+    if (element.tagName === 'A' && element.href) hrefs.add(element.href);
+  }
+  return { url: location.href, ids: [...ids], classes: [...classes], hrefs: [...hrefs] };
+})()`;
+
+/**
+ * Hides what the lists' element-hiding rules match (one style element) and the elements of
+ * blocked frames and images (`collapse`: their URLs), then, with `heuristics`,
+ * fixed overlays: a fixed element covering 30% of the viewport or more, or a wide bar fixed to its
+ * bottom edge (app banners), and a sticky one covering 60%; never one holding most of the page's
+ * text (an application's own fixed layout). A scroll lock such overlays leave on the page is lifted.
+ */
+async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, collapse }: { heuristics: boolean; collapse: string[] }, deadline: AbortSignal): Promise<void> {
+  let css = '';
+  if (engines.length > 0) {
+    const features = await untilAborted(deadline, page.evaluate<DomFeatures>(COLLECT_FEATURES));
+    const { hostname, domain } = Request.fromRawDetails({ url: features.url });
+    for (const engine of engines) {
+      const { styles } = engine.getCosmeticsFilters({
+        url: features.url, hostname, domain, ids: features.ids, classes: features.classes, hrefs: features.hrefs,
+        getBaseRules: true, getRulesFromDOM: true, getRulesFromHostname: true, getInjectionRules: false, getExtendedRules: false,
+      });
+      css += styles;
+    }
+  }
+  await untilAborted(deadline, page.evaluate(`(${HIDE_SCRIPT})(${JSON.stringify({ css, heuristics, collapse })})`));
+}
+
+// Runs in the page with { css, heuristics, collapse } (a string: nothing of the compiler's reaches the page).
+const HIDE_SCRIPT = `({ css, heuristics, collapse }) => {
+  if (css) {
+    const style = document.createElement('style');
+    style.textContent = css;
+    (document.head || document.documentElement).appendChild(style);
+  }
+  if (collapse.length > 0) {
+    const blocked = new Set(collapse);
+    for (const element of document.querySelectorAll('iframe, frame, img, video, audio, embed, object')) {
+      const source = element.currentSrc || element.src || element.data;
+      if (source && blocked.has(source)) element.style.setProperty('display', 'none', 'important');
+    }
+  }
+  if (!heuristics || !document.body) return;
+  const width = innerWidth, height = innerHeight;
+  const pageText = (document.body.textContent || '').length;
+  // The next element after the walker's current one that is not inside it.
+  const nextOutside = (walker) => {
+    for (let node = walker.currentNode; node; node = walker.parentNode()) {
+      const sibling = walker.nextSibling();
+      if (sibling) return sibling;
+    }
+    return null;
+  };
+  let hidden = 0;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT);
+  let element = walker.nextNode();
+  while (element) {
+    const style = getComputedStyle(element);
+    let skipChildren = style.display === 'none';
+    if (!skipChildren && (style.position === 'fixed' || style.position === 'sticky') && style.visibility !== 'hidden') {
+      const box = element.getBoundingClientRect();
+      const w = Math.min(box.right, width) - Math.max(box.left, 0);
+      const h = Math.min(box.bottom, height) - Math.max(box.top, 0);
+      const cover = w > 0 && h > 0 ? (w * h) / (width * height) : 0;
+      const overlay = style.position === 'fixed'
+        ? cover >= 0.3 || (cover > 0 && box.bottom >= height - 2 && w >= width * 0.5)
+        : cover >= 0.6;
+      const holdsThePage = pageText > 200 && (element.textContent || '').length > pageText * 0.5;
+      if (overlay && !holdsThePage) {
+        element.style.setProperty('display', 'none', 'important');
+        hidden += 1;
+        skipChildren = true;
+      }
+    }
+    element = skipChildren ? nextOutside(walker) : walker.nextNode();
+  }
+  if (hidden > 0) {
+    for (const root of [document.documentElement, document.body]) {
+      if (getComputedStyle(root).overflowY === 'hidden') root.style.setProperty('overflow', 'auto', 'important');
+    }
+  }
+}`;

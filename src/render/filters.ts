@@ -1,0 +1,147 @@
+// The blocking rules: AdGuard's filter lists as installed by npm (@adguard/dnr-rulesets keeps
+// each list's original text beside its declarative rules), compiled into @ghostery/adblocker
+// engines, one per rule set, once per process. A compiled engine is cached on disk under
+// os.tmpdir(), keyed by the packages' versions, so a process after the first loads it in
+// milliseconds instead of compiling for a second or more. Nothing is downloaded.
+
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FiltersEngine } from '@ghostery/adblocker';
+
+/** A group of rules a blocking option switches on. */
+export type RuleSet = 'ads' | 'trackers' | 'socials' | 'chats' | 'cookies' | 'popups';
+
+/** Where a rule set's rules come from, and which kinds of them it uses. */
+interface RuleSetSource {
+  /** AdGuard filter ids (the ruleset_<id> folders of @adguard/dnr-rulesets). */
+  lists: number[];
+  /** Requests matching its network rules are never made. */
+  network: boolean;
+  /** Its element-hiding rules hide what they match. */
+  cosmetic: boolean;
+  /** Rules of our own in the same syntax, where the lists leave a gap the contract names. */
+  own?: string[];
+}
+
+// The AdGuard Widgets filter blocks Intercom, Zendesk, HubSpot and LiveChat only on a few sites
+// (their support chats double as sign-in help there); contract §3b names them, so these vendors'
+// widget hosts and launchers are added as rules of our own.
+const CHAT_VENDORS = [
+  '||widget.intercom.io^$third-party', '||js.intercomcdn.com^$third-party', '||api-iam.intercom.io^$third-party',
+  '||static.zdassets.com/ekr/snippet.js', '||ekr.zdassets.com^$third-party', '||widget-mediator.zopim.com^$third-party',
+  '||js.usemessages.com^$third-party', '||app.hubspot.com/conversations-visitor',
+  '||cdn.livechatinc.com^$third-party', '||js.driftt.com^$third-party', '||client.crisp.chat^$third-party',
+  '||embed.tawk.to^$third-party',
+  '##.intercom-lightweight-app', '###intercom-container', '###hubspot-messages-iframe-container', '###launcher[title*="Zendesk"]',
+  '###drift-frame-controller', '###drift-frame-chat', '##.crisp-client', '###tidio-chat', '###chat-widget-container',
+];
+
+/** Each rule set's sources (AdGuard filter ids: 2 Base, 11 Mobile Ads, 3 Tracking Protection,
+ * 4 Social Media, 22 Widgets, 18 Cookie Notices, 19 Popups, 20 Mobile App Banners, 21 Other Annoyances). */
+export const RULE_SETS: Record<RuleSet, RuleSetSource> = {
+  ads: { lists: [2, 11], network: true, cosmetic: true },
+  trackers: { lists: [3], network: true, cosmetic: false },
+  socials: { lists: [4], network: true, cosmetic: true },
+  chats: { lists: [22], network: true, cosmetic: true, own: CHAT_VENDORS },
+  // Cosmetic only: blocking a consent platform's script leaves a site that waits for an answer in
+  // its no-answer state; autoconsent answers the banner instead (src/render/consent.ts), and these
+  // rules hide the banners it has no rule for.
+  cookies: { lists: [18], network: false, cosmetic: true },
+  popups: { lists: [19, 20, 21], network: true, cosmetic: true },
+};
+
+const engines = new Map<RuleSet, Promise<FiltersEngine>>();
+
+/** The engine of `name`, compiled (or read from the disk cache) on first use and kept for the process's life. */
+export function ruleEngine(name: RuleSet): Promise<FiltersEngine> {
+  let engine = engines.get(name);
+  if (!engine) {
+    engine = loadEngine(name);
+    engines.set(name, engine);
+    // A failure is not kept: the next render tries again.
+    engine.catch(() => engines.delete(name));
+  }
+  return engine;
+}
+
+/** The engines of `names`, in that order. */
+export function ruleEngines(names: Iterable<RuleSet>): Promise<FiltersEngine[]> {
+  return Promise.all([...names].map(ruleEngine));
+}
+
+async function loadEngine(name: RuleSet): Promise<FiltersEngine> {
+  const file = cacheFile(name);
+  try {
+    return FiltersEngine.deserialize(readFileSync(file));
+  } catch {
+    // Not cached yet, or written by another version: compiled below.
+  }
+  const source = RULE_SETS[name];
+  const texts: string[] = [];
+  for (const id of source.lists) {
+    // Reading and compiling a list takes up to a second of this thread: let other work in between.
+    await new Promise((resolve) => setImmediate(resolve));
+    texts.push(rawFilterList(id));
+  }
+  if (source.own) texts.push(source.own.join('\n'));
+  await new Promise((resolve) => setImmediate(resolve));
+  // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
+  const engine = FiltersEngine.parse(texts.join('\n').replace(/\r/g, ''), {
+    loadNetworkFilters: source.network,
+    loadCosmeticFilters: source.cosmetic,
+    loadExtendedSelectors: false,
+    enableHtmlFiltering: false,
+    loadCSPFilters: false,
+  });
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, engine.serialize());
+    renameSync(temporary, file);
+  } catch {
+    // A read-only temporary directory costs the next process a compile, nothing else.
+  }
+  return engine;
+}
+
+// The installed packages' folders.
+const dnrDirectory = () => path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@adguard/dnr-rulesets'))), '..', '..');
+const ghosteryDirectory = () => path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@ghostery/adblocker'))), '..', '..');
+
+const versionOf = (directory: string) => (JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { version: string }).version;
+
+// One file per rule set, its name changing with either package's version or the rule set's sources.
+function cacheFile(name: RuleSet): string {
+  const key = createHash('sha256')
+    .update(JSON.stringify([versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]))
+    .digest('hex')
+    .slice(0, 16);
+  return path.join(os.tmpdir(), 'shutterbus-filters', `${name}-${key}.bin`);
+}
+
+/**
+ * The original text of AdGuard filter `id` as @adguard/dnr-rulesets ships it: the first rule of
+ * each declarative ruleset carries it in its metadata (`rawFilterList`). Only that string is
+ * parsed, not the tens of thousands of declarative rules around it.
+ */
+export function rawFilterList(id: number): string {
+  const file = path.join(dnrDirectory(), 'dist', 'filters', 'declarative', `ruleset_${id}`, `ruleset_${id}.json`);
+  const json = readFileSync(file, 'utf8');
+  const key = '"rawFilterList":"';
+  const start = json.indexOf(key);
+  if (start < 0) throw new Error(`ruleset_${id}.json has no rawFilterList`);
+  let end = start + key.length;
+  // The closing quote is the first one not escaped by a backslash.
+  for (;;) {
+    end = json.indexOf('"', end);
+    if (end < 0) throw new Error(`ruleset_${id}.json: unterminated rawFilterList`);
+    let backslashes = 0;
+    while (json[end - 1 - backslashes] === '\\') backslashes += 1;
+    if (backslashes % 2 === 0) break;
+    end += 1;
+  }
+  return JSON.parse(json.slice(start + key.length - 1, end + 1)) as string;
+}

@@ -1,0 +1,171 @@
+// Blocking (contract §3b) against real Chromium: each switch on one fixture page of ads, a tracker,
+// social and chat widgets, a OneTrust-style consent banner, an unknown cookie notice and a
+// newsletter overlay. Chromium goes through the egress proxy, which resolves every host name to
+// the fixture site: a vendor request the browser made arrives there under its host name, so the
+// fixture's received list shows which were never made. The page itself is asked for as
+// news.example.test (the lists turn element hiding off on 127.0.0.1 and localhost).
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.ts';
+import { requestFailedMatched } from '../../actors/render.rules.ts';
+import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
+import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
+import { blockingRoutes, PARTS, VENDOR_HOSTS, WHITE } from '../fixtures/blocking-pages.ts';
+
+const test = suite('blocking');
+
+let proxy: EgressProxy;
+let rig: RenderRig;
+let page: string;
+
+type Part = keyof typeof PARTS;
+
+let renders = 0;
+
+// Renders `path` (as news.example.test) with a mark of its own; what it showed, and the host names
+// under which the fixture received requests of this render (vendor URLs carry the page's mark).
+async function renderPage(options: Partial<RenderOptions> = {}, path = '/b/page'): Promise<{ observation: PageObservation; hosts: Set<string>; paths: string[] }> {
+  const mark = `r${++renders}`;
+  const from = rig.site.received.length;
+  const observation = await rig.render(path, { url: `${page}${path}?r=${mark}`, ...options });
+  const received = rig.site.received.slice(from);
+  const marked = received.filter((request) => new URLSearchParams(request.search).get('r') === mark);
+  return {
+    observation,
+    hosts: new Set(marked.map((request) => (request.headers.host ?? '').split(':')[0])),
+    paths: received.map((request) => request.path + request.search.replace(/[?&]r=\w+$/, '')),
+  };
+}
+
+async function shows(image: Buffer, part: Part): Promise<boolean> {
+  const [x, y] = PARTS[part].at;
+  return near(await pixel(image, x, y), [...PARTS[part].colour, 255]);
+}
+
+async function hidden(image: Buffer, part: Part): Promise<boolean> {
+  const [x, y] = PARTS[part].at;
+  return near(await pixel(image, x, y), [...WHITE, 255]);
+}
+
+// Asserts each part shows (true) or is gone (false).
+async function expectParts(image: Buffer, expected: Partial<Record<Part, boolean>>): Promise<void> {
+  for (const [part, visible] of Object.entries(expected) as [Part, boolean][]) {
+    const [x, y] = PARTS[part].at;
+    const ok = visible ? await shows(image, part) : await hidden(image, part);
+    assert.ok(ok, `${part} should be ${visible ? 'visible' : 'hidden'}; pixel at ${x},${y} is ${await pixel(image, x, y)}`);
+  }
+}
+
+const never = (hosts: Set<string>, names: readonly string[]) => {
+  for (const name of names) assert.not.ok(hosts.has(name), `${name} was asked for (${[...hosts].join(' ')})`);
+};
+
+test.before(async () => {
+  // Every name resolves to the fixture site: nothing leaves this machine.
+  proxy = await startEgressProxy({ allowPrivate: true, lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+  rig = await startRenderRig({
+    workspaceId: 'ws_blocking',
+    routes: blockingRoutes,
+    host: { proxyUrl: proxy.url },
+    defaults: { viewport_width: 800, viewport_height: 600 },
+  });
+  page = rig.site.url.replace('127.0.0.1', 'news.example.test');
+});
+
+test.after(async () => {
+  await rig?.stop();
+  await proxy?.close();
+});
+
+test('without blocking every part shows and every vendor is asked for', async () => {
+  const { observation, hosts, paths } = await renderPage();
+  await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
+  for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
+  assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'nobody answered the banner');
+});
+
+test('block_ads: the ad server is never asked, the slot and the frame are hidden, the rest stays', async () => {
+  const { observation, hosts } = await renderPage({ block_ads: true });
+  never(hosts, VENDOR_HOSTS.ads);
+  await expectParts(observation.image, { adSlot: false, adFrame: false, adScript: false, socialFrame: true, chat: true, newsletter: true, consent: true });
+});
+
+test('block_trackers: the analytics request is never made', async () => {
+  const { observation, hosts } = await renderPage({ block_trackers: true });
+  never(hosts, VENDOR_HOSTS.trackers);
+  assert.ok(hosts.has('js.driftt.com'));
+  await expectParts(observation.image, { adSlot: true, chat: true });
+});
+
+test('block_cookie_banners: the OneTrust banner is answered "reject all" by autoconsent; a notice no rule knows is hidden', async () => {
+  const { observation, paths } = await renderPage({ block_cookie_banners: true });
+  assert.ok(paths.includes('/b/consent?choice=reject'), `the banner was not refused: ${paths.join(' ')}`);
+  assert.not.ok(paths.includes('/b/consent?choice=accept'));
+  await expectParts(observation.image, { consent: false, cookieNotice: false, newsletter: true, adSlot: true, chat: true });
+});
+
+test('block_banners_by_heuristics: the fixed newsletter overlay is hidden, the small chat launcher is not', async () => {
+  const { observation } = await renderPage({ block_banners_by_heuristics: true });
+  await expectParts(observation.image, { newsletter: false, chat: true, adSlot: true });
+});
+
+test('block_chats: the chat vendor is never asked and no launcher shows', async () => {
+  const { observation, hosts } = await renderPage({ block_chats: true });
+  never(hosts, VENDOR_HOSTS.chats);
+  await expectParts(observation.image, { chat: false, adSlot: true, newsletter: true });
+});
+
+test('block_socials: the social plugin and script are never asked for', async () => {
+  const { observation, hosts } = await renderPage({ block_socials: true });
+  never(hosts, VENDOR_HOSTS.socials);
+  await expectParts(observation.image, { socialFrame: false, adSlot: true });
+});
+
+test('block_annoyances with block_ads: everything is gone; blocked requests do not trip fail_if_request_failed', async () => {
+  const options = { block_annoyances: true, block_ads: true, fail_if_request_failed: ['*'] };
+  const { observation, hosts, paths } = await renderPage(options);
+  never(hosts, [...VENDOR_HOSTS.ads, ...VENDOR_HOSTS.socials, ...VENDOR_HOSTS.chats]);
+  assert.ok(paths.includes('/b/consent?choice=reject'));
+  await expectParts(observation.image, { adSlot: false, adFrame: false, socialFrame: false, chat: false, newsletter: false, consent: false, cookieNotice: false });
+  const blocked = observation.subRequests.filter((request) => request.failure?.startsWith('net::ERR_BLOCKED_BY_CLIENT'));
+  assert.ok(blocked.length >= 4, JSON.stringify(observation.subRequests));
+  assert.is(requestFailedMatched(observation, { ...renderDefaults, ...options } as RenderOptions), null);
+});
+
+test('nothing carries over: the next render on the same warm page shows and asks for everything again', async () => {
+  await renderPage({ block_annoyances: true, block_ads: true, block_trackers: true, block_requests: ['*/in.js'], block_resources: ['image'] });
+  const { observation, hosts, paths } = await renderPage();
+  await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
+  for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
+  assert.ok(paths.includes('/in.js'));
+  assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'autoconsent still ran');
+});
+
+test('block_requests and block_resources: matching requests never reach the server; they are not failures', async () => {
+  const options: Partial<RenderOptions> = {
+    block_requests: ['*/b/asset/app.?s', '*data.json'],
+    block_resources: ['stylesheet', 'image', 'font'],
+    fail_if_request_failed: ['*/b/asset/*'],
+  };
+  const { observation, paths } = await renderPage(options, '/b/resources');
+  assert.ok(paths.includes('/b/resources'), 'the page itself is never blocked');
+  for (const asset of ['app.js', 'data.json', 'style.css', 'pixel.svg', 'font.woff2']) {
+    assert.not.ok(paths.includes(`/b/asset/${asset}`), `${asset} reached the server`);
+  }
+  assert.ok(observation.subRequests.length >= 4, JSON.stringify(observation.subRequests));
+  for (const request of observation.subRequests) assert.match(request.failure ?? 'none', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
+  assert.is(requestFailedMatched(observation, { ...renderDefaults, ...options } as RenderOptions), null);
+});
+
+test('block_ads with headers and block_requests: both interceptions apply in the same render', async () => {
+  const from = rig.site.received.length;
+  await renderPage({ block_ads: true, block_requests: ['*data.json'], headers: ['X-Test: both'] }, '/b/resources');
+  const received = rig.site.received.slice(from);
+  const app = received.find((request) => request.path === '/b/asset/app.js');
+  assert.is(app?.headers['x-test'], 'both', 'the header interception still applies');
+  assert.is(received.find((request) => request.path === '/b/resources')?.headers['x-test'], 'both');
+  assert.not.ok(received.some((request) => request.path === '/b/asset/data.json'));
+});
+
+test.run();
