@@ -4,7 +4,7 @@
 #   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci
 #   infra/local.sh up       deps, then start (or reuse) local NATS and S3 unless NATS_URL / S3_ENDPOINT are set
 #   infra/local.sh run      up, then the service in the foreground (what `make run` does); once it
-#                           answers, the demo workspace's keys and a curl line that renders its own /docs
+#                           answers, the demo workspace's keys and a curl line that works offline
 #   infra/local.sh down     stop what `run` and `up` started, by their pid files
 #   infra/local.sh status   what is running
 #
@@ -172,13 +172,6 @@ run() {
   export S3_ENDPOINT="${S3_ENDPOINT:-http://127.0.0.1:$LOCAL_S3_PORT}"
   local port="${PORT:-3000}" host="${HOST:-127.0.0.1}"
   export BASE_URL="${BASE_URL:-http://127.0.0.1:$port}"
-  # A local run listening on loopback only may render loopback pages, its own included (the curl
-  # line below renders its /docs, so it works without internet). Production keeps this off.
-  if [[ -z "${ALLOW_PRIVATE_TARGETS:-}" ]] && is_loopback "$host"; then
-    export ALLOW_PRIVATE_TARGETS=true
-    say "ALLOW_PRIVATE_TARGETS=true for this local run (it listens on $host only): url and webhook_url may be"
-    say "loopback and private addresses, its own pages included; set ALLOW_PRIVATE_TARGETS=false to refuse them"
-  fi
   # The demo workspace: created (verified) on the first run, shown again on later ones.
   local demo
   demo="$(node --import tsx src/cli/main.ts demo)" || fail "could not create the demo workspace"
