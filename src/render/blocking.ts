@@ -36,7 +36,7 @@ type PausedRequest = { requestId: string; request: { url: string }; resourceType
 // block_resources names → CDP resource types.
 const RESOURCE_TYPES: Record<string, string[]> = {
   stylesheet: ['Stylesheet'], image: ['Image'], media: ['Media'], font: ['Font'], script: ['Script'],
-  texttrack: ['TextTrack'], xhr: ['XHR'], fetch: ['Fetch'], eventsource: ['EventSource'], websocket: ['WebSocket'],
+  texttrack: ['TextTrack'], xhr: ['XHR'], fetch: ['Fetch'], eventsource: ['EventSource'], websocket: [],
   manifest: ['Manifest'], other: ['Other', 'Ping', 'CSPViolationReport', 'Prefetch', 'SignedExchange'],
 };
 
@@ -65,7 +65,7 @@ export function blockingPlan(options: RenderOptions) {
  */
 export async function applyBlocking(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Blocking> {
   const plan = blockingPlan(options);
-  if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && plan.resourceTypes.size === 0) return NO_BLOCKING;
+  if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && options.block_resources.length === 0) return NO_BLOCKING;
 
   // Compiled once per process (or read from the disk cache); a render waits only the first time.
   const engines = await untilAborted(deadline, ruleEngines(plan.ruleSets));
@@ -88,6 +88,13 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
   try {
     if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
       onPaused = await interceptRequests(session, plan, networkEngines, collapse, deadline);
+    }
+    // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
+    if (options.block_resources.includes('websocket')) {
+      await untilAborted(deadline, Promise.all([
+        session.send('Page.enable'),
+        session.send('Page.addScriptToEvaluateOnNewDocument', { source: REFUSE_WEBSOCKETS }),
+      ]));
     }
     if (consent) {
       await untilAborted(deadline, Promise.all([
@@ -154,6 +161,11 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
   await untilAborted(deadline, session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }));
   return onPaused;
 }
+
+// Replaces WebSocket in a document by a constructor that refuses as the browser does a blocked address.
+const REFUSE_WEBSOCKETS = `globalThis.WebSocket = class WebSocket extends EventTarget {
+  constructor() { super(); throw new DOMException('WebSocket connections are blocked for this render (block_resources)', 'SecurityError'); }
+};`;
 
 // Resource types whose element shows something of its own when its request fails.
 const COLLAPSED_TYPES = new Set(['Document', 'Image', 'Media']);

@@ -113,10 +113,13 @@ const ghosteryDirectory = () => path.resolve(path.dirname(fileURLToPath(import.m
 
 const versionOf = (directory: string) => (JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { version: string }).version;
 
-// One file per rule set, its name changing with either package's version or the rule set's sources.
+// Changed whenever this file changes what it compiles from the same lists.
+const COMPILE_FORMAT = 2;
+
+// One file per rule set, its name changing with either package's version, the rule set's sources or COMPILE_FORMAT.
 function cacheFile(name: RuleSet): string {
   const key = createHash('sha256')
-    .update(JSON.stringify([versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]))
+    .update(JSON.stringify([COMPILE_FORMAT, versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]))
     .digest('hex')
     .slice(0, 16);
   return path.join(os.tmpdir(), 'shutterbus-filters', `${name}-${key}.bin`);

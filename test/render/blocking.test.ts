@@ -145,11 +145,14 @@ test('nothing carries over: the next render on the same warm page shows and asks
 test('block_requests and block_resources: matching requests never reach the server; they are not failures', async () => {
   const options: Partial<RenderOptions> = {
     block_requests: ['*/b/asset/app.?s', '*data.json'],
-    block_resources: ['stylesheet', 'image', 'font'],
+    block_resources: ['stylesheet', 'image', 'font', 'websocket'],
     fail_if_request_failed: ['*/b/asset/*'],
+    fail_if_content_missing: ['Resources'],
   };
   const { observation, paths } = await renderPage(options, '/b/resources');
   assert.ok(paths.includes('/b/resources'), 'the page itself is never blocked');
+  assert.match(observation.visibleText, 'websocket refused');
+  assert.not.ok(paths.includes('/b/ws'));
   for (const asset of ['app.js', 'data.json', 'style.css', 'pixel.svg', 'font.woff2']) {
     assert.not.ok(paths.includes(`/b/asset/${asset}`), `${asset} reached the server`);
   }
@@ -160,7 +163,8 @@ test('block_requests and block_resources: matching requests never reach the serv
 
 test('block_ads with headers and block_requests: both interceptions apply in the same render', async () => {
   const from = rig.site.received.length;
-  await renderPage({ block_ads: true, block_requests: ['*data.json'], headers: ['X-Test: both'] }, '/b/resources');
+  const { observation } = await renderPage({ block_ads: true, block_requests: ['*data.json'], headers: ['X-Test: both'], fail_if_content_missing: ['Resources'] }, '/b/resources');
+  assert.match(observation.visibleText, 'websocket opened', 'the WebSocket refusal is not left behind');
   const received = rig.site.received.slice(from);
   const app = received.find((request) => request.path === '/b/asset/app.js');
   assert.is(app?.headers['x-test'], 'both', 'the header interception still applies');
