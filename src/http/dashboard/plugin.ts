@@ -18,8 +18,8 @@ export type { DashboardDeps } from './context.ts';
 const FORM_BODY_LIMIT = 64 * 1024;
 const MINUTE_MS = 60_000;
 
-// Pages only load our own stylesheet and script; inline script and foreign form targets are refused.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// Pages only load our own stylesheet and script (which only talks to us); inline script and foreign form targets are refused.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** Registers the dashboard; meant to be registered with `{ prefix: '/dashboard' }`. */
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
