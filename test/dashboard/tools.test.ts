@@ -4,6 +4,7 @@
 // DOCS_SCREENSHOTS=1 also writes docs/dashboard-playground.png and docs/dashboard-deliveries.png.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -49,6 +50,8 @@ const teammate = 'member@tools.example.com';
 const password = 'a long enough password';
 const state: { ownerPage?: Page; workspaceId?: string; accessKey?: string; deliveryId?: string } = {};
 const fixture = (path: string) => `${stack.site.url}${path}`;
+const darkAwarePage = `<!doctype html><meta name="viewport" content="width=device-width"><style>body{margin:0;padding:24px;font:20px system-ui,sans-serif;background:#fff;color:#111}
+@media (prefers-color-scheme: dark){body{background:#0f172a;color:#e2e8f0}}</style><h1>Hello from the playground</h1><p>An iPhone 13 in dark mode.</p>`;
 
 /** The latest outbox message to `to`: its first dashboard link. */
 async function mailedLink(to: string): Promise<string> {
@@ -71,7 +74,7 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
   await page.goto(`${service.base}/dashboard/playground`);
   assert.is(await page.locator('nav >> text=Playground').getAttribute('aria-current'), 'page');
   for (const name of ['url', 'format', 'viewport_device', 'dark_mode', 'hide_selectors', 'cache']) assert.is(await page.locator(`[name=${name}]`).count() > 0, true, name);
-  await page.fill('#field-url', fixture('/'));
+  await page.fill('#field-html', darkAwarePage);
   await page.fill('#field-viewport_device', 'iPhone 13');
   await page.check('#field-dark_mode');
   const before = page.url();
@@ -88,10 +91,13 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
   assert.is(shared.searchParams.get('dark_mode'), 'true');
   assert.match(shared.searchParams.get('result') ?? '', /^[0-9a-f-]{36}$/);
 
-  const shown = await call((await page.getAttribute('#result-image', 'src'))!);
+  const imageUrl = (await page.getAttribute('#result-image', 'src'))!;
+  const shown = await call(imageUrl);
   assert.is(shown.contentType, 'image/png');
   const device = presetOptions('iPhone 13');
-  assert.is(shown.bytes.readUInt32BE(16), device.viewport_width * device.device_scale_factor, 'the PNG is as wide as the device');
+  const { data, info } = await sharp(shown.bytes).raw().toBuffer({ resolveWithObject: true });
+  assert.is(info.width, device.viewport_width * device.device_scale_factor, 'the PNG is as wide as the device');
+  assert.ok(data[0] < 40 && data[1] < 40 && data[2] < 60, 'the page was rendered in dark mode');
   assert.match((await page.textContent('#result-size'))!, /KB/);
   assert.is(await usedThisMonth(stack, state.workspaceId!), 1, 'the render counts toward the quota');
 
@@ -109,7 +115,7 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
 
   // The shared address shows the same result to a member of the workspace, server-rendered.
   await page.goto(shared.toString());
-  assert.is(await page.getAttribute('#result-image', 'src'), await page.getAttribute('#result-image', 'src'));
+  assert.is(await page.getAttribute('#result-image', 'src'), imageUrl);
   assert.is(await page.inputValue('#field-viewport_device'), 'iPhone 13');
   assert.ok(await page.isChecked('#field-dark_mode'));
   if (process.env.DOCS_SCREENSHOTS) await page.screenshot({ path: 'docs/dashboard-playground.png', fullPage: true });
