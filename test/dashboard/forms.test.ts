@@ -168,4 +168,21 @@ forms('a member added at the CLI who signs up gets the invitation link, and sees
   assert.equal(shown.members.find((m: { email: string }) => m.email === 'cli.added@example.com'), { email: 'cli.added@example.com', role: 'admin', verified: true });
 });
 
+forms('playground and deliveries: choices escaped, posts need the token, other workspaces\' renders and deliveries are not found', async () => {
+  const visitor = await signUp('playground@example.com');
+  const hostile = '"><script>alert(1)</script>';
+  const page = await visitor.get(`/dashboard/playground?url=${encodeURIComponent(hostile)}&hide_selectors=${encodeURIComponent('</textarea><b>')}`);
+  assert.is(page.status, 200);
+  assert.not.match(page.text, /<script>alert/);
+  assert.not.match(page.text, /<\/textarea><b>/);
+  assert.match(page.text, /value="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/);
+  assert.is((await visitor.post('/dashboard/playground', { url: 'https://example.com', _csrf: '' })).status, 403, 'no token');
+  assert.is((await visitor.post('/dashboard/playground', { url: 'https://example.com' }, { origin: 'http://evil.example' })).status, 403, 'foreign origin');
+  const unknown = await visitor.get('/dashboard/playground?result=00000000-0000-4000-8000-000000000000');
+  assert.match(unknown.text, /id="error-code">not_found</);
+  assert.is((await visitor.get(`/dashboard/deliveries/wh_${'0'.repeat(32)}`)).status, 404);
+  assert.is((await visitor.post(`/dashboard/deliveries/wh_${'0'.repeat(32)}/resend`, {})).status, 404);
+  assert.match((await visitor.get('/dashboard/deliveries')).text, /None of the latest renders asked for a webhook/);
+});
+
 forms.run();
