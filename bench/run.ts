@@ -10,7 +10,8 @@ import { hmacHex } from '../src/signing.ts';
 import { createWorkspace, spawnService, type TestStack } from '../test/helpers/service.ts';
 import { freePort, startNats, startS3 } from '../test/helpers/stack.ts';
 import { findProcess, hammer, loop, processTree, pssMb, type LoopResult } from './measure.ts';
-import { startBenchSite } from './site.ts';
+import { AD_PAGE_HOSTS, startBenchSite } from './site.ts';
+import { measureRules } from './blocking.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 const SHOTS = { count: 40, maxSeconds: 20 };
@@ -59,7 +60,12 @@ const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 }
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const startedAt = performance.now();
-const service: ChildProcess = await spawnService(stack, { PORT: String(port), LOG_LEVEL: 'info' }, 'dist');
+// The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
+const service: ChildProcess = await spawnService(stack, {
+  PORT: String(port), LOG_LEVEL: 'info',
+  NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'local-names.mjs')}`,
+  BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
+}, 'dist');
 const take = async (url: string) => {
   const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
   const bytes = await response.arrayBuffer();
@@ -85,6 +91,28 @@ for (const concurrency of [1, 2, 4]) {
 }
 e2e.heavy_c1 = await loop(() => take(site.heavy), { concurrency: 1, ...SHOTS });
 clearInterval(sampler);
+
+// Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
+log('blocking: the ad-heavy page');
+const takeBlocking = async (params: Record<string, string>) => {
+  const search = new URLSearchParams({ url: site.ads, ...params });
+  const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+};
+const blockingOptions: Record<string, Record<string, string>> = {
+  none: {},
+  block_ads: { block_ads: 'true' },
+  block_annoyances: { block_annoyances: 'true' },
+  'block_ads + annoyances': { block_ads: 'true', block_annoyances: 'true' },
+};
+const blocking: Record<string, LoopResult> = {};
+for (const [name, params] of Object.entries(blockingOptions)) {
+  blocking[name] = await loop(() => takeBlocking(params), { concurrency: 1, count: 15, maxSeconds: 25 });
+}
+await new Promise((resolve) => setTimeout(resolve, 3000));
+const idleWithRulesMb = pssMb(stackPids());
+const rules = await measureRules();
 
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process.
 log('http: autocannon');
@@ -118,6 +146,12 @@ const lines = [
   ...Object.keys(pages).flatMap((name) => [row(`A raw, fresh context/shot (${name})`, baselineA[name]), row(`B raw, one page reused (${name})`, baselineB[name])]),
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
   '',
+  `${'ad-heavy page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
+  ...Object.entries(blocking).map(([name, r]) => row(`Shutterbus ads, ${name}`, r)),
+  `stack memory idle with the rule engines loaded: ${idleWithRulesMb.toFixed(0)} MB`,
+  `rules (compile from the lists / load compiled / size): ${Object.entries(rules.sets).map(([name, set]) => `${name} ${set.compileMs} ms / ${set.loadMs} ms / ${set.compiledMb} MB`).join(', ')}`,
+  `one request matched against every network rule set: ${rules.matchMicroseconds} µs`,
+  '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  ${JSON.stringify(http.bare.statuses)}`,
   `${'cached signed GET → 302'.padEnd(34)} ${(http.redirect?.perSecond.toFixed(0) ?? 'n/a').padStart(8)}  ${JSON.stringify(http.redirect?.statuses ?? {})}`,
@@ -134,11 +168,13 @@ const targets = {
   redirect_vs_bare: { value: http.redirect ? ratio(http.redirect.perSecond, http.bare.perSecond) : null, goal: '≥ 0.5', met: http.redirect ? http.redirect.perSecond / http.bare.perSecond >= 0.5 : false },
   rejected_vs_bare: { value: ratio(http.rejected.perSecond, http.bare.perSecond), goal: '(reported)', met: true },
   idle_memory_mb: { value: Math.round(idleMb), goal: '< 700', met: idleMb < 700 },
+  idle_memory_rules_mb: { value: Math.round(idleWithRulesMb), goal: '< 700', met: idleWithRulesMb < 700 },
+  block_ads_vs_none: { value: ratio(blocking.block_ads.p50, blocking.none.p50), goal: '≤ 1.0', met: blocking.block_ads.p50 <= blocking.none.p50 },
   first_shot_seconds: { value: Math.round(firstShotSeconds * 100) / 100, goal: '≤ 3', met: firstShotSeconds <= 3 },
 };
 for (const [name, t] of Object.entries(targets)) lines.push(`  ${name.padEnd(22)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${t.met ? 'met' : 'NOT met'}`);
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, e2e, http, idleMb, loadMb, firstShotSeconds, targets });
+Object.assign(results, { baselineA, baselineB, e2e, blocking, idleWithRulesMb, rules, http, idleMb, loadMb, firstShotSeconds, targets });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

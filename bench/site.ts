@@ -10,7 +10,62 @@ import { deflateSync } from 'node:zlib';
 export interface BenchSite {
   light: string;
   heavy: string;
+  /** The ad-heavy page (for the blocking rows): its third parties are on AD_PAGE_HOSTS, on this site's port. */
+  ads: string;
+  /** Requests the ad-heavy page's third parties received so far. */
+  thirdPartyRequests(): number;
   close(): Promise<void>;
+}
+
+/**
+ * Host names of the ad-heavy page's third parties, taken from the filter lists (ads, trackers,
+ * chat and social widgets) and off Chromium's HSTS preload list (so plain http reaches the bench
+ * site). The service under test resolves them to 127.0.0.1 (bench/local-names.mjs).
+ */
+export const AD_PAGE_HOSTS = [
+  'securepubads.g.doubleclick.net', 'ad.doubleclick.net', 'static.hotjar.com', 'sb.scorecardresearch.com',
+  'www.googletagmanager.com', 'js.driftt.com', 'embed.tawk.to', 's7.addthis.com', 'platform.linkedin.com',
+];
+
+// The ad-heavy page: an article with six ad frames (each a slow ad server answer, an image and a
+// busy script of its own), an ad tag, three trackers, two chat widgets, two social widgets, a
+// OneTrust-style consent banner and a newsletter overlay.
+const adsPage = (port: string) => {
+  const on = (host: string, path: string) => `http://${host}:${port}${path}`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Ads</title>
+<script src="${on('securepubads.g.doubleclick.net', '/tag/js/gpt.js')}"></script>
+<script async src="${on('www.googletagmanager.com', '/gtag/js?id=G-BENCH')}"></script>
+<script async src="${on('static.hotjar.com', '/c/hotjar-1.js')}"></script>
+<script async src="${on('js.driftt.com', '/include/bench/widget.js')}"></script>
+<script async src="${on('embed.tawk.to', '/bench/default')}"></script>
+<script async src="${on('platform.linkedin.com', '/in.js')}"></script>
+</head><body style="font-family:sans-serif;margin:24px"><h1>An ad-heavy article</h1>
+<img src="${on('sb.scorecardresearch.com', '/b?c1=2&c2=1')}" width="1" height="1" alt="">
+${[1, 2, 3, 4, 5, 6].map((i) => `<iframe src="${on('ad.doubleclick.net', `/ddm/adi/slot${i}`)}" width="300" height="250" style="border:0"></iframe>${text(2000)}`).join('')}
+<iframe src="${on('s7.addthis.com', '/static/widget.html')}" width="300" height="60" style="border:0"></iframe>
+<div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" style="position:fixed;left:0;bottom:0;width:100%;height:90px;background:#123;color:#fff;z-index:100">
+<p>We use cookies.</p><button id="onetrust-accept-btn-handler">Accept</button>
+<button id="onetrust-reject-all-handler" onclick="document.getElementById('onetrust-banner-sdk').style.display='none'">Reject all</button></div></div>
+<div style="position:fixed;inset:10% 20%;background:#fff;border:2px solid #333;z-index:90"><h2>Subscribe to our newsletter</h2></div>
+</body></html>`;
+};
+
+// What the third parties answer: scripts that do some work (as ad and widget scripts do), ad
+// frames that take a while (an auction) and carry an image and a script, a tracking pixel.
+function thirdParty(path: string): { type: string; body: string | Buffer; delayMs?: number } | undefined {
+  const busyScript = (ms: number, what: string) => `(() => { const end = performance.now() + ${ms}; let x = 0; while (performance.now() < end) x += Math.sqrt(x + 1); window['${what}'] = x; })();`;
+  if (path.startsWith('/ddm/adi/slot')) {
+    return { type: 'text/html', delayMs: 150, body: `<body style="margin:0;background:#fc0"><img src="/img/${path.slice(-1)}.png" width="300" height="250"><script src="/ad/render.js"></script></body>` };
+  }
+  if (path === '/ad/render.js') return { type: 'text/javascript', body: busyScript(20, 'adRendered') };
+  if (path === '/tag/js/gpt.js') return { type: 'text/javascript', body: busyScript(30, 'gpt') };
+  if (path.startsWith('/gtag/') || path.startsWith('/c/hotjar') || path === '/in.js') return { type: 'text/javascript', body: busyScript(15, path) };
+  if (path.startsWith('/include/') || path.startsWith('/bench/')) {
+    return { type: 'text/javascript', body: `${busyScript(25, path)} const l = document.createElement('div'); l.style.cssText = 'position:fixed;right:20px;bottom:110px;width:60px;height:60px;border-radius:30px;background:#07f;z-index:95'; document.body.appendChild(l);` };
+  }
+  if (path === '/static/widget.html') return { type: 'text/html', body: '<body style="margin:0;background:#39f">Share</body>' };
+  if (path.startsWith('/b?')) return { type: 'image/gif', body: Buffer.alloc(0) };
+  return undefined;
 }
 
 const FONTS = ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'];
@@ -74,6 +129,7 @@ ${[1, 2, 3, 4, 5, 6].map((i) => `<img src="/img/${i}.png" width="400" height="26
 export async function startBenchSite(): Promise<BenchSite> {
   const images = [0, 1, 2, 3, 4, 5, 6].map((i) => gradientPng(i === 0 ? 640 : 400, i === 0 ? 320 : 260, i * 36));
   const fonts = FONTS.map((file) => readFileSync(file));
+  let thirdPartyRequests = 0;
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     const image = /^\/img\/(\d)\.png$/.exec(path);
@@ -86,6 +142,19 @@ export async function startBenchSite(): Promise<BenchSite> {
       res.writeHead(200, { 'content-type': 'font/ttf' });
       return void res.end(fonts[Number(font[1])]);
     }
+    const vendor = thirdParty(path);
+    if (vendor) {
+      thirdPartyRequests += 1;
+      const answer = () => {
+        res.writeHead(200, { 'content-type': vendor.type, 'cache-control': 'no-store' });
+        res.end(vendor.body);
+      };
+      return void (vendor.delayMs ? setTimeout(answer, vendor.delayMs) : answer());
+    }
+    if (path === '/ads') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return void res.end(adsPage((req.headers.host ?? '').split(':')[1] ?? '80'));
+    }
     const body = path === '/heavy' ? heavyPage : lightPage;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(body);
@@ -95,6 +164,8 @@ export async function startBenchSite(): Promise<BenchSite> {
   return {
     light: `${base}/light`,
     heavy: `${base}/heavy`,
+    ads: `${base.replace('127.0.0.1', 'news.bench.test')}/ads`,
+    thirdPartyRequests: () => thirdPartyRequests,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

@@ -79,6 +79,20 @@ async function loadEngine(name: RuleSet): Promise<FiltersEngine> {
   } catch {
     // Not cached yet, or written by another version: compiled below.
   }
+  const engine = await compileRuleSet(name);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, engine.serialize());
+    renameSync(temporary, file);
+  } catch {
+    // A read-only temporary directory costs the next process a compile, nothing else.
+  }
+  return engine;
+}
+
+/** Compiles rule set `name` from the installed lists (what a cache miss costs). */
+export async function compileRuleSet(name: RuleSet): Promise<FiltersEngine> {
   const source = RULE_SETS[name];
   const texts: string[] = [];
   for (const id of source.lists) {
@@ -89,22 +103,13 @@ async function loadEngine(name: RuleSet): Promise<FiltersEngine> {
   if (source.own) texts.push(source.own.join('\n'));
   await new Promise((resolve) => setImmediate(resolve));
   // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
-  const engine = FiltersEngine.parse(texts.join('\n').replace(/\r/g, ''), {
+  return FiltersEngine.parse(texts.join('\n').replace(/\r/g, ''), {
     loadNetworkFilters: source.network,
     loadCosmeticFilters: source.cosmetic,
     loadExtendedSelectors: false,
     enableHtmlFiltering: false,
     loadCSPFilters: false,
   });
-  try {
-    mkdirSync(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, engine.serialize());
-    renameSync(temporary, file);
-  } catch {
-    // A read-only temporary directory costs the next process a compile, nothing else.
-  }
-  return engine;
 }
 
 // The installed packages' folders.
