@@ -94,12 +94,14 @@ clearInterval(sampler);
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
 log('blocking: the ad-heavy page');
-const takeBlocking = async (params: Record<string, string>) => {
-  const search = new URLSearchParams({ url: site.ads, ...params });
+// One render of `url` with `params` (repeated keys for a list); any 200 with a body counts.
+const takeWith = async (url: string, params: Record<string, string>) => {
+  const search = new URLSearchParams({ url, ...params });
   const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
   const bytes = await response.arrayBuffer();
-  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+  if (response.status !== 200 || bytes.byteLength === 0) throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
 };
+const takeBlocking = (params: Record<string, string>) => takeWith(site.ads, params);
 const blockingOptions: Record<string, Record<string, string>> = {
   none: {},
   block_ads: { block_ads: 'true' },
@@ -113,6 +115,24 @@ for (const [name, params] of Object.entries(blockingOptions)) {
 await new Promise((resolve) => setTimeout(resolve, 3000));
 const idleWithRulesMb = pssMb(stackPids());
 const rules = await measureRules();
+
+// What each option family and each format costs on the light page, beside a plain png in the same loop.
+log('options and formats: the light page');
+const variantOptions: Record<string, Record<string, string>> = {
+  'plain png': {},
+  'emulation: dark, zone, ua, geo': { dark_mode: 'true', time_zone: 'Asia/Tokyo', user_agent: 'Mozilla/5.0 Bench', geolocation_latitude: '35.6', geolocation_longitude: '139.7' },
+  'device iphone_13 (mobile, 3×)': { viewport_device: 'iphone_13' },
+  'request: headers, cookies': { headers: 'X-Bench: 1', cookies: 'bench=1' },
+  'page: styles, hide, scripts': { styles: 'h1 { color: teal }', hide_selectors: 'footer', scripts: 'document.title = "bench"' },
+  'wait_until networkidle0': { wait_until: 'networkidle0' },
+  'full_page (scroll on)': { full_page: 'true' },
+  'metadata: title, og, icon, fonts': { metadata_page_title: 'true', metadata_open_graph: 'true', metadata_icon: 'true', metadata_fonts: 'true', response_type: 'json' },
+  ...Object.fromEntries(['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'].map((format) => [`format ${format}`, { format }])),
+};
+const variants: Record<string, LoopResult> = {};
+for (const [name, params] of Object.entries(variantOptions)) {
+  variants[name] = await loop(() => takeWith(site.light, params), { concurrency: 1, count: 12, maxSeconds: 15 });
+}
 
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process.
 log('http: autocannon');
@@ -152,6 +172,9 @@ const lines = [
   `rules (compile from the lists / load compiled / size): ${Object.entries(rules.sets).map(([name, set]) => `${name} ${set.compileMs} ms / ${set.loadMs} ms / ${set.compiledMb} MB`).join(', ')}`,
   `one request matched against every network rule set: ${rules.matchMicroseconds} µs`,
   '',
+  `${'light page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ plain png`,
+  ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
+  '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  ${JSON.stringify(http.bare.statuses)}`,
   `${'cached signed GET → 302'.padEnd(34)} ${(http.redirect?.perSecond.toFixed(0) ?? 'n/a').padStart(8)}  ${JSON.stringify(http.redirect?.statuses ?? {})}`,
@@ -174,7 +197,7 @@ const targets = {
 };
 for (const [name, t] of Object.entries(targets)) lines.push(`  ${name.padEnd(22)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${t.met ? 'met' : 'NOT met'}`);
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, e2e, blocking, idleWithRulesMb, rules, http, idleMb, loadMb, firstShotSeconds, targets });
+Object.assign(results, { baselineA, baselineB, e2e, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
