@@ -81,6 +81,18 @@ const stackPids = () => [
 await new Promise((resolve) => setTimeout(resolve, 3000));
 const idleMb = pssMb(stackPids());
 
+// One render of `url` with `params` (repeated keys for a list); any 200 with a body counts.
+const takeWith = async (url: string, params: Record<string, string>) => {
+  const search = new URLSearchParams({ url, ...params });
+  const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength === 0) throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
+};
+// The same idle stack once a render has loaded every rule engine (the light page, every switch on).
+await takeWith(site.light, { block_ads: 'true', block_trackers: 'true', block_annoyances: 'true' });
+await new Promise((resolve) => setTimeout(resolve, 3000));
+const idleWithRulesMb = pssMb(stackPids());
+
 // End to end through HTTP, JetStream, the actor and the bucket.
 log('end to end: /api/take');
 const e2e: Record<string, LoopResult> = {};
@@ -94,13 +106,6 @@ clearInterval(sampler);
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
 log('blocking: the ad-heavy page');
-// One render of `url` with `params` (repeated keys for a list); any 200 with a body counts.
-const takeWith = async (url: string, params: Record<string, string>) => {
-  const search = new URLSearchParams({ url, ...params });
-  const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
-  const bytes = await response.arrayBuffer();
-  if (response.status !== 200 || bytes.byteLength === 0) throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
-};
 const takeBlocking = (params: Record<string, string>) => takeWith(site.ads, params);
 const blockingOptions: Record<string, Record<string, string>> = {
   none: {},
@@ -112,8 +117,6 @@ const blocking: Record<string, LoopResult> = {};
 for (const [name, params] of Object.entries(blockingOptions)) {
   blocking[name] = await loop(() => takeBlocking(params), { concurrency: 1, count: 15, maxSeconds: 25 });
 }
-await new Promise((resolve) => setTimeout(resolve, 3000));
-const idleWithRulesMb = pssMb(stackPids());
 const rules = await measureRules();
 
 // What each option family and each format costs on the light page, beside a plain png in the same loop.
