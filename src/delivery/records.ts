@@ -29,6 +29,8 @@ export interface DeliveryRecord extends DeliveryJob {
   /** Attempts made in the current round. */
   attempts: number;
   last_error?: string;
+  /** Unix seconds of the last attempt: its webhook timestamp, which its signatures cover. */
+  last_attempt_at?: number;
   created_at: string;
   updated_at: string;
 }

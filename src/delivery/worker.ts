@@ -55,17 +55,27 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
     deliveries.update(job.id, (current) => (current.round === job.round ? change(current) : undefined));
 
   // The machine's steps, for this job.
-  const deliveryActors = (job: DeliveryJob) => ({
-    sendWebhook: fromPromise<AttemptOutcome, SendWebhookInput>(async () => {
-      const workspace = await workspaces.get(job.workspace_id);
-      if (!workspace) return { outcome: 'refused', error: `workspace ${job.workspace_id} no longer exists` };
-      return deps.sendWebhook({ id: job.id, webhookUrl: job.webhook_url, body: job.body, secretKey: workspace.secret_key }, policy);
-    }),
-    recordAttempt: fromPromise<void, RecordAttemptInput>(async ({ input: { attempt, result } }) => {
-      await settle(job, (current) => ({ ...current, attempts: attempt, ...(result.outcome === 'delivered' ? {} : { last_error: result.error }) }));
-      log.info({ delivery_id: job.id, render_id: job.render_id, attempt, outcome: result.outcome, status: 'status' in result ? result.status : undefined }, 'webhook attempt');
-    }),
-  });
+  const deliveryActors = (job: DeliveryJob) => {
+    // The timestamp the last attempt sent and signed, recorded with it (the dashboard shows its headers).
+    let timestamp: number | undefined;
+    return {
+      sendWebhook: fromPromise<AttemptOutcome, SendWebhookInput>(async () => {
+        const workspace = await workspaces.get(job.workspace_id);
+        if (!workspace) return { outcome: 'refused', error: `workspace ${job.workspace_id} no longer exists` };
+        timestamp = Math.floor(Date.now() / 1000);
+        return deps.sendWebhook({ id: job.id, webhookUrl: job.webhook_url, body: job.body, secretKey: workspace.secret_key, timestamp }, policy);
+      }),
+      recordAttempt: fromPromise<void, RecordAttemptInput>(async ({ input: { attempt, result } }) => {
+        await settle(job, (current) => ({
+          ...current,
+          attempts: attempt,
+          ...(timestamp !== undefined ? { last_attempt_at: timestamp } : {}),
+          ...(result.outcome === 'delivered' ? {} : { last_error: result.error }),
+        }));
+        log.info({ delivery_id: job.id, render_id: job.render_id, attempt, outcome: result.outcome, status: 'status' in result ? result.status : undefined }, 'webhook attempt');
+      }),
+    };
+  };
 
   /** Runs one delivery actor from the recorded attempts to its verdict. */
   const runDelivery = (job: DeliveryJob, record: DeliveryRecord): Promise<DeliveryOutput> => {

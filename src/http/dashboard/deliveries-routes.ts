@@ -43,8 +43,8 @@ export async function deliveriesRoutes(app: FastifyInstance, dashboard: Dashboar
   app.get<{ Params: { id: string } }>('/deliveries/:id', async (request, reply) => {
     const { viewer, workspace, account } = request.signedIn;
     const record = await ownDelivery(workspace.workspace_id, request.params.id);
-    // The headers as send.ts builds them for an attempt at the record's last change (each attempt signs its own timestamp).
-    const timestamp = Math.floor(Date.parse(record.updated_at) / 1000);
+    // The headers as send.ts built them for the last attempt, at its recorded timestamp (before any, as one now would).
+    const timestamp = record.last_attempt_at ?? Math.floor(Date.now() / 1000);
     const headers = { ...webhookHeaders(record.id, record.body, workspace.secret_key, timestamp), 'content-length': String(Buffer.byteLength(record.body)) };
     const page = deliveryPage({ viewer, record, headers, attempted: record.attempts > 0, manager: canManage(workspace, account.email), next_attempt_at: nextAttemptAt(record, config.webhookRetrySchedule) });
     return reply.type('text/html; charset=utf-8').send(page.text);

@@ -69,7 +69,7 @@ export function deliveryPage(view: DeliveryView): Html {
 <section class="card stack">
   <h2>Request</h2>
   <p class="small muted">POST ${record.webhook_url}. ${view.attempted
-    ? `The headers of an attempt at ${time(record.updated_at)}; every attempt carries its own timestamp and signatures, signed with the workspace's current secret key.`
+    ? `The headers of the last attempt${record.last_attempt_at ? `, at ${time(new Date(record.last_attempt_at * 1000).toISOString())}` : ''}; every attempt carries its own timestamp and signatures (shown with the workspace's current secret key).`
     : 'Not sent yet; these are the headers an attempt would carry now.'}</p>
   <pre id="delivery-headers">${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>
   <pre id="delivery-body">${record.body}</pre>
