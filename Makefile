@@ -34,8 +34,8 @@ test: deps ## Run every test suite (filter: make test ARGS=net); last line: N pa
 	@node --import tsx test/run.ts $(ARGS)
 
 .PHONY: bench
-bench: deps build ## Run the benchmark suite
-	@node --import tsx bench/run.ts
+bench: deps build ## Run the benchmark suite (≈5 min); ARGS=soak: 2,000 mixed renders (<15 min); ARGS=profile: CPU profile per shot
+	@node --import tsx bench/run.ts $(ARGS)
 
 .PHONY: typecheck
 typecheck: ## Type-check the whole tree with tsc

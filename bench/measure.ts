@@ -1,8 +1,12 @@
 // Measuring helpers of the benchmark: bounded loops, latency percentiles, PSS memory, autocannon.
 
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import autocannon from 'autocannon';
+import { listProcesses, processTree, type ProcessEntry } from '../src/render/processes.ts';
 
-export { findProcess, processTree, pssMb } from '../src/render/processes.ts';
+export { findProcess, listProcesses, processTree, pssMb } from '../src/render/processes.ts';
 
 /** Throughput and latency of one measured loop. */
 export interface LoopResult {
@@ -48,4 +52,119 @@ export async function hammer(url: string, seconds: number, headers: Record<strin
   const statuses: Record<string, number> = {};
   for (const [code, count] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (count as { count: number }).count;
   return { perSecond: result.requests.average, statuses };
+}
+
+// Clock ticks per second of /proc/<pid>/stat's CPU times (100 on every Linux this runs on).
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU (user + system) `pid` has used so far, in ms, or null when it is gone. */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5) (utime, stime); the slice starts at field 3.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process is a Chromium one (the browser, its zygotes, helpers and crash handler). */
+export function isChromium(proc: ProcessEntry): boolean {
+  return /chrom/i.test(path.basename(proc.argv[0] ?? ''));
+}
+
+/** What a Chromium process does, from its `--type` switch: browser, renderer, gpu, network, utility, zygote, crashpad. */
+export function chromiumKind(proc: ProcessEntry): string {
+  if (/crashpad/i.test(proc.argv[0] ?? '')) return 'crashpad';
+  const type = proc.argv.find((arg) => arg.startsWith('--type='))?.slice(7);
+  if (!type) return 'browser';
+  if (type === 'gpu-process') return 'gpu';
+  if (type === 'utility') return proc.argv.some((arg) => /NetworkService/i.test(arg)) ? 'network' : 'utility';
+  return type;
+}
+
+/**
+ * The processes below `roots`, each labelled `service` (any process that is not Chromium) or
+ * `chromium <kind>`; `named` adds single processes under their own label (nats-server, s3rver).
+ */
+export function labelTree(roots: number[], named: Record<string, number | null> = {}): Map<number, string> {
+  const processes = listProcesses();
+  const byPid = new Map(processes.map((proc) => [proc.pid, proc]));
+  const labels = new Map<number, string>();
+  for (const pid of processTree(roots, processes)) {
+    const proc = byPid.get(pid);
+    if (proc) labels.set(pid, isChromium(proc) ? `chromium ${chromiumKind(proc)}` : 'service');
+  }
+  for (const [label, pid] of Object.entries(named)) if (pid !== null) labels.set(pid, label);
+  return labels;
+}
+
+/**
+ * CPU used by groups of processes since start(), from /proc. It samples every 250 ms, so a
+ * process that ends meanwhile (a renderer of a replaced page) still counts up to its last sample;
+ * a process first seen after start() counts from its birth.
+ */
+export class CpuMeter {
+  readonly #label: () => Map<number, string>;
+  readonly #seen = new Map<number, { label: string; base: number; last: number }>();
+  #timer: NodeJS.Timeout | null = null;
+
+  /** `label` lists the processes to watch now, each with its group's name. */
+  constructor(label: () => Map<number, string>) {
+    this.#label = label;
+  }
+
+  /** Takes the starting point and keeps sampling until stop(). */
+  start(): this {
+    this.#seen.clear();
+    this.#sample(true);
+    this.#timer = setInterval(() => this.#sample(false), 250);
+    return this;
+  }
+
+  /** CPU ms per group since start(), sampling once more first. */
+  read(): Record<string, number> {
+    this.#sample(false);
+    const totals: Record<string, number> = {};
+    for (const { label, base, last } of this.#seen.values()) totals[label] = (totals[label] ?? 0) + last - base;
+    return totals;
+  }
+
+  /** The final read; sampling stops. */
+  stop(): Record<string, number> {
+    const totals = this.read();
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    return totals;
+  }
+
+  #sample(first: boolean): void {
+    for (const [pid, label] of this.#label()) {
+      const used = cpuMs(pid);
+      if (used === null) continue;
+      const known = this.#seen.get(pid);
+      if (known) known.last = used;
+      else this.#seen.set(pid, { label, base: first ? used : 0, last: used });
+    }
+  }
+}
+
+/** `after` − `before` per group, each ÷ `shots`, rounded to 0.1 ms; `total` sums the groups. */
+export function perShot(before: Record<string, number>, after: Record<string, number>, shots: number): Record<string, number> {
+  const result: Record<string, number> = {};
+  let total = 0;
+  for (const [label, ms] of Object.entries(after)) {
+    const used = ms - (before[label] ?? 0);
+    total += used;
+    result[label] = Math.round((used / shots) * 10) / 10;
+  }
+  result.total = Math.round((total / shots) * 10) / 10;
+  return result;
 }

@@ -1,17 +1,27 @@
 // `make bench`: Shutterbus end to end beside a raw Playwright loop on the same pages, and its HTTP
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
+// `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts).
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { hmacHex } from '../src/signing.ts';
-import { createWorkspace, spawnService, type TestStack } from '../test/helpers/service.ts';
-import { freePort, startNats, startS3 } from '../test/helpers/stack.ts';
-import { findProcess, hammer, loop, processTree, pssMb, type LoopResult } from './measure.ts';
-import { AD_PAGE_HOSTS, startBenchSite } from './site.ts';
+import { CpuMeter, hammer, labelTree, loop, perShot, pssMb, type LoopResult } from './measure.ts';
+import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
+import { startBenchStack } from './stack.ts';
+
+const mode = process.argv[2];
+if (mode === 'soak' || mode === 'profile') {
+  await import(mode === 'soak' ? './soak.ts' : './profile.ts');
+  process.exit(0);
+}
+if (mode !== undefined) {
+  process.stderr.write(`usage: make bench [ARGS=soak|profile] (got ${JSON.stringify(mode)})\n`);
+  process.exit(2);
+}
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 const SHOTS = { count: 40, maxSeconds: 20 };
@@ -31,6 +41,9 @@ const rawShot = async (page: Page, url: string) => {
 };
 const baselineA: Record<string, LoopResult> = {};
 const baselineB: Record<string, LoopResult> = {};
+// Baseline B's CPU per shot, measured like the service's: the bench process (Playwright's client) and its Chromium.
+const baselineCpu: Record<string, Record<string, number>> = {};
+const benchLabels = () => new Map([...labelTree([process.pid])].map(([pid, label]) => [pid, label === 'service' ? 'client' : label]));
 for (const [name, url] of Object.entries(pages)) {
   baselineA[name] = await loop(async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
@@ -39,45 +52,26 @@ for (const [name, url] of Object.entries(pages)) {
   }, { concurrency: 1, ...SHOTS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
-  baselineB[name] = await loop(() => rawShot(page, url), { concurrency: 1, ...SHOTS });
+  let shots = 0;
+  const meter = new CpuMeter(benchLabels).start();
+  baselineB[name] = await loop(async () => { await rawShot(page, url); shots++; }, { concurrency: 1, ...SHOTS });
+  baselineCpu[name] = perShot({}, meter.stop(), shots);
   await context.close();
 }
 await browser.close();
 
 // The stack: real NATS, the s3rver store, the service as a child process.
 log('stack: nats, s3rver, shutterbus');
-const [nats, s3] = await Promise.all([startNats(), startS3()]);
-const stack: TestStack = {
-  nats, s3, site: { url: site.light, hits: new Map(), received: [], close: site.close },
-  env: {
-    NATS_URL: nats.url, S3_ENDPOINT: s3.endpoint, S3_ACCESS_KEY: s3.accessKey, S3_SECRET_KEY: s3.secretKey,
-    S3_BUCKET: 'shutterbus-bench', S3_REGION: 'us-east-1', ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-bench-')),
-  },
-  stop: async () => void (await Promise.allSettled([nats.stop(), s3.stop()])),
-};
-const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 });
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const startedAt = performance.now();
-// The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
-const service: ChildProcess = await spawnService(stack, {
-  PORT: String(port), LOG_LEVEL: 'info',
-  NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'local-names.mjs')}`,
-  BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
-}, 'dist');
+const stack = await startBenchStack(site);
+const { base, workspace } = stack;
 const take = async (url: string) => {
   const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
   const bytes = await response.arrayBuffer();
   if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
 };
 await take(site.light);
-const firstShotSeconds = (performance.now() - startedAt) / 1000;
-const stackPids = () => [
-  ...processTree([service.pid!]),
-  findProcess(['-p', String(nats.port)]),
-  findProcess(['--port', String(s3.port)]),
-].filter((pid): pid is number => pid !== null);
+const firstShotSeconds = (performance.now() - stack.spawnedAt) / 1000;
+const stackPids = stack.pids;
 await new Promise((resolve) => setTimeout(resolve, 3000));
 const idleMb = pssMb(stackPids());
 
@@ -93,15 +87,24 @@ await takeWith(site.light, { block_ads: 'true', block_trackers: 'true', block_an
 await new Promise((resolve) => setTimeout(resolve, 3000));
 const idleWithRulesMb = pssMb(stackPids());
 
-// End to end through HTTP, JetStream, the actor and the bucket.
+// End to end through HTTP, JetStream, the actor and the bucket, with the CPU every process of the
+// stack spends on it (from /proc; warm-up shots included in both the CPU and the shot count).
 log('end to end: /api/take');
 const e2e: Record<string, LoopResult> = {};
 let loadMb = 0;
 const sampler = setInterval(() => (loadMb = Math.max(loadMb, pssMb(stackPids()))), 500);
-for (const concurrency of [1, 2, 4]) {
-  e2e[`light_c${concurrency}`] = await loop(() => take(site.light), { concurrency, ...SHOTS, count: SHOTS.count * concurrency });
+const e2eMeter = new CpuMeter(stack.labels).start();
+const e2eCpu: Record<string, Record<string, number>> = {};
+const e2eShots = { light: 0, heavy: 0 };
+for (const name of Object.keys(pages) as (keyof typeof pages)[]) {
+  const before = e2eMeter.read();
+  const shotsBefore = e2eShots[name];
+  for (const concurrency of [1, 2, 4]) {
+    e2e[`${name}_c${concurrency}`] = await loop(async () => { await take(pages[name]); e2eShots[name]++; }, { concurrency, ...SHOTS, count: SHOTS.count * concurrency });
+  }
+  e2eCpu[name] = perShot(before, e2eMeter.read(), e2eShots[name] - shotsBefore);
 }
-e2e.heavy_c1 = await loop(() => take(site.heavy), { concurrency: 1, ...SHOTS });
+e2eCpu.all = perShot({}, e2eMeter.stop(), e2eShots.light + e2eShots.heavy);
 clearInterval(sampler);
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
@@ -153,14 +156,21 @@ const http = {
   redirect: secondView.status === 302 ? await hammer(signedUrl, HAMMER_SECONDS) : null,
 };
 bare.kill('SIGTERM');
-service.kill('SIGTERM');
-await new Promise((resolve) => service.once('exit', resolve));
 await stack.stop();
 await site.close();
 
-// The table: every figure beside its baseline, and the targets of issue 6.
-const best = Object.entries(e2e).filter(([name]) => name.startsWith('light_')).sort((a, b) => b[1].perSecond - a[1].perSecond)[0];
+// The table: every figure beside its baseline, and the targets of issues 6 and 18.
+const bestOf = (page: string) => Object.entries(e2e).filter(([name]) => name.startsWith(`${page}_`)).sort((a, b) => b[1].perSecond - a[1].perSecond)[0];
+const best = bestOf('light');
+const bestHeavy = bestOf('heavy');
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+// CPU ms per shot of one group of processes: the service's Node processes, or all of Chromium's.
+const chromiumMs = (cpu: Record<string, number>) => Math.round(Object.entries(cpu).filter(([label]) => label.startsWith('chromium')).reduce((sum, [, ms]) => sum + ms, 0) * 10) / 10;
+const kinds = ['browser', 'renderer', 'gpu', 'network', 'utility', 'zygote'];
+const cpuRow = (name: string, cpu: Record<string, number>, node: number) => `${name.padEnd(34)} ${node.toFixed(1).padStart(8)} ${chromiumMs(cpu).toFixed(1).padStart(9)}  ${
+  kinds.map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(kind.length + 1)).join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
+const serviceCpuMs = e2eCpu.all.service ?? 0;
+const baselineChromiumMs = ratio(chromiumMs(baselineCpu.light) + chromiumMs(baselineCpu.heavy), 2);
 const row = (name: string, r: LoopResult) => `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
 const lines = [
   `Shutterbus benchmark — ${os.cpus().length} CPUs, ${results.at}`,
@@ -168,6 +178,12 @@ const lines = [
   `${'shots (1280×720 png)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
   ...Object.keys(pages).flatMap((name) => [row(`A raw, fresh context/shot (${name})`, baselineA[name]), row(`B raw, one page reused (${name})`, baselineB[name])]),
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
+  `best ÷ B: light ${ratio(best[1].perSecond, baselineB.light.perSecond).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, baselineB.heavy.perSecond).toFixed(2)} (${bestHeavy[0]})`,
+  '',
+  `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(kind.length + 1)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
+  ...Object.keys(pages).map((name) => cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0)),
+  ...Object.keys(pages).map((name) => cpuRow(`Shutterbus ${name}, c=1,2,4: service`, e2eCpu[name], e2eCpu[name].service ?? 0)),
+  cpuRow('Shutterbus, every e2e shot: service', e2eCpu.all, serviceCpuMs),
   '',
   `${'ad-heavy page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
   ...Object.entries(blocking).map(([name, r]) => row(`Shutterbus ads, ${name}`, r)),
@@ -186,7 +202,7 @@ const lines = [
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
   `start → first screenshot: ${firstShotSeconds.toFixed(2)} s`,
   '',
-  'targets',
+  'targets (issue 6)',
 ];
 const targets = {
   throughput_vs_A: { value: ratio(best[1].perSecond, baselineA.light.perSecond), goal: '≥ 2.0', met: best[1].perSecond / baselineA.light.perSecond >= 2, at: best[0] },
@@ -198,9 +214,25 @@ const targets = {
   block_ads_vs_none: { value: ratio(blocking.block_ads.p50, blocking.none.p50), goal: '≤ 1.0', met: blocking.block_ads.p50 <= blocking.none.p50 },
   first_shot_seconds: { value: Math.round(firstShotSeconds * 100) / 100, goal: '≤ 3', met: firstShotSeconds <= 3 },
 };
-for (const [name, t] of Object.entries(targets)) lines.push(`  ${name.padEnd(22)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${t.met ? 'met' : 'NOT met'}`);
+const targetsIssue18 = {
+  light_vs_B: { value: ratio(best[1].perSecond, baselineB.light.perSecond), goal: '≥ 0.93', met: best[1].perSecond / baselineB.light.perSecond >= 0.93, at: best[0] },
+  heavy_vs_B: { value: ratio(bestHeavy[1].perSecond, baselineB.heavy.perSecond), goal: '≥ 0.85', met: bestHeavy[1].perSecond / baselineB.heavy.perSecond >= 0.85, at: bestHeavy[0] },
+  service_cpu_ms_per_shot: {
+    value: serviceCpuMs, goal: '≤ 30', met: serviceCpuMs <= 30,
+    beside: `Chromium ${chromiumMs(e2eCpu.all)} ms/shot; baseline B's Chromium ${baselineChromiumMs} ms/shot`,
+  },
+  redirect_vs_bare: { value: targets.redirect_vs_bare.value, goal: '≥ 0.85', met: http.redirect ? http.redirect.perSecond / http.bare.perSecond >= 0.85 : false },
+  rejected_vs_bare: { value: targets.rejected_vs_bare.value, goal: '≥ 0.5', met: http.rejected.perSecond / http.bare.perSecond >= 0.5 },
+  idle_memory_mb: { value: Math.round(idleMb), goal: '≤ 450', met: idleMb <= 450 },
+  first_shot_seconds: { value: targets.first_shot_seconds.value, goal: '≤ 1.5', met: firstShotSeconds <= 1.5 },
+};
+const targetLine = (name: string, t: { value: unknown; goal: string; met: boolean; beside?: string }) =>
+  `  ${name.padEnd(24)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${(t.met ? 'met' : 'NOT met').padEnd(7)}${t.beside ? `  (${t.beside})` : ''}`;
+for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t));
+lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
+for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, e2e, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets });
+Object.assign(results, { baselineA, baselineB, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

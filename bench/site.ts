@@ -10,6 +10,10 @@ import { deflateSync } from 'node:zlib';
 export interface BenchSite {
   light: string;
   heavy: string;
+  /** A page shorter than the viewport (for full_page in the soak). */
+  short: string;
+  /** A page that answers 404 (a render of it fails with host_returned_error by default). */
+  missing: string;
   /** The ad-heavy page (for the blocking rows): its third parties are on AD_PAGE_HOSTS, on this site's port. */
   ads: string;
   /** Requests the ad-heavy page's third parties received so far. */
@@ -125,6 +129,9 @@ img{width:100%;height:auto}</style></head><body><h1>A heavier page</h1><div clas
 ${[1, 2, 3, 4, 5, 6].map((i) => `<img src="/img/${i}.png" width="400" height="260" alt="">`).join('')}</div>
 <h2>Text in a web font</h2>${text(30000)}</body></html>`;
 
+const shortPage = `<!doctype html><html><head><meta charset="utf-8"><title>Short</title></head>
+<body style="font-family:sans-serif;margin:24px"><h1>A short page</h1><img src="/img/1.png" width="400" height="260" alt="">${text(800)}</body></html>`;
+
 /** Starts the site on a free loopback port. */
 export async function startBenchSite(): Promise<BenchSite> {
   const images = [0, 1, 2, 3, 4, 5, 6].map((i) => gradientPng(i === 0 ? 640 : 400, i === 0 ? 320 : 260, i * 36));
@@ -155,7 +162,11 @@ export async function startBenchSite(): Promise<BenchSite> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return void res.end(adsPage((req.headers.host ?? '').split(':')[1] ?? '80'));
     }
-    const body = path === '/heavy' ? heavyPage : lightPage;
+    if (path === '/missing') {
+      res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
+      return void res.end('<!doctype html><title>Not found</title><h1>Not found</h1>');
+    }
+    const body = path === '/heavy' ? heavyPage : path === '/short' ? shortPage : lightPage;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(body);
   });
@@ -164,6 +175,8 @@ export async function startBenchSite(): Promise<BenchSite> {
   return {
     light: `${base}/light`,
     heavy: `${base}/heavy`,
+    short: `${base}/short`,
+    missing: `${base}/missing`,
     ads: `${base.replace('127.0.0.1', 'news.bench.test')}/ads`,
     thirdPartyRequests: () => thirdPartyRequests,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),

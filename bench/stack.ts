@@ -1,0 +1,75 @@
+// The stack a benchmark measures: real NATS, the s3rver store and the service bundle as a child
+// process, with a pro workspace, and the helpers to find its processes.
+
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Workspace } from '../src/workspaces/workspace.ts';
+import { createWorkspace, spawnService, type TestStack } from '../test/helpers/service.ts';
+import { freePort, startNats, startS3 } from '../test/helpers/stack.ts';
+import { findProcess, isChromium, labelTree, listProcesses, processTree } from './measure.ts';
+import { AD_PAGE_HOSTS, type BenchSite } from './site.ts';
+
+/** A running bench stack. */
+export interface BenchStack {
+  base: string;
+  workspace: Workspace;
+  service: ChildProcess;
+  /** When the service was spawned (performance.now()). */
+  spawnedAt: number;
+  /** Every process of the stack: the service's tree (with Chromium), nats-server, s3rver. */
+  pids(): number[];
+  /** The stack's processes labelled for a CpuMeter: service, chromium <kind>, nats-server, s3rver. */
+  labels(): Map<number, string>;
+  /** The Chromium processes below the service now. */
+  chromiumPids(): number[];
+  /** Stops the service (SIGTERM, waits for its exit), then NATS and s3rver. */
+  stop(): Promise<void>;
+}
+
+/** Starts NATS, s3rver and the service (dist bundle) with `extraEnv`; resolves once the service logged its start. */
+export async function startBenchStack(site: BenchSite, extraEnv: Record<string, string> = {}): Promise<BenchStack> {
+  const [nats, s3] = await Promise.all([startNats(), startS3()]);
+  const stack: TestStack = {
+    nats, s3, site: { url: site.light, hits: new Map(), received: [], close: site.close },
+    env: {
+      NATS_URL: nats.url, S3_ENDPOINT: s3.endpoint, S3_ACCESS_KEY: s3.accessKey, S3_SECRET_KEY: s3.secretKey,
+      S3_BUCKET: 'shutterbus-bench', S3_REGION: 'us-east-1', ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn',
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-bench-')),
+    },
+    stop: async () => void (await Promise.allSettled([nats.stop(), s3.stop()])),
+  };
+  const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 });
+  const port = await freePort();
+  const spawnedAt = performance.now();
+  // The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
+  const service = await spawnService(stack, {
+    PORT: String(port), LOG_LEVEL: 'info',
+    NODE_OPTIONS: [`--import ${path.join(import.meta.dirname, 'local-names.mjs')}`, extraEnv.NODE_OPTIONS ?? ''].join(' ').trim(),
+    BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
+    ...Object.fromEntries(Object.entries(extraEnv).filter(([name]) => name !== 'NODE_OPTIONS')),
+  }, 'dist');
+  const named = () => ({ 'nats-server': findProcess(['-p', String(nats.port)]), s3rver: findProcess(['--port', String(s3.port)]) });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    workspace,
+    service,
+    spawnedAt,
+    pids: () => [...processTree([service.pid!]), ...Object.values(named())].filter((pid): pid is number => pid !== null),
+    labels: () => labelTree([service.pid!], named()),
+    chromiumPids: () => {
+      const processes = listProcesses();
+      const tree = new Set(processTree([service.pid!], processes));
+      return processes.filter((proc) => tree.has(proc.pid) && isChromium(proc)).map((proc) => proc.pid);
+    },
+    stop: async () => {
+      if (service.exitCode === null && service.signalCode === null) {
+        const exited = new Promise((resolve) => service.once('exit', resolve));
+        service.kill('SIGTERM');
+        await exited;
+      }
+      await stack.stop();
+    },
+  };
+}
