@@ -168,7 +168,7 @@ const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 const chromiumMs = (cpu: Record<string, number>) => Math.round(Object.entries(cpu).filter(([label]) => label.startsWith('chromium')).reduce((sum, [, ms]) => sum + ms, 0) * 10) / 10;
 const kinds = ['browser', 'renderer', 'gpu', 'network', 'utility', 'zygote'];
 const cpuRow = (name: string, cpu: Record<string, number>, node: number) => `${name.padEnd(34)} ${node.toFixed(1).padStart(8)} ${chromiumMs(cpu).toFixed(1).padStart(9)}  ${
-  kinds.map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(kind.length + 1)).join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
+  kinds.map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(9)).join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
 const serviceCpuMs = e2eCpu.all.service ?? 0;
 const baselineChromiumMs = ratio(chromiumMs(baselineCpu.light) + chromiumMs(baselineCpu.heavy), 2);
 const row = (name: string, r: LoopResult) => `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
@@ -180,7 +180,7 @@ const lines = [
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
   `best ÷ B: light ${ratio(best[1].perSecond, baselineB.light.perSecond).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, baselineB.heavy.perSecond).toFixed(2)} (${bestHeavy[0]})`,
   '',
-  `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(kind.length + 1)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
+  `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(9)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
   ...Object.keys(pages).map((name) => cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0)),
   ...Object.keys(pages).map((name) => cpuRow(`Shutterbus ${name}, c=1,2,4: service`, e2eCpu[name], e2eCpu[name].service ?? 0)),
   cpuRow('Shutterbus, every e2e shot: service', e2eCpu.all, serviceCpuMs),

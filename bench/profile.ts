@@ -1,0 +1,133 @@
+// `make bench ARGS=profile`: where a shot's CPU goes. Runs light-page shots through /api/take with
+// V8's CPU profiler on in the service (bench/cpu-profiler.mjs) and sums the samples by function and
+// by module (self time, ms per shot); beside it, the CPU per shot of every process (/proc).
+// Writes bench/results/profile.json.
+
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CpuMeter, loop, perShot } from './measure.ts';
+import { startBenchSite } from './site.ts';
+import { startBenchStack } from './stack.ts';
+
+const SHOTS = Number(process.env.PROFILE_SHOTS ?? 300);
+const CONCURRENCY = 2;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The parts of a .cpuprofile this reads. */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const site = await startBenchSite();
+const profileFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-profile-')), 'service.cpuprofile');
+const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'cpu-profiler.mjs')}`, BENCH_CPU_PROFILE: profileFile });
+// The bundle as it was when the service started (another build may replace it meanwhile).
+const bundle = readFileSync(path.join(import.meta.dirname, '../dist/main.js'), 'utf8').split('\n');
+const take = async () => {
+  const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(site.light)}`, { headers: { 'x-access-key': stack.workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+};
+for (let i = 0; i < 20; i++) await take();
+
+log(`profile: ${SHOTS} light shots at concurrency ${CONCURRENCY}`);
+let shots = 0;
+const meter = new CpuMeter(stack.labels).start();
+stack.service.kill('SIGUSR2');
+await new Promise((resolve) => setTimeout(resolve, 200));
+const result = await loop(async () => { await take(); shots++; }, { concurrency: CONCURRENCY, count: SHOTS, maxSeconds: 120, warmup: 0 });
+stack.service.kill('SIGUSR2');
+const cpu = perShot({}, meter.stop(), shots);
+for (let waited = 0; !existsSync(profileFile) && waited < 20_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+await new Promise((resolve) => setTimeout(resolve, 500));
+await stack.stop();
+await site.close();
+const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
+
+// Which source file a line of the bundle comes from: esbuild heads each module's code with `// src/…`.
+const moduleAt: string[] = [];
+let current = 'dist/main.js';
+for (const [index, line] of bundle.entries()) {
+  const header = /^\/\/ ((?:src|actors)\/\S+)$/.exec(line);
+  if (header) current = header[1];
+  moduleAt[index] = current;
+}
+const moduleOf = (url: string, lineNumber: number, name: string) => {
+  if (!url) return name.startsWith('(') ? name : '(native)';
+  if (url.endsWith('dist/main.js')) return moduleAt[lineNumber] ?? 'dist/main.js';
+  if (url.startsWith('node:')) return 'node: internals';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  return path.relative(path.join(import.meta.dirname, '..'), url.startsWith('file:') ? fileURLToPath(url) : url);
+};
+
+// Self time of each sample taken inside the loop's window.
+const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+const byFunction = new Map<string, number>();
+const byModule = new Map<string, number>();
+const byOwner = new Map<string, number>();
+const parents = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+// Who a sample's time is for: the nearest frame up its stack in a package or a source file (native
+// code and node: internals are charged to whoever called them).
+const ownerOf = (nodeId: number): string => {
+  for (let id: number | undefined = nodeId; id !== undefined; id = parents.get(id)) {
+    const { url, lineNumber, functionName } = nodes.get(id)!.callFrame;
+    const module = moduleOf(url, lineNumber, functionName);
+    if (url && module !== 'node: internals') return module;
+  }
+  return moduleOf('', 0, nodes.get(nodeId)!.callFrame.functionName);
+};
+let sampled = 0;
+for (const [index, nodeId] of profile.samples.entries()) {
+  const delta = profile.timeDeltas[index + 1] ?? 0;
+  const { functionName, url, lineNumber } = nodes.get(nodeId)!.callFrame;
+  if (functionName === '(idle)') continue;
+  const module = moduleOf(url, lineNumber, functionName);
+  const name = `${functionName || '(anonymous)'} ${module}${url ? `:${lineNumber + 1}` : ''}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + delta);
+  byModule.set(module, (byModule.get(module) ?? 0) + delta);
+  const owner = ownerOf(nodeId);
+  byOwner.set(owner, (byOwner.get(owner) ?? 0) + delta);
+  sampled += delta;
+}
+// The sampler counts wall time, including time spent waiting for a CPU on a loaded machine, so each
+// share of the samples is scaled to the service's CPU per shot that /proc measured.
+const serviceMs = cpu.service ?? 0;
+const top = (map: Map<string, number>, count: number) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
+  .map(([name, us]) => ({ name, share: Math.round((us / sampled) * 1000) / 10, msPerShot: Math.round((us / sampled) * serviceMs * 100) / 100 }));
+const summary = {
+  at: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, load: os.loadavg().map((value) => Math.round(value * 100) / 100) },
+  shots, concurrency: CONCURRENCY, perSecond: Math.round(result.perSecond * 100) / 100, p50: Math.round(result.p50),
+  cpuPerShotMs: cpu,
+  profiledServiceMsPerShot: Math.round((sampled / 1000 / shots) * 10) / 10,
+  modules: top(byModule, 25),
+  owners: top(byOwner, 25),
+  functions: top(byFunction, 30),
+};
+const column = (rows: { name: string; share: number; msPerShot: number }[]) => rows.map((row) => `  ${row.msPerShot.toFixed(2).padStart(6)} ${`${row.share.toFixed(1)}%`.padStart(6)}  ${row.name}`).join('\n');
+process.stdout.write(`
+Shutterbus CPU profile — ${summary.machine.cpus} CPUs, load ${summary.machine.load.join(' ')}
+${shots} light shots at concurrency ${CONCURRENCY}: ${summary.perSecond} shots/s, p50 ${summary.p50} ms
+CPU ms per shot (/proc): ${Object.entries(cpu).map(([label, ms]) => `${label} ${ms}`).join(', ')}
+service's main thread, V8 profile: ${summary.profiledServiceMsPerShot} ms of non-idle samples per shot (wall time); below, each share × the service's ${serviceMs} ms
+
+self time by module: ms per shot, share
+${column(summary.modules)}
+
+the same, native code and node: internals charged to the nearest package or source file calling them
+${column(summary.owners)}
+
+self time by function: ms per shot, share
+${column(summary.functions)}
+`);
+const out = path.join(import.meta.dirname, 'results');
+mkdirSync(out, { recursive: true });
+writeFileSync(path.join(out, 'profile.json'), `${JSON.stringify(summary, null, 2)}\n`);
+log(`wrote ${path.join(out, 'profile.json')} (raw profile, for Chrome DevTools: ${profileFile})`);
