@@ -209,6 +209,7 @@ targets (issue 18)
   memoryGrowth      ${String(soak.memoryGrowth).padStart(6)}  goal ≤ 1.1   ${soak.memoryGrowth <= 1.1 ? 'met' : 'NOT met'}
   p95Growth         ${String(soak.p95Growth).padStart(6)}  goal ≤ 1.1   ${soak.p95Growth <= 1.1 ? 'met' : 'NOT met'}
   leftoverChromium  ${String(leftoverChromium).padStart(6)}  goal 0       ${leftoverChromium === 0 ? 'met' : 'NOT met'}
+  Chromium bounded  ${String(d.chromiumProcesses.max).padStart(6)}  goal ≤ ${d.chromiumProcesses.maxInFirst200 + 2} (the first ${WINDOW}'s max + 2)  ${d.chromiumProcesses.max <= d.chromiumProcesses.maxInFirst200 + 2 ? 'met' : 'NOT met'}
   renders           ${String(renders).padStart(6)}  goal ${RENDERS}    ${renders >= RENDERS ? 'met' : 'NOT met'}
 `);
 const out = path.join(import.meta.dirname, 'results');
