@@ -47,6 +47,21 @@ test("every feature Playwright disables stays disabled, and RenderDocument is of
   }
 });
 
+test("no renderer of the address bar's pop-ups: only pages' renderers run beside the browser", async () => {
+  const host = new BrowserHost({ executablePath: CHROMIUM });
+  await host.start();
+  try {
+    await host.withPage({ timeout: 10, viewport_width: 1280, viewport_height: 720, device_scale_factor: 1, workspaceId: 'probe' }, new AbortController().signal, (page) => page.goto('about:blank'));
+    const all = listProcesses();
+    const tree = new Set(processTree([host.pid!], all));
+    const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
+    assert.ok(renderers.length > 0, 'the page has a renderer');
+    assert.equal(renderers.filter((proc) => proc.argv.includes('--top-chrome-webui')).map((proc) => proc.pid), []);
+  } finally {
+    await host.close();
+  }
+});
+
 test('the process scanner finds the browser by its marker, the Chromium processes below it and their memory', async () => {
   const host = new BrowserHost({ executablePath: CHROMIUM });
   await host.start();
