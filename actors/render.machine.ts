@@ -1,7 +1,7 @@
 // One delivery of a render request, start to verdict:
 //
 //   admitting  → failed when its caller's deadline passed, else starting
-//   starting   recordStart: the record says `rendering`            → capturing
+//   starting   recordStart: the record says `rendering` (where a caller can look) → capturing
 //   capturing  capturePage: what the page showed                   → judging
 //   judging    the failure rules, one named guard each             → storing
 //   storing    storeImage: the file in the bucket                  → succeeded, or failed when the deadline passed meanwhile

@@ -58,20 +58,24 @@ async function readForWrite<T>(bucket: KV, key: string): Promise<ReadForWrite<T>
   return { ...(await readJson<T>(bucket, key)), streamSeq };
 }
 
-/** Writes `payload` (or a delete marker) if nothing changed since `read`; throws a revision conflict otherwise. */
-async function writeAfter(bucket: KV, key: string, read: ReadForWrite<unknown>, payload: Uint8Array | 'delete'): Promise<void> {
+/**
+ * Writes `payload` (or a delete marker) if nothing changed since `read`; throws a revision conflict
+ * otherwise. Returns the entry's new revision.
+ */
+async function writeAfter(bucket: KV, key: string, read: ReadForWrite<unknown>, payload: Uint8Array | 'delete'): Promise<number> {
   const stream = replicated.get(bucket);
   if (stream) {
     const marker = payload === 'delete' ? headers() : undefined;
     marker?.set('KV-Operation', 'DEL');
     const data = payload === 'delete' ? new Uint8Array() : payload;
-    await stream.js.publish(`$KV.${stream.name}.${key}`, data, { expect: { lastSequence: read.streamSeq }, headers: marker });
+    return (await stream.js.publish(`$KV.${stream.name}.${key}`, data, { expect: { lastSequence: read.streamSeq }, headers: marker })).seq;
   } else if (payload === 'delete') {
     await bucket.delete(key, { previousSeq: read.revision });
+    return 0;
   } else if (read.value === null) {
-    await bucket.create(key, payload);
+    return bucket.create(key, payload);
   } else {
-    await bucket.update(key, payload, read.revision);
+    return bucket.update(key, payload, read.revision);
   }
 }
 
@@ -94,20 +98,28 @@ export async function createJson<T>(bucket: KV, key: string, value: T): Promise<
 /**
  * Read-modify-write with compare-and-set: `change` sees the current document (null when absent)
  * and returns the next one, or `undefined` to leave it as it is. A concurrent writer makes it
- * read and try again, so no change is ever lost. Returns the document as it stands afterwards.
+ * read and try again, so no change is ever lost. Returns the document as it stands afterwards, and
+ * its revision when this call wrote it. `known`, a version this process read or wrote itself,
+ * spares the first read: if anything wrote since, the write fails and the loop reads as usual
+ * (not on a replicated bucket, whose check needs the stream's sequence read before).
  */
 export async function updateJson<T>(
   bucket: KV,
   key: string,
   change: (current: T | null) => T | undefined,
-): Promise<{ value: T | null; changed: boolean }> {
+  known?: Versioned<T>,
+): Promise<{ value: T | null; changed: boolean; revision?: number }> {
   for (let attempt = 1; ; attempt++) {
-    const current = await readForWrite<T>(bucket, key);
+    const current = attempt === 1 && known && !replicated.has(bucket) ? known : await readForWrite<T>(bucket, key);
     const next = change(current.value);
-    if (next === undefined) return { value: current.value, changed: false };
+    if (next === undefined) {
+      // A known version that asks for no change may be stale: only a fresh read says so.
+      if (current === known) continue;
+      return { value: current.value, changed: false };
+    }
     try {
-      await writeAfter(bucket, key, current, encoder.encode(JSON.stringify(next)));
-      return { value: next, changed: true };
+      const revision = await writeAfter(bucket, key, current, encoder.encode(JSON.stringify(next)));
+      return { value: next, changed: true, revision };
     } catch (err) {
       if (!isRevisionConflict(err)) throw err;
       await backOff(bucket, attempt);

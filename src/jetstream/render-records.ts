@@ -3,7 +3,7 @@ import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
 import { pendingRecord, isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
-import { createJson, readJson, updateJson } from './kv-json.ts';
+import { createJson, readJson, updateJson, type Versioned } from './kv-json.ts';
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
 export const REPLAY_HEADER = 'Shutterbus-Replay';
@@ -17,21 +17,32 @@ export class RenderRecords {
     return (await readJson<RenderRecord>(this.bucket, renderId)).value;
   }
 
+  /** The record of a render (null when absent) with its revision, for a later `transition` to start from. */
+  async read(renderId: string): Promise<Versioned<RenderRecord>> {
+    return readJson<RenderRecord>(this.bucket, renderId);
+  }
+
   /** Writes the pending record of a new request (a no-op when it is already there). */
   async createPending(request: RenderRequest): Promise<void> {
     await createJson(this.bucket, request.render_id, pendingRecord(request));
   }
 
-  /** Applies `change` unless the render already ended; `changed` says whether this call made the change. */
+  /**
+   * Applies `change` unless the render already ended; `changed` says whether this call made the
+   * change, and `version` is the record as written. `known` (a version read or written before)
+   * spares a read when nothing wrote the record since; otherwise it is read again.
+   */
   async transition(
     request: RenderRequest,
     change: (current: RenderRecord) => RenderRecord,
-  ): Promise<{ record: RenderRecord; changed: boolean }> {
-    const { value, changed } = await updateJson<RenderRecord>(this.bucket, request.render_id, (current) => {
+    known?: Versioned<RenderRecord>,
+  ): Promise<{ record: RenderRecord; changed: boolean; version?: Versioned<RenderRecord> }> {
+    const { value, changed, revision } = await updateJson<RenderRecord>(this.bucket, request.render_id, (current) => {
       const record = current ?? pendingRecord(request);
       return isFinal(record) ? undefined : change(record);
-    });
-    return { record: value ?? pendingRecord(request), changed };
+    }, known);
+    const record = value ?? pendingRecord(request);
+    return { record, changed, ...(revision === undefined ? {} : { version: { value: record, revision } }) };
   }
 
   /**

@@ -20,6 +20,7 @@ import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render
 import type { OutputFormat, PageObservation } from '../domain/options.ts';
 import type { RecordedMetadata } from '../domain/metadata.ts';
 import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
+import type { Versioned } from '../jetstream/kv-json.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
@@ -85,15 +86,26 @@ export function renderMessages(deps: RenderMessageDeps) {
   const patience = (answerBy: number | undefined) => (answerBy ?? Date.now() + OUTAGE_PATIENCE_MS) - 1000;
   const throughNatsOutage = <T>(answerBy: number | undefined, step: () => Promise<T>) => retryWhile(step, isNatsUnavailable, patience(answerBy));
 
-  /** Records the end (unless it ended already), settles it, queues its webhook and announces it. */
+  /**
+   * Records the end (unless it ended already), settles it, queues its webhook and announces it.
+   * `known`: the record as this delivery last read or wrote it, sparing a read when it is current.
+   */
   const finish = async (
     request: RenderRequest,
     change: (current: RenderRecord) => RenderRecord,
-    options: { answerBy?: number; image?: Buffer } = {},
+    options: { answerBy?: number; image?: Buffer; known?: Versioned<RenderRecord> } = {},
   ) => {
-    const { record, changed } = await throughNatsOutage(options.answerBy, () => records.transition(request, change));
-    await throughNatsOutage(options.answerBy, () => deps.settle(record));
-    if (!record.abandoned) await throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record));
+    let known = options.known;
+    const { record, changed } = await throughNatsOutage(options.answerBy, () => {
+      const first = known;
+      known = undefined;
+      return records.transition(request, change, first);
+    });
+    // Both are idempotent and independent of each other: they wait for NATS side by side.
+    await Promise.all([
+      throughNatsOutage(options.answerBy, () => deps.settle(record)),
+      record.abandoned ? undefined : throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record)),
+    ]);
     // Only the render that made this record has its image in hand.
     announce(record, changed ? options.image : undefined);
     return record;
@@ -118,10 +130,15 @@ export function renderMessages(deps: RenderMessageDeps) {
         })
       : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
 
-  // The machine's steps, on this worker's records, browser and bucket.
-  const renderActors = (answerBy: number | undefined) => ({
+  // The machine's steps, on this worker's records, browser and bucket. `version` holds the record
+  // as this delivery last read or wrote it.
+  const renderActors = (answerBy: number | undefined, version: { known?: Versioned<RenderRecord> }) => ({
     recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
-      await records.transition(input.request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }));
+      // A synchronous caller learns the render id with its answer, so nobody can look at the record
+      // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
+      if (input.request.answer_by !== undefined) return;
+      const started = await records.transition(input.request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }), version.known);
+      version.known = started.version;
     }),
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
     storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input, signal }) => {
@@ -149,8 +166,8 @@ export function renderMessages(deps: RenderMessageDeps) {
   });
 
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
-  const runRender = async (request: RenderRequest, answerBy: number | undefined, delivery: Delivery<RenderRequest>): Promise<RenderOutput> => {
-    const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy) }), {
+  const runRender = async (request: RenderRequest, answerBy: number | undefined, delivery: Delivery<RenderRequest>, version: { known?: Versioned<RenderRecord> }): Promise<RenderOutput> => {
+    const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy, version) }), {
       input: { request, answerBy, deliveryCount: delivery.deliveryCount, isLastDelivery: delivery.isLastDelivery },
     });
     const output = toPromise(actor);
@@ -168,7 +185,8 @@ export function renderMessages(deps: RenderMessageDeps) {
   const handle = async (delivery: Delivery<RenderRequest>): Promise<Disposition> => {
     const request = delivery.message;
     const replay = Boolean(delivery.header(REPLAY_HEADER));
-    const known = await records.get(request.render_id);
+    const read = await records.read(request.render_id);
+    const known = read.value;
     if (known && isFinal(known) && !replay) {
       // A redelivery of a render that already ended (or was abandoned by its caller): settle and
       // answer again, render nothing.
@@ -177,15 +195,17 @@ export function renderMessages(deps: RenderMessageDeps) {
       announce(known);
       return { kind: 'ack' };
     }
+    const version: { known?: Versioned<RenderRecord> } = { known: read };
     if (known && isFinal(known)) {
       // An operator's replay of an ended render: render it again into the same record. The quota
       // reservation was settled the first time, so settling again charges nothing.
       await records.reopen(request.render_id);
+      version.known = undefined;
     }
     // A replay has no caller waiting: the original request's deadline passed long ago.
     const answerBy = replay ? undefined : request.answer_by;
     const startedAt = performance.now();
-    const output = await runRender(request, answerBy, delivery);
+    const output = await runRender(request, answerBy, delivery, version);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
     metrics.renderDuration.observe(seconds);
@@ -196,7 +216,7 @@ export function renderMessages(deps: RenderMessageDeps) {
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
-    const record = await finish(request, ended(output), { answerBy, image });
+    const record = await finish(request, ended(output), { answerBy, image, known: version.known });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };

@@ -66,13 +66,13 @@ export class Settlement {
    */
   async settle(record: RenderRecord): Promise<void> {
     const { workspace_id, render_id, created_at } = record;
-    const outcome = record.status === 'succeeded'
-      ? await this.ledger.commit(workspace_id, render_id, created_at)
-      : await this.ledger.release(workspace_id, render_id, created_at);
+    const settling = record.status === 'succeeded'
+      ? this.ledger.commit(workspace_id, render_id, created_at)
+      : this.ledger.release(workspace_id, render_id, created_at);
+    // Three documents of their own, each changed idempotently: written side by side.
+    const [outcome] = await Promise.all([settling, this.cache.settle(record), this.recentRenders.note(record)]);
     // Never silent: a render that outlived its reservation is settled all the same, and said so.
     if (outcome === 'settled_after_lapse') this.log.warn({ render_id, workspace_id, status: record.status, outcome }, 'render settled after its reservation lapsed');
-    await this.cache.settle(record);
-    await this.recentRenders.note(record);
   }
 
   private untilDone(step: () => Promise<unknown>, deadline: number): void {
