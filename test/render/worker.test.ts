@@ -214,6 +214,27 @@ worker('a failure the rules find is final on the first delivery', async () => {
   assert.is((await records.get(request.render_id))!.error_code, 'timeout_error');
 });
 
+worker('a synchronous render: pending until its end, written once; its caller answered meanwhile keeps the record abandoned', async () => {
+  const request = await newRequest({ answer_by: Date.now() + 60_000 });
+  const { handle, seen } = handlers(async () => {
+    assert.is((await records.get(request.render_id))!.status, 'pending', 'nobody can look while it renders: no write');
+    return observation;
+  });
+  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+  assert.is((await records.get(request.render_id))!.status, 'succeeded');
+
+  // The record changes under the render (its caller gave up): the end, written at the revision
+  // read before, fails and is read again, so the abandonment stands and nothing is charged.
+  const late = await newRequest({ answer_by: Date.now() + 60_000 });
+  const abandoned = handlers(async () => (await records.abandon(late, 'temporary_unavailable'), observation));
+  assert.equal(await abandoned.handle(deliveryOf(late)), { kind: 'ack' });
+  const record = (await records.get(late.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.ok(record.abandoned);
+  assert.equal(abandoned.seen.settled.map((s) => s.record.status), ['failed']);
+  assert.is(seen.settled.length, 1);
+});
+
 worker("a request whose caller's deadline passed: failed late without rendering, never a charge", async () => {
   const { handle, seen } = handlers();
   const request = await newRequest({ answer_by: Date.now() - 1 });
