@@ -12,11 +12,11 @@
 // header interception of request-settings.ts has a Fetch session of its own: both apply.
 
 import type { CDPSession, Page } from 'playwright-core';
-import { Request, type FiltersEngine } from '@ghostery/adblocker';
+import type { FiltersEngine, Request } from '@ghostery/adblocker';
 import type { RenderOptions } from '../domain/options.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { CONSENT_BINDING, consentScript, watchConsent } from './consent.ts';
-import { RULE_SETS, ruleEngines, type RuleSet } from './filters.ts';
+import { adblocker, RULE_SETS, ruleEngines, type RuleSet } from './filters.ts';
 import { timeLeft, untilAborted } from './steps.ts';
 
 type Undo = () => Promise<void>;
@@ -125,6 +125,8 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
   const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
   const mainFrameId = frameTree.frame.id;
   const requestPatterns = plan.requestPatterns.map(wildcardPattern);
+  // Loaded already when there are engines (they come from it); a render with patterns alone never needs it.
+  const { Request } = engines.length > 0 ? await adblocker() : { Request: undefined };
   // The page's own URL, for the lists' first- and third-party rules: the last main document asked for.
   let documentUrl = frameTree.frame.url;
   const blocked = (event: PausedRequest): boolean => {
@@ -137,7 +139,7 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
     }
     if (plan.resourceTypes.has(event.resourceType)) return true;
     if (requestPatterns.some((pattern) => pattern.test(url))) return true;
-    if (engines.length === 0) return false;
+    if (!Request) return false;
     const request = Request.fromRawDetails({ url, sourceUrl: documentUrl, type: document ? 'sub_frame' : ghosteryType(event.resourceType) });
     return engines.some((engine) => engine.match(request).match);
   };
@@ -201,6 +203,7 @@ async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, co
   let css = '';
   if (engines.length > 0) {
     const features = await untilAborted(deadline, page.evaluate<DomFeatures>(COLLECT_FEATURES));
+    const { Request } = await adblocker();
     const { hostname, domain } = Request.fromRawDetails({ url: features.url });
     for (const engine of engines) {
       const { styles } = engine.getCosmeticsFilters({
