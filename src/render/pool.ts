@@ -57,7 +57,7 @@ export class PagePool {
     this.#options = options;
   }
 
-  /** Opens one unclaimed page at scale 1, so the first render does not pay for it. */
+  /** Opens one unclaimed page at scale 1, so the first render (of a new workspace) does not pay for it. */
   async prewarm(): Promise<void> {
     if ([...this.#pages].some((warm) => warm.key === null) || this.#pages.size >= this.#options.maxPages) return;
     this.#spare ??= this.#open(null, 1).then(() => undefined, () => undefined).finally(() => (this.#spare = null));
@@ -78,7 +78,9 @@ export class PagePool {
       }
       const spare = pages.find((warm) => warm.key === null && warm.state === 'idle');
       if (spare) {
-        void this.prewarm();
+        // A new spare only where several workspaces render: a worker serving one keeps no unclaimed
+        // page (a renderer, ≈ 20 MB) at idle, and a second workspace's first render opens it again.
+        if ([...this.#pages].some((warm) => warm.key !== null && warm.key !== key)) void this.prewarm();
         return this.#claim(spare, key);
       }
       this.#evictIdle();
