@@ -51,7 +51,11 @@ export class ServiceError extends Error {
     readonly details: ErrorDetails = {},
     options: { message?: string; cause?: unknown; retryAfter?: number } = {},
   ) {
+    // A 4xx is an expected answer, never logged with a stack: capturing one is most of its cost.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (errorTable[code].status < 500) Error.stackTraceLimit = 0;
     super(options.message ?? errorTable[code].message, { cause: options.cause });
+    Error.stackTraceLimit = stackTraceLimit;
     this.retryAfter = options.retryAfter;
   }
   readonly retryAfter?: number;
