@@ -10,6 +10,7 @@ import { docsRoutes } from './docs.ts';
 import { answerError, answerNotFound } from './errors/answer.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
+import { KeyRefusals } from './key-refusals.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
@@ -44,20 +45,37 @@ class AccessLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-    const path = request.url.split('?', 1)[0];
-    const entry = { method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime), error_code: reply.errorCode };
-    request.log.info(entry, 'request');
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    request.log.info({ method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime), error_code: reply.errorCode }, 'request');
   }
+}
+
+type ResponseSeries = { responses: ReturnType<typeof metrics.httpResponses.labels>; duration: ReturnType<typeof metrics.httpDuration.labels> };
+// The metric series of each route and status, found once rather than per response.
+const responseSeries = new Map<string, ResponseSeries>();
+function seriesOf(route: string, status: number): ResponseSeries {
+  const key = `${status} ${route}`;
+  let series = responseSeries.get(key);
+  if (!series) {
+    series = { responses: metrics.httpResponses.labels({ route, status: String(status) }), duration: metrics.httpDuration.labels({ route }) };
+    responseSeries.set(key, series);
+  }
+  return series;
 }
 
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
   const { log, readiness, natsLink, dashboard, ...services } = deps;
   const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.baseUrl, log);
+  const keyRefusals = new KeyRefusals(services.workspaces, log, natsLink);
   const app = Fastify({
-    // Repeat views of cached signed URLs are answered before Fastify sees them (the hot path of embeds).
+    // Repeat views of cached signed URLs, and missing or known-wrong keys, are answered before Fastify
+    // sees them (the hot paths of embeds and of a client retrying a bad key).
     // The server sets its own client timeouts and answers malformed HTTP itself (server.ts).
-    serverFactory: (handler) => createHttpServer((req, res) => repeatViews.answer(req, res) || handler(req, res)),
+    serverFactory: (handler) =>
+      createHttpServer((req, res) => repeatViews.answer(req, res) || keyRefusals.answer(req, res) || handler(req, res)),
     // Fastify's handler would answer malformed HTTP with its own body, after server.ts already has.
     clientErrorHandler: () => {},
     // Fastify's own bad-URL answers are not the contract's; these go through the error handler too.
@@ -70,7 +88,7 @@ export function buildApp(deps: AppDeps) {
     logController: new AccessLog(),
   });
   app.decorateReply('errorCode', undefined);
-  app.addHook('preClose', async () => void (repeatViews.closing = true));
+  app.addHook('preClose', async () => void (repeatViews.closing = keyRefusals.closing = true));
   app.addHook('onRequest', (request, reply, done) => {
     // Every route but health, metrics and files needs NATS: while it is away, refuse at once.
     if (natsLink && !natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
@@ -96,10 +114,12 @@ export function buildApp(deps: AppDeps) {
   app.setErrorHandler(answerError);
   app.setNotFoundHandler(answerNotFound);
 
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.httpResponses.inc({ route, status: String(reply.statusCode) });
-    metrics.httpDuration.observe(reply.elapsedTime / 1000, { route });
+  // A callback, not an async function: no promise per response.
+  app.addHook('onResponse', (request, reply, done) => {
+    const { responses, duration } = seriesOf(request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    responses.inc();
+    duration.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   app.register(healthRoutes, { checks: readiness });

@@ -17,7 +17,8 @@ export function rawQueryString(request: FastifyRequest): string {
 export function accessKeyOf(request: FastifyRequest, raw?: RawParams): string | undefined {
   const header = request.headers['x-access-key'];
   if (typeof header === 'string' && header !== '') return header;
-  const fromQuery = new URLSearchParams(rawQueryString(request)).get('access_key');
+  // A GET's query is already parsed into `raw`: its first access_key, as URLSearchParams.get gives.
+  const fromQuery = raw?.kind === 'query' ? raw.entries.find(([name]) => name === 'access_key')?.[1] : new URLSearchParams(rawQueryString(request)).get('access_key');
   if (fromQuery) return fromQuery;
   const fromBody = raw?.kind === 'json' ? raw.body.access_key : undefined;
   return typeof fromBody === 'string' && fromBody !== '' ? fromBody : undefined;

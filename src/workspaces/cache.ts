@@ -42,6 +42,12 @@ export class WorkspaceCache {
     return this.byKey.get(accessKey)?.workspace ?? null;
   }
 
+  /** True when this cache holds a fresh "no such key" answer for `accessKey` (KV is not read). */
+  knownUnknown(accessKey: string): boolean {
+    const cached = this.byKey.get(accessKey);
+    return cached !== undefined && cached.workspace === null;
+  }
+
   /** The workspace whose current access key is `accessKey`, or null. */
   async byAccessKey(accessKey: string): Promise<Workspace | null> {
     const cached = this.byKey.get(accessKey);
