@@ -13,6 +13,8 @@ import { startBenchStack } from './stack.ts';
 
 const SHOTS = Number(process.env.PROFILE_SHOTS ?? 300);
 const CONCURRENCY = 2;
+// The sampling interval bench/cpu-profiler.mjs sets.
+const SAMPLE_MS = 0.5;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** The parts of a .cpuprofile this reads. */
@@ -66,7 +68,7 @@ const moduleOf = (url: string, lineNumber: number, name: string) => {
   return path.relative(path.join(import.meta.dirname, '..'), url.startsWith('file:') ? fileURLToPath(url) : url);
 };
 
-// Self time of each sample taken inside the loop's window.
+// Self time of each non-idle sample.
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
 const byFunction = new Map<string, number>();
 const byModule = new Map<string, number>();
@@ -85,7 +87,10 @@ const ownerOf = (nodeId: number): string => {
 };
 let sampled = 0;
 for (const [index, nodeId] of profile.samples.entries()) {
-  const delta = profile.timeDeltas[index + 1] ?? 0;
+  // Each sample weighs the same: the sampler interrupts the thread every 0.5 ms of wall time, but a
+  // thread waiting for a CPU takes its pending sample only when it runs again, with a long gap before
+  // it; weighing by the gap would charge the machine's load to whatever ran next (syscalls mostly).
+  const delta = 1;
   const { functionName, url, lineNumber } = nodes.get(nodeId)!.callFrame;
   if (functionName === '(idle)') continue;
   const module = moduleOf(url, lineNumber, functionName);
@@ -96,8 +101,7 @@ for (const [index, nodeId] of profile.samples.entries()) {
   byOwner.set(owner, (byOwner.get(owner) ?? 0) + delta);
   sampled += delta;
 }
-// The sampler counts wall time, including time spent waiting for a CPU on a loaded machine, so each
-// share of the samples is scaled to the service's CPU per shot that /proc measured.
+// Each share of the samples is scaled to the service's CPU per shot that /proc measured.
 const serviceMs = cpu.service ?? 0;
 const top = (map: Map<string, number>, count: number) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
   .map(([name, us]) => ({ name, share: Math.round((us / sampled) * 1000) / 10, msPerShot: Math.round((us / sampled) * serviceMs * 100) / 100 }));
@@ -106,7 +110,7 @@ const summary = {
   machine: { cpus: os.cpus().length, load: os.loadavg().map((value) => Math.round(value * 100) / 100) },
   shots, concurrency: CONCURRENCY, perSecond: Math.round(result.perSecond * 100) / 100, p50: Math.round(result.p50),
   cpuPerShotMs: cpu,
-  profiledServiceMsPerShot: Math.round((sampled / 1000 / shots) * 10) / 10,
+  profiledServiceMsPerShot: Math.round(((sampled * SAMPLE_MS) / shots) * 10) / 10,
   modules: top(byModule, 25),
   owners: top(byOwner, 25),
   functions: top(byFunction, 30),
@@ -116,7 +120,7 @@ process.stdout.write(`
 Shutterbus CPU profile — ${summary.machine.cpus} CPUs, load ${summary.machine.load.join(' ')}
 ${shots} light shots at concurrency ${CONCURRENCY}: ${summary.perSecond} shots/s, p50 ${summary.p50} ms
 CPU ms per shot (/proc): ${Object.entries(cpu).map(([label, ms]) => `${label} ${ms}`).join(', ')}
-service's main thread, V8 profile: ${summary.profiledServiceMsPerShot} ms of non-idle samples per shot (wall time); below, each share × the service's ${serviceMs} ms
+service's main thread, V8 profile: ${summary.profiledServiceMsPerShot} ms per shot in non-idle samples; below, each share × the service's ${serviceMs} ms
 
 self time by module: ms per shot, share
 ${column(summary.modules)}

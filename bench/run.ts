@@ -44,21 +44,25 @@ const baselineB: Record<string, LoopResult> = {};
 // Baseline B's CPU per shot, measured like the service's: the bench process (Playwright's client) and its Chromium.
 const baselineCpu: Record<string, Record<string, number>> = {};
 const benchLabels = () => new Map([...labelTree([process.pid])].map(([pid, label]) => [pid, label === 'service' ? 'client' : label]));
+/** One baseline B loop on `url`, with its CPU per shot. */
+const measureB = async (url: string) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  let shots = 0;
+  const meter = new CpuMeter(benchLabels).start();
+  const result = await loop(async () => { await rawShot(page, url); shots++; }, { concurrency: 1, ...SHOTS });
+  const cpu = perShot({}, meter.stop(), shots);
+  await context.close();
+  return { result, cpu };
+};
 for (const [name, url] of Object.entries(pages)) {
   baselineA[name] = await loop(async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
     await rawShot(await context.newPage(), url);
     await context.close();
   }, { concurrency: 1, ...SHOTS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  const page = await context.newPage();
-  let shots = 0;
-  const meter = new CpuMeter(benchLabels).start();
-  baselineB[name] = await loop(async () => { await rawShot(page, url); shots++; }, { concurrency: 1, ...SHOTS });
-  baselineCpu[name] = perShot({}, meter.stop(), shots);
-  await context.close();
+  ({ result: baselineB[name], cpu: baselineCpu[name] } = await measureB(url));
 }
-await browser.close();
 
 // The stack: real NATS, the s3rver store, the service as a child process.
 log('stack: nats, s3rver, shutterbus');
@@ -89,23 +93,34 @@ const idleWithRulesMb = pssMb(stackPids());
 
 // End to end through HTTP, JetStream, the actor and the bucket, with the CPU every process of the
 // stack spends on it (from /proc; warm-up shots included in both the CPU and the shot count).
+// Baseline B runs again right after each page's loops: on a shared machine the load moves between
+// minutes, and the browser's limit is the better of its two runs.
 log('end to end: /api/take');
+const baselineBAfter: Record<string, LoopResult> = {};
 const e2e: Record<string, LoopResult> = {};
 let loadMb = 0;
 const sampler = setInterval(() => (loadMb = Math.max(loadMb, pssMb(stackPids()))), 500);
 const e2eMeter = new CpuMeter(stack.labels).start();
 const e2eCpu: Record<string, Record<string, number>> = {};
 const e2eShots = { light: 0, heavy: 0 };
+const e2eCpuUsed: Record<string, number> = {};
 for (const name of Object.keys(pages) as (keyof typeof pages)[]) {
   const before = e2eMeter.read();
   const shotsBefore = e2eShots[name];
   for (const concurrency of [1, 2, 4]) {
     e2e[`${name}_c${concurrency}`] = await loop(async () => { await take(pages[name]); e2eShots[name]++; }, { concurrency, ...SHOTS, count: SHOTS.count * concurrency });
   }
-  e2eCpu[name] = perShot(before, e2eMeter.read(), e2eShots[name] - shotsBefore);
+  const after = e2eMeter.read();
+  e2eCpu[name] = perShot(before, after, e2eShots[name] - shotsBefore);
+  // Only the loops' CPU counts towards every shot's figure, not the idle stack's during the baseline.
+  for (const [label, ms] of Object.entries(after)) e2eCpuUsed[label] = (e2eCpuUsed[label] ?? 0) + ms - (before[label] ?? 0);
+  baselineBAfter[name] = (await measureB(pages[name])).result;
 }
-e2eCpu.all = perShot({}, e2eMeter.stop(), e2eShots.light + e2eShots.heavy);
+e2eMeter.stop();
+e2eCpu.all = perShot({}, e2eCpuUsed, e2eShots.light + e2eShots.heavy);
 clearInterval(sampler);
+await browser.close();
+const limitB = Object.fromEntries(Object.keys(pages).map((name) => [name, Math.max(baselineB[name].perSecond, baselineBAfter[name].perSecond)]));
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
 log('blocking: the ad-heavy page');
@@ -178,7 +193,8 @@ const lines = [
   `${'shots (1280×720 png)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
   ...Object.keys(pages).flatMap((name) => [row(`A raw, fresh context/shot (${name})`, baselineA[name]), row(`B raw, one page reused (${name})`, baselineB[name])]),
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
-  `best ÷ B: light ${ratio(best[1].perSecond, baselineB.light.perSecond).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, baselineB.heavy.perSecond).toFixed(2)} (${bestHeavy[0]})`,
+  ...Object.keys(pages).map((name) => row(`B again, after the ${name} loops`, baselineBAfter[name])),
+  `best ÷ B (the better of B's two runs): light ${ratio(best[1].perSecond, limitB.light).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, limitB.heavy).toFixed(2)} (${bestHeavy[0]})`,
   '',
   `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(9)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
   ...Object.keys(pages).map((name) => cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0)),
@@ -215,8 +231,8 @@ const targets = {
   first_shot_seconds: { value: Math.round(firstShotSeconds * 100) / 100, goal: '≤ 3', met: firstShotSeconds <= 3 },
 };
 const targetsIssue18 = {
-  light_vs_B: { value: ratio(best[1].perSecond, baselineB.light.perSecond), goal: '≥ 0.93', met: best[1].perSecond / baselineB.light.perSecond >= 0.93, at: best[0] },
-  heavy_vs_B: { value: ratio(bestHeavy[1].perSecond, baselineB.heavy.perSecond), goal: '≥ 0.85', met: bestHeavy[1].perSecond / baselineB.heavy.perSecond >= 0.85, at: bestHeavy[0] },
+  light_vs_B: { value: ratio(best[1].perSecond, limitB.light), goal: '≥ 0.93', met: best[1].perSecond / limitB.light >= 0.93, at: best[0] },
+  heavy_vs_B: { value: ratio(bestHeavy[1].perSecond, limitB.heavy), goal: '≥ 0.85', met: bestHeavy[1].perSecond / limitB.heavy >= 0.85, at: bestHeavy[0] },
   service_cpu_ms_per_shot: {
     value: serviceCpuMs, goal: '≤ 30', met: serviceCpuMs <= 30,
     beside: `Chromium ${chromiumMs(e2eCpu.all)} ms/shot; baseline B's Chromium ${baselineChromiumMs} ms/shot`,
@@ -232,7 +248,7 @@ for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t))
 lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
 for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
+Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

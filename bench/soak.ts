@@ -139,9 +139,12 @@ async function run(from: number, to: number): Promise<void> {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
+// The stack's PSS after 3 s without renders, in all and per kind of process (which one grew).
 const settledMemory = async () => {
   await new Promise((resolve) => setTimeout(resolve, 3000));
-  return pssMb(stack.pids());
+  const byLabel: Record<string, number> = {};
+  for (const [pid, label] of stack.labels()) byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
+  return { total: pssMb(stack.pids()), byLabel };
 };
 
 // One unmeasured cycle first, so that one-time costs (the ad rule engine's load, the first pdf)
@@ -177,7 +180,7 @@ const firstWindow = latencies.slice(0, WINDOW);
 const lastWindow = latencies.slice(Math.max(WINDOW, renders - WINDOW), renders);
 const soak = {
   renders,
-  memoryGrowth: round(memoryAfterAll / memoryAfterFirst),
+  memoryGrowth: round(memoryAfterAll.total / memoryAfterFirst.total),
   p95Growth: round(percentile(lastWindow, 95) / percentile(firstWindow, 95)),
   leftoverChromium,
   details: {
@@ -187,7 +190,8 @@ const soak = {
     concurrency: CONCURRENCY,
     timedOut,
     mix: Object.fromEntries(cycle.map(([times, kind]) => [kind.name, `${times}/40`])),
-    memoryMb: { afterFirst200: Math.round(memoryAfterFirst), afterAll: Math.round(memoryAfterAll) },
+    memoryMb: { afterFirst200: Math.round(memoryAfterFirst.total), afterAll: Math.round(memoryAfterAll.total) },
+    memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
     latencyMs: {
       first200: { p50: Math.round(percentile(firstWindow, 50)), p95: Math.round(percentile(firstWindow, 95)) },
       last200: { p50: Math.round(percentile(lastWindow, 50)), p95: Math.round(percentile(lastWindow, 95)) },
@@ -202,6 +206,7 @@ process.stdout.write(`
 Shutterbus soak — ${d.machine.cpus} CPUs, load ${d.machine.load.join(' ')}, ${d.at}
 ${renders} mixed renders (+ a 40-render warm-up) at concurrency ${CONCURRENCY} in ${d.seconds} s${timedOut ? ' (stopped at the time limit)' : ''}; ${failures.length} unexpected outcomes
 stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB
+  by process, MB (first ${WINDOW} → all): ${Object.keys(d.memoryByProcessMb.afterAll).map((label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`).join(', ')}
 latency first ${WINDOW}: p50 ${d.latencyMs.first200.p50} ms, p95 ${d.latencyMs.first200.p95} ms; last ${WINDOW}: p50 ${d.latencyMs.last200.p50} ms, p95 ${d.latencyMs.last200.p95} ms
 Chromium processes under the service (sampled every second): max ${d.chromiumProcesses.max} (max ${d.chromiumProcesses.maxInFirst200} in the first ${WINDOW}), ${d.chromiumProcesses.atEnd} at the end
 ${failures.slice(0, 5).map((line) => `  unexpected: ${line}\n`).join('')}
