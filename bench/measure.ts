@@ -63,8 +63,8 @@ const TICKS_PER_SECOND = (() => {
   }
 })();
 
-/** CPU (user + system) `pid` has used so far, in ms, or null when it is gone. */
-export function cpuMs(pid: number): number | null {
+/** CPU (user + system) `pid` (or one thread, `pid/task/tid`) has used so far, in ms, or null when it is gone. */
+export function cpuMs(pid: number | string): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -1,19 +1,19 @@
 // `make bench ARGS=profile`: where a shot's CPU goes. Runs light-page shots through /api/take with
-// V8's CPU profiler on in the service (bench/cpu-profiler.mjs) and sums the samples by function and
+// V8's CPU profiler on in the service (bench/service-hooks.mjs) and sums the samples by function and
 // by module (self time, ms per shot); beside it, the CPU per shot of every process (/proc).
 // Writes bench/results/profile.json.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CpuMeter, loop, perShot } from './measure.ts';
+import { cpuMs, CpuMeter, loop, perShot } from './measure.ts';
 import { startBenchSite } from './site.ts';
 import { startBenchStack } from './stack.ts';
 
 const SHOTS = Number(process.env.PROFILE_SHOTS ?? 300);
 const CONCURRENCY = 2;
-// The sampling interval bench/cpu-profiler.mjs sets.
+// The sampling interval bench/service-hooks.mjs sets.
 const SAMPLE_MS = 0.5;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -27,7 +27,7 @@ interface CpuProfile {
 
 const site = await startBenchSite();
 const profileFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-profile-')), 'service.cpuprofile');
-const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'cpu-profiler.mjs')}`, BENCH_CPU_PROFILE: profileFile });
+const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`, BENCH_CPU_PROFILE: profileFile });
 // The bundle as it was when the service started (another build may replace it meanwhile).
 const bundle = readFileSync(path.join(import.meta.dirname, '../dist/main.js'), 'utf8').split('\n');
 const take = async () => {
@@ -38,6 +38,27 @@ const take = async () => {
 for (let i = 0; i < 20; i++) await take();
 
 log(`profile: ${SHOTS} light shots at concurrency ${CONCURRENCY}`);
+// The service's CPU so far on its main thread (the one the profile samples) and on every other (V8's
+// GC and compiler helpers, libuv's pool: in Node 20 they all carry the name `node`).
+const threadCpu = (pid: number) => {
+  const byName: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = tid === String(pid) ? 'main thread' : 'other threads';
+      byName[name] = (byName[name] ?? 0) + (cpuMs(`${pid}/task/${tid}`) ?? 0);
+    } catch {
+      // The thread ended.
+    }
+  }
+  return byName;
+};
+// User and kernel time of the service process (stat(5) fields 14 and 15, in clock ticks of 10 ms).
+const userSystem = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) * 10, kernel: Number(fields[12]) * 10 };
+};
+const threadsBefore = { ...threadCpu(stack.service.pid!), ...userSystem(stack.service.pid!) };
 let shots = 0;
 const meter = new CpuMeter(stack.labels).start();
 stack.service.kill('SIGUSR2');
@@ -45,6 +66,8 @@ await new Promise((resolve) => setTimeout(resolve, 200));
 const result = await loop(async () => { await take(); shots++; }, { concurrency: CONCURRENCY, count: SHOTS, maxSeconds: 120, warmup: 0 });
 stack.service.kill('SIGUSR2');
 const cpu = perShot({}, meter.stop(), shots);
+const threads = perShot(threadsBefore, { ...threadCpu(stack.service.pid!), ...userSystem(stack.service.pid!) }, shots);
+threads.total = Math.round((threads.total / 2) * 10) / 10;
 for (let waited = 0; !existsSync(profileFile) && waited < 20_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
 await new Promise((resolve) => setTimeout(resolve, 500));
 await stack.stop();
@@ -110,6 +133,7 @@ const summary = {
   machine: { cpus: os.cpus().length, load: os.loadavg().map((value) => Math.round(value * 100) / 100) },
   shots, concurrency: CONCURRENCY, perSecond: Math.round(result.perSecond * 100) / 100, p50: Math.round(result.p50),
   cpuPerShotMs: cpu,
+  serviceThreadsMsPerShot: threads,
   profiledServiceMsPerShot: Math.round(((sampled * SAMPLE_MS) / shots) * 10) / 10,
   modules: top(byModule, 25),
   owners: top(byOwner, 25),
@@ -120,6 +144,7 @@ process.stdout.write(`
 Shutterbus CPU profile — ${summary.machine.cpus} CPUs, load ${summary.machine.load.join(' ')}
 ${shots} light shots at concurrency ${CONCURRENCY}: ${summary.perSecond} shots/s, p50 ${summary.p50} ms
 CPU ms per shot (/proc): ${Object.entries(cpu).map(([label, ms]) => `${label} ${ms}`).join(', ')}
+the service, CPU ms per shot: by thread ${threads['main thread']} main, ${threads['other threads']} other; by mode ${threads.user} user, ${threads.kernel} kernel
 service's main thread, V8 profile: ${summary.profiledServiceMsPerShot} ms per shot in non-idle samples; below, each share × the service's ${serviceMs} ms
 
 self time by module: ms per shot, share

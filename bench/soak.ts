@@ -3,7 +3,7 @@
 // stack's memory, the latency of the first and last 200, and Chromium's process count; then stops
 // the service and counts the Chromium processes it left. Writes bench/results/soak.json.
 
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -71,7 +71,8 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 log('soak: stack');
-const stack = await startBenchStack(site);
+const gcReport = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-soak-')), 'memory.json');
+const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`, BENCH_GC_REPORT: gcReport });
 const headers = { 'x-access-key': stack.workspace.access_key };
 
 /** One render of `kind`; resolves with whether its outcome was the expected one (and why not). Async ones end when their webhook arrives. */
@@ -144,7 +145,15 @@ const settledMemory = async () => {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const byLabel: Record<string, number> = {};
   for (const [pid, label] of stack.labels()) byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
-  return { total: pssMb(stack.pids()), byLabel };
+  const total = pssMb(stack.pids());
+  // Then a full GC in the service: how much of its memory is live JavaScript heap.
+  rmSync(gcReport, { force: true });
+  stack.service.kill('SIGUSR2');
+  for (let waited = 0; !existsSync(gcReport) && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const usage = JSON.parse(readFileSync(gcReport, 'utf8')) as NodeJS.MemoryUsage;
+  const mb = (bytes: number) => Math.round(bytes / 1048576);
+  return { total, byLabel, serviceAfterGc: { heapUsed: mb(usage.heapUsed), heapTotal: mb(usage.heapTotal), external: mb(usage.external), arrayBuffers: mb(usage.arrayBuffers), rss: mb(usage.rss) } };
 };
 
 // One unmeasured cycle first, so that one-time costs (the ad rule engine's load, the first pdf)
@@ -192,6 +201,7 @@ const soak = {
     mix: Object.fromEntries(cycle.map(([times, kind]) => [kind.name, `${times}/40`])),
     memoryMb: { afterFirst200: Math.round(memoryAfterFirst.total), afterAll: Math.round(memoryAfterAll.total) },
     memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
+    serviceAfterFullGcMb: { afterFirst200: memoryAfterFirst.serviceAfterGc, afterAll: memoryAfterAll.serviceAfterGc },
     latencyMs: {
       first200: { p50: Math.round(percentile(firstWindow, 50)), p95: Math.round(percentile(firstWindow, 95)) },
       last200: { p50: Math.round(percentile(lastWindow, 50)), p95: Math.round(percentile(lastWindow, 95)) },
@@ -207,6 +217,7 @@ Shutterbus soak — ${d.machine.cpus} CPUs, load ${d.machine.load.join(' ')}, ${
 ${renders} mixed renders (+ a 40-render warm-up) at concurrency ${CONCURRENCY} in ${d.seconds} s${timedOut ? ' (stopped at the time limit)' : ''}; ${failures.length} unexpected outcomes
 stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB
   by process, MB (first ${WINDOW} → all): ${Object.keys(d.memoryByProcessMb.afterAll).map((label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`).join(', ')}
+the service after a full GC, MB (first ${WINDOW} → all): ${Object.keys(d.serviceAfterFullGcMb.afterAll).map((key) => `${key} ${d.serviceAfterFullGcMb.afterFirst200[key as keyof NodeJS.MemoryUsage]} → ${d.serviceAfterFullGcMb.afterAll[key as keyof NodeJS.MemoryUsage]}`).join(', ')}
 latency first ${WINDOW}: p50 ${d.latencyMs.first200.p50} ms, p95 ${d.latencyMs.first200.p95} ms; last ${WINDOW}: p50 ${d.latencyMs.last200.p50} ms, p95 ${d.latencyMs.last200.p95} ms
 Chromium processes under the service (sampled every second): max ${d.chromiumProcesses.max} (max ${d.chromiumProcesses.maxInFirst200} in the first ${WINDOW}), ${d.chromiumProcesses.atEnd} at the end
 ${failures.slice(0, 5).map((line) => `  unexpected: ${line}\n`).join('')}

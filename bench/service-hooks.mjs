@@ -1,0 +1,28 @@
+// Loaded into the benchmarked service (NODE_OPTIONS=--import; Node 20 refuses --cpu-prof and
+// --expose-gc there), driven by SIGUSR2 through the inspector:
+// - with BENCH_CPU_PROFILE set, the first SIGUSR2 starts V8's CPU profiler, the second stops it
+//   and writes the profile to that path (bench/profile.ts);
+// - with BENCH_GC_REPORT set, each SIGUSR2 runs a full garbage collection and writes
+//   process.memoryUsage() after it to that path (bench/soak.ts: is the growth live memory?).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+
+const session = new Session();
+session.connect();
+let profiling = false;
+process.on('SIGUSR2', () => {
+  if (process.env.BENCH_GC_REPORT) {
+    session.post('HeapProfiler.collectGarbage', () => writeFileSync(process.env.BENCH_GC_REPORT, JSON.stringify(process.memoryUsage())));
+    return;
+  }
+  if (!profiling) {
+    profiling = true;
+    session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
+    return;
+  }
+  profiling = false;
+  session.post('Profiler.stop', (error, result) => {
+    if (error) process.stderr.write(`profile failed: ${error.message}\n`);
+    else writeFileSync(process.env.BENCH_CPU_PROFILE, JSON.stringify(result.profile));
+  });
+});
