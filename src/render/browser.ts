@@ -98,7 +98,19 @@ export class BrowserHost {
   async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(setup.timeout * 1000)]);
     markDeadlineEnd(deadline, Date.now() + setup.timeout * 1000);
-    const aborted = abortion(deadline, signal);
+    const { aborted, dispose } = abortion(deadline, signal);
+    // The deadline's abort listener must go when the render ends: Node keeps a composite signal
+    // with a listener alive (and with it `aborted` and every race over it, which holds the
+    // result, the image) until the signal aborts, and a deadline whose timeout signal has been
+    // collected never does.
+    try {
+      return await this.#renderOnPage(setup, deadline, aborted, task);
+    } finally {
+      dispose();
+    }
+  }
+
+  async #renderOnPage<T>(setup: PageSetup, deadline: AbortSignal, aborted: Promise<never>, task: PageTask<T>): Promise<T> {
     const browser = await Promise.race([this.#ready(), aborted]);
     // Some CDP calls never settle when the browser dies under them: a crash ends the wait too.
     const crash = disconnection(browser);
@@ -238,15 +250,18 @@ async function oneOffPage(browser: Browser, deviceScaleFactor: number): Promise<
   };
 }
 
-// Rejects once `deadline` aborts: with timeout_error unless the caller's own `signal` aborted.
-function abortion(deadline: AbortSignal, signal: AbortSignal): Promise<never> {
+// `aborted` rejects once `deadline` aborts: with timeout_error unless the caller's own `signal`
+// aborted. `dispose` stops listening (the render ended); `aborted` then never settles.
+function abortion(deadline: AbortSignal, signal: AbortSignal): { aborted: Promise<never>; dispose(): void } {
   const reason = () => (signal.aborted ? signal.reason : new ServiceError('timeout_error', {}, { cause: deadline.reason }));
-  const stopped = new Promise<never>((_, reject) => {
-    if (deadline.aborted) reject(reason());
-    else deadline.addEventListener('abort', () => reject(reason()), { once: true });
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(reason());
+    if (deadline.aborted) onAbort();
+    else deadline.addEventListener('abort', onAbort, { once: true });
   });
-  stopped.catch(() => {});
-  return stopped;
+  aborted.catch(() => {});
+  return { aborted, dispose: () => deadline.removeEventListener('abort', onAbort) };
 }
 
 // `gone` rejects once `browser` disconnects (a crash or a kill); `dispose` stops listening.
