@@ -5,7 +5,7 @@
 // milliseconds instead of compiling for a second or more. Nothing is downloaded.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,13 +85,14 @@ async function loadEngine(name: RuleSet): Promise<FiltersEngine> {
   const file = cacheFile(name);
   const { FiltersEngine } = await adblocker();
   try {
-    return FiltersEngine.deserialize(readFileSync(file));
+    if (ownPrivateDirectory(path.dirname(file))) return FiltersEngine.deserialize(readFileSync(file));
   } catch {
     // Not cached yet, or written by another version: compiled below.
   }
   const engine = await compileRuleSet(name);
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    if (!ownPrivateDirectory(path.dirname(file))) return engine;
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, engine.serialize());
     renameSync(temporary, file);
@@ -132,13 +133,20 @@ const versionOf = (directory: string) => (JSON.parse(readFileSync(path.join(dire
 // Changed whenever this file changes what it compiles from the same lists.
 const COMPILE_FORMAT = 2;
 
+// The cache is trusted only in a directory of this user's that nobody else can write to: another
+// local user must not be able to plant rules in a shared temporary directory.
+function ownPrivateDirectory(directory: string): boolean {
+  const stat = statSync(directory);
+  return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
+}
+
 // One file per rule set, its name changing with either package's version, the rule set's sources or COMPILE_FORMAT.
 function cacheFile(name: RuleSet): string {
   const key = createHash('sha256')
     .update(JSON.stringify([COMPILE_FORMAT, versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]))
     .digest('hex')
     .slice(0, 16);
-  return path.join(os.tmpdir(), 'shutterbus-filters', `${name}-${key}.bin`);
+  return path.join(os.tmpdir(), `shutterbus-filters-${process.getuid?.() ?? 'user'}`, `${name}-${key}.bin`);
 }
 
 /**
