@@ -75,19 +75,19 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
 
   const session = await untilAborted(deadline, page.context().newCDPSession(page));
   const consent = plan.consent ? watchConsent(session) : undefined;
-  let onPaused: ((event: PausedRequest) => void) | undefined;
+  let stopIntercepting: (() => void) | undefined;
   // Blocked frames and images, whose elements are collapsed before the capture (an error page or a
   // broken-image icon would show in their place).
   const collapse = new Set<string>();
   const undo: Undo = async () => {
     consent?.stop();
-    if (onPaused) session.off('Fetch.requestPaused', onPaused);
+    stopIntercepting?.();
     // Detaching ends the interception (paused requests go on), the scripts and the binding.
     await session.detach().catch(() => {});
   };
   try {
     if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
-      onPaused = await interceptRequests(session, plan, networkEngines, collapse, deadline);
+      stopIntercepting = await interceptRequests(session, plan, networkEngines, collapse, deadline);
     }
     // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
     if (options.block_resources.includes('websocket')) {
@@ -120,7 +120,7 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
   };
 }
 
-/** Stops the requests the plan blocks, on `session`; returns the listener (removed by the undo). */
+/** Stops the requests the plan blocks, on `session` and the page's cross-site frames; returns what removes its listeners. */
 async function interceptRequests(session: CDPSession, plan: ReturnType<typeof blockingPlan>, engines: FiltersEngine[], collapse: Set<string>, deadline: AbortSignal) {
   const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
   const mainFrameId = frameTree.frame.id;
@@ -143,16 +143,18 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
     const request = Request.fromRawDetails({ url, sourceUrl: documentUrl, type: document ? 'sub_frame' : ghosteryType(event.resourceType) });
     return engines.some((engine) => engine.match(request).match);
   };
-  const onPaused = (event: PausedRequest) => {
+  // Answers one paused request through `send`: the page's session, or a frame's (below).
+  const answer = (event: PausedRequest, send: (method: string, params: object) => Promise<unknown>) => {
     const block = blocked(event);
     if (block && COLLAPSED_TYPES.has(event.resourceType)) collapse.add(event.request.url);
     const reply = block
-      ? session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' })
-      : session.send('Fetch.continueRequest', { requestId: event.requestId });
+      ? send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' })
+      : send('Fetch.continueRequest', { requestId: event.requestId });
     // A request the page has given up on meanwhile cannot be answered: nothing to do about it.
     reply.catch(() => {});
   };
-  session.on('Fetch.requestPaused', onPaused);
+  const sendOnPage = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
+  const onPaused = (event: PausedRequest) => answer(event, sendOnPage);
   // With the lists every request is looked at; otherwise only those the patterns name pause.
   const patterns = engines.length > 0
     ? [{ urlPattern: '*' }]
@@ -160,9 +162,43 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
         ...plan.requestPatterns.map((pattern) => ({ urlPattern: pattern.replace(/\\/g, '\\\\') })),
         ...[...plan.resourceTypes].map((resourceType) => ({ urlPattern: '*', resourceType })),
       ];
-  await untilAborted(deadline, session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }));
-  return onPaused;
+
+  // A cross-site frame runs in a target of its own, whose requests the page's Fetch never sees.
+  // This session attaches to each such target as it starts (paused until resumed), enables the
+  // same interception there and resumes it, so a frame's own requests are judged like the page's.
+  // Playwright's sessions cannot address flattened child sessions: the messages go through
+  // Target.sendMessageToTarget. A target that is no frame (a worker) is only resumed.
+  let messageId = 0;
+  const toTarget = (sessionId: string) => (method: string, params: object = {}) =>
+    (session.send as (method: string, params: object) => Promise<unknown>)('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: ++messageId, method, params }) });
+  const onAttached = (event: AttachedTarget) => {
+    const send = toTarget(event.sessionId);
+    const intercepting = event.targetInfo.type === 'iframe' ? send('Fetch.enable', { patterns }) : Promise.resolve();
+    // The target's messages are handled in order: the interception is on before it runs.
+    void intercepting.catch(() => {}).then(() => (event.waitingForDebugger ? send('Runtime.runIfWaitingForDebugger') : undefined)).catch(() => {});
+  };
+  const onMessage = (event: TargetMessage) => {
+    const message = JSON.parse(event.message) as { method?: string; params?: PausedRequest };
+    if (message.method === 'Fetch.requestPaused' && message.params) answer(message.params, toTarget(event.sessionId));
+  };
+  session.on('Fetch.requestPaused', onPaused);
+  session.on('Target.attachedToTarget', onAttached as (event: unknown) => void);
+  session.on('Target.receivedMessageFromTarget', onMessage as (event: unknown) => void);
+  const stop = () => {
+    session.off('Fetch.requestPaused', onPaused);
+    session.off('Target.attachedToTarget', onAttached as (event: unknown) => void);
+    session.off('Target.receivedMessageFromTarget', onMessage as (event: unknown) => void);
+  };
+  await untilAborted(deadline, Promise.all([
+    session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }),
+    (session.send as (method: string, params: object) => Promise<unknown>)('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false }),
+  ]));
+  return stop;
 }
+
+// CDP's Target.attachedToTarget and Target.receivedMessageFromTarget (non-flattened sessions), the parts used here.
+type AttachedTarget = { sessionId: string; targetInfo: { type: string }; waitingForDebugger: boolean };
+type TargetMessage = { sessionId: string; message: string };
 
 // Replaces WebSocket in a document by a constructor that refuses as the browser does a blocked address.
 const REFUSE_WEBSOCKETS = `globalThis.WebSocket = class WebSocket extends EventTarget {

@@ -11,7 +11,7 @@ import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.t
 import { requestFailedMatched } from '../../actors/render.rules.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
-import { blockingRoutes, PARTS, VENDOR_HOSTS, WHITE } from '../fixtures/blocking-pages.ts';
+import { blockingRoutes, PARTNER_HOST, PARTS, VENDOR_HOSTS, WHITE } from '../fixtures/blocking-pages.ts';
 
 const test = suite('blocking');
 
@@ -140,6 +140,14 @@ test('nothing carries over: the next render on the same warm page shows and asks
   for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
   assert.ok(paths.includes('/in.js'));
   assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'autoconsent still ran');
+});
+
+test("a cross-site frame's own requests are judged too: its ad script and tracker are never asked for, the frame still loads", async () => {
+  const plain = await renderPage({}, '/b/embed');
+  for (const host of [PARTNER_HOST, ...VENDOR_HOSTS.ads.slice(0, 1), ...VENDOR_HOSTS.trackers]) assert.ok(plain.hosts.has(host), `${host} asked for without blocking`);
+  const blocked = await renderPage({ block_ads: true, block_trackers: true }, '/b/embed');
+  assert.ok(blocked.hosts.has(PARTNER_HOST), 'the unlisted frame loads');
+  never(blocked.hosts, [...VENDOR_HOSTS.ads, ...VENDOR_HOSTS.trackers]);
 });
 
 test('block_requests and block_resources: matching requests never reach the server; they are not failures', async () => {
