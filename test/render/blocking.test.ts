@@ -78,8 +78,12 @@ test.after(async () => {
   await proxy?.close();
 });
 
+// Cross-site frames paint in renderers of their own, which may still be starting when the page has
+// loaded (more so on a loaded machine): the renders that look for the frames' pixels wait a little.
+const FRAMES_PAINTED = { delay: 0.5 };
+
 test('without blocking every part shows and every vendor is asked for', async () => {
-  const { observation, hosts, paths } = await renderPage();
+  const { observation, hosts, paths } = await renderPage(FRAMES_PAINTED);
   await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
   for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
   assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'nobody answered the banner');
@@ -135,7 +139,7 @@ test('block_annoyances with block_ads: everything is gone; blocked requests do n
 
 test('nothing carries over: the next render on the same warm page shows and asks for everything again', async () => {
   await renderPage({ block_annoyances: true, block_ads: true, block_trackers: true, block_requests: ['*/in.js'], block_resources: ['image'] });
-  const { observation, hosts, paths } = await renderPage();
+  const { observation, hosts, paths } = await renderPage(FRAMES_PAINTED);
   await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
   for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
   assert.ok(paths.includes('/in.js'));
