@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
-import type { DeliveryQueue } from '../../delivery/records.ts';
+import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
 import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
@@ -13,7 +13,6 @@ import type { WindowLimiter } from './rate-limit.ts';
 import type { Session, Sessions } from './session.ts';
 import { messagePage } from './views/auth.ts';
 import type { Notice, Viewer } from './views/layout.ts';
-import type { DeliveryRow } from './views/usage.ts';
 
 /** What the dashboard needs from the rest of the system. */
 export interface DashboardDeps {
@@ -27,10 +26,14 @@ export interface DashboardDeps {
   recentRenders: RecentRenders;
   mailer: Mailer;
   sessionSecret: string;
-  /** The webhook deliveries of these renders; absent when the installation records none. */
-  deliveriesOf?: (renders: RecentRender[]) => Promise<DeliveryRow[]>;
-  /** The delivery records themselves, for the deliveries page and its "Send again" (the CLI's redrive). */
+  /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
+}
+
+/** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
+export async function deliveriesOf(deliveries: Pick<DeliveryQueue, 'get'>, renders: RecentRender[]): Promise<DeliveryRecord[]> {
+  const records = await Promise.all(renders.filter((render) => render.webhook_url).map((render) => deliveries.get(deliveryIdOf(render.render_id))));
+  return records.filter((record): record is DeliveryRecord => record !== null);
 }
 
 /** The deps plus what the plugin builds once: sessions and the rate limiters. */

@@ -1,11 +1,11 @@
 // Webhook deliveries of the workspace's latest renders: where each stands, what it sends, and
 // "Send again" for dead letters (owners and admins), the same redrive as `shutterbus webhooks redrive`.
 import type { FastifyInstance } from 'fastify';
-import { deliveryIdOf, type DeliveryRecord } from '../../delivery/records.ts';
+import type { DeliveryRecord } from '../../delivery/records.ts';
 import { webhookHeaders } from '../../delivery/send.ts';
 import { ServiceError } from '../../errors.ts';
 import { canManage } from '../../workspaces/workspace.ts';
-import { noticesOf, type Dashboard } from './context.ts';
+import { deliveriesOf, noticesOf, type Dashboard } from './context.ts';
 import { deliveriesPage, deliveryPage } from './views/deliveries.ts';
 
 /** When the worker tries a backing-off delivery again: after the schedule's next delay (a Retry-After may move it). */
@@ -31,10 +31,8 @@ export async function deliveriesRoutes(app: FastifyInstance, dashboard: Dashboar
     const { viewer, workspace, account } = request.signedIn;
     let rows: { record: DeliveryRecord; next_attempt_at?: string }[] | null = null;
     if (deliveries) {
-      // A render's delivery id is derived from its render id, so the latest renders name their deliveries.
-      const renders = (await dashboard.recentRenders.list(workspace.workspace_id)).filter((render) => render.webhook_url);
-      const records = await Promise.all(renders.map((render) => deliveries.get(deliveryIdOf(render.render_id))));
-      rows = records.flatMap((record) => (record ? [{ record, next_attempt_at: nextAttemptAt(record, config.webhookRetrySchedule) }] : []));
+      const records = await deliveriesOf(deliveries, await dashboard.recentRenders.list(workspace.workspace_id));
+      rows = records.map((record) => ({ record, next_attempt_at: nextAttemptAt(record, config.webhookRetrySchedule) }));
     }
     const page = deliveriesPage({ viewer, rows, manager: canManage(workspace, account.email), notices: noticesOf(request) });
     return reply.type('text/html; charset=utf-8').send(page.text);

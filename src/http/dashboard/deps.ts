@@ -2,7 +2,7 @@
 import { AccountStore } from '../../accounts/accounts.ts';
 import { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
-import { deliveryIdOf, type DeliveryQueue } from '../../delivery/records.ts';
+import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
 import { createMailer } from '../../mail/mailer.ts';
@@ -12,7 +12,6 @@ import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { WorkspaceStore } from '../../workspaces/workspace.ts';
 import type { DashboardDeps } from './context.ts';
 import { resolveSessionSecret } from './session.ts';
-import type { DeliveryRow } from './views/usage.ts';
 
 /** The dashboard's dependencies, sharing `workspaces` with the rest of the ingress. */
 export async function createDashboardDeps(options: {
@@ -38,14 +37,5 @@ export async function createDashboardDeps(options: {
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard),
     deliveries,
-    // A render's delivery id is derived from its render id, so the latest renders name their deliveries.
-    deliveriesOf: async (renders) => {
-      const rows: DeliveryRow[] = [];
-      for (const render of renders.filter((r) => r.webhook_url)) {
-        const value = await deliveries.get(deliveryIdOf(render.render_id));
-        if (value) rows.push({ id: value.id, render_id: value.render_id, webhook_url: value.webhook_url, status: value.status, attempts: value.attempts, last_error: value.last_error, updated_at: value.updated_at });
-      }
-      return rows;
-    },
   };
 }

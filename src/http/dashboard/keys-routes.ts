@@ -4,7 +4,7 @@ import { ServiceError } from '../../errors.ts';
 import { signedExampleUrl } from '../../signing.ts';
 import { monthOf } from '../../workspaces/usage.ts';
 import { canManage, keysUsable } from '../../workspaces/workspace.ts';
-import { field, noticesOf, type Dashboard } from './context.ts';
+import { deliveriesOf, field, noticesOf, type Dashboard } from './context.ts';
 import type { Html } from './views/html.ts';
 import { keysPage, rotateConfirmPage } from './views/keys.ts';
 import { usagePage } from './views/usage.ts';
@@ -73,7 +73,7 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
       dashboard.ledger.month(workspace.workspace_id, month),
       dashboard.recentRenders.list(workspace.workspace_id),
     ]);
-    const deliveries = dashboard.deliveriesOf ? await dashboard.deliveriesOf(renders) : null;
+    const deliveries = dashboard.deliveries ? await deliveriesOf(dashboard.deliveries, renders) : null;
     return send(reply, usagePage({ viewer: current.viewer, workspace, month, used, days, renders, deliveries }));
   });
 }

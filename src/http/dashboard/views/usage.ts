@@ -1,19 +1,12 @@
 // The usage page: this month against the quota, a daily chart, and the latest renders and webhook deliveries.
+import type { DeliveryRecord } from '../../../delivery/records.ts';
 import type { RecentRender } from '../../../workspaces/recent-renders.ts';
 import type { Workspace } from '../../../workspaces/workspace.ts';
 import { html, trusted, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';
 
 /** A webhook delivery as the usage page lists it. */
-export interface DeliveryRow {
-  id: string;
-  render_id: string;
-  webhook_url: string;
-  status: string;
-  attempts: number;
-  last_error?: string;
-  updated_at: string;
-}
+export type DeliveryRow = Pick<DeliveryRecord, 'id' | 'render_id' | 'webhook_url' | 'status' | 'attempts' | 'last_error' | 'updated_at'>;
 
 /** Everything the usage page shows. */
 export interface UsageView {
