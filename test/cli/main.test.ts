@@ -1,18 +1,9 @@
 // The `shutterbus` CLI's command line (contract §2): a mistake in it exits 2 with a usage error,
 // before NATS is asked anything (these runs point NATS_URL at a closed port).
-import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-
-const bin = fileURLToPath(new URL('../../bin/shutterbus.js', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  error?: { error_code: string; error_message: string };
-}
+import { shutterbus as run } from '../helpers/cli.ts';
 
 const cli = suite<{ natsUrl: string }>('shutterbus command line');
 
@@ -23,19 +14,10 @@ cli.before(async (context) => {
   await new Promise<void>((resolve) => closed.close(() => resolve()));
 });
 
-function shutterbus(natsUrl: string, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NATS_URL: natsUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const lines = stderr.trim().split('\n');
-      resolve({ code: code ?? -1, stdout, error: stderr ? JSON.parse(lines[lines.length - 1]) : undefined });
-    });
-  });
+// The CLI with NATS_URL at `natsUrl`; `error` is its failure JSON.
+async function shutterbus(natsUrl: string, args: string[]) {
+  const { code, stdout, json } = await run({ env: { NATS_URL: natsUrl } }, ...args);
+  return { code, stdout, error: code === 0 ? undefined : (json as { error_code: string; error_message: string }) };
 }
 
 const mistakes: [string, string[], RegExp][] = [

@@ -13,8 +13,8 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `shutterbus ...args` with the stack's environment. */
-export function shutterbus(stack: TestStack, ...args: string[]): Promise<CliResult> {
+/** Runs `shutterbus ...args` with the stack's environment (or any environment: `{ env }`). */
+export function shutterbus(stack: Pick<TestStack, 'env'>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...stack.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -23,7 +23,8 @@ export function shutterbus(stack: TestStack, ...args: string[]): Promise<CliResu
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
-      const text = code === 0 ? stdout : stderr;
+      // A failure is one JSON line on stderr, the last one (contract §2).
+      const text = code === 0 ? stdout : stderr.trim().split('\n').at(-1) ?? '';
       let json: Record<string, any> = {};
       try {
         json = JSON.parse(text);
