@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
+import { documentSize } from './screenshot.ts';
 import { untilAborted } from './steps.ts';
 
 /**
@@ -28,10 +29,7 @@ type Margin = { top?: string; right?: string; bottom?: string; left?: string };
 // One page the size of the document plus its margins; anything the print layout pushes past it
 // (print styles may lay it out a little longer) is cut rather than spilt onto a second page.
 async function onePage(page: Page, margin: Margin, deadline: AbortSignal) {
-  const size = await untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`({
-    width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
-    height: Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight),
-  })`));
+  const size = await documentSize(page, deadline);
   const width = size.width + pixels(margin.left) + pixels(margin.right);
   const height = size.height + pixels(margin.top) + pixels(margin.bottom);
   return { width: `${Math.ceil(width)}px`, height: `${Math.ceil(height) + 1}px`, pageRanges: '1' };

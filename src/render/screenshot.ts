@@ -125,12 +125,17 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
 // The document's height, as the full-page capture measures it.
 const DOCUMENT_HEIGHT = 'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
 
-// The whole scrollable document, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
-async function fullPageClip(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
-  const size = await untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`({
+/** The whole scrollable document's size in CSS px (never less than the viewport). */
+export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
+  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`({
     width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
     height: ${DOCUMENT_HEIGHT},
   })`));
+}
+
+// The whole scrollable document, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
+async function fullPageClip(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
+  const size = await documentSize(page, deadline);
   const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
   return { x: 0, y: 0, width: size.width, height: Math.min(size.height, maxHeight) };
 }
