@@ -64,21 +64,21 @@ export interface Topology {
 export async function ensureTopology(nc: NatsConnection, config: Config): Promise<Topology> {
   const jsm = await jetstreamManager(nc);
   const replicas = config.jetstreamReplicas;
-  await ensureWorkStream(jsm, replicas, {
+  await ensureWorkStream(nc, jsm, replicas, {
     stream: names.renderStream,
     subjects: names.renderSubjects,
     consumer: names.renderConsumer,
     ackWaitSeconds: config.renderAckWaitSeconds,
     maxDeliver: config.renderMaxDeliver,
   });
-  await ensureWorkStream(jsm, replicas, {
+  await ensureWorkStream(nc, jsm, replicas, {
     stream: names.renderGiveUpStream,
     subjects: names.maxDeliveriesAdvisory(names.renderStream, names.renderConsumer),
     consumer: names.renderGiveUpConsumer,
     ackWaitSeconds: 30,
     maxDeliver: -1,
   });
-  await ensureWorkStream(jsm, replicas, {
+  await ensureWorkStream(nc, jsm, replicas, {
     stream: names.deliveryStream,
     subjects: names.deliverySubjects,
     consumer: names.deliveryConsumer,
@@ -180,7 +180,7 @@ async function ensureStream(jsm: JetStreamManager, replicas: number, config: Par
   if (!holds(current.config, wanted)) await jsm.streams.update(config.name, wanted);
 }
 
-async function ensureWorkStream(jsm: JetStreamManager, replicas: number, work: WorkStream): Promise<void> {
+async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, replicas: number, work: WorkStream): Promise<void> {
   await ensureStream(jsm, replicas, {
     name: work.stream,
     subjects: [work.subjects],
@@ -211,5 +211,42 @@ async function ensureWorkStream(jsm: JetStreamManager, replicas: number, work: W
   }
   const { deliver_policy: _immutable, ...mutable } = consumer;
   const wanted = { ...mutable, num_replicas: Math.max(current.config.num_replicas ?? 0, replicas) };
-  if (!holds(current.config, wanted)) await jsm.consumers.update(work.stream, work.consumer, wanted);
+  if (holds(current.config, wanted)) return;
+  await jsm.consumers.update(work.stream, work.consumer, wanted);
+  if (wanted.num_replicas > (current.config.num_replicas ?? 0)) await handOverLeadership(nc, jsm, work.stream, work.consumer);
+}
+
+/** How long each wait of a leadership hand-over may take before the start is made again. */
+const HAND_OVER_MS = 20_000;
+
+/**
+ * Moves a consumer's leadership to one of the followers a raise gave it. On nats-server 2.9.10 a
+ * consumer raised in place can keep followers that stay "catching up" for good while reporting
+ * current, and such a follower never stands for election: when the leader's node died the consumer
+ * had no leader again (a start, or any render, waited forever). A follower that takes over is past
+ * that, and the old leader stands as before, so the consumer then survives the loss of any one node.
+ */
+async function handOverLeadership(nc: NatsConnection, jsm: JetStreamManager, stream: string, consumer: string): Promise<void> {
+  const info = () => jsm.consumers.info(stream, consumer);
+  const leader = await until(`${consumer}'s new followers are current`, async () => {
+    const { cluster } = await info();
+    return cluster?.leader && cluster.replicas?.length && cluster.replicas.every((peer) => peer.current) ? cluster.leader : undefined;
+  });
+  const answer = JSON.parse(new TextDecoder().decode((await nc.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${consumer}`, undefined, { timeout: 5000 })).data));
+  if (answer.error) throw Object.assign(new Error(`${consumer}: step-down refused: ${answer.error.description}`), { name: 'JetStreamApiError', code: answer.error.err_code, status: answer.error.code });
+  await until(`${consumer} has a new leader`, async () => {
+    const { cluster } = await info();
+    return cluster?.leader && cluster.leader !== leader ? true : undefined;
+  });
+}
+
+/** Polls `check` until it returns a value; past HAND_OVER_MS it throws a timeout, which a start retries. */
+async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + HAND_OVER_MS;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw Object.assign(new Error(`no answer within ${HAND_OVER_MS} ms: ${what}`), { name: 'TimeoutError' });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
