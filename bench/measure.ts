@@ -54,6 +54,42 @@ export async function hammer(url: string, seconds: number, headers: Record<strin
   return { perSecond: result.requests.average, statuses };
 }
 
+/** What `hammerRounds` measured of one URL: the median rate of its rounds, each round's, all statuses. */
+export interface HammerResult {
+  perSecond: number;
+  rounds: number[];
+  statuses: Record<string, number>;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Hammers each URL for `seconds`, round after round, the order turned each round: the machine's
+ * drift over the run (it is shared) falls on every URL alike instead of on whichever came last.
+ */
+export async function hammerRounds<K extends string>(
+  targets: Record<K, { url: string; headers?: Record<string, string> }>, rounds: number, seconds: number,
+): Promise<Record<K, HammerResult>> {
+  const names = Object.keys(targets) as K[];
+  const runs = new Map(names.map((name) => [name, [] as Awaited<ReturnType<typeof hammer>>[]]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+      runs.get(name)!.push(await hammer(targets[name].url, seconds, targets[name].headers));
+    }
+  }
+  return Object.fromEntries(names.map((name) => {
+    const all = runs.get(name)!;
+    const statuses: Record<string, number> = {};
+    for (const run of all) for (const [code, count] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+    return [name, { perSecond: median(all.map((run) => run.perSecond)), rounds: all.map((run) => Math.round(run.perSecond)), statuses }];
+  })) as Record<K, HammerResult>;
+}
+
+/** The median of the rounds' ratios of `a` to `b` (rounds measured side by side by hammerRounds). */
+export function roundsRatio(a: HammerResult, b: HammerResult): number {
+  return median(a.rounds.map((rate, round) => rate / b.rounds[round]));
+}
+
 // Clock ticks per second of /proc/<pid>/stat's CPU times (100 on every Linux this runs on).
 const TICKS_PER_SECOND = (() => {
   try {

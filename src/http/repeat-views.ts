@@ -66,7 +66,7 @@ export class RepeatViews {
     answered.inc();
     duration.observe(ms / 1000);
     // Counted above; logged line by line only at debug level: embeds repeat views by the thousand.
-    this.log.debug({ method: 'GET', path: '/api/take', status: 302, ms: Math.round(ms) }, 'request');
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ method: 'GET', path: '/api/take', status: 302, ms: Math.round(ms) }, 'request');
     return true;
   }
 }
