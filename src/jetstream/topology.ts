@@ -3,6 +3,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
+import { retryWhile } from '../retry.ts';
 import { isApiError, JetStreamApiCodes } from './errors.ts';
 import { guardReplicatedBucket } from './kv-json.ts';
 
@@ -240,13 +241,11 @@ async function handOverLeadership(nc: NatsConnection, jsm: JetStreamManager, str
   });
 }
 
-/** Polls `check` until it returns a value; past HAND_OVER_MS it throws a timeout, which a start retries. */
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + HAND_OVER_MS;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw Object.assign(new Error(`no answer within ${HAND_OVER_MS} ms: ${what}`), { name: 'TimeoutError' });
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+/** Asks `check` (with backoff, past its failures too) until it has an answer; past HAND_OVER_MS a timeout, which a start retries. */
+function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  return retryWhile(async () => {
+    const value = await check();
+    if (value === undefined) throw Object.assign(new Error(`not within ${HAND_OVER_MS} ms: ${what}`), { name: 'TimeoutError' });
+    return value;
+  }, () => true, Date.now() + HAND_OVER_MS);
 }
