@@ -211,11 +211,18 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
     return;
   }
   const { deliver_policy: _immutable, ...mutable } = consumer;
-  const wanted = { ...mutable, num_replicas: Math.max(current.config.num_replicas ?? 0, replicas) };
-  if (holds(current.config, wanted)) return;
-  await jsm.consumers.update(work.stream, work.consumer, wanted);
-  if (wanted.num_replicas > (current.config.num_replicas ?? 0)) await handOverLeadership(nc, jsm, work.stream, work.consumer);
+  const raise = replicas > (current.config.num_replicas ?? 0);
+  // A raise marks the consumer until its hand-over is done, so a start cut off in between leaves it to the next.
+  const wanted = raise ? { ...mutable, num_replicas: replicas, description: HAND_OVER_PENDING } : { ...mutable, num_replicas: current.config.num_replicas };
+  if (!holds(current.config, wanted)) await jsm.consumers.update(work.stream, work.consumer, wanted);
+  if (raise || current.config.description === HAND_OVER_PENDING) {
+    await handOverLeadership(nc, jsm, work.stream, work.consumer);
+    await jsm.consumers.update(work.stream, work.consumer, { description: '' });
+  }
 }
+
+/** The description a consumer carries from its raise until its leadership was handed over. */
+export const HAND_OVER_PENDING = 'shutterbus: replicas raised, leadership hand-over pending';
 
 /** How long each wait of a leadership hand-over may take before the start is made again. */
 const HAND_OVER_MS = 20_000;

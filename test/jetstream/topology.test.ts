@@ -1,12 +1,13 @@
 // Streams, consumers and buckets on a real 3-node cluster: created with one replica, raised to three in
-// place by a later start, never lowered by a start without the setting, and opened with a node down.
+// place by a later start (each raised consumer's leadership handed over, even by a later start), never
+// lowered by a start without the setting, and opened with a node down.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { connectNats, untilJetStreamAnswers } from '../../src/jetstream/connection.ts';
-import { allStreams, ensureTopology as ensureOnce, names } from '../../src/jetstream/topology.ts';
+import { allStreams, ensureTopology as ensureOnce, HAND_OVER_PENDING, names } from '../../src/jetstream/topology.ts';
 import { nodeNames, startNatsCluster, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -92,6 +93,20 @@ topology('a start with one node of three down opens everything', async () => {
     await fresh.close();
     await cluster.restart(victim);
   }
+});
+
+topology('a start after one cut off between a raise and its hand-over hands the leadership over', async () => {
+  const { jsm } = await ensureTopology(nc, configWith('3'));
+  const [stream, consumer] = consumers[0];
+  // What a start leaves when its attempt is cut off right after raising the consumer.
+  await jsm.consumers.update(stream, consumer, { description: HAND_OVER_PENDING });
+  await waitFor(async () => (await jsm.consumers.info(stream, consumer).catch(() => null))?.cluster?.replicas?.every((peer) => peer.current) === true, 'followers current');
+  const leader = (await jsm.consumers.info(stream, consumer)).cluster?.leader;
+
+  await ensureTopology(nc, configWith());
+  const after = await jsm.consumers.info(stream, consumer);
+  assert.ok(after.cluster?.leader && after.cluster.leader !== leader, `leader ${leader} → ${after.cluster?.leader}`);
+  assert.is(after.config.description, undefined);
 });
 
 /** The leader of every stream and consumer as `node` sees it, for a failure's message. */
