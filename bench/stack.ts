@@ -24,8 +24,18 @@ export interface BenchStack {
   labels(): Map<number, string>;
   /** The Chromium processes below the service now. */
   chromiumPids(): number[];
+  /** Starts a second service process on the same NATS and store running only `ROLES=ingress`, as production deploys it. */
+  startIngress(): Promise<{ base: string; process: ChildProcess; stop(): Promise<void> }>;
   /** Stops the service (SIGTERM, waits for its exit), then NATS and s3rver. */
   stop(): Promise<void>;
+}
+
+/** Sends SIGTERM to a service process and waits for its exit. */
+async function stopService(service: ChildProcess): Promise<void> {
+  if (service.exitCode !== null || service.signalCode !== null) return;
+  const exited = new Promise((resolve) => service.once('exit', resolve));
+  service.kill('SIGTERM');
+  await exited;
 }
 
 /** Starts NATS, s3rver and the service (dist bundle) with `extraEnv`; resolves once the service logged its start. */
@@ -63,12 +73,13 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
       const tree = new Set(processTree([service.pid!], processes));
       return processes.filter((proc) => tree.has(proc.pid) && isChromium(proc)).map((proc) => proc.pid);
     },
+    startIngress: async () => {
+      const ingressPort = await freePort();
+      const ingress = await spawnService(stack, { PORT: String(ingressPort), LOG_LEVEL: 'info', ROLES: 'ingress' }, 'dist');
+      return { base: `http://127.0.0.1:${ingressPort}`, process: ingress, stop: () => stopService(ingress) };
+    },
     stop: async () => {
-      if (service.exitCode === null && service.signalCode === null) {
-        const exited = new Promise((resolve) => service.once('exit', resolve));
-        service.kill('SIGTERM');
-        await exited;
-      }
+      await stopService(service);
       await stack.stop();
     },
   };
