@@ -15,11 +15,15 @@ export type FlagValues<F extends FlagSpec> = ReturnType<typeof parseArgs<{ optio
 export interface Command<Context> {
   flags: FlagSpec;
   run(flags: FlagValues<FlagSpec>, context: Context): Promise<unknown>;
+  /** Only reads: run again when JetStream did not answer, where a write could be made twice. */
+  readOnly: boolean;
 }
 
 /** A command whose `run` sees its own flags typed. */
-export function command<const F extends FlagSpec, Context>(flags: F, run: (flags: FlagValues<F>, context: Context) => Promise<unknown>): Command<Context> {
-  return { flags, run: run as Command<Context>['run'] };
+export function command<const F extends FlagSpec, Context>(
+  flags: F, run: (flags: FlagValues<F>, context: Context) => Promise<unknown>, options: { readOnly?: boolean } = {},
+): Command<Context> {
+  return { flags, run: run as Command<Context>['run'], readOnly: options.readOnly ?? false };
 }
 
 /** Reads the flags after the command words; any mistake parseArgs finds is a UsageError. */

@@ -5,6 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
+import { retryWhile, withTimeout } from '../retry.ts';
 import { ensureTopology, type Topology } from '../jetstream/topology.ts';
 import { AccountStore, emailPattern } from '../accounts/accounts.ts';
 import { Membership } from '../accounts/membership.ts';
@@ -15,6 +16,13 @@ import { choice, command, parseFlags, required, UsageError, type Command } from 
 import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
 import { webhookCommands } from './webhooks.ts';
+
+/**
+ * How long a run waits for JetStream to open its streams and buckets (and, for a command that only
+ * reads, to answer it): long enough for the leader elections after a cluster node is lost (up to
+ * ≈ 15 s on nats-server 2.9 here), short enough to report an outage.
+ */
+const JETSTREAM_PATIENCE_MS = 30_000;
 
 const usage = `usage: shutterbus <command>
   workspace create [--plan free|pro] [--quota N] [--owner EMAIL]
@@ -67,7 +75,11 @@ const commands: Record<string, Command<Context>> = {
       return describeWorkspace(await membership.createWorkspace({ plan, quota: flags.quota === undefined ? undefined : Number(flags.quota), owner }));
     },
   ),
-  'workspace show': command(workspaceFlag, async (flags, context: Context) => describeWorkspace(await workspaceOf(flags.workspace, context))),
+  'workspace show': command(
+    workspaceFlag,
+    async (flags, context: Context) => describeWorkspace(await workspaceOf(flags.workspace, context)),
+    { readOnly: true },
+  ),
   'member add': command(
     { ...workspaceFlag, email: { type: 'string' }, role: { type: 'string' } },
     async (flags, context: Context) => {
@@ -105,7 +117,7 @@ const commands: Record<string, Command<Context>> = {
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
     const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
     return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
-  }),
+  }, { readOnly: true }),
   demo: command({}, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');
     const remembered = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { workspace_id: string }) : null;
@@ -158,10 +170,14 @@ async function main(argv: string[]): Promise<void> {
     fail('temporary_unavailable', `NATS at ${config.natsServers.join(',')} did not answer: ${(err as Error).message}`, 1);
   }
   try {
-    const topology = await ensureTopology(nc, config);
+    // Opening is idempotent: an attempt that found a stream without a leader (or hung) is made again.
+    const until = Date.now() + JETSTREAM_PATIENCE_MS;
+    const topology = await retryWhile(() => withTimeout(ensureTopology(nc, config), Math.max(1000, until - Date.now())), isNatsUnavailable, until);
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);
-    const result = await commands[called.name].run(flags, { config, topology, workspaces, membership });
+    const chosen = commands[called.name];
+    const run = () => chosen.run(flags, { config, topology, workspaces, membership });
+    const result = chosen.readOnly ? await retryWhile(run, isNatsUnavailable, until) : await run();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await nc.drain();
   } catch (err) {

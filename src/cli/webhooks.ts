@@ -31,7 +31,7 @@ export const webhookCommands = {
         dead_since: updated_at,
       })),
     };
-  }),
+  }, { readOnly: true }),
   'webhooks redrive': command(
     { id: { type: 'string' }, all: { type: 'boolean' }, workspace: { type: 'string' } },
     async ({ id, all = false, workspace }, { topology }: WebhookCommandContext) => {

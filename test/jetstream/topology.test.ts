@@ -1,6 +1,6 @@
 // Streams, consumers and buckets on a real 3-node cluster: created with one replica, raised to three in
 // place by a later start (each raised consumer's leadership handed over, even by a later start), never
-// lowered by a start without the setting, and opened with a node down.
+// lowered by a start without the setting, and opened with a node down (by a start and by the CLI).
 import type { NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { suite } from 'uvu';
@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { connectNats, untilJetStreamAnswers } from '../../src/jetstream/connection.ts';
 import { allStreams, ensureTopology as ensureOnce, HAND_OVER_PENDING, names } from '../../src/jetstream/topology.ts';
+import { shutterbus } from '../helpers/cli.ts';
 import { nodeNames, startNatsCluster, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -79,6 +80,8 @@ topology('a start with one node of three down opens everything', async () => {
   const victim = (await jsm.consumers.info(names.renderStream, names.renderConsumer)).cluster?.leader as NodeName;
   const survivor = nodeNames.find((name) => name !== victim)!;
   await cluster.kill(victim);
+  // An operator's CLI run at the same moment waits out the elections instead of failing.
+  const cliRun = shutterbus({ env: { NATS_URL: cluster.url, JETSTREAM_REPLICAS: '3' } }, 'webhooks', 'dead');
   // A new process, as the issue asks: it connects to whichever node answers and opens everything.
   const fresh = await connectNats({ natsServers: cluster.urls }, 'topology-test-start');
   try {
@@ -89,6 +92,9 @@ topology('a start with one node of three down opens everything', async () => {
     ]).finally(() => clearTimeout(timer));
     const info = await opened.jsm.streams.info(names.renderStream);
     assert.is(info.config.num_replicas, 3);
+    const cli = await cliRun;
+    assert.is(cli.code, 0, `the CLI with ${victim} down: ${cli.stderr}`);
+    assert.equal(cli.json.deliveries, []);
   } finally {
     await fresh.close();
     await cluster.restart(victim);
