@@ -17,7 +17,13 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 // WebUIOmniboxPopup and WebUIOmniboxAimPopup preload the address bar's pop-ups (chrome:// pages a
 // headless browser never shows) in a renderer of their own once the first page opens: ≈ 55 MB
 // for nothing. Pages' renderers are not touched: each context keeps its own.
-const DISABLED_FEATURES = [...PLAYWRIGHT_DISABLED_FEATURES, 'RenderDocument', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'];
+// SpareRendererForSitePerProcess keeps a spare renderer launched for the browser context that
+// navigated last; warm pages never need one (each keeps its renderer), and with renders alternating
+// between contexts every navigation threw the spare away and launched another: two processes
+// started and killed per render at two renders at once, ≈ 15% of the browser's CPU per shot.
+const DISABLED_FEATURES = [
+  ...PLAYWRIGHT_DISABLED_FEATURES, 'RenderDocument', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'SpareRendererForSitePerProcess',
+];
 
 const FLAGS = [
   `--disable-features=${DISABLED_FEATURES.join(',')}`,

@@ -1,6 +1,8 @@
 // The Chromium a BrowserHost launches: Playwright's own feature switches survive ours.
 
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
@@ -24,7 +26,7 @@ function rendererDisabledFeatures(marker: string): string[] {
   return renderer.argv.find((arg) => arg.startsWith('--disable-features='))?.slice('--disable-features='.length).split(',') ?? [];
 }
 
-test("every feature Playwright disables stays disabled, and RenderDocument is off", async () => {
+test("every feature Playwright disables stays disabled, and RenderDocument and the spare renderer are off", async () => {
   const marker = `--shutterbus-probe=${randomUUID()}`;
   const plain = await chromium.launch({ executablePath: CHROMIUM, args: [marker] });
   let playwrights: string[];
@@ -42,6 +44,7 @@ test("every feature Playwright disables stays disabled, and RenderDocument is of
     const ours = rendererDisabledFeatures('--shutterbus-browser=');
     for (const feature of playwrights) assert.ok(ours.includes(feature), `${feature} is still disabled`);
     assert.ok(ours.includes('RenderDocument'));
+    assert.ok(ours.includes('SpareRendererForSitePerProcess'));
   } finally {
     await host.close();
   }
@@ -59,6 +62,38 @@ test("no renderer of the address bar's pop-ups: only pages' renderers run beside
     assert.equal(renderers.filter((proc) => proc.argv.includes('--top-chrome-webui')).map((proc) => proc.pid), []);
   } finally {
     await host.close();
+  }
+});
+
+test('two renders at once of one workspace, again and again, start no renderer process', async () => {
+  const site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>t</title><p>hello'));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+  const host = new BrowserHost({ executablePath: CHROMIUM });
+  await host.start();
+  try {
+    const setup = { timeout: 10, viewport_width: 1280, viewport_height: 720, device_scale_factor: 1, workspaceId: 'busy' };
+    // Two warm pages (two contexts) of one workspace, taken by turns as a worker rendering two at once does.
+    const pair = () => Promise.all([0, 1].map(() => host.withPage(setup, new AbortController().signal, (page) => page.goto(url))));
+    for (let round = 0; round < 3; round++) await pair();
+    const renderers = () => {
+      const all = listProcesses();
+      const tree = new Set(processTree([host.pid!], all));
+      return all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer')).map((proc) => proc.pid);
+    };
+    const before = new Set(renderers());
+    const started = new Set<number>();
+    const watch = setInterval(() => renderers().filter((pid) => !before.has(pid)).forEach((pid) => started.add(pid)), 10);
+    try {
+      for (let round = 0; round < 10; round++) await pair();
+    } finally {
+      clearInterval(watch);
+    }
+    // A spare renderer launched for the context that navigated last was thrown away by the other's next navigation.
+    assert.equal([...started], [], 'renderers started during 20 renders on warm pages');
+  } finally {
+    await host.close();
+    await new Promise((resolve) => site.close(resolve));
   }
 });
 
