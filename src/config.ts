@@ -32,6 +32,12 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Key of the dashboard's session cookies; unset: one is generated and shared through KV. */
   sessionSecret?: string;
+  /** NODE_ENV=production: development conveniences (a generated SECRETS_KEY) are refused. */
+  production: boolean;
+  /** The key that seals secrets at rest; unset on a development machine: generated in DATA_DIR. */
+  secretsKey?: string;
+  /** Earlier SECRETS_KEY values, kept only to open what they sealed until it is sealed again. */
+  secretsKeyPrevious: readonly string[];
   /** smtp:// or smtps:// server for the dashboard's mail; unset: mail goes to the log and the outbox. */
   smtpUrl?: string;
   /** Sender of the dashboard's mail. */
@@ -104,6 +110,16 @@ function secret(env: Env, name: string): string | undefined {
   return raw;
 }
 
+function previousSecrets(env: Env): string[] {
+  const raw = env.SECRETS_KEY_PREVIOUS;
+  if (raw === undefined || raw === '') return [];
+  return raw.split(',').map((part, index) => {
+    const value = part.trim();
+    if (value.length < 32) throw new ConfigError(`SECRETS_KEY_PREVIOUS: key ${index + 1} is shorter than 32 characters`);
+    return value;
+  });
+}
+
 function roles(raw: string): Set<Role> {
   const known: Role[] = ['ingress', 'render', 'delivery'];
   const chosen = raw.split(',').map((r) => r.trim()).filter(Boolean);
@@ -157,6 +173,9 @@ export function loadConfig(env: Env = process.env): Config {
     renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),
     logLevel,
     sessionSecret: secret(env, 'SESSION_SECRET'),
+    production: env.NODE_ENV === 'production',
+    secretsKey: secret(env, 'SECRETS_KEY'),
+    secretsKeyPrevious: previousSecrets(env),
     smtpUrl: env.SMTP_URL ? absoluteUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
     mailFrom: env.MAIL_FROM || 'Shutterbus <no-reply@shutterbus.local>',
   };
