@@ -147,6 +147,11 @@ function commandOf(argv: string[]): { name: string; rest: string[] } | null {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Help is an answer, not a mistake: plain text on stdout, exit 0.
+  if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    return;
+  }
   const called = commandOf(argv);
   if (!called) fail('usage', usage, 2);
   let flags;

@@ -1,4 +1,4 @@
-// The `shutterbus` CLI's command line (contract §2): a mistake in it exits 2 with a usage error,
+// The `shutterbus` CLI's command line (docs/operations.md): a mistake in it exits 2 with a usage error,
 // before NATS is asked anything (these runs point NATS_URL at a closed port).
 import net from 'node:net';
 import { suite } from 'uvu';
@@ -16,8 +16,8 @@ cli.before(async (context) => {
 
 // The CLI with NATS_URL at `natsUrl`; `error` is its failure JSON.
 async function shutterbus(natsUrl: string, args: string[]) {
-  const { code, stdout, json } = await run({ env: { NATS_URL: natsUrl } }, ...args);
-  return { code, stdout, error: code === 0 ? undefined : (json as { error_code: string; error_message: string }) };
+  const { code, stdout, stderr, json } = await run({ env: { NATS_URL: natsUrl } }, ...args);
+  return { code, stdout, stderr, error: code === 0 ? undefined : (json as { error_code: string; error_message: string }) };
 }
 
 const mistakes: [string, string[], RegExp][] = [
@@ -46,6 +46,15 @@ cli('each mistake in the command line exits 2 with error_code "usage" and the us
     assert.match(error!.error_message, message, `${what}: says what is wrong`);
     assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
   });
+});
+
+cli('--help, -h and help print the usage as plain text on stdout and exit 0, without asking NATS', async ({ natsUrl }) => {
+  for (const args of [['--help'], ['-h'], ['help'], ['workspace', 'create', '--help']]) {
+    const { code, stdout, stderr } = await shutterbus(natsUrl, args);
+    assert.is(code, 0, args.join(' '));
+    assert.is(stderr, '', `${args.join(' ')}: nothing on stderr`);
+    assert.match(stdout, /^usage: shutterbus <command>\n  workspace create \[--plan free\|pro\]/, `${args.join(' ')}: plain text`);
+  }
 });
 
 cli('a well-formed command line gets as far as NATS (exit 1, temporary_unavailable)', async ({ natsUrl }) => {
