@@ -27,6 +27,8 @@ import { RecentRenders } from './workspaces/recent-renders.ts';
 import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
+import { createSealer } from './secrets/key.ts';
+import type { Sealer } from './secrets/sealer.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
 const STORE_START_PATIENCE_MS = 60_000;
@@ -41,6 +43,8 @@ export interface Shutterbus {
 
 /** Starts every role named in `config.roles`; `close` stops them in reverse order. */
 export async function startShutterbus(config: Config, log: Logger = createLogger(config)): Promise<Shutterbus> {
+  // A missing SECRETS_KEY in production stops the start before anything is opened.
+  const sealer = createSealer(config);
   const closers: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const closer of closers.reverse()) await closer().catch((err) => log.error({ err }, 'close failed'));
@@ -63,7 +67,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const webhooks = new DeliveryQueue(js, topology.deliveries);
     const cache = new RenderCache(topology.renderCache);
     const settlement = new Settlement(new QuotaLedger(topology.usage), cache, records, recentRenders, config, log);
-    const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+    const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const store = new FileStore(config.s3);
     await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
       throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
@@ -79,7 +83,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -143,14 +147,15 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   workspaceStore: WorkspaceStore;
   recentRenders: RecentRenders;
   webhooks: DeliveryQueue;
+  sealer: Sealer;
 }) {
-  const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink } = deps;
+  const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink, sealer } = deps;
   const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
   const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
+    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
     const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
     await app.ready();
@@ -195,7 +200,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config);
-  const service = await startShutterbus(config, log);
+  const service = await startShutterbus(config, log).catch((err) => {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`shutterbus: configuration: ${err.message}`);
+    process.exit(1);
+  });
   log.info({ url: service.url, roles: [...config.roles] }, 'shutterbus started');
   const where = service.url ? `, listening on ${config.baseUrl}` : '';
   const docs = service.url && config.roles.has('ingress') ? `API reference: ${config.baseUrl}/docs\n` : '';

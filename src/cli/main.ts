@@ -16,6 +16,9 @@ import { choice, command, parseFlags, required, UsageError, type Command } from 
 import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
 import { webhookCommands } from './webhooks.ts';
+import { createSealer } from '../secrets/key.ts';
+import { resealSessionSecret } from '../http/dashboard/session.ts';
+import type { Sealer } from '../secrets/sealer.ts';
 
 /**
  * How long a run waits for JetStream to open its streams and buckets (and, for a command that only
@@ -35,6 +38,7 @@ const usage = `usage: shutterbus <command>
   webhooks dead [--workspace ID]
   webhooks redrive --id DELIVERY_ID | --all [--workspace ID]
   replay renders|deliveries (--since ISO_TIME | --from-seq N) [--workspace ID] [--dry-run]
+  secrets reseal    (after a SECRETS_KEY rotation: seal every stored secret under the current key)
   mail outbox    (mail the dashboard wrote instead of sending, when SMTP_URL is unset)
   demo    (used by make run: the demo workspace, created on first run)`;
 
@@ -44,6 +48,7 @@ interface Context {
   topology: Topology;
   workspaces: WorkspaceStore;
   membership: Membership;
+  sealer: Sealer;
 }
 
 function email(value: string | undefined, name: string): string {
@@ -118,6 +123,10 @@ const commands: Record<string, Command<Context>> = {
     const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
     return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
   }, { readOnly: true }),
+  'secrets reseal': command({}, async (_flags, context: Context) => ({
+    workspaces: await context.workspaces.reseal(),
+    session_secret: await resealSessionSecret(context.topology.dashboard, context.sealer),
+  })),
   demo: command({}, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');
     const remembered = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { workspace_id: string }) : null;
@@ -162,8 +171,10 @@ async function main(argv: string[]): Promise<void> {
     throw err;
   }
   let config: Config;
+  let sealer: Sealer;
   try {
     config = loadConfig();
+    sealer = createSealer(config);
   } catch (err) {
     if (err instanceof ConfigError) fail('configuration_not_valid', err.message, 1);
     throw err;
@@ -178,10 +189,10 @@ async function main(argv: string[]): Promise<void> {
     // Opening is idempotent: an attempt that found a stream without a leader (or hung) is made again.
     const until = Date.now() + JETSTREAM_PATIENCE_MS;
     const topology = await retryWhile(() => withTimeout(ensureTopology(nc, config), Math.max(1000, until - Date.now())), isNatsUnavailable, until);
-    const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+    const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);
     const chosen = commands[called.name];
-    const run = () => chosen.run(flags, { config, topology, workspaces, membership });
+    const run = () => chosen.run(flags, { config, topology, workspaces, membership, sealer });
     const result = chosen.readOnly ? await retryWhile(run, isNatsUnavailable, until) : await run();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await nc.drain();

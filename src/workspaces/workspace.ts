@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { ServiceError } from '../errors.ts';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
+import { Sealer } from '../secrets/sealer.ts';
 
 /** Roles a member can have; owners and admins manage settings and keys. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -59,12 +60,26 @@ export function normalizeEmail(email: string): string {
 // 24 random bytes after the prefix, as the issue demands; base64url keeps keys URL- and KV-safe.
 const newKey = (prefix: 'ak_' | 'sk_') => prefix + randomBytes(24).toString('base64url');
 
-/** Reads and changes workspaces; the `access_keys` bucket maps each live access key to its workspace. */
+/**
+ * Reads and changes workspaces; the `access_keys` bucket maps each live access key to its workspace.
+ * The secret key is sealed in KV (docs/security.md) and open only in this process's memory.
+ */
 export class WorkspaceStore {
   constructor(
     private readonly workspaces: KV,
     private readonly accessKeys: KV,
+    private readonly sealer: Sealer,
   ) {}
+
+  private sealed(workspace: Workspace): Workspace {
+    return { ...workspace, secret_key: this.sealer.seal(workspace.secret_key) };
+  }
+
+  private opened(stored: Workspace | null): Workspace | null {
+    // A record written before secrets were sealed holds its key in plain text until `secrets reseal`.
+    if (!stored || !Sealer.isSealed(stored.secret_key)) return stored;
+    return { ...stored, secret_key: this.sealer.open(stored.secret_key) };
+  }
 
   /** Creates a workspace with a fresh key pair. */
   async create(input: { plan: Plan; quota?: number; owner?: string }): Promise<Workspace> {
@@ -82,14 +97,14 @@ export class WorkspaceStore {
       updated_at: now,
     };
     await createJson(this.accessKeys, workspace.access_key, workspace.workspace_id);
-    if (!(await createJson(this.workspaces, workspace.workspace_id, workspace))) throw new Error('workspace id collision');
+    if (!(await createJson(this.workspaces, workspace.workspace_id, this.sealed(workspace)))) throw new Error('workspace id collision');
     return workspace;
   }
 
   /** A workspace by id, or null. */
   async get(workspaceId: string): Promise<Workspace | null> {
     if (!/^ws_[0-9a-f]{16}$/.test(workspaceId)) return null;
-    return (await readJson<Workspace>(this.workspaces, workspaceId)).value;
+    return this.opened((await readJson<Workspace>(this.workspaces, workspaceId)).value);
   }
 
   /** The workspace an access key belongs to, or null; a rotated-away key finds nothing. */
@@ -100,11 +115,32 @@ export class WorkspaceStore {
 
   /** Changes a workspace with compare-and-set; `change` may throw a ServiceError to refuse. */
   async update(workspaceId: string, change: (workspace: Workspace) => Workspace): Promise<Workspace> {
-    const { value } = await updateJson<Workspace>(this.workspaces, workspaceId, (current) => {
+    let changed: Workspace | undefined;
+    await updateJson<Workspace>(this.workspaces, workspaceId, (stored) => {
+      const current = this.opened(stored);
       if (!current) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
-      return { ...change(current), updated_at: new Date().toISOString() };
+      changed = { ...change(current), updated_at: new Date().toISOString() };
+      return this.sealed(changed);
     });
-    return value!;
+    return changed!;
+  }
+
+  /**
+   * Seals again, under the current SECRETS_KEY, every secret of every workspace that is in plain
+   * text or sealed under a previous key (a rotation: docs/security.md); returns how many changed.
+   */
+  async reseal(): Promise<number> {
+    let count = 0;
+    for await (const workspaceId of await this.workspaces.keys()) {
+      const { changed } = await updateJson<Workspace>(this.workspaces, workspaceId, (stored) => {
+        if (!stored) return undefined;
+        const resealed = resealStrings(stored, this.sealer) as Workspace;
+        if (!Sealer.isSealed(resealed.secret_key)) resealed.secret_key = this.sealer.seal(resealed.secret_key);
+        return JSON.stringify(resealed) === JSON.stringify(stored) ? undefined : resealed;
+      });
+      if (changed) count++;
+    }
+    return count;
   }
 
   /** Replaces both keys; the old access key stops resolving at once. */
@@ -123,4 +159,14 @@ export class WorkspaceStore {
     await this.accessKeys.delete(previous);
     return workspace;
   }
+}
+
+/** A copy of `value` in which every sealed string under a previous key is sealed under the current one. */
+function resealStrings(value: unknown, sealer: Sealer): unknown {
+  if (Sealer.isSealed(value)) return sealer.isStale(value) ? sealer.seal(sealer.open(value)) : value;
+  if (Array.isArray(value)) return value.map((item) => resealStrings(item, sealer));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resealStrings(item, sealer)]));
+  }
+  return value;
 }

@@ -9,6 +9,7 @@ import { ServiceError } from '../../src/errors.ts';
 import { ensureTopology } from '../../src/jetstream/topology.ts';
 import { WorkspaceStore } from '../../src/workspaces/workspace.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
+import { Sealer } from '../../src/secrets/sealer.ts';
 
 const membership = suite('membership: the CLI and the dashboard change it the same way');
 let nats: NatsServer;
@@ -19,7 +20,7 @@ membership.before(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   const topology = await ensureTopology(nc, loadConfig({ NATS_URL: nats.url }));
-  const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+  const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, new Sealer('test-secrets-key-'.repeat(3)));
   members = new Membership(new AccountStore(topology.accounts), workspaces);
 });
 membership.after(async () => {

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log.ts';
 import { startShutterbus, type Shutterbus } from '../../src/main.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { freePort, startNats, startS3, type NatsServer, type S3Server } from './stack.ts';
+import { createSealer } from '../../src/secrets/key.ts';
 
 /** The shared servers one test file runs against. */
 export interface TestStack {
@@ -131,7 +132,7 @@ export async function createWorkspace(stack: TestStack, options: TestWorkspaceOp
   const nc = await connect({ servers: stack.nats.url.split(',') });
   try {
     const topology = await ensureTopology(nc, loadConfig(stack.env));
-    const store = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+    const store = new WorkspaceStore(topology.workspaces, topology.accessKeys, createSealer(loadConfig(stack.env)));
     const created = await store.create({ plan: options.plan ?? 'pro', quota: options.quota, owner: 'owner@example.com' });
     return await store.update(created.workspace_id, (current) => ({
       ...current,

@@ -18,6 +18,8 @@ export interface Restartable {
 export interface NatsServer extends Partial<Restartable> {
   url: string;
   port: number;
+  /** JetStream's store directory (what a grep for secrets at rest reads). */
+  dir?: string;
   stop(): Promise<void>;
 }
 
@@ -174,7 +176,7 @@ async function startOnFreePort(
   prefix: string,
   command: (port: number, dir: string) => [string, string[]],
   ready: (port: number) => Promise<boolean>,
-): Promise<{ port: number; owned: Owned } & Restartable> {
+): Promise<{ port: number; dir: string; owned: Owned } & Restartable> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -186,6 +188,7 @@ async function startOnFreePort(
       let current = owned;
       return {
         port,
+        dir,
         // Stops whichever process runs now (and removes the directory).
         owned: { ...owned, stop: () => current.stop() },
         kill: async () => {
@@ -207,13 +210,13 @@ async function startOnFreePort(
 
 /** Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory. */
 export async function startNats(): Promise<NatsServer> {
-  const { port, owned, kill, restart } = await startOnFreePort(
+  const { port, dir, owned, kill, restart } = await startOnFreePort(
     'nats-server',
     'shutterbus-nats-',
     (port, dir) => [natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]],
     canConnect,
   );
-  return { url: `nats://127.0.0.1:${port}`, port, stop: owned.stop, kill, restart };
+  return { url: `nats://127.0.0.1:${port}`, port, dir, stop: owned.stop, kill, restart };
 }
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */

@@ -10,6 +10,7 @@ import { Outbox } from '../../mail/outbox.ts';
 import type { RecentRenders } from '../../workspaces/recent-renders.ts';
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { WorkspaceStore } from '../../workspaces/workspace.ts';
+import type { Sealer } from '../../secrets/sealer.ts';
 import type { DashboardDeps } from './context.ts';
 import { resolveSessionSecret } from './session.ts';
 
@@ -18,6 +19,7 @@ export async function createDashboardDeps(options: {
   config: Config;
   log: Logger;
   topology: Topology;
+  sealer: Sealer;
   workspaces: WorkspaceStore;
   ledger: QuotaLedger;
   recentRenders: RecentRenders;
@@ -35,7 +37,7 @@ export async function createDashboardDeps(options: {
     ledger,
     recentRenders,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
-    sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard),
+    sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard, options.sealer),
     deliveries,
   };
 }

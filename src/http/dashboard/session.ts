@@ -2,8 +2,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createJson, readJson } from '../../jetstream/kv-json.ts';
+import { createJson, readJson, updateJson } from '../../jetstream/kv-json.ts';
 import { open, seal, type TokenBody } from './tokens.ts';
+import { Sealer } from '../../secrets/sealer.ts';
 
 /** What the session cookie holds; every visitor gets one (for CSRF), signed-in ones carry an email. */
 export interface Session extends TokenBody {
@@ -19,14 +20,24 @@ export interface Session extends TokenBody {
 export const SESSION_COOKIE = 'sb_session';
 const SESSION_LIFETIME_MS = 14 * 24 * 3600 * 1000;
 
-/** SESSION_SECRET when configured; otherwise the one in KV, created by whichever ingress came first. */
-export async function resolveSessionSecret(configured: string | undefined, bucket: KV): Promise<string> {
+/** SESSION_SECRET when configured; otherwise the one in KV (sealed), created by whichever ingress came first. */
+export async function resolveSessionSecret(configured: string | undefined, bucket: KV, sealer: Sealer): Promise<string> {
   if (configured) return configured;
   // create() only succeeds for the first writer, so every ingress ends up reading the same secret.
-  await createJson(bucket, 'session_secret', randomBytes(32).toString('base64url'));
+  await createJson(bucket, 'session_secret', sealer.seal(randomBytes(32).toString('base64url')));
   const { value } = await readJson<string>(bucket, 'session_secret');
   if (!value) throw new Error('session secret missing from the dashboard bucket');
-  return value;
+  // One written before secrets were sealed is used as it is until `shutterbus secrets reseal`.
+  return Sealer.isSealed(value) ? sealer.open(value) : value;
+}
+
+/** Seals the generated session secret under the current SECRETS_KEY if it is not already; true when it changed. */
+export async function resealSessionSecret(bucket: KV, sealer: Sealer): Promise<boolean> {
+  const { changed } = await updateJson<string>(bucket, 'session_secret', (stored) => {
+    if (stored === null || (Sealer.isSealed(stored) && !sealer.isStale(stored))) return undefined;
+    return sealer.seal(Sealer.isSealed(stored) ? sealer.open(stored) : stored);
+  });
+  return changed;
 }
 
 /** The value of one cookie of the request. */
