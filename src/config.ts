@@ -11,6 +11,8 @@ export interface Config {
   baseUrl: string;
   /** The NATS servers to connect to (a cluster's nodes); the client learns the rest from them. */
   natsServers: readonly string[];
+  /** NATS_USER / NATS_PASSWORD: this role's account on a NATS that requires authentication. */
+  natsAuth?: { user: string; pass: string };
   /** Replicas of every stream, consumer and KV bucket the service creates (raised in place, never lowered). */
   jetstreamReplicas: 1 | 3 | 5;
   s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
@@ -97,6 +99,14 @@ function natsServers(raw: string): string[] {
   return servers.map((server) => absoluteUrl('NATS_URL', server, ['nats:', 'tls:']));
 }
 
+function natsAuth(env: Env): Config['natsAuth'] {
+  const user = env.NATS_USER || undefined;
+  const pass = env.NATS_PASSWORD || undefined;
+  if (!user && !pass) return undefined;
+  if (!user || !pass) throw new ConfigError(`${user ? 'NATS_PASSWORD' : 'NATS_USER'}: set both NATS_USER and NATS_PASSWORD, or neither`);
+  return { user, pass };
+}
+
 function replicas(env: Env): 1 | 3 | 5 {
   const value = integer(env, 'JETSTREAM_REPLICAS', 1, 1, 5);
   if (value !== 1 && value !== 3 && value !== 5) throw new ConfigError(`JETSTREAM_REPLICAS: ${value} is not 1, 3 or 5`);
@@ -153,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']),
     natsServers: natsServers(env.NATS_URL || `nats://127.0.0.1:${localNatsPort}`),
     jetstreamReplicas: replicas(env),
+    natsAuth: natsAuth(env),
     s3: {
       endPoint: absoluteUrl('S3_ENDPOINT', env.S3_ENDPOINT || `http://127.0.0.1:${localS3Port}`, ['http:', 'https:']),
       accessKey: env.S3_ACCESS_KEY || 'S3RVER',

@@ -181,7 +181,7 @@ async function main(argv: string[]): Promise<void> {
   }
   let nc;
   try {
-    nc = await connect({ servers: [...config.natsServers], name: 'shutterbus-cli', timeout: 5000 });
+    nc = await connect({ servers: [...config.natsServers], ...config.natsAuth, name: 'shutterbus-cli', timeout: 5000 });
   } catch (err) {
     fail('temporary_unavailable', `NATS at ${config.natsServers.join(',')} did not answer: ${(err as Error).message}`, 1);
   }

@@ -16,9 +16,10 @@ export const NATS_RETRY_AFTER_SECONDS = 5;
  * Connects to any of the configured servers and stays connected: a lost server is replaced by
  * another of the cluster, and a process started before NATS waits for it instead of exiting.
  */
-export function connectNats(config: Pick<Config, 'natsServers'>, name: string): Promise<NatsConnection> {
+export function connectNats(config: Pick<Config, 'natsServers' | 'natsAuth'>, name: string): Promise<NatsConnection> {
   return connect({
     servers: [...config.natsServers],
+    ...config.natsAuth,
     name,
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
