@@ -68,11 +68,6 @@ export class NatsLink {
   get isUp(): boolean {
     return this.connected;
   }
-
-  /** Throws 503 temporary_unavailable (with Retry-After) while the connection is down. */
-  require(): void {
-    if (!this.connected) throw unavailable();
-  }
 }
 
 /** The answer for a request that needs NATS or JetStream while it is out of reach. */

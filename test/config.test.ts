@@ -1,0 +1,80 @@
+// The configuration: defaults, every kind of bad value stopping the start with one line naming the
+// variable, and the result frozen.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig, parseDurations } from '../src/config.ts';
+
+const refused = (env: Record<string, string>, variable: string) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `${variable}: a ConfigError`);
+    assert.match((err as Error).message, new RegExp(`^${variable}: `), `${variable}: the message names it first`);
+    assert.not.match((err as Error).message, /\n/, `${variable}: one line`);
+    return;
+  }
+  assert.unreachable(`${JSON.stringify(env)} was accepted`);
+};
+
+test('an empty environment gives the documented defaults', () => {
+  const config = loadConfig({});
+  assert.is(config.port, 3000);
+  assert.is(config.host, '127.0.0.1');
+  assert.is(config.baseUrl, 'http://127.0.0.1:3000');
+  assert.equal(config.natsServers, ['nats://127.0.0.1:4222']);
+  assert.is(config.jetstreamReplicas, 1);
+  assert.is(config.s3.endPoint, 'http://127.0.0.1:9000');
+  assert.is(config.chromiumPath, '/usr/lib/chromium/chromium');
+  assert.equal([...config.roles].sort(), ['delivery', 'ingress', 'render']);
+  assert.is(config.allowPrivateTargets, false);
+  assert.equal(config.webhookRetrySchedule, [10, 60, 300, 1800, 7200, 21600, 43200, 86400]);
+  assert.is(config.production, false);
+  assert.is(config.secretsKey, undefined);
+  assert.is(config.natsAuth, undefined);
+});
+
+test('ports, BASE_URL and NATS_URL follow each other', () => {
+  const config = loadConfig({ PORT: '8080', LOCAL_NATS_PORT: '5222', LOCAL_S3_PORT: '9100', BASE_URL: 'https://shots.example.com/' });
+  assert.is(config.baseUrl, 'https://shots.example.com', 'a trailing slash is dropped');
+  assert.equal(config.natsServers, ['nats://127.0.0.1:5222']);
+  assert.is(config.s3.endPoint, 'http://127.0.0.1:9100');
+  assert.equal(loadConfig({ NATS_URL: 'nats://a:4222, tls://b:4222' }).natsServers, ['nats://a:4222', 'tls://b:4222']);
+});
+
+test('every kind of bad value is refused with one line naming the variable', () => {
+  refused({ PORT: 'eighty' }, 'PORT');
+  refused({ PORT: '70000' }, 'PORT');
+  refused({ BASE_URL: 'shots.example.com' }, 'BASE_URL');
+  refused({ BASE_URL: 'ftp://shots.example.com' }, 'BASE_URL');
+  refused({ NATS_URL: 'http://nats:4222' }, 'NATS_URL');
+  refused({ NATS_URL: ' , ' }, 'NATS_URL');
+  refused({ JETSTREAM_REPLICAS: '2' }, 'JETSTREAM_REPLICAS');
+  refused({ ROLES: 'ingress,printer' }, 'ROLES');
+  refused({ ROLES: ',' }, 'ROLES');
+  refused({ ALLOW_PRIVATE_TARGETS: 'yes' }, 'ALLOW_PRIVATE_TARGETS');
+  refused({ WEBHOOK_RETRY_SCHEDULE: '10s,soon' }, 'WEBHOOK_RETRY_SCHEDULE');
+  refused({ LOG_LEVEL: 'loud' }, 'LOG_LEVEL');
+  refused({ SESSION_SECRET: 'short' }, 'SESSION_SECRET');
+  refused({ SECRETS_KEY: 'short' }, 'SECRETS_KEY');
+  refused({ SECRETS_KEY_PREVIOUS: `${'a'.repeat(32)},short` }, 'SECRETS_KEY_PREVIOUS');
+  refused({ NATS_USER: 'render' }, 'NATS_PASSWORD');
+  refused({ NATS_PASSWORD: 'secret' }, 'NATS_USER');
+  refused({ SMTP_URL: 'mail.example.com' }, 'SMTP_URL');
+  refused({ RENDER_CONCURRENCY: '0' }, 'RENDER_CONCURRENCY');
+});
+
+test('durations take ms, s, m, h and d', () => {
+  assert.equal(parseDurations('X', '500ms, 2s,1.5m,2h,1d'), [0.5, 2, 90, 7200, 86400]);
+});
+
+test('the configuration is frozen, nested parts included', () => {
+  const config = loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'k'.repeat(32), NATS_USER: 'render', NATS_PASSWORD: 'p' });
+  assert.is(config.production, true);
+  assert.equal(config.natsAuth, { user: 'render', pass: 'p' });
+  assert.ok(Object.isFrozen(config) && Object.isFrozen(config.s3) && Object.isFrozen(config.roles));
+  assert.throws(() => {
+    (config as { port: number }).port = 1;
+  });
+});
+
+test.run();
