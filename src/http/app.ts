@@ -10,6 +10,7 @@ import { docsRoutes } from './docs.ts';
 import { answerError, answerNotFound } from './errors/answer.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
+import { homeRoutes } from './home.ts';
 import { KeyRefusals } from './key-refusals.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
@@ -130,6 +131,7 @@ export function buildApp(deps: AppDeps) {
   app.register(filesRoutes);
   // The API reference: /openapi.json and /docs, public and without NATS.
   app.register(docsRoutes, { baseUrl: services.config.baseUrl });
+  app.register(homeRoutes, { dashboard: dashboard !== undefined });
   if (dashboard) app.register(dashboardRoutes, { ...dashboard, prefix: '/dashboard' });
   return app;
 }

@@ -200,6 +200,16 @@ server('Fastify\'s own failures go through the error handler: bad URL, long para
   assert.is(emptyJson.json().error_code, 'request_not_valid');
 });
 
+server('the bare address leads to the API reference (no dashboard here), and there is a favicon', async () => {
+  const root = await app.inject({ method: 'GET', url: '/' });
+  assert.is(root.statusCode, 302);
+  assert.is(root.headers.location, '/docs');
+  const icon = await app.inject({ method: 'GET', url: '/favicon.ico' });
+  assert.is(icon.statusCode, 200);
+  assert.is(icon.headers['content-type'], 'image/svg+xml');
+  assert.match(icon.body, /^<svg /);
+});
+
 server('a valid GET pipelined before garbage gets its 200, then the 400, then the close', async () => {
   const got = await exchange(appPort, send('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n'));
   assert.equal(got.responses.map((r) => r.status), [200, 200, 400]);
