@@ -28,6 +28,8 @@ import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
 import { createSealer } from './secrets/key.ts';
+import { queueGauges } from './jetstream/queue-metrics.ts';
+import { addGaugeCollector } from './metrics.ts';
 import type { Sealer } from './secrets/sealer.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
@@ -79,6 +81,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       { name: 'jetstream', check: async () => void (await Promise.all(allStreams.map((stream) => topology.jsm.streams.info(stream)))) },
       { name: 'object_store', check: () => store.ping() },
     ];
+    for (const gauge of queueGauges(topology.jsm)) addGaugeCollector(gauge);
 
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.

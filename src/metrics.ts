@@ -98,9 +98,40 @@ export const metrics = {
   httpDuration: new Histogram('shutterbus_http_duration_seconds', 'HTTP response time by route.', [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]),
   renders: new Counter('shutterbus_renders_total', 'Renders ended on this worker, by status and error code.'),
   renderDuration: new Histogram('shutterbus_render_duration_seconds', 'Time from a worker taking a render to its end.', [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 90]),
+  browserRestarts: new Counter('shutterbus_browser_restarts_total', 'Times this worker\'s Chromium was lost (crashed, killed or hung) and launched again.'),
+  webhookAttempts: new Counter('shutterbus_webhook_attempts_total', 'Webhook attempts by outcome (delivered, failed, refused, gone).'),
+  webhookDeadLetters: new Counter('shutterbus_webhook_dead_letters_total', 'Webhook deliveries that used every attempt and were dead-lettered.'),
 };
 
+/**
+ * A gauge read when /metrics is scraped (a queue's depth, say), so that nothing is polled between
+ * scrapes. `read` gives one value per label set; a read that fails leaves its gauge out of the answer.
+ */
+export interface GaugeCollector {
+  name: string;
+  help: string;
+  read(): Promise<{ labels: Labels; value: number }[]>;
+}
+
+const collectors: GaugeCollector[] = [];
+
+/** Adds a gauge read at every scrape of this process's /metrics; one of the same name is replaced. */
+export function addGaugeCollector(collector: GaugeCollector): void {
+  const index = collectors.findIndex((known) => known.name === collector.name);
+  if (index === -1) collectors.push(collector);
+  else collectors[index] = collector;
+}
+
+async function collectedLines(): Promise<string[]> {
+  const read = await Promise.all(collectors.map((collector) => collector.read().catch(() => undefined)));
+  return collectors.flatMap((collector, index) => {
+    const values = read[index];
+    if (!values) return [];
+    return [`# HELP ${collector.name} ${collector.help}`, `# TYPE ${collector.name} gauge`, ...values.map(({ labels, value }) => `${collector.name}${labelText(labels)} ${value}`)];
+  });
+}
+
 /** The Prometheus text exposition of every metric. */
-export function renderMetrics(): string {
-  return `${Object.values(metrics).flatMap((metric) => metric.render()).join('\n')}\n`;
+export async function renderMetrics(): Promise<string> {
+  return `${[...Object.values(metrics).flatMap((metric) => metric.render()), ...(await collectedLines())].join('\n')}\n`;
 }

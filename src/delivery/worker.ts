@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
 import type { DeliveryJob, DeliveryQueue, DeliveryRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
+import { metrics } from '../metrics.ts';
 
 /** What a delivery worker needs. */
 export interface DeliveryWorkerDeps extends Omit<DeliveryMessageDeps, 'sendWebhook'> {
@@ -72,6 +73,7 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
           ...(timestamp !== undefined ? { last_attempt_at: timestamp } : {}),
           ...(result.outcome === 'delivered' ? {} : { last_error: result.error }),
         }));
+        metrics.webhookAttempts.inc({ outcome: result.outcome });
         log.info({ delivery_id: job.id, render_id: job.render_id, attempt, outcome: result.outcome, status: 'status' in result ? result.status : undefined }, 'webhook attempt');
       }),
     };
@@ -112,6 +114,7 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
       attempts: output.attempts,
       ...(output.status === 'dead' && output.last_error ? { last_error: output.last_error } : {}),
     }));
+    if (output.status === 'dead') metrics.webhookDeadLetters.inc();
     if (output.status === 'dead') log.warn({ delivery_id: job.id, render_id: job.render_id, attempts: output.attempts, last_error: output.last_error }, 'webhook dead-lettered');
     return { kind: 'ack' };
   };

@@ -10,6 +10,7 @@ import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
 import { markDeadlineEnd } from './steps.ts';
+import { metrics } from '../metrics.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -210,6 +211,7 @@ export class BrowserHost {
     this.#forget(browser);
     if (this.#closed) return;
     this.#log({ level: 'warn', msg: 'browser disconnected; relaunching' });
+    metrics.browserRestarts.inc();
     this.#ready().catch(() => {});
   }
 

@@ -216,6 +216,12 @@ take('health, readiness and metrics answer', async () => {
   assert.match(exposition.contentType, /^text\/plain/);
   assert.match(exposition.bytes.toString(), /shutterbus_http_responses_total\{route="\/api\/take",status="200"\} \d+/);
   assert.match(exposition.bytes.toString(), /shutterbus_renders_total\{status="failed",error_code="host_returned_error"\} \d+/);
+  // The queues' depth, read from JetStream at the scrape: nothing waits once every render above ended.
+  for (const queue of ['renders', 'deliveries']) {
+    assert.match(exposition.bytes.toString(), new RegExp(`^shutterbus_queue_waiting\\{queue="${queue}"\\} 0$`, 'm'), queue);
+    assert.match(exposition.bytes.toString(), new RegExp(`^shutterbus_queue_in_progress\\{queue="${queue}"\\} \\d+$`, 'm'), queue);
+  }
+  assert.match(exposition.bytes.toString(), /# TYPE shutterbus_queue_waiting gauge/);
 });
 
 take.run();
