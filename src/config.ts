@@ -38,6 +38,8 @@ export interface Config {
   production: boolean;
   /** The key that seals secrets at rest; unset on a development machine: generated in DATA_DIR. */
   secretsKey?: string;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: where traces go (OTLP over HTTP); unset, nothing is traced. */
+  otlpEndpoint?: string;
   /** Earlier SECRETS_KEY values, kept only to open what they sealed until it is sealed again. */
   secretsKeyPrevious: readonly string[];
   /** smtp:// or smtps:// server for the dashboard's mail; unset: mail goes to the log and the outbox. */
@@ -187,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     production: env.NODE_ENV === 'production',
     secretsKey: secret(env, 'SECRETS_KEY'),
     secretsKeyPrevious: previousSecrets(env),
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ? absoluteUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT, ['http:', 'https:']) : undefined,
     smtpUrl: env.SMTP_URL ? absoluteUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
     mailFrom: env.MAIL_FROM || 'Shutterbus <no-reply@shutterbus.local>',
   };

@@ -29,6 +29,7 @@ import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
 import { createSealer } from './secrets/key.ts';
 import { queueGauges } from './jetstream/queue-metrics.ts';
+import { startTracing } from './tracing.ts';
 import { addGaugeCollector } from './metrics.ts';
 import type { Sealer } from './secrets/sealer.ts';
 
@@ -47,7 +48,8 @@ export interface Shutterbus {
 export async function startShutterbus(config: Config, log: Logger = createLogger(config)): Promise<Shutterbus> {
   // A missing SECRETS_KEY in production stops the start before anything is opened.
   const sealer = createSealer(config);
-  const closers: (() => Promise<unknown>)[] = [];
+  // First in, so that its last spans are flushed after every role has closed.
+  const closers: (() => Promise<unknown>)[] = [await startTracing(config)];
   const close = async () => {
     for (const closer of closers.reverse()) await closer().catch((err) => log.error({ err }, 'close failed'));
   };

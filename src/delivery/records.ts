@@ -7,6 +7,7 @@ import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { traceHeaders } from '../jetstream/trace-headers.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {
@@ -109,7 +110,7 @@ export class DeliveryQueue {
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
     const recorded = (await createJson(this.bucket, job.id, fresh)) ? fresh : (await this.get(job.id))!;
     if (recorded.round === 0 && recorded.status === 'pending' && recorded.attempts === 0) {
-      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id });
+      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id, headers: traceHeaders(render.trace) });
     }
   }
 

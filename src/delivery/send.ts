@@ -6,6 +6,7 @@ import type { LookupFunction } from 'node:net';
 import { ServiceError } from '../errors.ts';
 import { resolvePublic, type TargetPolicy } from '../net/target.ts';
 import { hmacHex } from '../signing.ts';
+import { endSpan, startSpan, traceCarrier } from '../tracing.ts';
 
 /** A receiver has this long to answer one attempt (contract §8). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -70,9 +71,11 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
   const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
     options?.all ? callback(null, [{ address: pinned, family }]) : callback(null, pinned, family)) as unknown as LookupFunction;
   const timestamp = attempt.timestamp ?? Math.floor(Date.now() / 1000);
-  const headers = webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
+  // With tracing on, the request carries the render's trace on to the receiver (traceparent).
+  const span = startSpan('POST webhook', undefined, { 'http.request.method': 'POST', 'server.address': url.hostname, 'shutterbus.delivery_id': attempt.id }, 'client');
+  const headers = { ...webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp), ...traceCarrier(span) };
   const client = url.protocol === 'https:' ? https : http;
-  return new Promise<AttemptResult>((resolve) => {
+  const result = await new Promise<AttemptResult>((resolve) => {
     const request = client.request(
       url,
       { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(attempt.body) }, lookup, agent: false, timeout: ATTEMPT_TIMEOUT_MS },
@@ -95,6 +98,8 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
     });
     request.end(attempt.body);
   });
+  endSpan(span, result.outcome === 'delivered' ? undefined : result.error);
+  return result;
 }
 
 function describe(err: ServiceError): string {

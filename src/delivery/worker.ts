@@ -10,6 +10,8 @@ import type { WorkspaceStore } from '../workspaces/workspace.ts';
 import type { DeliveryJob, DeliveryQueue, DeliveryRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
 import { metrics } from '../metrics.ts';
+import { endSpan, inSpan, startSpan } from '../tracing.ts';
+import { carrierOf } from '../jetstream/trace-headers.ts';
 
 /** What a delivery worker needs. */
 export interface DeliveryWorkerDeps extends Omit<DeliveryMessageDeps, 'sendWebhook'> {
@@ -103,7 +105,10 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
     }
     // A job of an older round (a redrive or replay started a new one), or a delivery already ended.
     if (record.round !== job.round || record.status === 'delivered' || record.status === 'dead') return { kind: 'ack' };
-    const output = await runDelivery(job, record);
+    // Each attempt joins the trace of the render it announces (docs/operations.md).
+    const span = startSpan('webhook delivery', carrierOf(delivery.header), { 'shutterbus.delivery_id': job.id, 'shutterbus.render_id': job.render_id }, 'consumer');
+    const output = await inSpan(span, () => runDelivery(job, record));
+    endSpan(span, output.status === 'delivered' ? undefined : output.last_error);
     if (output.status === 'retryLater') {
       await settle(job, (current) => ({ ...current, status: 'backing_off', attempts: output.attempts, last_error: output.last_error }));
       return { kind: 'retry', delayMs: output.delayMs };

@@ -18,6 +18,8 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /** The W3C trace context of the request that asked for it, when tracing is on (docs/operations.md). */
+  trace?: Record<string, string>;
 }
 
 /** The render actor's states as the outside sees them. */
@@ -46,6 +48,8 @@ export interface RenderRecord {
   cache?: RenderRequest['cache'];
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
+  /** The request's W3C trace context, so that its webhook delivery joins the same trace. */
+  trace?: RenderRequest['trace'];
 }
 
 /** True once a render has ended, one way or the other. */
@@ -65,5 +69,6 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),
     ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
     ...(request.cache ? { cache: request.cache } : {}),
+    ...(request.trace ? { trace: request.trace } : {}),
   };
 }

@@ -17,6 +17,8 @@ import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
 import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
+import type { Span } from '@opentelemetry/api';
+import { endSpan, startSpan, tracingOn, type TraceCarrier } from '../tracing.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -35,6 +37,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The POST body exactly as received, for signature checks. */
     rawBody?: Buffer;
+    /** This request's span, when tracing is on. */
+    span?: Span;
   }
 }
 
@@ -122,6 +126,20 @@ export function buildApp(deps: AppDeps) {
     duration.observe(reply.elapsedTime / 1000);
     done();
   });
+
+  if (tracingOn()) {
+    // A span per request, child of an incoming traceparent; routes pass it on (take.ts to the render).
+    app.addHook('onRequest', (request, _reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      request.span = startSpan(`${request.method} ${route}`, request.headers as TraceCarrier, { 'http.request.method': request.method, 'http.route': route }, 'server');
+      done();
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      request.span?.setAttribute('http.response.status_code', reply.statusCode);
+      endSpan(request.span, reply.statusCode >= 500 ? reply.errorCode ?? String(reply.statusCode) : undefined);
+      done();
+    });
+  }
 
   app.register(healthRoutes, { checks: readiness });
   // The route plugins below read these as decorators (services.ts).

@@ -10,6 +10,7 @@ import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
+import { traceCarrier } from '../tracing.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
 const QUEUE_GRACE_SECONDS = 5;
@@ -121,6 +122,8 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     const answerBy = takeRequest.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
     reply.header('X-Render-Id', renderRequest.render_id);
     if (answerBy) renderRequest.answer_by = answerBy;
+    const trace = traceCarrier(request.span);
+    if (trace) renderRequest.trace = trace;
 
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.

@@ -7,6 +7,7 @@ import { isNatsUnavailable } from './errors.ts';
 import { names, type Topology } from './topology.ts';
 import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { readRenderDone, type RenderRecords, type RenderResult } from './render-records.ts';
+import { traceHeaders } from './trace-headers.ts';
 
 /** How often the backlog figure behind the 503 answer is refreshed. */
 const BACKLOG_REFRESH_MS = 1000;
@@ -43,7 +44,7 @@ export class RenderQueue {
     const payload = JSON.stringify(request);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.js.publish(names.renderSubject(request.workspace_id), payload, { msgID: request.render_id, timeout: PUBLISH_TIMEOUT_MS });
+        await this.js.publish(names.renderSubject(request.workspace_id), payload, { msgID: request.render_id, timeout: PUBLISH_TIMEOUT_MS, headers: traceHeaders(request.trace) });
         return;
       } catch (err) {
         if (attempt >= PUBLISH_ATTEMPTS || !isNatsUnavailable(err)) throw err;

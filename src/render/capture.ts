@@ -11,6 +11,7 @@ import { makeOutput } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+import { traced } from '../tracing.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -27,9 +28,9 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       undo.push(await applyRequestSettings(page, session, options, deadline));
       const blocking = await applyBlocking(page, options, deadline);
       undo.push(blocking.undo);
-      const navigation = await navigate(page, options, deadline);
+      const navigation = await traced('navigate', () => navigate(page, options, deadline));
       const { finalUrl, mainStatus } = navigation;
-      undo.push(await runPageActions(page, options, deadline));
+      undo.push(await traced('page actions', () => runPageActions(page, options, deadline)));
       await settle(options.delay, deadline);
       await blocking.beforeCapture(deadline);
       const missingSelectors: string[] = [];
@@ -39,7 +40,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       // Reading the text lays the page out once more: only when a content rule will look at it.
       const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
       const visibleText = needsText ? await readVisibleText(page, deadline) : '';
-      const output = await makeOutput(page, options, deadline, session);
+      const output = await traced('capture', () => makeOutput(page, options, deadline, session));
       if (options.selector && !output.selectorFound) missingSelectors.push(options.selector);
       const image = output.bytes;
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;

@@ -28,6 +28,8 @@ import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
+import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
+import { carrierOf } from '../jetstream/trace-headers.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -141,7 +143,7 @@ export function renderMessages(deps: RenderMessageDeps) {
       version.known = started.version;
     }),
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
-    storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input, signal }) => {
+    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) => traced('store', async () => {
       // A cached file lives as long as its cache entry; any other as long as the render records.
       const lifetime = input.request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
       const expiresAt = new Date(Date.now() + lifetime * 1000);
@@ -162,7 +164,7 @@ export function renderMessages(deps: RenderMessageDeps) {
         ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
         : fields;
       return { file_name: fileName, size_bytes: image.length, metadata: recorded };
-    }),
+    })),
   });
 
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
@@ -205,7 +207,10 @@ export function renderMessages(deps: RenderMessageDeps) {
     // A replay has no caller waiting: the original request's deadline passed long ago.
     const answerBy = replay ? undefined : request.answer_by;
     const startedAt = performance.now();
-    const output = await runRender(request, answerBy, delivery, version);
+    // The render's span continues the trace of the request that asked for it (docs/operations.md).
+    const span = startSpan('render', carrierOf(delivery.header), { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount }, 'consumer');
+    const output = await inSpan(span, () => runRender(request, answerBy, delivery, version));
+    endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
     metrics.renderDuration.observe(seconds);
