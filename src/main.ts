@@ -111,7 +111,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     }
 
     if (config.roles.has('delivery')) {
-      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces: workspaceStore });
+      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces: workspaceStore, renders: records });
       closers.push(() => sender.stop());
     }
 

@@ -12,6 +12,7 @@ import { sendWebhook } from './send.ts';
 import { metrics } from '../metrics.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
+import type { RenderRecords } from '../jetstream/render-records.ts';
 
 /** What a delivery worker needs. */
 export interface DeliveryWorkerDeps extends Omit<DeliveryMessageDeps, 'sendWebhook'> {
@@ -25,6 +26,8 @@ export interface DeliveryMessageDeps {
   deliveries: Pick<DeliveryQueue, 'get' | 'update'>;
   /** Read at every attempt, so a rotated secret key signs the attempts after the rotation. */
   workspaces: Pick<WorkspaceStore, 'get'>;
+  /** Where a delivered webhook is written into its render's timeline. */
+  renders?: Pick<RenderRecords, 'addStep'>;
   sendWebhook: typeof sendWebhook;
 }
 
@@ -119,6 +122,7 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
       attempts: output.attempts,
       ...(output.status === 'dead' && output.last_error ? { last_error: output.last_error } : {}),
     }));
+    if (output.status === 'delivered') await deps.renders?.addStep(job.render_id, 'delivered').catch((err) => log.warn({ err, render_id: job.render_id }, 'timeline not recorded'));
     if (output.status === 'dead') metrics.webhookDeadLetters.inc();
     if (output.status === 'dead') log.warn({ delivery_id: job.id, render_id: job.render_id, attempts: output.attempts, last_error: output.last_error }, 'webhook dead-lettered');
     return { kind: 'ack' };

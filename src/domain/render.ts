@@ -22,6 +22,25 @@ export interface RenderRequest {
   trace?: Record<string, string>;
 }
 
+/** One entry of a render's timeline: what happened, when, and the milliseconds since the entry before. */
+export interface TimelineStep {
+  step: 'queued' | 'started' | 'navigated' | 'captured' | 'stored' | 'retry' | 'delivered';
+  at: string;
+  ms: number;
+}
+
+/** `record` with `steps` appended to its timeline, each once (a change applied twice adds nothing). */
+export function withSteps(record: RenderRecord, steps: readonly { step: TimelineStep['step']; at: Date }[]): RenderRecord {
+  const timeline = [...(record.timeline ?? [])];
+  for (const { step, at } of steps) {
+    const iso = at.toISOString();
+    if (timeline.some((known) => known.step === step && known.at === iso)) continue;
+    const before = timeline.at(-1);
+    timeline.push({ step, at: iso, ms: before ? Math.max(0, at.getTime() - Date.parse(before.at)) : 0 });
+  }
+  return { ...record, timeline };
+}
+
 /** The render actor's states as the outside sees them. */
 export type RenderStatus = 'pending' | 'rendering' | 'succeeded' | 'failed';
 
@@ -50,6 +69,8 @@ export interface RenderRecord {
   abandoned?: boolean;
   /** The request's W3C trace context, so that its webhook delivery joins the same trace. */
   trace?: RenderRequest['trace'];
+  /** Queued, started, navigated, captured, stored, delivered, and each retry, with times. */
+  timeline?: TimelineStep[];
 }
 
 /** True once a render has ended, one way or the other. */
@@ -70,5 +91,6 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
     ...(request.cache ? { cache: request.cache } : {}),
     ...(request.trace ? { trace: request.trace } : {}),
+    timeline: [{ step: 'queued', at: request.created_at, ms: 0 }],
   };
 }

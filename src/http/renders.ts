@@ -22,6 +22,7 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       created_at: record.created_at,
       ...(record.finished_at ? { finished_at: record.finished_at } : {}),
+      timeline: record.timeline ?? [],
     };
   });
 };

@@ -2,7 +2,7 @@
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
-import { pendingRecord, isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { pendingRecord, isFinal, withSteps, type RenderRecord, type RenderRequest, type TimelineStep } from '../domain/render.ts';
 import { createJson, readJson, updateJson, type Versioned } from './kv-json.ts';
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
@@ -59,6 +59,11 @@ export class RenderRecords {
       abandoned: true,
     }));
     return record;
+  }
+
+  /** Adds a step to a render's timeline, ended or not (its webhook is delivered after it ends). */
+  async addStep(renderId: string, step: TimelineStep['step'], at = new Date()): Promise<void> {
+    await updateJson<RenderRecord>(this.bucket, renderId, (current) => (current ? withSteps(current, [{ step, at }]) : undefined));
   }
 
   /** Puts an ended render back to `rendering` for a replay, dropping its previous outcome. */

@@ -12,6 +12,7 @@ import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
+import { markStep } from './step-log.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -29,6 +30,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const blocking = await applyBlocking(page, options, deadline);
       undo.push(blocking.undo);
       const navigation = await traced('navigate', () => navigate(page, options, deadline));
+      markStep('navigated');
       const { finalUrl, mainStatus } = navigation;
       undo.push(await traced('page actions', () => runPageActions(page, options, deadline)));
       await settle(options.delay, deadline);
@@ -41,6 +43,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
       const visibleText = needsText ? await readVisibleText(page, deadline) : '';
       const output = await traced('capture', () => makeOutput(page, options, deadline, session));
+      markStep('captured');
       if (options.selector && !output.selectorFound) missingSelectors.push(options.selector);
       const image = output.bytes;
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;

@@ -16,7 +16,7 @@ import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { retryWhile } from '../retry.ts';
 import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
-import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { isFinal, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { OutputFormat, PageObservation } from '../domain/options.ts';
 import type { RecordedMetadata } from '../domain/metadata.ts';
 import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
@@ -30,6 +30,7 @@ import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
 import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
+import { currentSteps, markStep, StepLog, withStepLog } from './step-log.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -139,7 +140,8 @@ export function renderMessages(deps: RenderMessageDeps) {
       // A synchronous caller learns the render id with its answer, so nobody can look at the record
       // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
       if (input.request.answer_by !== undefined) return;
-      const started = await records.transition(input.request, (current) => ({ ...current, status: 'rendering', started_at: new Date().toISOString() }), version.known);
+      const steps = currentSteps();
+      const started = await records.transition(input.request, (current) => withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, steps), version.known);
       version.known = started.version;
     }),
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
@@ -157,12 +159,16 @@ export function renderMessages(deps: RenderMessageDeps) {
       };
       const { image, metadata } = input.observation;
       const fileName = await put(input.request.options.format, image);
-      if (!metadata) return { file_name: fileName, size_bytes: image.length };
+      if (!metadata) {
+        markStep('stored');
+        return { file_name: fileName, size_bytes: image.length };
+      }
       // metadata_content is a file of its own, beside the output: records and messages stay small.
       const { content, ...fields } = metadata;
       const recorded: RecordedMetadata = content
         ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
         : fields;
+      markStep('stored');
       return { file_name: fileName, size_bytes: image.length, metadata: recorded };
     })),
   });
@@ -209,7 +215,9 @@ export function renderMessages(deps: RenderMessageDeps) {
     const startedAt = performance.now();
     // The render's span continues the trace of the request that asked for it (docs/operations.md).
     const span = startSpan('render', carrierOf(delivery.header), { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount }, 'consumer');
-    const output = await inSpan(span, () => runRender(request, answerBy, delivery, version));
+    const steps = new StepLog();
+    steps.mark('started');
+    const output = await withStepLog(steps, () => inSpan(span, () => runRender(request, answerBy, delivery, version)));
     endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
@@ -218,10 +226,13 @@ export function renderMessages(deps: RenderMessageDeps) {
     const err = output.status === 'succeeded' ? undefined : output.cause;
     if (output.status === 'retryLater') {
       log.warn({ ...line, outcome: 'retry', error_code: output.error_code, err }, 'render will be retried');
+      steps.mark('retry');
+      // The timeline shows the try that failed; losing this write loses only that entry.
+      await records.transition(request, (current) => withSteps(current, steps.steps), version.known).catch((err) => log.warn({ ...line, err }, 'timeline not recorded'));
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
-    const record = await finish(request, ended(output), { answerBy, image, known: version.known });
+    const record = await finish(request, (current) => withSteps(ended(output)(current), steps.steps), { answerBy, image, known: version.known });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };

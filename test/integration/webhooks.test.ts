@@ -128,6 +128,24 @@ webhooks('a succeeded and a failed render each deliver one signed POST', async (
   assert.is(failure.data.file_url, undefined);
 });
 
+webhooks('a render\'s timeline: queued, started, navigated, captured, stored, then delivered', async () => {
+  const renderId = await renderWithHook('timeline', '/page/timeline');
+  await waitFor(() => hitsOf('/hook/timeline').length === 1, 'the delivery');
+  const auth = { headers: { 'x-access-key': workspace.access_key } };
+  let timeline: { step: string; at: string; ms: number }[] = [];
+  await waitFor(async () => {
+    timeline = (await call(`${service.base}/api/renders/${renderId}`, auth)).json!.timeline;
+    return timeline.at(-1)?.step === 'delivered';
+  }, 'the delivered step');
+  assert.equal(timeline.map((entry) => entry.step), ['queued', 'started', 'navigated', 'captured', 'stored', 'delivered']);
+  timeline.forEach((entry, index) => {
+    const before = timeline[index - 1];
+    assert.ok(entry.ms >= 0 && Number.isInteger(entry.ms), `${entry.step}: ms`);
+    if (before) assert.is(entry.ms, Date.parse(entry.at) - Date.parse(before.at), `${entry.step}: ms since ${before.step}`);
+    if (before) assert.ok(entry.at >= before.at, `${entry.step} after ${before.step}`);
+  });
+});
+
 webhooks('500, 500, then 200: three attempts with the same id and fresh signatures', async () => {
   script.set('/hook/flaky', [500, 500, 200]);
   await renderWithHook('flaky', '/page/hook-flaky');
