@@ -192,6 +192,19 @@ function schemas(): Json {
         created_at: { type: 'string', format: 'date-time' },
         finished_at: { type: 'string', format: 'date-time' },
         metadata: ref('Metadata'),
+        timeline: {
+          type: 'array',
+          description: 'What happened when: queued, started, navigated, captured, stored, delivered, and each retry.',
+          items: {
+            type: 'object',
+            required: ['step', 'at', 'ms'],
+            properties: {
+              step: { type: 'string', enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'] },
+              at: { type: 'string', format: 'date-time' },
+              ms: { type: 'integer', minimum: 0, description: 'Milliseconds since the step before.' },
+            },
+          },
+        },
       },
     },
     WebhookPayload: {
