@@ -18,8 +18,10 @@ export type { DashboardDeps } from './context.ts';
 const FORM_BODY_LIMIT = 64 * 1024;
 const MINUTE_MS = 60_000;
 
-// Pages only load our own stylesheet and script (which only talks to us); inline script and foreign form targets are refused.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// Pages only load our own stylesheet and script (which only talks to us) and images from us and the files origin
+// (the playground's result); inline script and foreign form targets are refused.
+const contentSecurityPolicy = (filesOrigin: string) =>
+  `default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' ${filesOrigin} data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 /** Registers the dashboard; meant to be registered with `{ prefix: '/dashboard' }`. */
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
@@ -41,8 +43,13 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.header('content-security-policy', contentSecurityPolicy);
+  const filesOrigin = new URL(deps.config.filesBaseUrl).origin;
+  const policy = contentSecurityPolicy(filesOrigin);
+  // The files origin is for other people's documents and stays cookie-less: no dashboard there (docs/security.md).
+  const filesHost = filesOrigin === new URL(deps.config.baseUrl).origin ? undefined : new URL(filesOrigin).host;
+  app.addHook('onRequest', async (request, reply) => {
+    if (filesHost !== undefined && request.host === filesHost) throw new ServiceError('not_found', {}, { message: 'There is no dashboard on the files origin.' });
+    reply.header('content-security-policy', policy);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');
     reply.header('cache-control', 'no-store');
