@@ -66,6 +66,14 @@ function seriesOf(route: string, status: number): ResponseSeries {
   return series;
 }
 
+/** True when the path of `url` (its query aside) holds `..`, as sent or percent-encoded. */
+export function hasDotSegment(url: string): boolean {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path.includes('..')) return true;
+  return path.includes('%') && /\.(%2e)|%2e(\.|%2e)/i.test(path);
+}
+
 /** TRUST_PROXY as Fastify's `trustProxy` option (a list as a fresh mutable array). */
 function trustProxyOption(trust: Config['trustProxy']): boolean | string[] {
   return typeof trust === 'boolean' ? trust : [...trust];
@@ -100,6 +108,8 @@ export function buildApp(deps: AppDeps) {
   app.addHook('onRequest', (request, reply, done) => {
     // No answer of ours is ever read as another type than it says (docs/security.md).
     reply.header('x-content-type-options', 'nosniff');
+    // No route has `..` in its path: such a path is nobody's, before a static-file route takes it as a climb.
+    if (hasDotSegment(request.url)) return done(new ServiceError('not_found', {}, { message: 'No such route.' }));
     // Every route but health, metrics and files needs NATS: while it is away, refuse at once.
     if (natsLink && !natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
     if (!repeatViews.closing) return done();
