@@ -47,6 +47,11 @@ userContent.before(async () => {
   await page.fill('#email', 'victim@example.com');
   await page.fill('#password', 'a long enough password');
   await page.click('button[type=submit]');
+  assert.match((await page.textContent('h1'))!, /Check your mail/);
+  await page.click('a.button:has-text("Sign in")');
+  await page.fill('#email', 'victim@example.com');
+  await page.fill('#password', 'a long enough password');
+  await page.click('button[type=submit]');
   assert.match(page.url(), /\/dashboard\/keys/);
   await page.close();
 });

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorTable, ServiceError } from '../../errors.ts';
 import { asOutage } from '../errors/outage.ts';
 import { copyScript, stylesheet } from './assets.ts';
+import { accountRoutes } from './account-routes.ts';
 import { authRoutes } from './auth-routes.ts';
 import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts';
 import { deliveriesRoutes } from './deliveries-routes.ts';
@@ -10,6 +11,7 @@ import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
+import { SignInGuard } from './sign-in-guard.ts';
 import { sameOrigin, Sessions } from './session.ts';
 import { messagePage } from './views/auth.ts';
 
@@ -29,10 +31,9 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   const { prefix: _prefix, ...collaborators } = deps as DashboardDeps & { prefix?: string };
   const dashboard: Dashboard = {
     ...collaborators,
-    sessions: new Sessions(deps.sessionSecret, deps.config.baseUrl.startsWith('https:')),
+    sessions: new Sessions(deps.sessionSecret, deps.config.baseUrl.startsWith('https:'), deps.sessionStore),
     limits: {
-      signInByEmail: new WindowLimiter(5, 15 * MINUTE_MS),
-      signInByIp: new WindowLimiter(30, 15 * MINUTE_MS),
+      signIn: new SignInGuard(),
       signUpByIp: new WindowLimiter(10, 60 * MINUTE_MS),
       mailByEmail: new WindowLimiter(3, 15 * MINUTE_MS),
     },
@@ -86,7 +87,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 
   app.get('/assets/style.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(stylesheet));
   app.get('/assets/copy.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript));
-  app.get('/', async (request, reply) => reply.redirect(dashboard.sessions.read(request)?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
+  app.get('/', async (request, reply) => reply.redirect((await dashboard.sessions.live(request))?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
 
   // Filled in per request by requireSignIn; declared here so every request object has the same shape.
   app.decorateRequest('signedIn', null as never);
@@ -98,5 +99,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(membersRoutes, dashboard);
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
+    await memberPages.register(accountRoutes, dashboard);
   });
 }
