@@ -131,7 +131,8 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (admission.kind === 'refused') {
       reply.header('retry-after', String(admission.seconds));
       const when = admission.seconds < 60 ? `${admission.seconds} seconds` : `${minutes(admission.seconds)} minutes`;
-      return again(`Too many sign-in attempts from your address. Try again in ${when}.`, 429);
+      const why = admission.why === 'busy' ? 'Sign-in to this account is slowed after repeated wrong passwords.' : 'Too many sign-in attempts from your address.';
+      return again(`${why} Try again in ${when}.`, 429);
     }
     const account = await accounts.get(email);
     const matched = (await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) && account !== null;
