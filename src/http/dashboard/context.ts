@@ -102,7 +102,6 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
 }
 
 const noticeTexts: Record<string, Notice> = {
-  welcome: { kind: 'ok', text: 'Welcome! Your workspace and its keys are ready. We sent you a link to confirm your email address.' },
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
   'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
   'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
