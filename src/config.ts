@@ -1,4 +1,5 @@
 // The one reader of process.env: every setting, validated once at start and frozen.
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Which parts of Shutterbus a process runs; each scales on its own. */
@@ -9,6 +10,10 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string;
+  /** Where stored files are served from (file URLs, cached redirects): best a cookie-less origin of its own (docs/security.md). */
+  filesBaseUrl: string;
+  /** Which proxy hops' X-Forwarded-For and X-Forwarded-Proto are believed, in Fastify's trustProxy terms (docs/security.md). */
+  trustProxy: TrustProxy;
   /** The NATS servers to connect to (a cluster's nodes); the client learns the rest from them. */
   natsServers: readonly string[];
   /** NATS_USER / NATS_PASSWORD: this role's account on a NATS that requires authentication. */
@@ -47,6 +52,12 @@ export interface Config {
   /** Sender of the dashboard's mail. */
   mailFrom: string;
 }
+
+/**
+ * TRUST_PROXY as Fastify takes it: false (the socket's peer is the client), true (every hop), or
+ * the addresses and CIDR ranges of the proxies whose forwarded headers count.
+ */
+export type TrustProxy = boolean | readonly string[];
 
 /** A bad environment variable: the message is the one line printed at start. */
 export class ConfigError extends Error {}
@@ -132,6 +143,28 @@ function previousSecrets(env: Env): string[] {
   });
 }
 
+/** TRUST_PROXY: false, true, or a comma-separated list of proxy addresses, CIDR ranges and proxy-addr's named ranges. */
+function trustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) {
+    // Fastify believes no forwarded header for a bare hop count: it cannot tell a proxy from a client sending the header.
+    throw new ConfigError(`TRUST_PROXY: a hop count (${raw}) cannot tell a proxy from a client; name the proxies' addresses or CIDR ranges`);
+  }
+  const proxies = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  if (proxies.length === 0) throw new ConfigError('TRUST_PROXY: name at least one proxy address');
+  for (const proxy of proxies) {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(proxy)) continue;
+    const [address, bits, extra] = proxy.split('/');
+    const family = isIP(address);
+    const badBits = bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128));
+    if (family === 0 || badBits || extra !== undefined) {
+      throw new ConfigError(`TRUST_PROXY: "${proxy}" is not true, false, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+    }
+  }
+  return proxies;
+}
+
 function roles(raw: string): Set<Role> {
   const known: Role[] = ['ingress', 'render', 'delivery'];
   const chosen = raw.split(',').map((r) => r.trim()).filter(Boolean);
@@ -159,10 +192,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
   }
+  const baseUrl = absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']);
   const config: Config = {
     port,
     host,
-    baseUrl: absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']),
+    baseUrl,
+    filesBaseUrl: env.FILES_BASE_URL ? absoluteUrl('FILES_BASE_URL', env.FILES_BASE_URL, ['http:', 'https:']) : baseUrl,
+    trustProxy: trustProxy(env.TRUST_PROXY),
     natsServers: natsServers(env.NATS_URL || `nats://127.0.0.1:${localNatsPort}`),
     jetstreamReplicas: replicas(env),
     natsAuth: natsAuth(env),

@@ -103,7 +103,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         },
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
-      const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
+      const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.filesBaseUrl);
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());
       const stopSweeper = startFileSweeper(store, log);

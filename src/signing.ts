@@ -12,13 +12,27 @@ export function signatureMatches(secretKey: string, payload: string | Uint8Array
   return timingSafeEqual(Buffer.from(hmacHex(secretKey, payload), 'hex'), Buffer.from(presented, 'hex'));
 }
 
+/** A parameter name as URLSearchParams reads it (`+` a space, `%XX` decoded); as sent when it does not decode. */
+function decodedName(name: string): string {
+  if (!name.includes('%') && !name.includes('+')) return name;
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
+}
+
 /**
  * Splits a raw GET query string into the part that was signed and the signature, which must be
  * the last parameter. `misplaced`: a signature is present but not last (or given twice).
+ * `encoded`: a name that decodes to `signature` without being sent as is (`signatur%65`), which
+ * the parameter parser would read as a signature the check never saw.
  */
-export function splitSignedQuery(rawQuery: string): { signed: string; signature: string } | 'absent' | 'misplaced' {
+export function splitSignedQuery(rawQuery: string): { signed: string; signature: string } | 'absent' | 'misplaced' | 'encoded' {
   const parameters = rawQuery.split('&');
-  const positions = parameters.flatMap((parameter, index) => (parameter.split('=')[0] === 'signature' ? [index] : []));
+  const names = parameters.map((parameter) => parameter.split('=')[0]);
+  if (names.some((name) => name !== 'signature' && decodedName(name) === 'signature')) return 'encoded';
+  const positions = names.flatMap((name, index) => (name === 'signature' ? [index] : []));
   if (positions.length === 0) return 'absent';
   if (positions.length > 1 || positions[0] !== parameters.length - 1) return 'misplaced';
   const last = parameters[parameters.length - 1];

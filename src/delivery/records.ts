@@ -50,7 +50,7 @@ export function deliveryIdOf(renderId: string): string {
 }
 
 /** The webhook payload announcing an ended render. */
-export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt = new Date()): WebhookPayload {
+export function webhookPayload(record: RenderRecord, filesBaseUrl: string, createdAt = new Date()): WebhookPayload {
   const succeeded = record.status === 'succeeded';
   return {
     id: deliveryIdOf(record.render_id),
@@ -60,8 +60,8 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       render_id: record.render_id,
       url: record.url,
       format: record.format,
-      ...(succeeded && record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
-      ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
+      ...(succeeded && record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
+      ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
@@ -94,9 +94,9 @@ export class DeliveryQueue {
    * Queues the webhook of an ended render, once: the record is created only if absent and the
    * job is deduplicated by the delivery id, so a redelivered or replayed render sends nothing new.
    */
-  async enqueue(render: RenderRecord, baseUrl: string): Promise<void> {
+  async enqueue(render: RenderRecord, filesBaseUrl: string): Promise<void> {
     if (!render.webhook_url) return;
-    const payload = webhookPayload(render, baseUrl);
+    const payload = webhookPayload(render, filesBaseUrl);
     const now = new Date().toISOString();
     const job: DeliveryJob = {
       id: payload.id,

@@ -1,4 +1,4 @@
-// Rendered files' names: unguessable, carrying the day they may be swept, served under BASE_URL/files/.
+// Rendered files' names: unguessable, carrying the day they may be swept, served under FILES_BASE_URL/files/.
 import { randomBytes } from 'node:crypto';
 import type { OutputFormat } from './options.ts';
 
@@ -35,7 +35,7 @@ export function fileExpiry(fileName: string): Date {
   return new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1));
 }
 
-/** The public URL of a stored file (contract: file URLs live under BASE_URL). */
+/** The public URL of a stored file, under FILES_BASE_URL (docs/security.md). */
 export function fileUrl(baseUrl: string, fileName: string): string {
   return `${baseUrl}/files/${fileName}`;
 }

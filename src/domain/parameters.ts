@@ -38,6 +38,9 @@ const integer = (min: number, max: number): ValueType => ({ kind: 'integer', min
 const number = (min: number, max: number): ValueType => ({ kind: 'number', min, max });
 const oneOf = (...values: string[]): ValueType => ({ kind: 'enum', values });
 const listOf = (item: ValueType, maxItems = 50): ParameterType => ({ kind: 'list', item, maxItems });
+// What goes into an HTTP header (or a cookie) is refused with control characters in it: CR and LF would
+// split the header, NUL and the rest are refused by the browser mid-render.
+const headerText = (maxLength: number) => text(maxLength, /^[^\x00-\x1f\x7f]*$/, 'free of control characters (CR, LF, NUL, tab, other C0 characters or DEL)');
 const cssLength = text(32, /^(0|\d{1,4}(\.\d{1,3})?(px|in|cm|mm))$/, 'a CSS length in px, in, cm or mm (e.g. 10mm)');
 
 /** The table, in the order the API reference lists it. */
@@ -63,11 +66,11 @@ export const parameters: readonly Parameter[] = [
   { name: 'geolocation_latitude', type: number(-90, 90), group: 'emulation', role: 'option', description: 'Latitude; with geolocation_longitude, the page is granted geolocation for this render.' },
   { name: 'geolocation_longitude', type: number(-180, 180), group: 'emulation', role: 'option', description: 'Longitude; with geolocation_latitude.' },
   { name: 'geolocation_accuracy', type: number(0, 100_000), group: 'emulation', role: 'option', description: 'Accuracy in metres of the emulated position.' },
-  { name: 'user_agent', type: text(1024), group: 'emulation', role: 'option', description: "The User-Agent header and navigator.userAgent; unset, Chromium's." },
+  { name: 'user_agent', type: headerText(1024), group: 'emulation', role: 'option', description: "The User-Agent header and navigator.userAgent; unset, Chromium's." },
 
-  { name: 'headers', type: listOf(text(8192)), default: [], group: 'request', role: 'option', description: 'Extra "Name: value" headers on requests to the target URL\'s origin only; Host, Content-Length, Cookie, Connection and Proxy-* are refused.' },
-  { name: 'authorization', type: text(8192), group: 'request', role: 'option', description: 'An Authorization header value, sent to the target URL\'s origin only.' },
-  { name: 'cookies', type: listOf(text(8192)), default: [], group: 'request', role: 'option', description: 'Set-Cookie strings set before navigation; domain and path default to the target URL\'s; another site\'s Domain is refused.' },
+  { name: 'headers', type: listOf(headerText(8192)), default: [], group: 'request', role: 'option', description: 'Extra "Name: value" headers on requests to the target URL\'s origin only; Host, Content-Length, Cookie, Connection and Proxy-* are refused.' },
+  { name: 'authorization', type: headerText(8192), group: 'request', role: 'option', description: 'An Authorization header value, sent to the target URL\'s origin only.' },
+  { name: 'cookies', type: listOf(headerText(8192)), default: [], group: 'request', role: 'option', description: 'Set-Cookie strings set before navigation; domain and path default to the target URL\'s; another site\'s Domain is refused.' },
   { name: 'bypass_csp', type: flag, default: false, group: 'request', role: 'option', description: "The page's Content-Security-Policy does not stop scripts and styles." },
 
   { name: 'wait_until', type: listOf(oneOf('load', 'domcontentloaded', 'networkidle', 'networkidle0', 'networkidle2'), 4), default: ['load'], group: 'wait', role: 'option', description: 'Every listed condition must hold: networkidle0 no request for 500 ms, networkidle2 at most two (networkidle is networkidle0).' },

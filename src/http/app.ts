@@ -1,6 +1,7 @@
 // The Fastify app factory: body parsing, the error handler, the ingress's collaborators as
 // decorators, and the route plugins, built from passed-in collaborators.
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { unavailable, type NatsLink } from '../jetstream/connection.ts';
 import type { Logger } from '../log.ts';
@@ -70,10 +71,23 @@ function seriesOf(route: string, status: number): ResponseSeries {
   return series;
 }
 
+/** True when the path of `url` (its query aside) holds `..`, as sent or percent-encoded. */
+export function hasDotSegment(url: string): boolean {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path.includes('..')) return true;
+  return path.includes('%') && /\.(%2e)|%2e(\.|%2e)/i.test(path);
+}
+
+/** TRUST_PROXY as Fastify's `trustProxy` option (a list as a fresh mutable array). */
+function trustProxyOption(trust: Config['trustProxy']): boolean | string[] {
+  return typeof trust === 'boolean' ? trust : [...trust];
+}
+
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
   const { log, readiness, natsLink, dashboard, ...services } = deps;
-  const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.baseUrl, log);
+  const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.filesBaseUrl, log);
   const keyRefusals = new KeyRefusals(services.workspaces, log, natsLink);
   const app = Fastify({
     // Repeat views of cached signed URLs, and missing or known-wrong keys, are answered before Fastify
@@ -87,7 +101,9 @@ export function buildApp(deps: AppDeps) {
     frameworkErrors: (err, request, reply) => answerError(err, request, reply),
     loggerInstance: log,
     bodyLimit: BODY_LIMIT,
-    trustProxy: false,
+    // Which proxies' X-Forwarded-For and X-Forwarded-Proto count (TRUST_PROXY): request.ip is the client's
+    // address for the sign-in limits only when the hops in front are the ones named.
+    trustProxy: trustProxyOption(services.config.trustProxy),
     // Fastify's own 503 body is not the contract's; the onRequest hook below answers instead.
     return503OnClosing: false,
     logController: new AccessLog(),
@@ -95,6 +111,10 @@ export function buildApp(deps: AppDeps) {
   app.decorateReply('errorCode', undefined);
   app.addHook('preClose', async () => void (repeatViews.closing = keyRefusals.closing = true));
   app.addHook('onRequest', (request, reply, done) => {
+    // No answer of ours is ever read as another type than it says (docs/security.md).
+    reply.header('x-content-type-options', 'nosniff');
+    // No route has `..` in its path: such a path is nobody's, before a static-file route takes it as a climb.
+    if (hasDotSegment(request.url)) return done(new ServiceError('not_found', {}, { message: 'No such route.' }));
     // Every route but health, metrics and files needs NATS: while it is away, refuse at once.
     if (natsLink && !natsLink.isUp && /^\/(api|dashboard)(\/|$)/.test(request.url)) return done(unavailable());
     if (!repeatViews.closing) return done();

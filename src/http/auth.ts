@@ -54,6 +54,9 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     if (split === 'misplaced') {
       throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature must be the last parameter of the query string.' });
     }
+    if (split === 'encoded') {
+      throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature parameter\'s name must be sent as is, not percent-encoded.' });
+    }
     if (split !== 'absent') {
       if (!signatureMatches(workspace.secret_key, split.signed, split.signature)) throw new ServiceError('signature_is_not_valid');
       signed = true;

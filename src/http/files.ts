@@ -1,7 +1,20 @@
-// GET /files/:fileName: rendered images, fetched without an access key because their names are unguessable.
-import type { FastifyPluginAsync } from 'fastify';
+// GET /files/:fileName: rendered files, fetched without an access key because their names are unguessable.
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileExpiry, isFileName } from '../domain/files.ts';
+
+/**
+ * A page or a customer wrote what a render produced (an HTML or Markdown document, an SVG, a PDF,
+ * metadata content): a browser must run none of it as a page of this origin, where the dashboard
+ * lives. `sandbox` gives the document an opaque origin with no scripts, forms, pop-ups or plugins;
+ * images still display (docs/security.md).
+ */
+export const USER_CONTENT_POLICY = 'sandbox';
+
+/** Marks an answer carrying rendered output as someone else's document (every file, every render's bytes). */
+export function serveAsUserContent(reply: FastifyReply): void {
+  reply.header('content-security-policy', USER_CONTENT_POLICY);
+}
 
 /** Registers the file route; it reads the object store decorator (services.ts). */
 export const filesRoutes: FastifyPluginAsync = async (app) => {
@@ -17,6 +30,7 @@ export const filesRoutes: FastifyPluginAsync = async (app) => {
     const lifetime = Math.max(0, Math.floor((fileExpiry(fileName).getTime() - Date.now()) / 1000));
     reply.header('Cache-Control', `public, max-age=${lifetime}, immutable`);
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    serveAsUserContent(reply);
     reply.type(file.contentType).header('Content-Length', String(file.size));
     return reply.send(await fileStore.open(fileName));
   });

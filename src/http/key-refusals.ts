@@ -12,7 +12,7 @@ const PATH = '/api/take';
 const PREFIX = `${PATH}?`;
 // A string body goes out in one write with the headers; Fastify's answer is the same bytes.
 const BODY = JSON.stringify(errorBody('access_key_invalid'));
-const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(BODY)) };
+const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(BODY)), 'x-content-type-options': 'nosniff' };
 const answered = metrics.httpResponses.labels({ route: PATH, status: '401' });
 const duration = metrics.httpDuration.labels({ route: PATH });
 

@@ -37,7 +37,8 @@ export class RepeatViews {
   constructor(
     private readonly workspaces: WorkspaceCache,
     private readonly cache: RenderCache,
-    private readonly baseUrl: string,
+    /** Where the redirects point: FILES_BASE_URL. */
+    private readonly filesBaseUrl: string,
     private readonly log: Logger,
   ) {}
 
@@ -60,7 +61,7 @@ export class RepeatViews {
     const entry = this.cache.peek(known.cacheKey);
     if (!entry) return false;
 
-    res.writeHead(302, { location: fileUrl(this.baseUrl, entry.file_name!), 'x-render-id': entry.render_id, 'content-length': '0' });
+    res.writeHead(302, { location: fileUrl(this.filesBaseUrl, entry.file_name!), 'x-render-id': entry.render_id, 'content-length': '0', 'x-content-type-options': 'nosniff' });
     res.end();
     const ms = performance.now() - started;
     answered.inc();

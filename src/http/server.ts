@@ -97,7 +97,7 @@ function answerSocket(socket: Duplex, code: ErrorCode, details: ErrorDetails): v
     const body = JSON.stringify(errorBody(code, details));
     const { status } = errorTable[code];
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
@@ -120,6 +120,7 @@ function answer(res: ServerResponse, code: ErrorCode, details: ErrorDetails): vo
   res.writeHead(errorTable[code].status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
+    'x-content-type-options': 'nosniff',
     connection: 'close',
   });
   res.end(body);

@@ -9,6 +9,7 @@ import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
+import { serveAsUserContent } from './files.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import { traceCarrier } from '../tracing.ts';
 
@@ -64,7 +65,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   /** A cached file: a redirect, which renders nothing and charges nothing. */
   const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
     reply.header('X-Render-Id', renderId);
-    return reply.redirect(fileUrl(config.baseUrl, fileName), 302);
+    return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
   const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
@@ -80,12 +81,13 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       return {
         is_successful: true,
         render_id: record.render_id,
-        file_url: fileUrl(config.baseUrl, fileName),
+        file_url: fileUrl(config.filesBaseUrl, fileName),
         format: record.format,
         size_bytes: record.size_bytes,
-        ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.baseUrl, name)) } : {}),
+        ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
       };
     }
+    serveAsUserContent(reply);
     reply.type(contentTypes[record.format]);
     if (take.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
     return image ?? (await fileStore.read(fileName));

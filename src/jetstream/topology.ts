@@ -29,6 +29,8 @@ export const names = {
   dashboardBucket: 'dashboard',
   /** Each workspace's latest finished renders, for the dashboard's usage page. */
   recentRendersBucket: 'recent_renders',
+  /** Signed-in dashboard sessions, keyed by account and session id (src/accounts/sessions.ts). */
+  sessionsBucket: 'sessions',
   /** Mail written instead of sent when SMTP_URL is unset (`shutterbus mail outbox`). */
   mailStream: 'MAIL_OUTBOX',
   mailSubject: 'sb.mail.outbox',
@@ -47,6 +49,9 @@ export const names = {
 /** How long the render stream keeps requests, so operators can replay them. */
 const RENDER_RETENTION_SECONDS = 7 * 24 * 3600;
 
+/** How long the sessions bucket keeps an entry: a session cookie's lifetime, plus a day. */
+const SESSION_RETENTION_SECONDS = 15 * 24 * 3600;
+
 /** Everything opened once per process and handed to the roles. */
 export interface Topology {
   jsm: JetStreamManager;
@@ -59,6 +64,7 @@ export interface Topology {
   accounts: KV;
   dashboard: KV;
   recentRenders: KV;
+  sessions: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -99,9 +105,11 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   const accounts = await bucket(names.accountsBucket, { history: 5 });
   const dashboard = await bucket(names.dashboardBucket, { history: 1 });
   const recentRenders = await bucket(names.recentRendersBucket, { history: 1 });
+  // A session lives 14 days at most; the bucket's age limit clears those never signed out.
+  const sessions = await bucket(names.sessionsBucket, { history: 1, ttl: SESSION_RETENTION_SECONDS * 1000 });
   // The outbox is capped: it is for reading links in development, not an archive.
   await ensureStream(jsm, replicas, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
-  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders };
+  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders, sessions };
 }
 
 /** Every stream the service keeps, KV buckets' included: what readiness asks JetStream about. */
@@ -120,6 +128,7 @@ export const allStreams: readonly string[] = [
     names.accountsBucket,
     names.dashboardBucket,
     names.recentRendersBucket,
+    names.sessionsBucket,
   ].map((bucket) => `KV_${bucket}`),
 ];
 

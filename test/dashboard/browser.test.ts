@@ -76,6 +76,11 @@ dashboard('sign up, see why the keys are refused, verify through the mailed link
   await page.fill('#email', owner);
   await page.fill('#password', password);
   await page.click('button[type=submit]');
+  assert.match((await page.textContent('h1'))!, /Check your mail/);
+  await page.click('a.button:has-text("Sign in")');
+  await page.fill('#email', owner);
+  await page.fill('#password', password);
+  await page.click('button[type=submit]');
   assert.match(page.url(), /\/dashboard\/keys/);
 
   const accessKey = (await page.textContent('#access-key'))!.trim();
@@ -152,6 +157,12 @@ dashboard('a member sees the setting and rotation refused, also when posting the
   assert.ok(await member.locator('#toggle-signed').isDisabled());
   assert.ok(await member.locator('#rotate-keys').isDisabled());
   assert.match((await member.textContent('main'))!, /Only owners and admins can change this; you are a member/);
+  // The secret key is for owners and admins: no Reveal button, and the reveal link typed by hand is refused.
+  assert.is(await member.locator('a[href*="reveal=secret"]').count(), 0);
+  assert.match((await member.textContent('#secret-hidden'))!, /Only owners and admins can reveal the secret key/);
+  const reveal = await member.request.get(`${service.base}/dashboard/keys?reveal=secret`, { maxRedirects: 0 });
+  assert.is(reveal.status(), 403);
+  assert.not.match(await reveal.text(), new RegExp(state.secretKey!));
 
   // As someone with the developer tools open would: enable the disabled button and submit.
   const refused = member.waitForResponse((response) => response.url().endsWith('/dashboard/settings'));

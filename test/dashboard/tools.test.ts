@@ -67,6 +67,11 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
   await page.fill('#email', owner);
   await page.fill('#password', password);
   await page.click('button[type=submit]');
+  assert.match((await page.textContent('h1'))!, /Check your mail/);
+  await page.click('a.button:has-text("Sign in")');
+  await page.fill('#email', owner);
+  await page.fill('#password', password);
+  await page.click('button[type=submit]');
   state.accessKey = (await page.textContent('#access-key'))!.trim();
   state.workspaceId = (await page.textContent('.who .mono'))!.trim();
   await page.goto(await mailedLink(owner));

@@ -6,7 +6,7 @@ import { normalizeEmail, type Role } from '../../workspaces/workspace.ts';
 import { clientIp, field, noticesOf, requireSignIn, sessionOf, type Dashboard } from './context.ts';
 import type { Html } from './views/html.ts';
 import type { TokenBody } from './tokens.ts';
-import { choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
+import { checkMailPage, choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const INVITE_LIFETIME_MS = 7 * DAY_MS;
@@ -25,6 +25,15 @@ export interface InviteToken extends TokenBody {
   ws: string;
 }
 
+/** The link of the "this address has an account" mail; `nonce` makes it work once. */
+interface PasswordToken extends TokenBody {
+  purpose: 'password';
+  email: string;
+  nonce: string;
+}
+
+const PASSWORD_LINK_LIFETIME_MS = 3600 * 1000;
+
 const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
 const minutes = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
 
@@ -39,6 +48,24 @@ export async function sendVerification(dashboard: Dashboard, email: string): Pro
       text: `Hello,\n\nplease confirm your email address by opening this link (it works for three days):\n\n${link}\n\nFree workspaces can use their keys once a member has confirmed an address.\n\nShutterbus`,
     })
     .catch((err) => dashboard.log.warn({ err, to: email }, 'verification mail failed'));
+}
+
+/**
+ * Mails an address that signed up again (an account or an invitation already): a way to sign in, or
+ * to choose a password with a link that works once. No workspace is named and no invitation re-sent.
+ */
+async function sendAccountExists(dashboard: Dashboard, email: string): Promise<void> {
+  const account = await dashboard.accounts.get(email);
+  if (!account) return;
+  const token = dashboard.sessions.sealLink<PasswordToken>({ purpose: 'password', email, nonce: account.token_nonce, exp: Date.now() + PASSWORD_LINK_LIFETIME_MS });
+  const base = dashboard.config.baseUrl;
+  await dashboard.mailer
+    .send({
+      to: email,
+      subject: 'Your Shutterbus account',
+      text: `Hello,\n\nsomeone asked to create a Shutterbus account with this address, which has one already (or an invitation).\n\nIf it was you, sign in at ${base}/dashboard/sign-in, or choose a new password with this link (it works once, for an hour):\n\n${base}/dashboard/password?token=${token}\n\nIf it was not you, you need do nothing: your password has not changed.\n\nShutterbus`,
+    })
+    .catch((err) => dashboard.log.warn({ err, to: email }, 'account mail failed'));
 }
 
 /**
@@ -65,8 +92,8 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   const { accounts, membership, sessions, limits } = dashboard;
 
   app.get('/sign-up', async (request, reply) => {
+    if ((await sessions.live(request))?.email) return reply.redirect('/dashboard/keys', 303);
     const session = sessionOf(dashboard, request, reply);
-    if (session.email) return reply.redirect('/dashboard/keys', 303);
     return send(reply, credentialsPage({ mode: 'sign-up', csrf: sessions.csrfToken(session) }));
   });
 
@@ -80,22 +107,18 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     if (!emailPattern.test(email)) return again('Enter a valid email address.', 400);
     const problem = passwordProblem(password);
     if (problem) return again(problem, 400);
+    // One answer whoever owns the address, new, signed up or invited: the mailbox learns which (docs/security.md).
     const signUp = await membership.signUp(email, await hashPassword(password));
-    if (signUp.outcome === 'taken') return again('This email already has an account: sign in.', 409);
-    if (signUp.outcome === 'invited') {
-      // Added to a workspace before: the password is chosen through the mailed link, which proves the mailbox.
-      if (!limits.mailByEmail.hit(email)) await sendInvitation(dashboard, signUp.account, signUp.account.workspace_ids[0] ?? '');
-      return again('This email has an invitation already: we mailed its link again. Choose your password there.', 409);
+    if (!limits.mailByEmail.hit(email)) {
+      if (signUp.outcome === 'created') await sendVerification(dashboard, email);
+      else await sendAccountExists(dashboard, email);
     }
-    await sendVerification(dashboard, email);
-    // A new sid on every sign-in: a session id planted before sign-in is worth nothing after it.
-    sessions.write(reply, { email, ws: signUp.workspace.workspace_id });
-    return reply.redirect('/dashboard/keys?notice=welcome', 303);
+    return send(reply, checkMailPage(email));
   });
 
   app.get('/sign-in', async (request, reply) => {
+    if ((await sessions.live(request))?.email) return reply.redirect('/dashboard/keys', 303);
     const session = sessionOf(dashboard, request, reply);
-    if (session.email) return reply.redirect('/dashboard/keys', 303);
     return send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), notices: noticesOf(request) }));
   });
 
@@ -103,20 +126,24 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const session = sessionOf(dashboard, request, reply);
     const email = normalizeEmail(field(request, 'email'));
     const again = (text: string, status: number) => send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), email, notices: [{ kind: 'bad', text }] }), status);
-    // Both limits count every attempt: per email against guessing one password, per address against spraying many.
-    const wait = Math.max(limits.signInByEmail.hit(email), limits.signInByIp.hit(clientIp(request)));
-    if (wait) return again(`Too many sign-in attempts. Try again in ${minutes(wait)} minutes.`, 429);
-    const account = await accounts.get(email);
-    if (!(await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) || !account) {
-      return again('The email or the password is wrong.', 401);
+    // Limits that slow a guesser without locking the owner out (sign-in-guard.ts): a refusal is for this address only.
+    const admission = await limits.signIn.admit(email, clientIp(request), sessions.knownDevice(request, email));
+    if (admission.kind === 'refused') {
+      reply.header('retry-after', String(admission.seconds));
+      const when = admission.seconds < 60 ? `${admission.seconds} seconds` : `${minutes(admission.seconds)} minutes`;
+      const why = admission.why === 'busy' ? 'Sign-in to this account is slowed after repeated wrong passwords.' : 'Too many sign-in attempts from your address.';
+      return again(`${why} Try again in ${when}.`, 429);
     }
-    limits.signInByEmail.reset(email);
-    sessions.write(reply, { email, ws: account.workspace_ids[0] });
+    const account = await accounts.get(email);
+    const matched = (await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) && account !== null;
+    admission.done(matched);
+    if (!matched || !account) return again('The email or the password is wrong.', 401);
+    await sessions.signIn(reply, email, account.workspace_ids[0]);
     return reply.redirect('/dashboard/keys', 303);
   });
 
-  app.post('/sign-out', async (_request, reply) => {
-    sessions.write(reply, {});
+  app.post('/sign-out', async (request, reply) => {
+    await sessions.signOut(request, reply);
     return reply.redirect('/dashboard/sign-in?notice=signed-out', 303);
   });
 
@@ -171,7 +198,41 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     }
     await accounts.setPassword(found.account.email, await hashPassword(field(request, 'password')));
     await membership.verify(found.account.email);
-    sessions.write(reply, { email: found.account.email, ws: found.token.ws });
+    await sessions.signIn(reply, found.account.email, found.token.ws);
     return reply.redirect('/dashboard/keys', 303);
+  });
+
+  // The link of the "this address has an account" mail: the mailbox's owner chooses a (new) password.
+  const passwordLink = async (raw: string | undefined) => {
+    const token = sessions.openLink<PasswordToken>('password', raw);
+    const account = token ? await accounts.get(token.email) : null;
+    return token && account && account.token_nonce === token.nonce ? account : null;
+  };
+  const invalidPasswordLink = (reply: FastifyReply) =>
+    send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This link is not valid any more: it expired, or a password was already chosen with it.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+
+  app.get('/password', async (request, reply) => {
+    const raw = (request.query as Record<string, string>).token;
+    const account = await passwordLink(raw);
+    if (!account) return invalidPasswordLink(reply);
+    const session = sessionOf(dashboard, request, reply);
+    return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: account.email, token: raw, action: 'password' }));
+  });
+
+  app.post('/password', async (request, reply) => {
+    const raw = field(request, 'token');
+    const account = await passwordLink(raw);
+    if (!account) return invalidPasswordLink(reply);
+    const problem = passwordProblem(field(request, 'password'));
+    if (problem) {
+      const session = sessionOf(dashboard, request, reply);
+      return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: account.email, token: raw, action: 'password', notices: [{ kind: 'bad', text: problem }] }), 400);
+    }
+    // The link is spent with the password (a new nonce), the mailbox is proven, and every earlier session ends.
+    await accounts.setPassword(account.email, await hashPassword(field(request, 'password')));
+    await membership.verify(account.email);
+    await sessions.endAll(account.email);
+    await sessions.signIn(reply, account.email, account.workspace_ids[0]);
+    return reply.redirect('/dashboard/keys?notice=password-changed', 303);
   });
 }

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Membership } from '../../accounts/membership.ts';
+import type { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
@@ -10,6 +11,7 @@ import type { RecentRender, RecentRenders } from '../../workspaces/recent-render
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspace.ts';
 import type { WindowLimiter } from './rate-limit.ts';
+import type { SignInGuard } from './sign-in-guard.ts';
 import type { Session, Sessions } from './session.ts';
 import { messagePage } from './views/auth.ts';
 import type { Notice, Viewer } from './views/layout.ts';
@@ -26,6 +28,8 @@ export interface DashboardDeps {
   recentRenders: RecentRenders;
   mailer: Mailer;
   sessionSecret: string;
+  /** Signed-in sessions kept server-side, so they can be ended. */
+  sessionStore: SessionStore;
   /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
 }
@@ -39,7 +43,7 @@ export async function deliveriesOf(deliveries: Pick<DeliveryQueue, 'get'>, rende
 /** The deps plus what the plugin builds once: sessions and the rate limiters. */
 export interface Dashboard extends DashboardDeps {
   sessions: Sessions;
-  limits: { signInByEmail: WindowLimiter; signInByIp: WindowLimiter; signUpByIp: WindowLimiter; mailByEmail: WindowLimiter };
+  limits: { signIn: SignInGuard; signUpByIp: WindowLimiter; mailByEmail: WindowLimiter };
 }
 
 /** A signed-in member looking at one of their workspaces. */
@@ -76,7 +80,8 @@ declare module 'fastify' {
  */
 export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler {
   return async (request, reply) => {
-    const session = dashboard.sessions.read(request);
+    // Server-side: a cookie whose session was signed out or revoked is no session, however well signed.
+    const session = await dashboard.sessions.live(request);
     const account = session?.email ? await dashboard.accounts.get(session.email) : null;
     if (!session || !account || account.password_hash === null) return reply.redirect('/dashboard/sign-in', 303);
     // The session's workspace first, then any other: a member removed from one still reaches the rest.
@@ -97,7 +102,6 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
 }
 
 const noticeTexts: Record<string, Notice> = {
-  welcome: { kind: 'ok', text: 'Welcome! Your workspace and its keys are ready. We sent you a link to confirm your email address.' },
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
   'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
   'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
@@ -107,6 +111,8 @@ const noticeTexts: Record<string, Notice> = {
   removed: { kind: 'ok', text: 'Member removed.' },
   'already-member': { kind: 'warn', text: 'That address is already a member of this workspace.' },
   'signed-out': { kind: 'ok', text: 'You are signed out.' },
+  'signed-out-everywhere': { kind: 'ok', text: 'Every session of your account is signed out, this one included.' },
+  'password-changed': { kind: 'ok', text: 'Password changed. Every other session of your account is signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
 };
@@ -117,5 +123,5 @@ export function noticesOf(request: FastifyRequest): Notice[] {
   return key && Object.hasOwn(noticeTexts, key) ? [noticeTexts[key]] : [];
 }
 
-/** The client's address for rate limits (trustProxy is off: the socket's peer). */
+/** The client's address for rate limits: the socket's peer, or the client TRUST_PROXY's proxies name (docs/security.md). */
 export const clientIp = (request: FastifyRequest) => request.ip;

@@ -1,6 +1,7 @@
 // Builds the dashboard's collaborators from the ingress's own (one ledger, one delivery queue per process).
 import { AccountStore } from '../../accounts/accounts.ts';
 import { Membership } from '../../accounts/membership.ts';
+import { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
@@ -38,6 +39,7 @@ export async function createDashboardDeps(options: {
     recentRenders,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard, options.sealer),
+    sessionStore: new SessionStore(topology.sessions),
     deliveries,
   };
 }

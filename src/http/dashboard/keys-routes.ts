@@ -17,14 +17,18 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
 
   app.get('/keys', async (request, reply) => {
     const { workspace, member, viewer, account } = request.signedIn;
+    const manager = canManage(workspace, account.email);
+    const revealSecret = (request.query as Record<string, string>).reveal === 'secret';
+    // The secret key signs for the whole workspace: only its owners and admins see it.
+    if (revealSecret && !manager) throw new ServiceError('forbidden', {}, { message: 'Only owners and admins can reveal the secret key.' });
     return send(
       reply,
       keysPage({
         viewer,
         workspace,
         member,
-        manager: canManage(workspace, account.email),
-        revealSecret: (request.query as Record<string, string>).reveal === 'secret',
+        manager,
+        revealSecret,
         unverified: keysUsable(workspace) ? undefined : { viewerVerified: account.verified },
         signedUrl: signedExampleUrl(config.baseUrl, workspace.access_key, workspace.secret_key),
         notices: noticesOf(request),

@@ -21,7 +21,7 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
     if (status.statusCode !== 200) return { error_code: record.error_code ?? 'not_found', error_message: record.error_message ?? 'No render with this id.' };
     if (record.status === 'failed') return { render_id: renderId, error_code: record.error_code ?? 'internal_application_error', error_message: record.error_message ?? '' };
     if (!record.file_url) return { render_id: renderId, error_code: 'not_found', error_message: `The render is ${record.status}.` };
-    const file = await app.inject({ method: 'HEAD', url: record.file_url.slice(baseUrl.length) });
+    const file = await app.inject({ method: 'HEAD', url: record.file_url.slice(dashboard.config.filesBaseUrl.length) });
     const ms = record.finished_at ? Date.parse(record.finished_at) - Date.parse(record.created_at!) : undefined;
     return {
       render_id: renderId,

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorTable, ServiceError } from '../../errors.ts';
 import { asOutage } from '../errors/outage.ts';
 import { copyScript, stylesheet } from './assets.ts';
+import { accountRoutes } from './account-routes.ts';
 import { authRoutes } from './auth-routes.ts';
 import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts';
 import { deliveriesRoutes } from './deliveries-routes.ts';
@@ -10,6 +11,7 @@ import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
+import { SignInGuard } from './sign-in-guard.ts';
 import { sameOrigin, Sessions } from './session.ts';
 import { messagePage } from './views/auth.ts';
 
@@ -18,8 +20,10 @@ export type { DashboardDeps } from './context.ts';
 const FORM_BODY_LIMIT = 64 * 1024;
 const MINUTE_MS = 60_000;
 
-// Pages only load our own stylesheet and script (which only talks to us); inline script and foreign form targets are refused.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// Pages only load our own stylesheet and script (which only talks to us) and images from us and the files origin
+// (the playground's result); inline script and foreign form targets are refused.
+const contentSecurityPolicy = (filesOrigin: string) =>
+  `default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' ${filesOrigin} data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 /** Registers the dashboard; meant to be registered with `{ prefix: '/dashboard' }`. */
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
@@ -27,10 +31,9 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   const { prefix: _prefix, ...collaborators } = deps as DashboardDeps & { prefix?: string };
   const dashboard: Dashboard = {
     ...collaborators,
-    sessions: new Sessions(deps.sessionSecret, deps.config.baseUrl.startsWith('https:')),
+    sessions: new Sessions(deps.sessionSecret, deps.config.baseUrl.startsWith('https:'), deps.sessionStore),
     limits: {
-      signInByEmail: new WindowLimiter(5, 15 * MINUTE_MS),
-      signInByIp: new WindowLimiter(30, 15 * MINUTE_MS),
+      signIn: new SignInGuard(),
       signUpByIp: new WindowLimiter(10, 60 * MINUTE_MS),
       mailByEmail: new WindowLimiter(3, 15 * MINUTE_MS),
     },
@@ -41,8 +44,13 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.header('content-security-policy', contentSecurityPolicy);
+  const filesOrigin = new URL(deps.config.filesBaseUrl).origin;
+  const policy = contentSecurityPolicy(filesOrigin);
+  // The files origin is for other people's documents and stays cookie-less: no dashboard there (docs/security.md).
+  const filesHost = filesOrigin === new URL(deps.config.baseUrl).origin ? undefined : new URL(filesOrigin).host;
+  app.addHook('onRequest', async (request, reply) => {
+    if (filesHost !== undefined && request.host === filesHost) throw new ServiceError('not_found', {}, { message: 'There is no dashboard on the files origin.' });
+    reply.header('content-security-policy', policy);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');
     reply.header('cache-control', 'no-store');
@@ -79,7 +87,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 
   app.get('/assets/style.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(stylesheet));
   app.get('/assets/copy.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript));
-  app.get('/', async (request, reply) => reply.redirect(dashboard.sessions.read(request)?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
+  app.get('/', async (request, reply) => reply.redirect((await dashboard.sessions.live(request))?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
 
   // Filled in per request by requireSignIn; declared here so every request object has the same shape.
   app.decorateRequest('signedIn', null as never);
@@ -91,5 +99,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(membersRoutes, dashboard);
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
+    await memberPages.register(accountRoutes, dashboard);
   });
 }

@@ -30,3 +30,35 @@ export class WindowLimiter {
     this.attempts.delete(key);
   }
 }
+
+/** Counts events per key in a sliding window without ever refusing: the caller decides what a count means. */
+export class WindowCounter {
+  private readonly events: LRUCache<string, number[]>;
+
+  constructor(private readonly windowMs: number) {
+    this.events = new LRUCache({ max: 50_000, ttl: windowMs });
+  }
+
+  /** Events of `key` within the window. */
+  count(key: string, now = Date.now()): number {
+    return (this.events.get(key) ?? []).filter((at) => at > now - this.windowMs).length;
+  }
+
+  /** Seconds until the oldest event of `key` in the window leaves it. */
+  secondsUntilFewer(key: string, now = Date.now()): number {
+    const oldest = (this.events.get(key) ?? []).find((at) => at > now - this.windowMs);
+    return oldest === undefined ? 0 : Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
+  }
+
+  /** Records one event of `key`. */
+  record(key: string, now = Date.now()): void {
+    const recent = (this.events.get(key) ?? []).filter((at) => at > now - this.windowMs);
+    recent.push(now);
+    this.events.set(key, recent);
+  }
+
+  /** Forgets `key`. */
+  reset(key: string): void {
+    this.events.delete(key);
+  }
+}

@@ -1,7 +1,10 @@
-// Dashboard sessions: a signed HttpOnly SameSite=Lax cookie, the secret that signs it, and CSRF tokens derived from it.
+// Dashboard sessions: a signed HttpOnly SameSite=Lax cookie whose signed-in sessions are also kept
+// server-side (revocable), the secret that signs it, CSRF tokens derived from it, and the cookie
+// that marks a browser an account signed in from.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SessionStore } from '../../accounts/sessions.ts';
 import { createJson, readJson, updateJson } from '../../jetstream/kv-json.ts';
 import { open, seal, type TokenBody } from './tokens.ts';
 import { Sealer } from '../../secrets/sealer.ts';
@@ -16,9 +19,18 @@ export interface Session extends TokenBody {
   ws?: string;
 }
 
+/** A browser an account signed in from: the sign-in limits never slow it for that account. */
+interface DeviceToken extends TokenBody {
+  purpose: 'device';
+  email: string;
+}
+
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'sb_session';
+/** Name of the cookie marking a browser an account signed in from (docs/security.md). */
+export const DEVICE_COOKIE = 'sb_device';
 const SESSION_LIFETIME_MS = 14 * 24 * 3600 * 1000;
+const DEVICE_LIFETIME_MS = 365 * 24 * 3600 * 1000;
 
 /** SESSION_SECRET when configured; otherwise the one in KV (sealed), created by whichever ingress came first. */
 export async function resolveSessionSecret(configured: string | undefined, bucket: KV, sealer: Sealer): Promise<string> {
@@ -54,20 +66,58 @@ export class Sessions {
   constructor(
     private readonly secret: string,
     private readonly secure: boolean,
+    private readonly store: SessionStore,
   ) {}
 
-  /** The request's valid session, or null. */
+  /** The request's validly signed session cookie, or null; a signed-in one may have been ended since (see `live`). */
   read(request: FastifyRequest): Session | null {
     return open<Session>(this.secret, 'session', cookieOf(request, SESSION_COOKIE));
   }
 
-  /** Sets the cookie for `session` (a fresh sid and expiry unless given) and returns it. */
+  /** The request's session if it is anonymous or still open server-side; null once signed out or revoked. */
+  async live(request: FastifyRequest): Promise<Session | null> {
+    const session = this.read(request);
+    if (!session?.email) return session;
+    return (await this.store.isOpen(session.email, session.sid)) ? session : null;
+  }
+
+  /** Signs `email` in: a new session id (one planted before sign-in is worth nothing), kept server-side, and this browser remembered. */
+  async signIn(reply: FastifyReply, email: string, ws?: string): Promise<Session> {
+    const sid = randomBytes(16).toString('base64url');
+    await this.store.open(email, sid);
+    const session = this.write(reply, { sid, email, ws });
+    const device: DeviceToken = { purpose: 'device', email, exp: Date.now() + DEVICE_LIFETIME_MS };
+    reply.header('set-cookie', `${DEVICE_COOKIE}=${seal(this.secret, device)}; ${this.attributes(DEVICE_LIFETIME_MS).join('; ')}`);
+    return session;
+  }
+
+  /** Ends the request's session server-side and gives the browser an anonymous one. */
+  async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const session = this.read(request);
+    if (session?.email) await this.store.end(session.email, session.sid);
+    this.write(reply, {});
+  }
+
+  /** Ends every session of `email`, but `keep` when given; returns how many ended. */
+  endAll(email: string, keep?: string): Promise<number> {
+    return this.store.endAll(email, keep);
+  }
+
+  /** True when this browser signed in to `email` before (its device cookie names the account). */
+  knownDevice(request: FastifyRequest, email: string): boolean {
+    return open<DeviceToken>(this.secret, 'device', cookieOf(request, DEVICE_COOKIE))?.email === email;
+  }
+
+  private attributes(lifetimeMs: number): string[] {
+    return [`Path=/dashboard`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${lifetimeMs / 1000}`, ...(this.secure ? ['Secure'] : [])];
+  }
+
+  /** Sets the cookie for `session` (a fresh sid and expiry unless given) and returns it; signing in goes through `signIn`. */
   write(reply: FastifyReply, fields: Partial<Pick<Session, 'sid' | 'email' | 'ws'>>): Session {
     const session: Session = { purpose: 'session', sid: fields.sid ?? randomBytes(16).toString('base64url'), exp: Date.now() + SESSION_LIFETIME_MS };
     if (fields.email) session.email = fields.email;
     if (fields.ws) session.ws = fields.ws;
-    const attributes = [`Path=/dashboard`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${SESSION_LIFETIME_MS / 1000}`, ...(this.secure ? ['Secure'] : [])];
-    reply.header('set-cookie', `${SESSION_COOKIE}=${seal(this.secret, session)}; ${attributes.join('; ')}`);
+    reply.header('set-cookie', `${SESSION_COOKIE}=${seal(this.secret, session)}; ${this.attributes(SESSION_LIFETIME_MS).join('; ')}`);
     return session;
   }
 

@@ -25,23 +25,33 @@ export function credentialsPage(options: { mode: 'sign-up' | 'sign-in'; csrf: st
   });
 }
 
-/** The page an invitation link opens: choose a password to join. */
-export function choosePasswordPage(options: { csrf: string; email: string; token: string; notices?: Notice[] }): Html {
+/** The page an invitation link (`accept`) or a password link (`password`) opens: choose a password. */
+export function choosePasswordPage(options: { csrf: string; email: string; token: string; action?: 'accept' | 'password'; notices?: Notice[] }): Html {
+  const invitation = (options.action ?? 'accept') === 'accept';
   return layout({
     title: 'Choose a password',
     narrow: true,
     notices: options.notices,
     body: html`<div class="card">
-  <h1>Join your team on Shutterbus</h1>
-  <p class="muted small">Choose a password for <strong>${options.email}</strong>. This also confirms your email address.</p>
-  <form method="post" action="/dashboard/accept">${csrfField(options.csrf)}
+  <h1>${invitation ? 'Join your team on Shutterbus' : 'Choose a new password'}</h1>
+  <p class="muted small">Choose a password for <strong>${options.email}</strong>. This also confirms your email address${invitation ? '' : ' and signs out every other session of the account'}.</p>
+  <form method="post" action="/dashboard/${invitation ? 'accept' : 'password'}">${csrfField(options.csrf)}
     <input type="hidden" name="token" value="${options.token}">
     <label for="password">Password</label>
     <input id="password" name="password" type="password" autocomplete="new-password" required minlength="10">
     <p class="muted small">At least 10 characters.</p>
-    <p><button type="submit">Join</button></p>
+    <p><button type="submit">${invitation ? 'Join' : 'Save the password'}</button></p>
   </form>
 </div>`,
+  });
+}
+
+/** The one answer to every accepted sign-up, whoever owns the address: the mail says the rest. */
+export function checkMailPage(email: string): Html {
+  return messagePage({
+    title: 'Check your mail',
+    text: html`We sent a mail to <strong>${email}</strong>. Follow its link to confirm the address, then sign in. If the address has an account already, the mail says how to sign in.`,
+    link: { href: '/dashboard/sign-in', label: 'Sign in' },
   });
 }
 

@@ -51,7 +51,10 @@ export function keysPage(view: KeysView): Html {
     ${revealSecret
       ? html`<div class="key"><code id="secret-key">${workspace.secret_key}</code>${copyButton('secret-key')}</div>
         <p class="small"><a href="/dashboard/keys">Hide the secret key</a></p>`
-      : html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code><a class="button secondary copy" href="/dashboard/keys?reveal=secret">Reveal</a></div>`}
+      : manager
+        ? html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code><a class="button secondary copy" href="/dashboard/keys?reveal=secret">Reveal</a></div>`
+        : html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code></div>
+          <p class="muted small" id="secret-hidden">Only owners and admins can reveal the secret key; you are a <strong>${view.member.role}</strong> of this workspace.</p>`}
   </div>
 </section>
 <section class="card stack" aria-labelledby="example-title">
