@@ -27,6 +27,8 @@ import { RecentRenders } from './workspaces/recent-renders.ts';
 import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
+import { createSealer } from './secrets/key.ts';
+import type { Sealer } from './secrets/sealer.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
 const STORE_START_PATIENCE_MS = 60_000;
@@ -59,6 +61,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const js = jetstream(nc);
     const topology = await untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config));
     const records = new RenderRecords(topology.renders);
+    // Secret render options (a proxy's password, a vision API key) cross the stream sealed.
+    const sealer = createSealer(config);
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
     const cache = new RenderCache(topology.renderCache);
@@ -79,7 +83,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -95,7 +99,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy });
       closers.push(() => worker.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
@@ -143,9 +147,10 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   workspaceStore: WorkspaceStore;
   recentRenders: RecentRenders;
   webhooks: DeliveryQueue;
+  sealer: Sealer;
 }) {
   const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink } = deps;
-  const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
+  const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit, deps.sealer);
   const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();

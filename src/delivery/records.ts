@@ -7,6 +7,7 @@ import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { publicExtras } from '../domain/render.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {
@@ -18,6 +19,8 @@ export interface DeliveryJob {
   body: string;
   /** 0 for the first round; each redrive or replay starts a new one and older jobs are ignored. */
   round: number;
+  /** webhook_sign=false: sent without signature headers. */
+  unsigned?: true;
 }
 
 /** Where a delivery stands. */
@@ -61,6 +64,7 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       format: record.format,
       ...(succeeded && record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
+      ...(succeeded ? publicExtras(record, (name) => fileUrl(baseUrl, name)) : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
@@ -95,6 +99,8 @@ export class DeliveryQueue {
    */
   async enqueue(render: RenderRecord, baseUrl: string): Promise<void> {
     if (!render.webhook_url) return;
+    // webhook_errors=false: only a success is announced.
+    if (render.status === 'failed' && render.webhook_errors === false) return;
     const payload = webhookPayload(render, baseUrl);
     const now = new Date().toISOString();
     const job: DeliveryJob = {
@@ -104,6 +110,7 @@ export class DeliveryQueue {
       webhook_url: render.webhook_url,
       body: JSON.stringify(payload),
       round: 0,
+      ...(render.webhook_sign === false ? { unsigned: true as const } : {}),
     };
     const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
@@ -135,6 +142,6 @@ export class DeliveryQueue {
 }
 
 function jobOf(record: DeliveryRecord): DeliveryJob {
-  const { id, render_id, workspace_id, webhook_url, body, round } = record;
-  return { id, render_id, workspace_id, webhook_url, body, round };
+  const { id, render_id, workspace_id, webhook_url, body, round, unsigned } = record;
+  return { id, render_id, workspace_id, webhook_url, body, round, ...(unsigned ? { unsigned } : {}) };
 }

@@ -25,6 +25,8 @@ export interface DeliveryAttempt {
   secretKey: string;
   /** Unix seconds of this attempt; defaults to now. */
   timestamp?: number;
+  /** webhook_sign=false: no signature headers (the id and timestamp are still sent). */
+  unsigned?: boolean;
 }
 
 /**
@@ -42,6 +44,18 @@ export function webhookHeaders(id: string, body: string, secretKey: string, time
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': `v1,${createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(`${id}.${timestamp}.${body}`).digest('base64')}`,
+  };
+}
+
+/** The headers of a delivery sent with webhook_sign=false: the same, without any signature. */
+export function unsignedHeaders(id: string, timestamp: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Shutterbus-Webhooks/1',
+    'x-webhook-id': id,
+    'x-webhook-timestamp': String(timestamp),
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
   };
 }
 
@@ -70,7 +84,7 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
   const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
     options?.all ? callback(null, [{ address: pinned, family }]) : callback(null, pinned, family)) as unknown as LookupFunction;
   const timestamp = attempt.timestamp ?? Math.floor(Date.now() / 1000);
-  const headers = webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
+  const headers = attempt.unsigned ? unsignedHeaders(attempt.id, timestamp) : webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<AttemptResult>((resolve) => {
     const request = client.request(
