@@ -43,9 +43,21 @@ function pixels(length: string | undefined): number {
   return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2] ?? 'px'] : 0;
 }
 
-/** The document as the page holds it now, scripts' changes included, serialised with its doctype. */
-export async function serialiseHtml(page: Page, deadline: AbortSignal): Promise<string> {
-  return untilAborted(deadline, page.content());
+/**
+ * The document as the page holds it now, scripts' changes included, serialised with its doctype.
+ * With `includeShadowDom`, open and closed shadow roots too, as declarative shadow roots
+ * (`<template shadowrootmode>`), read over CDP (a page script cannot reach a closed root).
+ */
+export async function serialiseHtml(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
+  if (!includeShadowDom) return untilAborted(deadline, page.content());
+  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  try {
+    const { root } = await untilAborted(deadline, session.send('DOM.getDocument', { depth: 0 }));
+    const { outerHTML } = await untilAborted(deadline, session.send('DOM.getOuterHTML', { nodeId: root.nodeId, includeShadowDOM: true }));
+    return outerHTML;
+  } finally {
+    await session.detach().catch(() => {});
+  }
 }
 
 let readabilitySource: string | undefined;

@@ -108,13 +108,42 @@ const RUN_SCRIPT_IN_PAGE = `async (source) => {
 }`;
 
 // Waits until an element matching wait_for_selector is visible; none in the time the render has → 422.
+// With wait_for_selector_algorithm=at_least_by_count, every selector of a list (`h1, .price`)
+// must have a visible match, where at_least_one is content with a match of any of them.
 async function waitForVisible(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
-  const selector = options.wait_for_selector!;
-  try {
-    await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout: timeLeft(deadline, options) }));
-  } catch (error) {
-    throw selectorError(error, 'wait_for_selector', selector, deadline);
+  const list = options.wait_for_selector!;
+  const selectors = options.wait_for_selector_algorithm === 'at_least_by_count' ? splitSelectorList(list) : [list];
+  const timeout = timeLeft(deadline, options);
+  await Promise.all(selectors.map(async (selector) => {
+    try {
+      await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout }));
+    } catch (error) {
+      throw selectorError(error, 'wait_for_selector', selector, deadline);
+    }
+  }));
+}
+
+/** The selectors of a comma-separated list, split at top-level commas only (not in (), [] or quotes). */
+export function splitSelectorList(list: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | null = null;
+  let start = 0;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(list.slice(start, i));
+      start = i + 1;
+    }
   }
+  parts.push(list.slice(start));
+  return parts.map((part) => part.trim()).filter(Boolean);
 }
 
 // Clicks or hovers the first element matching `selector`, at its centre, scrolling it into view
