@@ -10,12 +10,13 @@ import { applyEmulation } from '../../src/render/emulation.ts';
 import { renderDefaults } from '../../src/domain/options.ts';
 import { splitSelectorList } from '../../src/render/page-actions.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
+import type { FixtureRoute } from '../fixtures/site.ts';
 
 const test = suite('take options on one render');
 let rig: RenderRig;
 
 const html = (body: string, head = '') => `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style>${head}</head><body>${body}</body></html>`;
-const page = (body: string, head = '') => (_req: unknown, res: { writeHead(s: number, h: object): { end(b: string): void } }) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(html(body, head));
+const page = (body: string, head = ''): FixtureRoute => (_req, res) => void res.writeHead(200, { 'Content-Type': 'text/html' }).end(html(body, head));
 
 // What the page believes about its locale, written into its body as JSON.
 const LOCALE_PROBE = `<pre id="out"></pre><script>out.textContent = JSON.stringify({
