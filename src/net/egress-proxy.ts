@@ -227,6 +227,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         if (end < 0) return received.length > 16_384 ? fail('proxy answer too long') : undefined;
         socket.off('data', onData);
         socket.off('error', onError);
+        // Held until the splice pipes it: nothing the target sends meanwhile is lost.
+        socket.pause();
         const status = /^HTTP\/1\.[01] (\d{3})/.exec(received.subarray(0, end).toString('latin1'))?.[1];
         if (status !== '200') return fail(`proxy answered ${status ?? 'something else'} to CONNECT`);
         const rest = received.subarray(end + 4);
