@@ -38,9 +38,9 @@ test.before(async () => {
       '/sections': page(SECTIONS),
       // An element far below the fold, and a fixed overlay over the top 100 px of the viewport.
       '/element': page(`<div style="height:1500px"></div><div id="target" style="width:300px;height:300px;background:#00ff00"></div><div style="height:1500px"></div><div style="position:fixed;top:0;left:0;width:100%;height:100px;background:#ff0000"></div>`),
-      '/shadow': page(`<div id="open-host"></div><div id="closed-host"></div><script>
+      '/shadow': page(`<div id="open-host"></div><div id="closed-host"><span>slotted light text</span></div><script>
         const openRoot = document.getElementById('open-host').attachShadow({ mode: 'open' }); openRoot.innerHTML = '<p>' + ['open', 'shadow', 'text'].join(' ') + '</p>';
-        const closedRoot = document.getElementById('closed-host').attachShadow({ mode: 'closed' }); closedRoot.innerHTML = '<p>' + ['closed', 'shadow', 'text'].join(' ') + '</p>';
+        const closedRoot = document.getElementById('closed-host').attachShadow({ mode: 'closed' }); closedRoot.innerHTML = '<p>' + ['closed', 'shadow', 'text'].join(' ') + '</p><slot></slot>';
       </script>`),
       '/late': page(`<div class="a" style="height:50px;background:#0000ff"></div><script>setTimeout(() => { const b = document.createElement('div'); b.className = 'b'; b.style.cssText = 'height:50px;background:#00ff00'; document.body.append(b); }, 700)</script>`),
     },
@@ -121,13 +121,20 @@ test('selector_scroll_into_view=false: the page is not scrolled for a clip', asy
   assert.not.ok(near(await rgbAt(unscrolled.image, 150, 200), [0, 255, 0]), 'not scrolled into view');
 });
 
-test('include_shadow_dom: html output holds open and closed shadow roots', async () => {
+test('include_shadow_dom: html and markdown output hold open and closed shadow roots', async () => {
   const without = (await rig.render('/shadow', { format: 'html' })).image.toString('utf8');
   assert.not.match(without, 'open shadow text');
   const withShadow = (await rig.render('/shadow', { format: 'html', include_shadow_dom: true })).image.toString('utf8');
   assert.match(withShadow, /<template shadowrootmode="open"><p>open shadow text<\/p><\/template>/);
-  assert.match(withShadow, /<template shadowrootmode="closed"><p>closed shadow text<\/p><\/template>/);
+  assert.match(withShadow, /<template shadowrootmode="closed"><p>closed shadow text<\/p><slot><\/slot><\/template>/);
   assert.match(withShadow, /^<!DOCTYPE html>/i);
+  // Markdown: the shadow content in its place, a slot filled with the host's light child.
+  const plain = (await rig.render('/shadow', { format: 'markdown' })).image.toString('utf8');
+  assert.not.match(plain, 'closed shadow text');
+  const markdown = (await rig.render('/shadow', { format: 'markdown', include_shadow_dom: true })).image.toString('utf8');
+  assert.match(markdown, 'open shadow text');
+  assert.match(markdown, 'closed shadow text');
+  assert.match(markdown, /closed shadow text[\s\S]*slotted light text/);
 });
 
 test('wait_for_selector_algorithm=at_least_by_count waits for every selector of the list', async () => {
