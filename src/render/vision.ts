@@ -52,10 +52,10 @@ export async function askVision(request: VisionRequest): Promise<string> {
     if (request.signal.aborted) throw request.signal.reason;
     throw failed('the vision API could not be reached', error);
   }
-  const text = await response.text().catch(() => '');
+  const raw = await response.text().catch(() => '');
   let answer: { choices?: { message?: { content?: unknown } }[]; error?: { message?: unknown } } = {};
   try {
-    answer = JSON.parse(text);
+    answer = JSON.parse(raw);
   } catch {
     // Not JSON: said below.
   }
@@ -63,9 +63,13 @@ export async function askVision(request: VisionRequest): Promise<string> {
     const said = typeof answer.error?.message === 'string' ? `: ${answer.error.message.slice(0, 300)}` : '';
     throw failed(`the vision API answered ${response.status}${said}`);
   }
+  // A string, or (some servers) a list of parts whose text parts make the answer.
   const content = answer.choices?.[0]?.message?.content;
-  if (typeof content !== 'string' || content === '') throw failed('the vision API answered with no text');
-  return content;
+  const text = typeof content === 'string' ? content : Array.isArray(content)
+    ? content.map((part: { type?: unknown; text?: unknown }) => (part?.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('')
+    : '';
+  if (text === '') throw failed('the vision API answered with no text');
+  return text;
 }
 
 function failed(message: string, cause?: unknown): ServiceError {
