@@ -116,7 +116,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'full_page_slice_overlap_height', type: integer(0, 15_900), default: 0, group: 'capture', role: 'option', description: 'Pixels each slice repeats of the one before it; full_page_slice_height minus it is at least 100.' },
   { name: 'selector_algorithm', type: oneOf('default', 'clip'), default: 'default', group: 'capture', role: 'option', description: 'default: the whole box of the selector\'s element, also beyond the viewport; clip: the element\'s rectangle as the viewport paints it (as clip_* would).' },
   { name: 'selector_scroll_into_view', type: flag, default: true, group: 'capture', role: 'option', description: 'With selector: scroll the element into view before capturing it; false: the page stays where it is.' },
-  { name: 'include_shadow_dom', type: flag, default: false, group: 'capture', role: 'option', description: 'Open and closed shadow roots are part of the page\'s content: format html and markdown, and metadata_content.' },
+  { name: 'include_shadow_dom', type: flag, default: false, group: 'capture', role: 'option', description: 'Open and closed shadow roots are part of the page\'s content (format html and markdown, metadata_content), and hide_selectors reach into them.' },
   { name: 'request_gpu_rendering', type: flag, default: false, group: 'capture', role: 'option', description: 'Ask for GPU rendering; a worker without a GPU renders in software (or fails, with fail_if_gpu_rendering_fails).' },
   { name: 'fail_if_gpu_rendering_fails', type: flag, default: false, group: 'capture', role: 'option', description: 'With request_gpu_rendering: fail with gpu_rendering_failed instead of rendering in software.' },
 

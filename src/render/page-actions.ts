@@ -20,6 +20,8 @@ export async function runPageActions(page: Page, options: RenderOptions, deadlin
   try {
     if (options.styles) undo.push(await addStyle(page, options.styles, deadline));
     if (options.hide_selectors.length > 0) undo.push(await addStyle(page, hidingCss(options.hide_selectors), deadline));
+    // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
+    if (options.hide_selectors.length > 0 && options.include_shadow_dom) undo.push(await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), deadline));
     if (options.scripts) await runScripts(page, options, deadline);
     if (options.wait_for_selector) await waitForVisible(page, options, deadline);
     for (const action of ['click', 'hover'] as const) {
@@ -47,6 +49,49 @@ async function addStyle(page: Page, css: string, deadline: AbortSignal): Promise
     await element.evaluate((node) => (node as unknown as { remove(): void }).remove()).catch(() => {});
     await element.dispose().catch(() => {});
   };
+}
+
+type DomNode = { backendNodeId: number; children?: DomNode[]; shadowRoots?: DomNode[]; contentDocument?: DomNode };
+
+/**
+ * A <style> element appended to every shadow root of the page (open and closed, in frames too),
+ * found over CDP as a page script could not find a closed one; the undo removes them.
+ */
+async function addStyleToShadowRoots(page: Page, css: string, deadline: AbortSignal): Promise<Undo> {
+  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const added: string[] = [];
+  const undo: Undo = async () => {
+    for (const objectId of added) {
+      await session.send('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { this.remove(); }' }).catch(() => {});
+    }
+    await session.detach().catch(() => {});
+  };
+  try {
+    const { root } = (await untilAborted(deadline, session.send('DOM.getDocument', { depth: -1, pierce: true }))) as { root: DomNode };
+    const roots: DomNode[] = [];
+    const visit = (node: DomNode) => {
+      for (const shadow of node.shadowRoots ?? []) {
+        roots.push(shadow);
+        visit(shadow);
+      }
+      for (const child of node.children ?? []) visit(child);
+      if (node.contentDocument) visit(node.contentDocument);
+    };
+    visit(root);
+    for (const shadow of roots) {
+      const { object } = await untilAborted(deadline, session.send('DOM.resolveNode', { backendNodeId: shadow.backendNodeId }));
+      const { result } = await untilAborted(deadline, session.send('Runtime.callFunctionOn', {
+        objectId: object.objectId!,
+        functionDeclaration: 'function (css) { const style = this.ownerDocument.createElement("style"); style.textContent = css; this.appendChild(style); return style; }',
+        arguments: [{ value: css }],
+      }));
+      if (result.objectId) added.push(result.objectId);
+    }
+  } catch (error) {
+    await undo();
+    throw error;
+  }
+  return undo;
 }
 
 /** What the in-page runner of `scripts` reports back. */

@@ -42,6 +42,10 @@ test.before(async () => {
         const openRoot = document.getElementById('open-host').attachShadow({ mode: 'open' }); openRoot.innerHTML = '<p>' + ['open', 'shadow', 'text'].join(' ') + '</p>';
         const closedRoot = document.getElementById('closed-host').attachShadow({ mode: 'closed' }); closedRoot.innerHTML = '<p>' + ['closed', 'shadow', 'text'].join(' ') + '</p><slot></slot>';
       </script>`),
+      '/shadow-ad': page(`<div id="host"></div><script>
+        const root = document.getElementById('host').attachShadow({ mode: 'closed' });
+        root.innerHTML = '<div class="ad" style="height:100px;background:#ff0000"></div><div style="height:100px;background:#0000ff"></div>';
+      </script>`),
       '/late': page(`<div class="a" style="height:50px;background:#0000ff"></div><script>setTimeout(() => { const b = document.createElement('div'); b.className = 'b'; b.style.cssText = 'height:50px;background:#00ff00'; document.body.append(b); }, 700)</script>`),
     },
   });
@@ -135,6 +139,18 @@ test('include_shadow_dom: html and markdown output hold open and closed shadow r
   assert.match(markdown, 'open shadow text');
   assert.match(markdown, 'closed shadow text');
   assert.match(markdown, /closed shadow text[\s\S]*slotted light text/);
+});
+
+test('include_shadow_dom: hide_selectors reach into shadow roots, closed ones too', async () => {
+  const shown = await rig.render('/shadow-ad', { hide_selectors: ['.ad'], viewport_width: 200, viewport_height: 200 });
+  assert.ok(near(await rgbAt(shown.image, 50, 50), [255, 0, 0]), 'without include_shadow_dom the shadow ad stays');
+  const hidden = await rig.render('/shadow-ad', { hide_selectors: ['.ad'], include_shadow_dom: true, viewport_width: 200, viewport_height: 200 });
+  // The ad gone from inside the closed root, the rest of the root moves up into its place.
+  assert.ok(near(await rgbAt(hidden.image, 50, 50), [0, 0, 255]), `hidden inside the closed root ${await rgbAt(hidden.image, 50, 50)}`);
+  assert.ok(near(await rgbAt(hidden.image, 50, 150), [255, 255, 255]));
+  // Undone: the same warm page, the next render shows the ad again.
+  const again = await rig.render('/shadow-ad', { viewport_width: 200, viewport_height: 200 });
+  assert.ok(near(await rgbAt(again.image, 50, 50), [255, 0, 0]));
 });
 
 test('wait_for_selector_algorithm=at_least_by_count waits for every selector of the list', async () => {
