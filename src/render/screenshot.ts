@@ -166,7 +166,10 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
  * into one image of `clip` (the full page, in CSS px) with sharp. The scroll goes back to the top after.
  */
 async function captureBySections(page: Page, session: CDPSession, clip: Clip, options: RenderOptions, deadline: AbortSignal, undo: Array<() => Promise<unknown>>): Promise<Capture> {
+  // As in captureWith: a mobile render's scale is in its session's metrics, not in the clip; the
+  // image's pixels per CSS px are the device scale factor either way.
   const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
+  const pixels = options.device_scale_factor;
   const width = Math.min(clip.width, options.viewport_width);
   const sections: { top: number; image: Buffer }[] = [];
   undo.push(() => page.evaluate<void>("window.scrollTo({ left: 0, top: 0, behavior: 'instant' })"));
@@ -181,10 +184,10 @@ async function captureBySections(page: Page, session: CDPSession, clip: Clip, op
     const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
       format: 'png', clip: { x: 0, y, width, height, scale }, captureBeyondViewport: false,
     }));
-    sections.push({ top: Math.round(y * scale), image: Buffer.from(shot.data, 'base64') });
+    sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
   }
   const sharp = (await import('sharp')).default;
-  const stitched = sharp({ create: { width: Math.round(width * scale), height: Math.round(clip.height * scale), channels: 4, background: { r: 255, g: 255, b: 255, alpha: options.omit_background ? 0 : 1 } }, limitInputPixels: false })
+  const stitched = sharp({ create: { width: Math.round(width * pixels), height: Math.round(clip.height * pixels), channels: 4, background: { r: 255, g: 255, b: 255, alpha: options.omit_background ? 0 : 1 } }, limitInputPixels: false })
     .composite(sections.map(({ top, image }) => ({ input: image, top, left: 0 })));
   const format = captureFormat(options.format);
   const image = await (format === 'png' ? stitched.png() : stitched.toFormat(format, { quality: options.image_quality })).toBuffer();
