@@ -16,7 +16,7 @@ import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
 import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
-import type { RenderRequest } from '../src/domain/render.ts';
+import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
@@ -55,6 +55,8 @@ export interface StoredImage {
   size_bytes: number;
   /** The page's metadata (its content stored as a file of its own), when any was asked for. */
   metadata?: RecordedMetadata;
+  /** full_page_slices: each slice stored as a file of its own. */
+  slices?: RecordedSlice[];
 }
 
 /** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */
@@ -73,7 +75,7 @@ interface FailureVerdict {
  * image in hand), `failed` (final: record it), `retryLater` (hand the wait to the broker).
  */
 export type RenderOutput =
-  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number }
+  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number; vision?: string }
   | ({ status: 'failed' } & FailureVerdict)
   | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 
@@ -209,6 +211,9 @@ export const renderMachine = setup({
       const verdict: FailureVerdict = { error_code: code, error_message: message, details, ...(cause === undefined ? {} : { cause }) };
       return context.retryDelayMs === undefined ? { status: 'failed', ...verdict } : { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
     }
-    return { status: 'succeeded', stored, image: observation.image, format: context.request.options.format, size_bytes: stored.size_bytes };
+    return {
+      status: 'succeeded', stored, image: observation.image, format: context.request.options.format, size_bytes: stored.size_bytes,
+      ...(observation.vision !== undefined ? { vision: observation.vision } : {}),
+    };
   },
 });

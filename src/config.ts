@@ -51,6 +51,12 @@ export interface Config {
   smtpUrl?: string;
   /** Sender of the dashboard's mail. */
   mailFrom: string;
+  /** The operator's proxy per country (ip_country_code): lower-case code → http(s)://[user:pass@]host:port. */
+  geoProxies: Readonly<Record<string, string>>;
+  /** The OpenAI-compatible chat completions endpoint vision_prompt asks. */
+  visionApiUrl: string;
+  /** The model vision requests name (VISION_MODEL). */
+  visionModel: string;
 }
 
 /**
@@ -182,6 +188,24 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** GEO_PROXIES: `de=http://user:pass@host:port,us=http://…`; a code is two letters. */
+export function parseGeoProxies(raw: string): Record<string, string> {
+  const proxies: Record<string, string> = {};
+  for (const part of raw.split(',').map((item) => item.trim()).filter(Boolean)) {
+    const match = /^([a-zA-Z]{2})=(.+)$/.exec(part);
+    if (!match) throw new ConfigError(`GEO_PROXIES: "${part.replace(/\/\/[^@/]*@/, '//…@')}" is not code=http://host:port`);
+    let url: URL;
+    try {
+      url = new URL(match[2]);
+    } catch {
+      throw new ConfigError(`GEO_PROXIES: the proxy of ${match[1]} is not an absolute URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`GEO_PROXIES: the proxy of ${match[1]} must use http: or https:`);
+    proxies[match[1].toLowerCase()] = match[2];
+  }
+  return proxies;
+}
+
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -228,6 +252,9 @@ export function loadConfig(env: Env = process.env): Config {
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ? absoluteUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT, ['http:', 'https:']) : undefined,
     smtpUrl: env.SMTP_URL ? absoluteUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
     mailFrom: env.MAIL_FROM || 'Shutterbus <no-reply@shutterbus.local>',
+    geoProxies: parseGeoProxies(env.GEO_PROXIES || ''),
+    visionApiUrl: absoluteUrl('VISION_API_URL', env.VISION_API_URL || 'https://api.openai.com/v1/chat/completions', ['http:', 'https:']),
+    visionModel: env.VISION_MODEL || 'gpt-4o',
   };
   return deepFreeze(config);
 }

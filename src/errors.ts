@@ -27,6 +27,8 @@ export const errorTable = {
   content_missing_specified_string: { status: 422, message: 'The page does not contain a text listed in fail_if_content_missing.' },
   content_contains_specified_string: { status: 422, message: 'The page contains a text listed in fail_if_content_contains.' },
   script_error: { status: 422, message: 'A script of the scripts parameter threw an error.' },
+  gpu_rendering_failed: { status: 422, message: 'GPU rendering was asked for and is not available on this worker.' },
+  vision_failed: { status: 502, message: 'The vision API answered with an error or with nothing.' },
   concurrency_limit_reached: { status: 429, message: 'Too many renders of this workspace are in flight; retry shortly.' },
   host_returned_error: { status: 502, message: 'The target site answered with an error status.' },
   network_error: { status: 502, message: 'The target site refused or dropped the connection.' },

@@ -104,7 +104,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.filesBaseUrl);
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy });
       closers.push(() => worker.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
@@ -155,7 +155,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   sealer: Sealer;
 }) {
   const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink, sealer } = deps;
-  const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
+  const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit, sealer);
   const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();

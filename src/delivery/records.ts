@@ -8,6 +8,7 @@ import { names } from '../jetstream/topology.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
 import { traceHeaders } from '../jetstream/trace-headers.ts';
+import { publicExtras } from '../domain/render.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {
@@ -19,6 +20,8 @@ export interface DeliveryJob {
   body: string;
   /** 0 for the first round; each redrive or replay starts a new one and older jobs are ignored. */
   round: number;
+  /** webhook_sign=false: sent without signature headers. */
+  unsigned?: true;
 }
 
 /** Where a delivery stands. */
@@ -62,6 +65,7 @@ export function webhookPayload(record: RenderRecord, filesBaseUrl: string, creat
       format: record.format,
       ...(succeeded && record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) } : {}),
+      ...(succeeded ? publicExtras(record, (name) => fileUrl(filesBaseUrl, name)) : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
@@ -96,6 +100,8 @@ export class DeliveryQueue {
    */
   async enqueue(render: RenderRecord, filesBaseUrl: string): Promise<void> {
     if (!render.webhook_url) return;
+    // webhook_errors=false: only a success is announced.
+    if (render.status === 'failed' && render.webhook_errors === false) return;
     const payload = webhookPayload(render, filesBaseUrl);
     const now = new Date().toISOString();
     const job: DeliveryJob = {
@@ -105,6 +111,7 @@ export class DeliveryQueue {
       webhook_url: render.webhook_url,
       body: JSON.stringify(payload),
       round: 0,
+      ...(render.webhook_sign === false ? { unsigned: true as const } : {}),
     };
     const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
@@ -136,6 +143,6 @@ export class DeliveryQueue {
 }
 
 function jobOf(record: DeliveryRecord): DeliveryJob {
-  const { id, render_id, workspace_id, webhook_url, body, round } = record;
-  return { id, render_id, workspace_id, webhook_url, body, round };
+  const { id, render_id, workspace_id, webhook_url, body, round, unsigned } = record;
+  return { id, render_id, workspace_id, webhook_url, body, round, ...(unsigned ? { unsigned } : {}) };
 }

@@ -26,6 +26,8 @@ export interface DeliveryAttempt {
   secretKey: string;
   /** Unix seconds of this attempt; defaults to now. */
   timestamp?: number;
+  /** webhook_sign=false: no signature headers (the id and timestamp are still sent). */
+  unsigned?: boolean;
 }
 
 /**
@@ -43,6 +45,18 @@ export function webhookHeaders(id: string, body: string, secretKey: string, time
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': `v1,${createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(`${id}.${timestamp}.${body}`).digest('base64')}`,
+  };
+}
+
+/** The headers of a delivery sent with webhook_sign=false: the same, without any signature. */
+export function unsignedHeaders(id: string, timestamp: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Shutterbus-Webhooks/1',
+    'x-webhook-id': id,
+    'x-webhook-timestamp': String(timestamp),
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
   };
 }
 
@@ -73,7 +87,8 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
   const timestamp = attempt.timestamp ?? Math.floor(Date.now() / 1000);
   // With tracing on, the request carries the render's trace on to the receiver (traceparent).
   const span = startSpan('POST webhook', undefined, { 'http.request.method': 'POST', 'server.address': url.hostname, 'shutterbus.delivery_id': attempt.id }, 'client');
-  const headers = { ...webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp), ...traceCarrier(span) };
+  const signed = attempt.unsigned ? unsignedHeaders(attempt.id, timestamp) : webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
+  const headers = { ...signed, ...traceCarrier(span) };
   const client = url.protocol === 'https:' ? https : http;
   const result = await new Promise<AttemptResult>((resolve) => {
     const request = client.request(

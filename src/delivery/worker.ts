@@ -69,7 +69,7 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
         const workspace = await workspaces.get(job.workspace_id);
         if (!workspace) return { outcome: 'refused', error: `workspace ${job.workspace_id} no longer exists` };
         timestamp = Math.floor(Date.now() / 1000);
-        return deps.sendWebhook({ id: job.id, webhookUrl: job.webhook_url, body: job.body, secretKey: workspace.secret_key, timestamp }, policy);
+        return deps.sendWebhook({ id: job.id, webhookUrl: job.webhook_url, body: job.body, secretKey: workspace.secret_key, timestamp, ...(job.unsigned ? { unsigned: true } : {}) }, policy);
       }),
       recordAttempt: fromPromise<void, RecordAttemptInput>(async ({ input: { attempt, result } }) => {
         await settle(job, (current) => ({

@@ -143,7 +143,81 @@ const rules: Rule[] = [
     return imageOnly.filter((name) => given(values, name) && values[name] !== false).map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
   (values) => (values.format === 'pdf' ? [] : Object.keys(values).filter((name) => name.startsWith('pdf_')).map((parameter) => ({ parameter, message: 'needs format=pdf' }))),
+  // Options that refine another one mean nothing without it (docs/options.md).
+  (values) => {
+    const needs: Array<[string, string, boolean]> = [
+      ['full_page_algorithm', 'full_page=true', values.full_page === true],
+      ['full_page_slices', 'full_page=true', values.full_page === true],
+      ['selector_algorithm', 'selector', given(values, 'selector')],
+      ['selector_scroll_into_view', 'selector', given(values, 'selector')],
+      ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
+      ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
+      ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
+    ];
+    return needs.filter(([name, , met]) => given(values, name) && values[name] !== false && !met).map(([parameter, what]) => ({ parameter, message: `needs ${what}` }));
+  },
+  (values) => {
+    const format = String(values.format ?? 'png');
+    const image = format === 'jpg' || imageFormats.includes(format as never);
+    return ['full_page_slices', 'vision_prompt'].filter((name) => given(values, name) && values[name] !== false && !image)
+      .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
+  },
+  (values) => {
+    if (values.full_page_slices !== true) return [];
+    const height = Number(values.full_page_slice_height ?? 4000);
+    const overlap = Number(values.full_page_slice_overlap_height ?? 0);
+    return height - overlap < 100 ? [{ parameter: 'full_page_slice_overlap_height', message: 'full_page_slice_height minus full_page_slice_overlap_height must be at least 100' }] : [];
+  },
+  (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
+  (values) => (given(values, 'proxy') && given(values, 'ip_country_code') ? [{ parameter: 'ip_country_code', message: 'not with proxy: give one of them' }] : []),
+  (values) => ((values.proxy_bypass_hosts as string[] | undefined) ?? []).filter((host) => !BYPASS_HOST.test(host))
+    .map((host) => ({ parameter: 'proxy_bypass_hosts', message: `"${host.slice(0, 60)}" is not a host name (example.com, or *.example.com)` })),
+  // An Accept-Language header also sets the page's locale (docs/options.md), so it must name one.
+  (values) => {
+    const line = ((values.headers as string[] | undefined) ?? []).map(parseHeaderLine).find((header) => header?.name.toLowerCase() === 'accept-language');
+    if (!line || localeOf(line.value) !== undefined) return [];
+    return [{ parameter: 'headers', message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)` }];
+  },
 ];
+
+const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
+
+/** The customer's proxy URL, split; null when it is not `http(s)://[user:password@]host[:port]`. */
+export function parseProxyUrl(text: string): { url: URL; username: string; password: string } | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || (url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return null;
+  return { url, username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+}
+
+function proxyRefusals(text: string): Refusal[] {
+  return parseProxyUrl(text) ? [] : [{ parameter: 'proxy', message: 'must be http://[user:password@]host:port or https://…, with no path' }];
+}
+
+/**
+ * The locale an Accept-Language value asks for first (`de-DE,de;q=0.9` → `de-DE`), and every tag
+ * of it in order of preference; undefined when it names none.
+ */
+export function localeOf(acceptLanguage: string): { locale: string; languages: string[] } | undefined {
+  const ranked = acceptLanguage.split(',').map((part, index) => {
+    const [tag, ...params] = part.trim().split(';');
+    const q = params.map((param) => /^\s*q=([\d.]+)\s*$/.exec(param)).find(Boolean);
+    return { tag: tag.trim(), q: q ? Number(q[1]) : 1, index };
+  }).filter(({ tag, q }) => tag !== '' && tag !== '*' && q > 0);
+  const languages: string[] = [];
+  for (const { tag } of ranked.sort((a, b) => b.q - a.q || a.index - b.index)) {
+    try {
+      languages.push(Intl.getCanonicalLocales(tag)[0]);
+    } catch {
+      return undefined;
+    }
+  }
+  return languages.length > 0 ? { locale: languages[0], languages } : undefined;
+}
 
 /** Every refusal the rules find in parsed values. */
 export function refusals(values: Values): Refusal[] {

@@ -3,10 +3,10 @@ import type { PageMetadata } from './metadata.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'pdf' | 'html' | 'markdown';
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'jp2' | 'heif' | 'pdf' | 'html' | 'markdown';
 
 /** The output formats that are images (the others are a PDF or text). */
-export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff'];
+export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif'];
 
 /** Paper sizes of `pdf_paper_format`. */
 export type PaperFormat = 'a0' | 'a1' | 'a2' | 'a3' | 'a4' | 'a5' | 'a6' | 'letter' | 'legal' | 'tabloid';
@@ -55,6 +55,7 @@ export interface RenderOptions {
   /** Seconds the whole render may take. */
   timeout: number;
   wait_for_selector?: string;
+  wait_for_selector_algorithm: 'at_least_one' | 'at_least_by_count';
 
   styles?: string;
   scripts?: string;
@@ -90,6 +91,26 @@ export interface RenderOptions {
   clip_width?: number;
   clip_height?: number;
   omit_background: boolean;
+  full_page_algorithm: 'default' | 'by_sections';
+  full_page_slices: boolean;
+  full_page_slice_height: number;
+  full_page_slice_overlap_height: number;
+  selector_algorithm: 'default' | 'clip';
+  selector_scroll_into_view: boolean;
+  include_shadow_dom: boolean;
+  request_gpu_rendering: boolean;
+  fail_if_gpu_rendering_fails: boolean;
+
+  /** The customer's proxy URL (credentials included): sealed in the stream message (src/secrets/request-secrets.ts). */
+  proxy?: string;
+  proxy_bypass_hosts: string[];
+  /** A country of the operator's GEO_PROXIES, lower case. */
+  ip_country_code?: string;
+
+  vision_prompt?: string;
+  vision_max_tokens?: number;
+  /** Sealed in the stream message, like proxy. */
+  openai_api_key?: string;
 
   pdf_print_background: boolean;
   pdf_fit_one_page: boolean;
@@ -136,6 +157,8 @@ export const contentTypes: Record<OutputFormat, string> = {
   gif: 'image/gif',
   avif: 'image/avif',
   tiff: 'image/tiff',
+  jp2: 'image/jp2',
+  heif: 'image/heif',
   pdf: 'application/pdf',
   html: 'text/html; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
@@ -166,4 +189,6 @@ export interface PageObservation {
   image: Buffer;
   /** What the metadata_* options asked for, gathered in the same page visit; absent when none. */
   metadata?: PageMetadata;
+  /** The vision API's answer about the capture (vision_prompt). */
+  vision?: string;
 }

@@ -13,7 +13,7 @@ export type ValueType =
 export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
 
 /** Where a parameter belongs in the API reference. */
-export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async';
+export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async' | 'proxy' | 'vision';
 
 /** One row of the table. */
 export interface Parameter {
@@ -78,6 +78,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'delay', type: number(0, 30), default: 0, group: 'wait', role: 'option', description: 'Seconds to wait after navigation, before capturing.' },
   { name: 'timeout', type: number(1, 90), default: 30, group: 'wait', role: 'option', description: 'Seconds the whole render may take; a render that outlives it fails with timeout_error.' },
   { name: 'wait_for_selector', type: text(1000), group: 'wait', role: 'option', description: 'Before capturing, wait until an element matching this selector is visible; none within timeout fails with selector_not_found.' },
+  { name: 'wait_for_selector_algorithm', type: oneOf('at_least_one', 'at_least_by_count'), default: 'at_least_one', group: 'wait', role: 'option', description: 'at_least_one: wait_for_selector waits for one visible match; at_least_by_count: for as many visible matches as the selector matches elements.' },
 
   { name: 'styles', type: text(65_536), group: 'page', role: 'option', description: 'CSS added to the page after load.' },
   { name: 'scripts', type: text(65_536), group: 'page', role: 'option', description: 'JavaScript run in the page after load; a returned promise is awaited, a throw fails with script_error.' },
@@ -112,8 +113,17 @@ export const parameters: readonly Parameter[] = [
   { name: 'clip_width', type: integer(1, 16_384), group: 'capture', role: 'option', description: 'Width of the rectangle to capture.' },
   { name: 'clip_height', type: integer(1, 16_384), group: 'capture', role: 'option', description: 'Height of the rectangle to capture.' },
   { name: 'omit_background', type: flag, default: false, group: 'capture', role: 'option', description: 'Transparent where the page paints no background (png and webp).' },
+  { name: 'full_page_algorithm', type: oneOf('default', 'by_sections'), default: 'default', group: 'capture', role: 'option', description: 'by_sections: the full page is captured one viewport-high section at a time, each scrolled into view, and the sections stitched together; default: one capture of the whole page.' },
+  { name: 'full_page_slices', type: flag, default: false, group: 'capture', role: 'option', description: 'With full_page: the capture is also cut into slices of full_page_slice_height, each stored as a file and listed in slices of the JSON answer.' },
+  { name: 'full_page_slice_height', type: integer(100, 16_000), default: 4000, group: 'capture', role: 'option', description: 'Height of each slice in image pixels; the last one is what remains.' },
+  { name: 'full_page_slice_overlap_height', type: integer(0, 15_900), default: 0, group: 'capture', role: 'option', description: 'Pixels each slice repeats of the one before it; full_page_slice_height minus it is at least 100.' },
+  { name: 'selector_algorithm', type: oneOf('default', 'clip'), default: 'default', group: 'capture', role: 'option', description: 'default: the whole box of the selector\'s element, also beyond the viewport; clip: the element\'s rectangle as the viewport paints it (as clip_* would).' },
+  { name: 'selector_scroll_into_view', type: flag, default: true, group: 'capture', role: 'option', description: 'With selector: scroll the element into view before capturing it; false: the page stays where it is.' },
+  { name: 'include_shadow_dom', type: flag, default: false, group: 'capture', role: 'option', description: 'Open and closed shadow roots are part of the page\'s content (format html and markdown, metadata_content), and hide_selectors reach into them.' },
+  { name: 'request_gpu_rendering', type: flag, default: false, group: 'capture', role: 'option', description: 'Ask for GPU rendering; a worker without a GPU renders in software (or fails, with fail_if_gpu_rendering_fails).' },
+  { name: 'fail_if_gpu_rendering_fails', type: flag, default: false, group: 'capture', role: 'option', description: 'With request_gpu_rendering: fail with gpu_rendering_failed instead of rendering in software.' },
 
-  { name: 'format', type: oneOf('png', 'jpeg', 'jpg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'), default: 'png', group: 'output', role: 'option', description: 'Output format: an image (jpg is jpeg), pdf (the printed document), html (the DOM after scripts) or markdown (the main content).' },
+  { name: 'format', type: oneOf('png', 'jpeg', 'jpg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif', 'pdf', 'html', 'markdown'), default: 'png', group: 'output', role: 'option', description: 'Output format: an image (jpg is jpeg; jp2 and heif only where the image library can write them), pdf (the printed document), html (the DOM after scripts) or markdown (the main content).' },
   { name: 'image_quality', type: integer(1, 100), default: 80, group: 'output', role: 'option', description: 'Quality of jpeg, webp and avif images.' },
   { name: 'image_width', type: integer(1, 7680), group: 'output', role: 'option', description: 'Scale the image to this width (aspect kept when image_height is not given).' },
   { name: 'image_height', type: integer(1, 7680), group: 'output', role: 'option', description: 'Scale the image to this height (aspect kept when image_width is not given).' },
@@ -153,6 +163,17 @@ export const parameters: readonly Parameter[] = [
   { name: 'async', type: flag, default: false, group: 'async', role: 'control', description: 'Answer 202 at once with a render id; the result is at the status URL and in the webhook.' },
   { name: 'webhook_url', type: text(8192), group: 'async', role: 'control', description: 'Where the signed webhook announcing the end of the render is POSTed.' },
   { name: 'external_identifier', type: text(128), group: 'async', role: 'control', description: 'Your own id, echoed in the webhook and the status.' },
+  { name: 'webhook_sign', type: flag, default: true, group: 'async', role: 'control', description: 'false: the webhook is sent without its signature headers.' },
+  { name: 'webhook_errors', type: flag, default: true, group: 'async', role: 'control', description: 'false: a failed render sends no webhook (only successes are announced).' },
+
+  { name: 'proxy', type: text(2048), group: 'proxy', role: 'option', description: 'http(s)://[user:password@]host:port: the page\'s traffic leaves through this proxy (behind the service\'s own checks); its address obeys the address rules of url.' },
+  { name: 'proxy_bypass_hosts', type: listOf(text(253)), default: [], group: 'proxy', role: 'option', description: 'Host names (*.example.com for a domain and its subdomains) whose requests skip proxy.' },
+  { name: 'ip_country_code', type: text(2, /^[a-zA-Z]{2}$/, 'a two-letter country code'), group: 'proxy', role: 'option', description: 'The page\'s traffic leaves through the operator\'s proxy for this country (GEO_PROXIES); not with proxy.' },
+  { name: 'servers_region', type: oneOf('us-east'), default: 'us-east', group: 'proxy', role: 'control', description: 'Accepted for compatibility: a deployment renders in the one region it runs in.' },
+
+  { name: 'vision_prompt', type: text(10_000), group: 'vision', role: 'option', description: 'Send the capture with this prompt to an OpenAI-compatible chat completions API; its answer is vision in the JSON answer, the status and the webhook.' },
+  { name: 'vision_max_tokens', type: integer(1, 16_384), group: 'vision', role: 'option', description: 'The most tokens the vision answer may take.' },
+  { name: 'openai_api_key', type: text(512), group: 'vision', role: 'option', description: 'The API key the vision request is sent with (a secret: never stored in plain text, never returned).' },
 ];
 
 /** The table by name. */

@@ -11,6 +11,10 @@ export interface RenderRequest {
   options: RenderOptions;
   webhook_url?: string;
   external_identifier?: string;
+  /** false: the webhook goes without signature headers (webhook_sign). */
+  webhook_sign?: false;
+  /** false: a failed render sends no webhook (webhook_errors). */
+  webhook_errors?: false;
   /** Set for a cached signed GET: the cache entry this render fills, and for how long. */
   cache?: { key: string; ttl: number };
   /**
@@ -41,6 +45,28 @@ export function withSteps(record: RenderRecord, steps: readonly { step: Timeline
   return { ...record, timeline };
 }
 
+/** One stored slice of a full-page capture (full_page_slices); offsets and sizes in image pixels. */
+export interface RecordedSlice {
+  index: number;
+  offset_y: number;
+  width: number;
+  height: number;
+  file_name: string;
+}
+
+/** Slices as answers show them: the file's URL given by `urlOf` (files.ts fileUrl). */
+export function publicSlices(slices: RecordedSlice[], urlOf: (fileName: string) => string) {
+  return slices.map(({ file_name, ...slice }) => ({ ...slice, url: urlOf(file_name) }));
+}
+
+/** The render's answers beyond the file (slices, vision), as every answer shows them. */
+export function publicExtras(record: Pick<RenderRecord, 'slices' | 'vision'>, urlOf: (fileName: string) => string) {
+  return {
+    ...(record.slices ? { slices: publicSlices(record.slices, urlOf) } : {}),
+    ...(record.vision !== undefined ? { vision: record.vision } : {}),
+  };
+}
+
 /** The render actor's states as the outside sees them. */
 export type RenderStatus = 'pending' | 'rendering' | 'succeeded' | 'failed';
 
@@ -59,11 +85,17 @@ export interface RenderRecord {
   size_bytes?: number;
   /** What the metadata_* options asked for, once succeeded. */
   metadata?: RecordedMetadata;
+  /** full_page_slices: each slice stored as a file of its own, top to bottom. */
+  slices?: RecordedSlice[];
+  /** The vision API's answer (vision_prompt), once succeeded. */
+  vision?: string;
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;
   external_identifier?: string;
   webhook_url?: string;
+  webhook_sign?: false;
+  webhook_errors?: false;
   cache?: RenderRequest['cache'];
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
@@ -89,6 +121,8 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     created_at: request.created_at,
     ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),
     ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
+    ...(request.webhook_sign === false ? { webhook_sign: false as const } : {}),
+    ...(request.webhook_errors === false ? { webhook_errors: false as const } : {}),
     ...(request.cache ? { cache: request.cache } : {}),
     ...(request.trace ? { trace: request.trace } : {}),
     timeline: [{ step: 'queued', at: request.created_at, ms: 0 }],

@@ -157,6 +157,16 @@ function schemas(): Json {
       },
     },
     Metadata: metadataSchema(),
+    Slices: {
+      type: 'array',
+      description: 'full_page_slices: the full-page image cut into slices, each a file of its own; offsets and sizes in image pixels.',
+      items: {
+        type: 'object',
+        required: ['index', 'offset_y', 'width', 'height', 'url'],
+        properties: { index: { type: 'integer' }, offset_y: { type: 'integer' }, width: { type: 'integer' }, height: { type: 'integer' }, url: { type: 'string', format: 'uri' } },
+      },
+    },
+    Vision: { type: 'string', description: "vision_prompt: the vision API's answer about the capture." },
     TakeJsonAnswer: {
       type: 'object',
       required: ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes'],
@@ -167,6 +177,8 @@ function schemas(): Json {
         format: recordFormat(),
         size_bytes: { type: 'integer' },
         metadata: ref('Metadata'),
+        slices: ref('Slices'),
+        vision: ref('Vision'),
       },
     },
     AsyncAnswer: {
@@ -205,6 +217,8 @@ function schemas(): Json {
             },
           },
         },
+        slices: ref('Slices'),
+        vision: ref('Vision'),
       },
     },
     WebhookPayload: {
@@ -227,6 +241,8 @@ function schemas(): Json {
             error_message: { type: 'string', description: 'render.failed only.' },
             external_identifier: { type: 'string' },
             metadata: ref('Metadata'),
+            slices: ref('Slices'),
+            vision: ref('Vision'),
           },
         },
       },

@@ -24,6 +24,9 @@ export interface TakeControl {
   external_identifier?: string;
   response_type: 'by_format' | 'json' | 'empty';
   attachment_name?: string;
+  webhook_sign: boolean;
+  webhook_errors: boolean;
+  servers_region: string;
 }
 
 /** A validated /api/take request. */
@@ -114,6 +117,7 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
     ...(values.viewport_device !== undefined ? presetOptions(String(values.viewport_device)) : {}),
     ...given('option'),
     format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
+    ...(values.ip_country_code !== undefined ? { ip_country_code: String(values.ip_country_code).toLowerCase() } : {}),
   };
   const control = { ...controlDefaults, ...given('control') } as unknown as TakeControl;
   return { request: { options, control } };

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { publicExtras } from '../domain/render.ts';
 import { identify } from './auth.ts';
 
 /** Registers the render status route; its collaborators are the app's decorators (services.ts). */
@@ -18,6 +19,7 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
       status: record.status,
       ...(record.file_name ? { file_url: fileUrl(config.filesBaseUrl, record.file_name) } : {}),
       ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
+      ...publicExtras(record, (name) => fileUrl(config.filesBaseUrl, name)),
       ...(record.error_code ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       created_at: record.created_at,

@@ -8,6 +8,9 @@ import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { publicExtras } from '../domain/render.ts';
+import { parseProxyUrl } from '../domain/combinations.ts';
+import { unwritableFormat } from '../render/image.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { serveAsUserContent } from './files.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
@@ -60,6 +63,16 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   const checkTargets = async ({ options, control }: TakeRequest) => {
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
+    // The customer's proxy obeys the address rules of url (its credentials are not part of the check).
+    const proxy = options.proxy === undefined ? null : parseProxyUrl(options.proxy);
+    if (proxy) await checkTarget(`${proxy.url.protocol}//${proxy.url.host}/`, 'proxy');
+    const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
+    if (options.ip_country_code !== undefined && config.geoProxies[options.ip_country_code] === undefined) {
+      const known = Object.keys(config.geoProxies);
+      throw refuse('ip_country_code', `no proxy for ${options.ip_country_code} here (${known.length > 0 ? `configured: ${known.join(', ')}` : 'none is configured'})`);
+    }
+    const unwritable = await unwritableFormat(options.format);
+    if (unwritable) throw refuse('format', unwritable);
   };
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
@@ -85,6 +98,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
         format: record.format,
         size_bytes: record.size_bytes,
         ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
+        ...publicExtras(record, (name) => fileUrl(config.filesBaseUrl, name)),
       };
     }
     serveAsUserContent(reply);
@@ -116,6 +130,8 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       options: takeRequest.options,
       ...(takeRequest.control.webhook_url ? { webhook_url: takeRequest.control.webhook_url } : {}),
       ...(takeRequest.control.external_identifier ? { external_identifier: takeRequest.control.external_identifier } : {}),
+      ...(takeRequest.control.webhook_sign ? {} : { webhook_sign: false as const }),
+      ...(takeRequest.control.webhook_errors ? {} : { webhook_errors: false as const }),
       ...(cacheKey ? { cache: { key: cacheKey, ttl: takeRequest.control.cache_ttl } } : {}),
     };
     // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies

@@ -8,6 +8,8 @@ import { names, type Topology } from './topology.ts';
 import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { readRenderDone, type RenderRecords, type RenderResult } from './render-records.ts';
 import { traceHeaders } from './trace-headers.ts';
+import type { Sealer } from '../secrets/sealer.ts';
+import { sealRequestSecrets } from '../secrets/request-secrets.ts';
 
 /** How often the backlog figure behind the 503 answer is refreshed. */
 const BACKLOG_REFRESH_MS = 1000;
@@ -25,6 +27,8 @@ export class RenderQueue {
     private readonly topology: Topology,
     readonly records: RenderRecords,
     private readonly queueLimit: number,
+    /** Seals the request's secret options before they enter the stream (src/secrets/request-secrets.ts). */
+    private readonly sealer?: Sealer,
   ) {}
 
   /** Accepts a request: records it as pending and publishes it durably, deduplicated by its render id. */
@@ -41,7 +45,7 @@ export class RenderQueue {
   // A publish whose acknowledgement was lost (a node died, a leader was being elected) may have been
   // stored: sending it again under the same msgID is deduplicated by the stream.
   private async publish(request: RenderRequest): Promise<void> {
-    const payload = JSON.stringify(request);
+    const payload = JSON.stringify(sealRequestSecrets(request, this.sealer));
     for (let attempt = 1; ; attempt++) {
       try {
         await this.js.publish(names.renderSubject(request.workspace_id), payload, { msgID: request.render_id, timeout: PUBLISH_TIMEOUT_MS, headers: traceHeaders(request.trace) });

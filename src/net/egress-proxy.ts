@@ -1,7 +1,9 @@
 // The forward proxy Chromium is launched behind: every connection the browser makes is
 // resolved once, checked, and connected to exactly the address that passed (no rebinding).
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
 import { resolvePublic, type TargetPolicy } from './target.ts';
@@ -16,7 +18,59 @@ export interface EgressProxyOptions extends Omit<TargetPolicy, 'param'> {
 export interface EgressProxy {
   port: number;
   url: string;
+  /**
+   * Opens a listener of its own for one render whose traffic leaves through `upstream` (the
+   * customer's proxy or a country's): the same checks, then chained to that proxy. Give the
+   * render's browser context `proxy: { server: route.url }`; close the route after the render.
+   */
+  route(upstream: UpstreamProxy): Promise<EgressRoute>;
   close(): Promise<void>;
+}
+
+/** A proxy the egress proxy chains to: `url` is http(s)://[user:password@]host[:port]. */
+export interface UpstreamProxy {
+  url: string;
+  /** Host names (`*.example.com`: the domain and its subdomains) that skip the upstream proxy. */
+  bypass?: readonly string[];
+}
+
+/** One render's listener, chained to its upstream proxy. */
+export interface EgressRoute {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** An upstream proxy as a connection needs it; the credentials never reach a log. */
+interface Upstream {
+  secure: boolean;
+  host: string;
+  port: number;
+  authorization?: string;
+  bypass: readonly string[];
+}
+
+function upstreamOf(proxy: UpstreamProxy): Upstream {
+  const url = new URL(proxy.url);
+  const secure = url.protocol === 'https:';
+  const user = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  return {
+    secure,
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(url.port || (secure ? 443 : 80)),
+    ...(user || password ? { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` } : {}),
+    bypass: (proxy.bypass ?? []).map((host) => host.toLowerCase()),
+  };
+}
+
+/** True when `host` is one of the bypass names (`*.example.com` also covers example.com). */
+function bypasses(upstream: Upstream, host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return upstream.bypass.some((rule) => {
+    if (!rule.startsWith('*.')) return name === rule;
+    const domain = rule.slice(2);
+    return name === domain || name.endsWith(`.${domain}`);
+  });
 }
 
 /** The header every refusal carries, naming the error code the render should report. */
@@ -98,6 +152,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const sockets = new Set<Duplex>();
   // Pooled per pinned IP and port, so a reused upstream socket is always to a checked address.
   const agent = new http.Agent({ keepAlive: true });
+  const routes = new Set<http.Server>();
 
   const track = (socket: Duplex): void => {
     sockets.add(socket);
@@ -119,100 +174,201 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
   };
 
-  /** Connects to the pinned address and splices it with the client once it is up. */
-  const tunnel = (client: Duplex, address: string, port: number, opening: string | Buffer, head: Buffer): void => {
-    const upstream = net.connect({ host: address, port });
+  /** Splices the client with `upstream` once it is up (`connected`: it is already), writing `opening` to the client first. */
+  const splice = (client: Duplex, upstream: Duplex, opening: string | Buffer, head: Buffer, where: object, connected = false): void => {
     let spliced = false;
     track(upstream);
-    upstream.once('connect', () => {
+    const go = () => {
       spliced = true;
       client.write(opening);
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
-    });
+    };
     upstream.once('error', (error) => {
-      log({ event: 'egress_failed', address, port, reason: error.message });
+      log({ event: 'egress_failed', ...where, reason: error.message });
       // Before the splice the client still waits for an answer; after it, closing is the answer.
       if (!spliced) rawBlock(client, 'network_error');
     });
     upstream.once('close', () => client.destroy());
     client.once('close', () => upstream.destroy());
+    if (connected) go();
+    else upstream.once('connect', go);
   };
 
+  /** Connects to the pinned address and splices it with the client once it is up. */
+  const tunnel = (client: Duplex, address: string, port: number, opening: string | Buffer, head: Buffer): void => {
+    splice(client, net.connect({ host: address, port }), opening, head, { address, port });
+  };
+
+  /**
+   * A socket to the upstream proxy (its address checked and pinned like a target's), on which a
+   * CONNECT to host:port has been answered 200; null (logged) when the proxy refused or failed.
+   */
+  const connectVia = async (upstream: Upstream, host: string, port: number): Promise<Duplex | BlockCode> => {
+    const pinned = await pin('proxy', upstream.host, upstream.port);
+    if ('blocked' in pinned) return pinned.blocked;
+    const socket: Duplex = upstream.secure
+      ? tls.connect({ host: pinned.address, port: upstream.port, servername: net.isIP(upstream.host) ? undefined : upstream.host })
+      : net.connect({ host: pinned.address, port: upstream.port });
+    track(socket);
+    const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const request = `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${upstream.authorization ? `Proxy-Authorization: ${upstream.authorization}\r\n` : ''}\r\n`;
+    return new Promise<Duplex | BlockCode>((resolve) => {
+      let received = Buffer.alloc(0);
+      const fail = (reason: string) => {
+        log({ event: 'egress_failed', kind: 'proxy', proxy: `${upstream.host}:${upstream.port}`, host, port, reason });
+        socket.destroy();
+        resolve('network_error');
+      };
+      const onData = (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        const end = received.indexOf('\r\n\r\n');
+        if (end < 0) return received.length > 16_384 ? fail('proxy answer too long') : undefined;
+        socket.off('data', onData);
+        socket.off('error', onError);
+        // Held until the splice pipes it: nothing the target sends meanwhile is lost.
+        socket.pause();
+        const status = /^HTTP\/1\.[01] (\d{3})/.exec(received.subarray(0, end).toString('latin1'))?.[1];
+        if (status !== '200') return fail(`proxy answered ${status ?? 'something else'} to CONNECT`);
+        const rest = received.subarray(end + 4);
+        if (rest.length > 0) socket.unshift(rest);
+        resolve(socket);
+      };
+      const onError = (error: Error) => fail(error.message);
+      socket.on('data', onData);
+      socket.once('error', onError);
+      socket.once(upstream.secure ? 'secureConnect' : 'connect', () => socket.write(request));
+    });
+  };
+
+  /** The handlers of one listener: `via` chains what passed the checks to an upstream proxy. */
+  const serve = (server: http.Server, via?: Upstream): Set<Duplex> => {
+    const own = new Set<Duplex>();
+    server.on('connection', (socket: Duplex) => {
+      track(socket);
+      own.add(socket);
+      socket.on('close', () => own.delete(socket));
+    });
+    server.on('clientError', (_error, socket) => socket.destroy());
+    const chained = (host: string) => via !== undefined && !bypasses(via, host);
+
+    // https://, wss:// and (in Chromium) ws:// arrive as CONNECT host:port tunnels.
+    server.on('connect', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
+      const target = parseAuthority(request.url ?? '');
+      if (!target) return rawBlock(client, 'request_not_valid');
+      // The target obeys the address rules whichever way it leaves: a proxy never reaches what they forbid.
+      const pinned = await pin('connect', target.host, target.port);
+      if (client.destroyed) return;
+      if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
+      if (!chained(target.host)) return tunnel(client, pinned.address, target.port, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
+      const upstream = await connectVia(via!, target.host.replace(/^\[|\]$/g, ''), target.port);
+      if (client.destroyed) return void (typeof upstream === 'string' ? undefined : upstream.destroy());
+      if (typeof upstream === 'string') return rawBlock(client, upstream);
+      splice(client, upstream, 'HTTP/1.1 200 Connection Established\r\n\r\n', head, { proxy: `${via!.host}:${via!.port}` }, true);
+    }));
+
+    // ws:// sent as an absolute-form Upgrade request: forward the request, then splice.
+    server.on('upgrade', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
+      const target = absoluteTarget(request);
+      if (!target) return rawBlock(client, 'request_not_valid');
+      const port = Number(target.port || 80);
+      const pinned = await pin('upgrade', target.hostname, port);
+      if (client.destroyed) return;
+      if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
+      const headers = endToEndHeaders(request.rawHeaders, ['connection', 'upgrade']);
+      const lines = [`${request.method} ${target.pathname}${target.search} HTTP/1.1`];
+      for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+      const opening = Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]);
+      if (!chained(target.hostname)) return tunnel(client, pinned.address, port, '', opening);
+      const upstream = await connectVia(via!, target.hostname.replace(/^\[|\]$/g, ''), port);
+      if (typeof upstream === 'string') return rawBlock(client, upstream);
+      splice(client, upstream, '', opening, { proxy: `${via!.host}:${via!.port}` }, true);
+    }));
+
+    // Plain http:// in absolute form: forward once, never follow redirects (each hop comes back here).
+    server.on('request', guarded(async (request: http.IncomingMessage, response: http.ServerResponse) => {
+      const target = absoluteTarget(request);
+      const answerBlocked = (code: BlockCode): void => {
+        if (response.headersSent) return void response.destroy();
+        const [status] = blockStatus[code];
+        response.writeHead(status, { [blockedHeader]: code, 'Content-Type': 'text/plain' }).end(`${code}\n`);
+      };
+      if (!target) return answerBlocked('request_not_valid');
+      const port = Number(target.port || 80);
+      const pinned = await pin('http', target.hostname, port);
+      if ('blocked' in pinned) return answerBlocked(pinned.blocked);
+      const headers = endToEndHeaders(request.rawHeaders);
+      if (request.headers.host === undefined) headers.push('Host', target.host);
+      let forward: http.ClientRequest;
+      if (chained(target.hostname)) {
+        // Through the upstream proxy: the absolute-form request, with its credentials.
+        const proxyPinned = await pin('proxy', via!.host, via!.port);
+        if ('blocked' in proxyPinned) return answerBlocked(proxyPinned.blocked);
+        if (via!.authorization) headers.push('Proxy-Authorization', via!.authorization);
+        const client = via!.secure ? https : http;
+        forward = client.request({
+          host: proxyPinned.address, port: via!.port, method: request.method, path: target.href, headers, setHost: false, agent: false,
+          ...(via!.secure && !net.isIP(via!.host) ? { servername: via!.host } : {}),
+        });
+      } else {
+        forward = http.request({
+          host: pinned.address, port, method: request.method, path: `${target.pathname}${target.search}`,
+          headers, setHost: false, agent,
+        });
+      }
+      forward.on('response', (upstream) => {
+        response.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, endToEndHeaders(upstream.rawHeaders));
+        upstream.pipe(response);
+        upstream.on('error', () => response.destroy());
+      });
+      forward.on('error', (error) => {
+        log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
+        answerBlocked('network_error');
+      });
+      request.pipe(forward);
+      // The browser gave up (page closed, navigation cancelled): stop the upstream request too.
+      request.on('error', () => forward.destroy());
+      response.on('close', () => {
+        if (!response.writableFinished) forward.destroy();
+      });
+    }));
+    return own;
+  };
+
+  const listen = async (server: http.Server): Promise<number> => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return (server.address() as net.AddressInfo).port;
+  };
+  const shut = (server: http.Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
   const server = http.createServer();
-  server.on('connection', track);
-  server.on('clientError', (_error, socket) => socket.destroy());
-
-  // https://, wss:// and (in Chromium) ws:// arrive as CONNECT host:port tunnels.
-  server.on('connect', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    const target = parseAuthority(request.url ?? '');
-    if (!target) return rawBlock(client, 'request_not_valid');
-    const pinned = await pin('connect', target.host, target.port);
-    if (client.destroyed) return;
-    if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
-    tunnel(client, pinned.address, target.port, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
-  }));
-
-  // ws:// sent as an absolute-form Upgrade request: forward the request, then splice.
-  server.on('upgrade', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    const target = absoluteTarget(request);
-    if (!target) return rawBlock(client, 'request_not_valid');
-    const port = Number(target.port || 80);
-    const pinned = await pin('upgrade', target.hostname, port);
-    if (client.destroyed) return;
-    if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
-    const headers = endToEndHeaders(request.rawHeaders, ['connection', 'upgrade']);
-    const lines = [`${request.method} ${target.pathname}${target.search} HTTP/1.1`];
-    for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
-    tunnel(client, pinned.address, port, '', Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]));
-  }));
-
-  // Plain http:// in absolute form: forward once, never follow redirects (each hop comes back here).
-  server.on('request', guarded(async (request: http.IncomingMessage, response: http.ServerResponse) => {
-    const target = absoluteTarget(request);
-    const answerBlocked = (code: BlockCode): void => {
-      if (response.headersSent) return void response.destroy();
-      const [status] = blockStatus[code];
-      response.writeHead(status, { [blockedHeader]: code, 'Content-Type': 'text/plain' }).end(`${code}\n`);
-    };
-    if (!target) return answerBlocked('request_not_valid');
-    const port = Number(target.port || 80);
-    const pinned = await pin('http', target.hostname, port);
-    if ('blocked' in pinned) return answerBlocked(pinned.blocked);
-    const headers = endToEndHeaders(request.rawHeaders);
-    if (request.headers.host === undefined) headers.push('Host', target.host);
-    const forward = http.request({
-      host: pinned.address, port, method: request.method, path: `${target.pathname}${target.search}`,
-      headers, setHost: false, agent,
-    });
-    forward.on('response', (upstream) => {
-      response.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, endToEndHeaders(upstream.rawHeaders));
-      upstream.pipe(response);
-      upstream.on('error', () => response.destroy());
-    });
-    forward.on('error', (error) => {
-      log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
-      answerBlocked('network_error');
-    });
-    request.pipe(forward);
-    // The browser gave up (page closed, navigation cancelled): stop the upstream request too.
-    request.on('error', () => forward.destroy());
-    response.on('close', () => {
-      if (!response.writableFinished) forward.destroy();
-    });
-  }));
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as net.AddressInfo).port;
+  serve(server);
+  const port = await listen(server);
   return {
     port,
     url: `http://127.0.0.1:${port}`,
+    async route(upstream) {
+      const routeServer = http.createServer();
+      const own = serve(routeServer, upstreamOf(upstream));
+      const routePort = await listen(routeServer);
+      routes.add(routeServer);
+      return {
+        url: `http://127.0.0.1:${routePort}`,
+        async close() {
+          routes.delete(routeServer);
+          const closed = shut(routeServer);
+          // The render is over: its tunnels (and the upstream sockets spliced to them) go too.
+          for (const socket of own) socket.destroy();
+          await closed;
+        },
+      };
+    },
     async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = Promise.all([server, ...routes].map(shut));
       for (const socket of sockets) socket.destroy();
       agent.destroy();
       await closed;

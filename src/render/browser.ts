@@ -29,10 +29,18 @@ export interface BrowserHostOptions {
  */
 export type PageSetup = MetricsOptions & Pick<RenderOptions, 'timeout'> & {
   workspaceId?: string;
+  /**
+   * A proxy of its own for this render (an egress route chained to the customer's or a country's
+   * proxy, src/net/egress-proxy.ts): the render gets a one-off context behind it, never a warm page.
+   */
+  proxyServer?: string;
 };
 
 /** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
 export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSession) => Promise<T>;
+
+// Whether each launched browser renders on a GPU, asked once (hasGpuRendering).
+const gpuRendering = new WeakMap<Browser, Promise<boolean>>();
 
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
@@ -73,6 +81,28 @@ export class BrowserHost {
   /** True while a browser is up and connected (readiness probe). */
   isHealthy(): boolean {
     return this.#browser?.isConnected() === true && this.#recovering === null;
+  }
+
+  /**
+   * True when the running browser composites and rasterises on a GPU (request_gpu_rendering); false
+   * when it renders in software, as a worker without a GPU does. Asked once per browser launch.
+   */
+  async hasGpuRendering(): Promise<boolean> {
+    const browser = await this.#ready();
+    let known = gpuRendering.get(browser);
+    if (!known) {
+      known = browser.newBrowserCDPSession().then(async (session) => {
+        try {
+          const { gpu } = (await session.send('SystemInfo.getInfo')) as { gpu: { featureStatus: Record<string, string> } };
+          return [gpu.featureStatus.gpu_compositing, gpu.featureStatus.rasterization].every((status) => status?.startsWith('enabled'));
+        } finally {
+          await session.detach().catch(() => {});
+        }
+      });
+      known.catch(() => gpuRendering.delete(browser));
+      gpuRendering.set(browser, known);
+    }
+    return known;
   }
 
   /** The Chromium process id (null when none is running or on a system without /proc). */
@@ -122,8 +152,8 @@ export class BrowserHost {
     // Emulation (issue 13): a device preset or landscape changes the size and scale the page is
     // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
-    const acquiring = setup.workspaceId === undefined
-      ? oneOffPage(browser, scale)
+    const acquiring = setup.workspaceId === undefined || setup.proxyServer !== undefined
+      ? oneOffPage(browser, scale, setup.proxyServer)
       : pool.acquire(setup.workspaceId, scale);
     try {
       warm = await Promise.race([acquiring, stopped]);
@@ -240,9 +270,9 @@ export class BrowserHost {
   }
 }
 
-// A context of its own for a render with no workspace: used once, then closed.
-async function oneOffPage(browser: Browser, deviceScaleFactor: number): Promise<WarmPage> {
-  const context = await browser.newContext({ deviceScaleFactor, acceptDownloads: false, serviceWorkers: 'block' });
+// A context of its own for a render with no workspace or with a proxy of its own: used once, then closed.
+async function oneOffPage(browser: Browser, deviceScaleFactor: number, proxyServer?: string): Promise<WarmPage> {
+  const context = await browser.newContext({ deviceScaleFactor, acceptDownloads: false, serviceWorkers: 'block', ...(proxyServer ? { proxy: { server: proxyServer } } : {}) });
   const page = await context.newPage();
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
   const session = await context.newCDPSession(page);

@@ -17,9 +17,10 @@ import { markStep } from './step-log.ts';
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
  * `options.timeout` (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
+ * `proxyServer`: an egress route of the render's own (proxy, ip_country_code).
  */
-export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string): Promise<PageObservation> {
-  return host.withPage({ ...options, workspaceId }, signal, async (page, deadline, session) => {
+export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string, proxyServer?: string): Promise<PageObservation> {
+  return host.withPage({ ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
     // What a render sets on the warm page is undone before the page serves the next render.
     const undo: (() => Promise<void>)[] = [];

@@ -43,12 +43,47 @@ function pixels(length: string | undefined): number {
   return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2] ?? 'px'] : 0;
 }
 
-/** The document as the page holds it now, scripts' changes included, serialised with its doctype. */
-export async function serialiseHtml(page: Page, deadline: AbortSignal): Promise<string> {
-  return untilAborted(deadline, page.content());
+/**
+ * The document as the page holds it now, scripts' changes included, serialised with its doctype.
+ * With `includeShadowDom`, open and closed shadow roots too, as declarative shadow roots
+ * (`<template shadowrootmode>`), read over CDP (a page script cannot reach a closed root).
+ */
+export async function serialiseHtml(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
+  if (!includeShadowDom) return untilAborted(deadline, page.content());
+  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  try {
+    const { root } = await untilAborted(deadline, session.send('DOM.getDocument', { depth: 0 }));
+    const { outerHTML } = await untilAborted(deadline, session.send('DOM.getOuterHTML', { nodeId: root.nodeId, includeShadowDOM: true }));
+    return outerHTML;
+  } finally {
+    await session.detach().catch(() => {});
+  }
 }
 
 let readabilitySource: string | undefined;
+
+// In-page: a document parsed from serialised HTML with its declarative shadow roots (closed ones
+// opened, as only this copy sees them), each host's shadow content moved into the host in place of
+// its light children, slots filled with the children assigned to them.
+const FLATTEN_SHADOW_ROOTS = `function flattened(html) {
+  const copy = Document.parseHTMLUnsafe(html.replaceAll('shadowrootmode="closed"', 'shadowrootmode="open"'));
+  const flatten = (root) => {
+    for (const host of [...root.querySelectorAll('*')]) {
+      const shadow = host.shadowRoot;
+      if (!shadow) continue;
+      flatten(shadow);
+      const light = [...host.childNodes];
+      for (const slot of [...shadow.querySelectorAll('slot')]) {
+        const name = slot.getAttribute('name');
+        const assigned = light.filter((node) => (node.getAttribute ? node.getAttribute('slot') : null) === name);
+        slot.replaceWith(...(assigned.length > 0 ? assigned : [...slot.childNodes]));
+      }
+      host.replaceChildren(...shadow.childNodes);
+    }
+  };
+  flatten(copy);
+  return copy;
+}`;
 type HtmlToMarkdown = (html: string) => string;
 let converter: Promise<HtmlToMarkdown> | undefined;
 
@@ -66,14 +101,18 @@ function loadConverter(): Promise<HtmlToMarkdown> {
  * (no second navigation; relative links made absolute), its article becomes Markdown under the
  * title as a heading. A page Readability finds no article in gives its whole body.
  */
-export async function extractMarkdown(page: Page, deadline: AbortSignal): Promise<string> {
+export async function extractMarkdown(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
   readabilitySource ??= readFileSync(createRequire(import.meta.url).resolve('@mozilla/readability/Readability.js'), 'utf8');
+  // include_shadow_dom: the document with its shadow roots (serialiseHtml), parsed again in the
+  // page and flattened (each host's shadow content in its place, its slots filled) for Readability.
+  const source = includeShadowDom ? `flattened(${JSON.stringify(await serialiseHtml(page, deadline, true))})` : 'document.cloneNode(true)';
   // Runtime.evaluate is not subject to the page's Content-Security-Policy; the script defines
   // Readability inside this function only, and works on a clone, so the page is left as it was.
   const article = await untilAborted(deadline, page.evaluate<{ title: string; content: string }>(`(() => {
     const module = undefined; // Readability.js exports itself when it sees one: not onto the page's.
     ${readabilitySource}
-    const article = new Readability(document.cloneNode(true)).parse();
+    ${includeShadowDom ? FLATTEN_SHADOW_ROOTS : ''}
+    const article = new Readability(${source}).parse();
     if (article && article.content) return { title: article.title || document.title, content: article.content };
     return { title: document.title, content: document.body ? document.body.innerHTML : '' };
   })()`));

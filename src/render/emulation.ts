@@ -7,6 +7,7 @@
 // options a render sets: a render that sets none makes no call at all, and its undo is a no-op.
 import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
+import { localeOf, parseHeaderLine } from '../domain/combinations.ts';
 import { untilAborted } from './steps.ts';
 
 // The largest image a render may make, in device pixels (contract §3a, device_scale_factor).
@@ -44,6 +45,8 @@ interface Emulation {
   media?: { media: string; features: { name: string; value: string }[] };
   timeZone?: string;
   geolocation?: { latitude: number; longitude: number; accuracy: number };
+  /** From an Accept-Language line of `headers`: the page's locale and languages. */
+  locale?: { locale: string; languages: string[] };
 }
 
 function emulationOf(options: RenderOptions): Emulation {
@@ -61,7 +64,15 @@ function emulationOf(options: RenderOptions): Emulation {
     geolocation: latitude !== undefined && longitude !== undefined
       ? { latitude, longitude, accuracy: options.geolocation_accuracy ?? 0 }
       : undefined,
+    locale: acceptLanguageOf(options.headers),
   };
+}
+
+// The locale an Accept-Language line of `headers` asks for (the parameter rules refuse one naming none).
+function acceptLanguageOf(headers: string[]): Emulation['locale'] {
+  if (headers.length === 0) return undefined;
+  const line = headers.map(parseHeaderLine).find((header) => header?.name.toLowerCase() === 'accept-language');
+  return line ? localeOf(line.value) : undefined;
 }
 
 // The browser context of a page's session, asked once per session (for permissions).
@@ -118,10 +129,18 @@ export async function applyEmulation(page: Page, session: CDPSession, options: R
       await send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
       undo.push(() => session.send('Emulation.setTouchEmulationEnabled', { enabled: false }));
     }
-    if (wanted.userAgent !== undefined) {
-      await send('Emulation.setUserAgentOverride', { userAgent: wanted.userAgent });
+    if (wanted.userAgent !== undefined || wanted.locale) {
+      // The browser's languages (navigator.language, Accept-Language) ride the user agent override;
+      // with a locale alone, the browser's own user agent is kept.
+      const userAgent = wanted.userAgent ?? ((await send('Browser.getVersion')) as { userAgent: string }).userAgent;
+      await send('Emulation.setUserAgentOverride', { userAgent, ...(wanted.locale ? { acceptLanguage: wanted.locale.languages.join(',') } : {}) });
       // An empty user agent ends the override.
       undo.push(() => session.send('Emulation.setUserAgentOverride', { userAgent: '' }));
+    }
+    if (wanted.locale) {
+      // Intl's default locale (dates, numbers) of the page; an empty override ends it.
+      await send('Emulation.setLocaleOverride', { locale: wanted.locale.locale });
+      undo.push(() => session.send('Emulation.setLocaleOverride', {}));
     }
     if (wanted.media) {
       await send('Emulation.setEmulatedMedia', wanted.media);

@@ -40,8 +40,68 @@ function encoderOptions(options: RenderOptions): Record<string, unknown> {
       return { quality: options.image_quality, effort: 2 };
     case 'tiff':
       return { compression: 'lzw' };
+    case 'jp2':
+      return { quality: options.image_quality };
+    case 'heif':
+      return { quality: options.image_quality, compression: 'hevc' };
     default:
       return {};
+  }
+}
+
+/** One slice of a full-page image (full_page_slices), in the output's format. */
+export interface ImageSlice {
+  index: number;
+  offset_y: number;
+  width: number;
+  height: number;
+  bytes: Buffer;
+}
+
+/**
+ * Cuts `image` into slices `height` px tall from the top, each starting `height - overlap` px below
+ * the one before; the last is what remains. A slice that would only repeat the one before it (the
+ * image ends inside the overlap) is not made.
+ */
+export async function sliceImage(image: Buffer, options: Pick<RenderOptions, 'format' | 'image_quality' | 'full_page_slice_height' | 'full_page_slice_overlap_height'>): Promise<ImageSlice[]> {
+  const sharp = await loadSharp();
+  const { width = 0, height: total = 0 } = await sharp(image, { limitInputPixels: false }).metadata();
+  const step = options.full_page_slice_height - options.full_page_slice_overlap_height;
+  const slices: ImageSlice[] = [];
+  for (let top = 0, index = 0; top < total; top += step, index++) {
+    if (index > 0 && top + options.full_page_slice_overlap_height >= total) break;
+    const height = Math.min(options.full_page_slice_height, total - top);
+    const bytes = await sharp(image, { limitInputPixels: false })
+      .extract({ left: 0, top, width, height })
+      .toFormat(options.format as keyof import('sharp').FormatEnum, encoderOptions(options as RenderOptions))
+      .toBuffer();
+    slices.push({ index, offset_y: top, width, height, bytes });
+  }
+  return slices;
+}
+
+/**
+ * Why this machine's image library cannot write `format`, or undefined when it can: jp2 needs
+ * libvips built with OpenJPEG, heif an HEVC encoder, and the prebuilt sharp has neither.
+ */
+export async function unwritableFormat(format: OutputFormat): Promise<string | undefined> {
+  if (format !== 'jp2' && format !== 'heif') return undefined;
+  formatChecks[format] ??= probe(format);
+  return formatChecks[format];
+}
+
+const formatChecks: Partial<Record<OutputFormat, Promise<string | undefined>>> = {};
+
+async function probe(format: 'jp2' | 'heif'): Promise<string | undefined> {
+  const sharp = await loadSharp();
+  const pixel = sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } });
+  try {
+    await pixel.toFormat(format, encoderOptions({ format, image_quality: 80 } as RenderOptions)).toBuffer();
+    return undefined;
+  } catch {
+    return format === 'jp2'
+      ? 'JPEG 2000 cannot be written here: the image library (libvips in sharp) is built without OpenJPEG'
+      : 'HEIF cannot be written here: the image library (libheif in sharp) has no HEVC encoder (use avif, HEIF\'s AV1 form)';
   }
 }
 

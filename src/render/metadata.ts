@@ -28,7 +28,7 @@ export async function gatherMetadata(page: Page, options: RenderOptions, navigat
   if (options.metadata_content) {
     const format = options.metadata_content_format;
     // The output is that very text already when the format matches: no second read.
-    const text = options.format === format ? output.toString('utf8') : format === 'html' ? await serialiseHtml(page, deadline) : await extractMarkdown(page, deadline);
+    const text = options.format === format ? output.toString('utf8') : format === 'html' ? await serialiseHtml(page, deadline, options.include_shadow_dom) : await extractMarkdown(page, deadline, options.include_shadow_dom);
     metadata.content = { text, format };
   }
   return metadata;

@@ -18,9 +18,9 @@ export async function makeOutput(page: Page, options: RenderOptions, deadline: A
     case 'pdf':
       return { bytes: await printPdf(page, options, deadline), selectorFound: true };
     case 'html':
-      return { bytes: Buffer.from(await serialiseHtml(page, deadline), 'utf8'), selectorFound: true };
+      return { bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true };
     case 'markdown':
-      return { bytes: Buffer.from(await extractMarkdown(page, deadline), 'utf8'), selectorFound: true };
+      return { bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true };
     default: {
       const captured = await capture(page, options, deadline, session);
       return { bytes: await finishImage(captured.image, options), selectorFound: captured.selectorFound };

@@ -20,6 +20,8 @@ export async function runPageActions(page: Page, options: RenderOptions, deadlin
   try {
     if (options.styles) undo.push(await addStyle(page, options.styles, deadline));
     if (options.hide_selectors.length > 0) undo.push(await addStyle(page, hidingCss(options.hide_selectors), deadline));
+    // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
+    if (options.hide_selectors.length > 0 && options.include_shadow_dom) undo.push(await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), deadline));
     if (options.scripts) await runScripts(page, options, deadline);
     if (options.wait_for_selector) await waitForVisible(page, options, deadline);
     for (const action of ['click', 'hover'] as const) {
@@ -47,6 +49,49 @@ async function addStyle(page: Page, css: string, deadline: AbortSignal): Promise
     await element.evaluate((node) => (node as unknown as { remove(): void }).remove()).catch(() => {});
     await element.dispose().catch(() => {});
   };
+}
+
+type DomNode = { backendNodeId: number; children?: DomNode[]; shadowRoots?: DomNode[]; contentDocument?: DomNode };
+
+/**
+ * A <style> element appended to every shadow root of the page (open and closed, in frames too),
+ * found over CDP as a page script could not find a closed one; the undo removes them.
+ */
+async function addStyleToShadowRoots(page: Page, css: string, deadline: AbortSignal): Promise<Undo> {
+  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const added: string[] = [];
+  const undo: Undo = async () => {
+    for (const objectId of added) {
+      await session.send('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { this.remove(); }' }).catch(() => {});
+    }
+    await session.detach().catch(() => {});
+  };
+  try {
+    const { root } = (await untilAborted(deadline, session.send('DOM.getDocument', { depth: -1, pierce: true }))) as { root: DomNode };
+    const roots: DomNode[] = [];
+    const visit = (node: DomNode) => {
+      for (const shadow of node.shadowRoots ?? []) {
+        roots.push(shadow);
+        visit(shadow);
+      }
+      for (const child of node.children ?? []) visit(child);
+      if (node.contentDocument) visit(node.contentDocument);
+    };
+    visit(root);
+    for (const shadow of roots) {
+      const { object } = await untilAborted(deadline, session.send('DOM.resolveNode', { backendNodeId: shadow.backendNodeId }));
+      const { result } = await untilAborted(deadline, session.send('Runtime.callFunctionOn', {
+        objectId: object.objectId!,
+        functionDeclaration: 'function (css) { const style = this.ownerDocument.createElement("style"); style.textContent = css; this.appendChild(style); return style; }',
+        arguments: [{ value: css }],
+      }));
+      if (result.objectId) added.push(result.objectId);
+    }
+  } catch (error) {
+    await undo();
+    throw error;
+  }
+  return undo;
 }
 
 /** What the in-page runner of `scripts` reports back. */
@@ -108,13 +153,42 @@ const RUN_SCRIPT_IN_PAGE = `async (source) => {
 }`;
 
 // Waits until an element matching wait_for_selector is visible; none in the time the render has → 422.
+// With wait_for_selector_algorithm=at_least_by_count, every selector of a list (`h1, .price`)
+// must have a visible match, where at_least_one is content with a match of any of them.
 async function waitForVisible(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
-  const selector = options.wait_for_selector!;
-  try {
-    await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout: timeLeft(deadline, options) }));
-  } catch (error) {
-    throw selectorError(error, 'wait_for_selector', selector, deadline);
+  const list = options.wait_for_selector!;
+  const selectors = options.wait_for_selector_algorithm === 'at_least_by_count' ? splitSelectorList(list) : [list];
+  const timeout = timeLeft(deadline, options);
+  await Promise.all(selectors.map(async (selector) => {
+    try {
+      await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout }));
+    } catch (error) {
+      throw selectorError(error, 'wait_for_selector', selector, deadline);
+    }
+  }));
+}
+
+/** The selectors of a comma-separated list, split at top-level commas only (not in (), [] or quotes). */
+export function splitSelectorList(list: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | null = null;
+  let start = 0;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(list.slice(start, i));
+      start = i + 1;
+    }
   }
+  parts.push(list.slice(start));
+  return parts.map((part) => part.trim()).filter(Boolean);
 }
 
 // Clicks or hovers the first element matching `selector`, at its centre, scrolling it into view

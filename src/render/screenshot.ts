@@ -27,16 +27,17 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
   const undo: Array<() => Promise<unknown>> = [];
   let taken = false;
   try {
-    const fixedViewport = options.capture_beyond_viewport === false;
+    const fixedViewport = options.capture_beyond_viewport === false || (options.selector !== undefined && options.selector_algorithm === 'clip' && options.capture_beyond_viewport === undefined);
     if (options.clip_x !== undefined && options.clip_y !== undefined && options.clip_width !== undefined && options.clip_height !== undefined) {
       clip = { x: options.clip_x, y: options.clip_y, width: options.clip_width, height: options.clip_height };
     } else if (options.selector) {
-      clip = await elementClip(page, options.selector, deadline, fixedViewport ? undo : undefined);
+      // Captured as the viewport paints it: scrolled to the top first unless selector_scroll_into_view=false.
+      clip = await elementClip(page, options.selector, deadline, fixedViewport ? undo : undefined, options.selector_scroll_into_view);
       selectorFound = clip !== undefined;
     } else if (options.full_page) {
       if (options.full_page_scroll ?? true) await scrollThrough(page, options, deadline);
       clip = await fullPageClip(page, options, deadline);
-      if (fixedViewport) await growViewport(page, clip, deadline, undo);
+      if (fixedViewport && options.full_page_algorithm !== 'by_sections') await growViewport(page, clip, deadline, undo);
     }
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
@@ -44,7 +45,9 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
       await untilAborted(deadline, session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
-    const captured = await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
+    const captured = options.full_page && options.full_page_algorithm === 'by_sections' && clip !== undefined && options.selector === undefined
+      ? await captureBySections(page, session, clip, options, deadline, undo)
+      : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
     taken = true;
     return captured;
   } finally {
@@ -62,7 +65,8 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
 function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean {
   if (clip === undefined) return false;
   if (options.capture_beyond_viewport !== undefined) return options.capture_beyond_viewport;
-  if (options.full_page || options.selector !== undefined) return true;
+  if (options.full_page) return true;
+  if (options.selector !== undefined) return options.selector_algorithm !== 'clip';
   return clip.x + clip.width > options.viewport_width || clip.y + clip.height > options.viewport_height;
 }
 
@@ -97,7 +101,7 @@ type Clip = { x: number; y: number; width: number; height: number; zoom?: number
 // The element's box in document coordinates; undefined when nothing matches or it has no area.
 // With `undo` (capture_beyond_viewport=false) the element is first scrolled to the top of the
 // viewport, in the same evaluate, and the scroll back is added to `undo`.
-async function elementClip(page: Page, selector: string, deadline: AbortSignal, undo?: Array<() => Promise<unknown>>): Promise<Clip | undefined> {
+async function elementClip(page: Page, selector: string, deadline: AbortSignal, undo?: Array<() => Promise<unknown>>, scroll = true): Promise<Clip | undefined> {
   const element = await findElement(page, selector, 'selector', deadline);
   if (!element) return undefined;
   type Box = Clip & { scrolledFrom?: { left: number; top: number } };
@@ -107,7 +111,7 @@ async function elementClip(page: Page, selector: string, deadline: AbortSignal, 
     if (scrollFirst) (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'start', behavior: 'instant' });
     const rect = (node as unknown as { getBoundingClientRect(): Clip & { left: number; top: number } }).getBoundingClientRect();
     return { x: rect.left + view.scrollX, y: rect.top + view.scrollY, width: rect.width, height: rect.height, ...(scrollFirst ? { scrolledFrom: from } : {}) };
-  }, undo !== undefined));
+  }, undo !== undefined && scroll));
   const { scrolledFrom, ...clip } = box;
   if (scrolledFrom) undo!.push(() => page.evaluate<void, typeof scrolledFrom>((to) => (globalThis as unknown as { scrollTo(o: object): void }).scrollTo({ ...to, behavior: 'instant' }), scrolledFrom));
   return clip.width >= 1 && clip.height >= 1 ? clip : undefined;
@@ -154,4 +158,38 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
     }
     window.scrollTo({ left: 0, top: 0, behavior: 'instant' });
   })()`));
+}
+
+/**
+ * full_page_algorithm=by_sections: the page scrolled one viewport at a time, each section captured
+ * as the viewport paints it (lazy and scroll-driven content in place), and the sections stitched
+ * into one image of `clip` (the full page, in CSS px) with sharp. The scroll goes back to the top after.
+ */
+async function captureBySections(page: Page, session: CDPSession, clip: Clip, options: RenderOptions, deadline: AbortSignal, undo: Array<() => Promise<unknown>>): Promise<Capture> {
+  // As in captureWith: a mobile render's scale is in its session's metrics, not in the clip; the
+  // image's pixels per CSS px are the device scale factor either way.
+  const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
+  const pixels = options.device_scale_factor;
+  const width = Math.min(clip.width, options.viewport_width);
+  const sections: { top: number; image: Buffer }[] = [];
+  undo.push(() => page.evaluate<void>("window.scrollTo({ left: 0, top: 0, behavior: 'instant' })"));
+  for (let y = 0; y < clip.height; y += options.viewport_height) {
+    const height = Math.min(options.viewport_height, clip.height - y);
+    // Scrolled there (the browser clamps at the bottom) and painted twice before the capture.
+    await untilAborted(deadline, page.evaluate<void, number>((top) => new Promise<void>((resolve) => {
+      const view = globalThis as unknown as { scrollTo(o: object): void; requestAnimationFrame(f: () => void): void };
+      view.scrollTo({ left: 0, top, behavior: 'instant' });
+      view.requestAnimationFrame(() => view.requestAnimationFrame(() => resolve()));
+    }), y));
+    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
+      format: 'png', clip: { x: 0, y, width, height, scale }, captureBeyondViewport: false,
+    }));
+    sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
+  }
+  const sharp = (await import('sharp')).default;
+  const stitched = sharp({ create: { width: Math.round(width * pixels), height: Math.round(clip.height * pixels), channels: 4, background: { r: 255, g: 255, b: 255, alpha: options.omit_background ? 0 : 1 } }, limitInputPixels: false })
+    .composite(sections.map(({ top, image }) => ({ input: image, top, left: 0 })));
+  const format = captureFormat(options.format);
+  const image = await (format === 'png' ? stitched.png() : stitched.toFormat(format, { quality: options.image_quality })).toBuffer();
+  return { image, selectorFound: true };
 }

@@ -31,11 +31,20 @@ import { capturePage } from './capture.ts';
 import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
 import { currentSteps, markStep, StepLog, withStepLog } from './step-log.ts';
+import type { EgressProxy } from '../net/egress-proxy.ts';
+import type { Sealer } from '../secrets/sealer.ts';
+import { openRequestSecrets } from '../secrets/request-secrets.ts';
+import { upstreamProxyOf } from '../net/upstream.ts';
+import { askVision } from './vision.ts';
+import { sliceImage } from './image.ts';
+import type { RenderOptions } from '../domain/options.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
   config: Config;
   browser: BrowserHost;
+  /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
+  egress?: Pick<EgressProxy, 'route'>;
 }
 
 /** What handling render messages needs; the page capture is passed in, so tests need no browser. */
@@ -52,6 +61,8 @@ export interface RenderMessageDeps {
   settle: (record: RenderRecord) => Promise<void>;
   /** Queues the webhook of an ended render that asked for one; idempotent per render, as it runs again on redelivery. */
   enqueueWebhook?: (record: RenderRecord) => Promise<void>;
+  /** Opens the request's sealed secret options (src/secrets/request-secrets.ts). */
+  sealer?: Sealer;
 }
 
 /** A running render worker. */
@@ -130,6 +141,8 @@ export function renderMessages(deps: RenderMessageDeps) {
           file_name: output.stored.file_name,
           size_bytes: output.stored.size_bytes,
           ...(output.stored.metadata ? { metadata: output.stored.metadata } : {}),
+          ...(output.stored.slices ? { slices: output.stored.slices } : {}),
+          ...(output.vision !== undefined ? { vision: output.vision } : {}),
         })
       : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
 
@@ -158,10 +171,15 @@ export function renderMessages(deps: RenderMessageDeps) {
         return fileName;
       };
       const { image, metadata } = input.observation;
-      const fileName = await put(input.request.options.format, image);
+      const { options } = input.request;
+      const fileName = await put(options.format, image);
+      // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
+      const slices = options.full_page_slices
+        ? await Promise.all((await sliceImage(image, options)).map(async ({ bytes, ...slice }) => ({ ...slice, file_name: await put(options.format, bytes) })))
+        : undefined;
       if (!metadata) {
         markStep('stored');
-        return { file_name: fileName, size_bytes: image.length };
+        return { file_name: fileName, size_bytes: image.length, ...(slices ? { slices } : {}) };
       }
       // metadata_content is a file of its own, beside the output: records and messages stay small.
       const { content, ...fields } = metadata;
@@ -169,7 +187,7 @@ export function renderMessages(deps: RenderMessageDeps) {
         ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
         : fields;
       markStep('stored');
-      return { file_name: fileName, size_bytes: image.length, metadata: recorded };
+      return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...(slices ? { slices } : {}) };
     })),
   });
 
@@ -191,7 +209,8 @@ export function renderMessages(deps: RenderMessageDeps) {
   };
 
   const handle = async (delivery: Delivery<RenderRequest>): Promise<Disposition> => {
-    const request = delivery.message;
+    // Secret options travel sealed; opened here for the render and never written back.
+    const request = openRequestSecrets(delivery.message, deps.sealer);
     const replay = Boolean(delivery.header(REPLAY_HEADER));
     const read = await records.read(request.render_id);
     const known = read.value;
@@ -253,12 +272,41 @@ export function renderMessages(deps: RenderMessageDeps) {
   return { handle, giveUp };
 }
 
+/**
+ * request_gpu_rendering on a worker whose browser renders in software: the render goes on in
+ * software, or fails with gpu_rendering_failed when fail_if_gpu_rendering_fails. Asked only when requested.
+ */
+async function requireGpu(browser: BrowserHost, options: RenderOptions, log: Logger): Promise<void> {
+  if (!options.request_gpu_rendering || (await browser.hasGpuRendering())) return;
+  if (options.fail_if_gpu_rendering_fails) throw new ServiceError('gpu_rendering_failed');
+  log.debug({ gpu: false }, 'GPU rendering asked for; rendering in software');
+}
+
 /** Starts pulling render requests and running them, `config.renderConcurrency` at a time. */
 export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderWorker> {
   const { config, log, js, browser } = deps;
   const { handle, giveUp } = renderMessages({
     ...deps,
-    capturePage: ({ options, workspaceId }, signal) => capturePage(browser, options, signal, workspaceId),
+    capturePage: async ({ options, workspaceId }, signal) => {
+      await requireGpu(browser, options, log);
+      // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
+      const upstream = upstreamProxyOf(options, config.geoProxies);
+      if (upstream && !deps.egress) throw new Error('a proxy was asked for and this worker has no egress proxy');
+      const route = upstream ? await deps.egress!.route(upstream) : undefined;
+      let observation: PageObservation;
+      try {
+        observation = await capturePage(browser, options, signal, workspaceId, route?.url);
+      } finally {
+        await route?.close();
+      }
+      if (options.vision_prompt === undefined) return observation;
+      const vision = await askVision({
+        apiUrl: config.visionApiUrl, model: config.visionModel, prompt: options.vision_prompt, maxTokens: options.vision_max_tokens,
+        apiKey: options.openai_api_key, image: observation.image, format: options.format,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeout * 1000)]),
+      });
+      return { ...observation, vision };
+    },
   });
 
   const loop = await startConsumeLoop({

@@ -5,20 +5,26 @@ import { Client, TakeOptions } from 'screenshotone-api-sdk';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { startSdkHelpers, type SdkHelpers } from '../helpers/sdk-helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const sdk = suite('screenshotone-api-sdk against Shutterbus');
 let stack: TestStack;
 let service: TestService;
 let client: Client;
+// Forward proxies, a fake vision API, a webhook receiver and a locale page, for the options of docs/options.md.
+let helpers: SdkHelpers;
 
 sdk.before(async () => {
   stack = await startStack();
-  service = await startService(stack);
+  helpers = await startSdkHelpers();
+  service = await startService(stack, { GEO_PROXIES: `de=${helpers.geoProxy.url()}`, VISION_API_URL: `${helpers.base}/v1/chat/completions`, WEBHOOK_RETRY_SCHEDULE: '1s' });
   const workspace = await createWorkspace(stack);
   client = new Client(workspace.access_key, workspace.secret_key, `${service.base}/api`);
 });
 sdk.after(async () => {
   await service?.close();
+  await helpers?.close();
   await stack?.stop();
 });
 
@@ -95,6 +101,94 @@ sdk('cache_key: the same signed URL redirects, another key renders afresh', asyn
   assert.is((await call(await client.generateSignedTakeURL(options('v1')))).status, 200);
   assert.is((await call(await client.generateSignedTakeURL(options('v1')))).status, 302);
   assert.is((await call(await client.generateSignedTakeURL(options('v2')))).status, 200);
+});
+
+/** Calls a signed URL the SDK built and reads the JSON answer. */
+async function takeJson(options: TakeOptions) {
+  const answer = await call(await client.generateSignedTakeURL(options.responseType('json')));
+  assert.is(answer.status, 200, answer.bytes.toString('utf8').slice(0, 300));
+  return answer.json!;
+}
+
+sdk('proxy, proxyBypassHosts and ipCountryCode: the page leaves through the proxy asked for', async () => {
+  const through = `${stack.site.url}/page/sdk-proxy`;
+  await shoot(TakeOptions.url(through).proxy(helpers.customerProxy.url()));
+  assert.ok(helpers.customerProxy.seen.some((entry) => entry.target === through && entry.allowed), 'proxy');
+  const bypassed = `${stack.site.url}/page/sdk-bypass`;
+  await shoot(TakeOptions.url(bypassed).proxy(helpers.customerProxy.url()).proxyBypassHosts('127.0.0.1', 'localhost'));
+  assert.not.ok(helpers.customerProxy.seen.some((entry) => entry.target === bypassed), 'proxyBypassHosts');
+  const german = `${stack.site.url}/page/sdk-geo`;
+  await shoot(TakeOptions.url(german).ipCountryCode('de'));
+  assert.ok(helpers.geoProxy.seen.some((entry) => entry.target === german && entry.allowed), 'ipCountryCode');
+  assert.is((await call(await client.generateSignedTakeURL(TakeOptions.url(german).ipCountryCode('us')))).status, 400);
+});
+
+sdk('visionPrompt, visionMaxTokens and openAiApiKey: the answer is vision', async () => {
+  const json = await takeJson(TakeOptions.html('<body style="background:#00f"></body>').visionPrompt('Which colour?').visionMaxTokens(20).openAiApiKey('sk-sdk-key'));
+  assert.is(json.vision, 'Answer to: Which colour?');
+  const sent = helpers.visionCalls.at(-1)!;
+  assert.equal([sent.headers.authorization, sent.body.max_tokens], ['Bearer sk-sdk-key', 20]);
+});
+
+sdk('fullPageSlices, fullPageSliceHeight and fullPageSliceOverlapHeight: the slices\' offsets', async () => {
+  const page = `<body style="margin:0"><div style="height:2500px;background:#0f0"></div></body>`;
+  const json = await takeJson(TakeOptions.html(page).viewportWidth(200).fullPage(true).fullPageScroll(false).fullPageSlices(true).fullPageSliceHeight(1000).fullPageSliceOverlapHeight(200));
+  assert.equal(json.slices.map((slice: { offset_y: number; height: number }) => [slice.offset_y, slice.height]), [[0, 1000], [800, 1000], [1600, 900]]);
+});
+
+sdk('fullPageAlgorithm by_sections, selectorAlgorithm, selectorScrollIntoView', async () => {
+  const sections = await shoot(TakeOptions.html('<body style="margin:0"><div style="height:2000px;background:#f00"></div></body>').fullPage(true).fullPageAlgorithm('by_sections'));
+  assert.equal([sections.width, sections.height], [1280, 2000]);
+  assert.ok(near(sections.pixel(100, 1900), [255, 0, 0]), `by_sections ${sections.pixel(100, 1900)}`);
+  const element = '<body style="margin:0"><div style="height:1200px"></div><div id="e" style="width:120px;height:80px;background:#0f0"></div></body>';
+  const clipped = await shoot(TakeOptions.html(element).selector('#e').selectorAlgorithm('clip').selectorScrollIntoView(true));
+  assert.equal([clipped.width, clipped.height], [120, 80]);
+  assert.ok(near(clipped.pixel(60, 40), [0, 255, 0]), `selectorAlgorithm clip ${clipped.pixel(60, 40)}`);
+  const whole = await shoot(TakeOptions.html(element).selector('#e').selectorAlgorithm('default'));
+  assert.ok(near(whole.pixel(60, 40), [0, 255, 0]));
+});
+
+sdk('includeShadowDom: the html output holds the shadow root', async () => {
+  const page = `<div id="h"></div><script>document.getElementById('h').attachShadow({ mode: 'closed' }).innerHTML = '<b>' + 'in the ' + 'shadow</b>'</script>`;
+  const answer = await call(await client.generateSignedTakeURL(TakeOptions.html(page).format('html').includeShadowDom(true)));
+  assert.match(answer.bytes.toString('utf8'), '<template shadowrootmode="closed"><b>in the shadow</b></template>');
+});
+
+sdk('waitForSelectorAlgorithm at_least_by_count waits for each selector of the list', async () => {
+  const page = `<body style="margin:0"><script>setTimeout(() => { document.body.innerHTML += '<div class="late" style="height:100px;background:#0f0"></div>' }, 600)</script><div class="early" style="height:100px;background:#00f"></div></body>`;
+  const shot = await shoot(TakeOptions.html(page).waitForSelector('.early, .late').waitForSelectorAlgorithm('at_least_by_count'));
+  assert.ok(near(shot.pixel(50, 150), [0, 255, 0]), `late element ${shot.pixel(50, 150)}`);
+});
+
+sdk('headers with Accept-Language set the page\'s locale', async () => {
+  const answer = await call(await client.generateSignedTakeURL(TakeOptions.url(`${helpers.base}/locale`).format('html').headers('Accept-Language: de-DE')));
+  assert.match(answer.bytes.toString('utf8'), 'de-DE 1.234,5');
+});
+
+sdk('requestGpuRendering and failIfGpuRenderingFails; serversRegion', async () => {
+  await shoot(TakeOptions.url(`${stack.site.url}/`).requestGpuRendering(true).serversRegion('us-east'));
+  const strict = await call(await client.generateSignedTakeURL(TakeOptions.url(`${stack.site.url}/`).requestGpuRendering(true).failIfGpuRenderingFails(true)));
+  assert.equal([strict.status, strict.json?.error_code], [422, 'gpu_rendering_failed']);
+});
+
+sdk('webhookSign(false) and webhookErrors(false)', async () => {
+  const unsigned = TakeOptions.url(`${stack.site.url}/`).async(true).webhookUrl(`${helpers.base}/hook/sdk-unsigned`).webhookSign(false);
+  assert.is((await call(await client.generateSignedTakeURL(unsigned))).status, 202);
+  const quiet = TakeOptions.url(`${stack.site.url}/api/broken`).async(true).webhookUrl(`${helpers.base}/hook/sdk-quiet`).webhookErrors(false);
+  assert.is((await call(await client.generateSignedTakeURL(quiet))).status, 202);
+  const loud = TakeOptions.url(`${stack.site.url}/api/broken`).async(true).webhookUrl(`${helpers.base}/hook/sdk-loud`).webhookErrors(true);
+  assert.is((await call(await client.generateSignedTakeURL(loud))).status, 202);
+  await waitFor(() => ['/hook/sdk-unsigned', '/hook/sdk-loud'].every((p) => helpers.hooks.some((hook) => hook.path === p)), 'the webhooks');
+  assert.is(helpers.hooks.find((hook) => hook.path === '/hook/sdk-unsigned')!.headers['x-signature'], undefined);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.not.ok(helpers.hooks.some((hook) => hook.path === '/hook/sdk-quiet'));
+});
+
+sdk('format jp2 and heif: a 400 that says why', async () => {
+  for (const format of ['jp2', 'heif']) {
+    const answer = await call(await client.generateSignedTakeURL(TakeOptions.url(`${stack.site.url}/`).format(format)));
+    assert.equal([answer.status, answer.json?.error_details?.[0]?.parameter], [400, 'format']);
+  }
 });
 
 sdk.run();

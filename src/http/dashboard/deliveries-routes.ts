@@ -2,7 +2,7 @@
 // "Send again" for dead letters (owners and admins), the same redrive as `shutterbus webhooks redrive`.
 import type { FastifyInstance } from 'fastify';
 import type { DeliveryRecord } from '../../delivery/records.ts';
-import { webhookHeaders } from '../../delivery/send.ts';
+import { unsignedHeaders, webhookHeaders } from '../../delivery/send.ts';
 import { ServiceError } from '../../errors.ts';
 import { canManage } from '../../workspaces/workspace.ts';
 import { deliveriesOf, noticesOf, type Dashboard } from './context.ts';
@@ -43,7 +43,8 @@ export async function deliveriesRoutes(app: FastifyInstance, dashboard: Dashboar
     const record = await ownDelivery(workspace.workspace_id, request.params.id);
     // The headers as send.ts built them for the last attempt, at its recorded timestamp (before any, as one now would).
     const timestamp = record.last_attempt_at ?? Math.floor(Date.now() / 1000);
-    const headers = { ...webhookHeaders(record.id, record.body, workspace.secret_key, timestamp), 'content-length': String(Buffer.byteLength(record.body)) };
+    const sent = record.unsigned ? unsignedHeaders(record.id, timestamp) : webhookHeaders(record.id, record.body, workspace.secret_key, timestamp);
+    const headers = { ...sent, 'content-length': String(Buffer.byteLength(record.body)) };
     const page = deliveryPage({ viewer, record, headers, attempted: record.attempts > 0, manager: canManage(workspace, account.email), next_attempt_at: nextAttemptAt(record, config.webhookRetrySchedule) });
     return reply.type('text/html; charset=utf-8').send(page.text);
   });

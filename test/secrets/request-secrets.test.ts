@@ -1,0 +1,39 @@
+// The secret render options (proxy, openai_api_key) cross the RENDERS stream sealed: sealed by the
+// ingress, opened by the worker, refused rather than sent in plain text when no sealer is at hand.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Sealer } from '../../src/secrets/sealer.ts';
+import { openRequestSecrets, sealRequestSecrets } from '../../src/secrets/request-secrets.ts';
+import { renderDefaults } from '../../src/domain/options.ts';
+import type { RenderRequest } from '../../src/domain/render.ts';
+
+const test = suite('secrets/request-secrets');
+const sealer = new Sealer('k'.repeat(32));
+const request = (options: Record<string, unknown>): RenderRequest => ({
+  render_id: 'r1', workspace_id: 'w1', created_at: '2026-01-01T00:00:00Z', options: { ...renderDefaults, url: 'https://example.com/', ...options },
+});
+
+test('proxy and openai_api_key are sealed in the message and opened for the render', () => {
+  const plain = request({ proxy: 'http://user:secret-pass@proxy.example:8080', openai_api_key: 'sk-secret', vision_prompt: 'x' });
+  const sealed = sealRequestSecrets(plain, sealer);
+  const text = JSON.stringify(sealed);
+  assert.not.match(text, 'secret-pass');
+  assert.not.match(text, 'sk-secret');
+  assert.ok(Sealer.isSealed(sealed.options.proxy) && Sealer.isSealed(sealed.options.openai_api_key));
+  assert.is(plain.options.proxy, 'http://user:secret-pass@proxy.example:8080', 'the request itself is not changed');
+  const opened = openRequestSecrets(JSON.parse(text), sealer);
+  assert.equal(opened.options, plain.options);
+});
+
+test('a request without secrets is passed as it is, with or without a sealer', () => {
+  const plain = request({});
+  assert.is(sealRequestSecrets(plain, undefined), plain);
+  assert.is(openRequestSecrets(plain, undefined), plain);
+});
+
+test('a secret and no sealer: refused, never sent in plain text', () => {
+  assert.throws(() => sealRequestSecrets(request({ proxy: 'http://a:b@p.example:1' }), undefined), /no sealer/);
+  assert.throws(() => openRequestSecrets(sealRequestSecrets(request({ openai_api_key: 'k' }), sealer), undefined), /no sealer/);
+});
+
+test.run();
