@@ -184,6 +184,9 @@ export function navigationError(error: unknown): unknown {
   if (error instanceof ServiceError) return error;
   if (error instanceof errors.TimeoutError) return new ServiceError('timeout_error', {}, { cause: error });
   const text = error instanceof Error ? error.message : String(error);
+  // An HTTP authentication challenge no credentials answered: Chromium gives up on it with this
+  // net error, but the site did answer, with a 401 (a 407 would be a proxy's, and a network error).
+  if (/net::ERR_INVALID_AUTH_CREDENTIALS/.test(text)) return new ServiceError('host_returned_error', { returned_status_code: 401 }, { cause: error });
   const match = NET_ERROR_CODES.find(([pattern]) => pattern.test(text));
   return match ? new ServiceError(match[1], {}, { cause: error }) : error;
 }
