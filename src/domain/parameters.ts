@@ -40,6 +40,12 @@ const oneOf = (...values: string[]): ValueType => ({ kind: 'enum', values });
 const listOf = (item: ValueType, maxItems = 50): ParameterType => ({ kind: 'list', item, maxItems });
 const cssLength = text(32, /^(0|\d{1,4}(\.\d{1,3})?(px|in|cm|mm))$/, 'a CSS length in px, in, cm or mm (e.g. 10mm)');
 
+/** The longest `timeout` and `delay` of a synchronous render, and of an asynchronous one (ScreenshotOne's limits). */
+export const SYNC_MAX_TIMEOUT = 90;
+export const ASYNC_MAX_TIMEOUT = 600;
+export const SYNC_MAX_DELAY = 30;
+export const ASYNC_MAX_DELAY = 300;
+
 /** The table, in the order the API reference lists it. */
 export const parameters: readonly Parameter[] = [
   { name: 'url', type: text(8192), group: 'target', role: 'option', description: 'The page to capture: an absolute http or https URL. Exactly one of url, html and markdown.' },
@@ -72,8 +78,8 @@ export const parameters: readonly Parameter[] = [
 
   { name: 'wait_until', type: listOf(oneOf('load', 'domcontentloaded', 'networkidle', 'networkidle0', 'networkidle2'), 4), default: ['load'], group: 'wait', role: 'option', description: 'Every listed condition must hold: networkidle0 no request for 500 ms, networkidle2 at most two (networkidle is networkidle0).' },
   { name: 'navigation_timeout', type: number(1, 30), default: 30, group: 'wait', role: 'option', description: 'Seconds the main navigation alone may take; not more than timeout.' },
-  { name: 'delay', type: number(0, 30), default: 0, group: 'wait', role: 'option', description: 'Seconds to wait after navigation, before capturing.' },
-  { name: 'timeout', type: number(1, 90), default: 30, group: 'wait', role: 'option', description: 'Seconds the whole render may take; a render that outlives it fails with timeout_error.' },
+  { name: 'delay', type: number(0, ASYNC_MAX_DELAY), default: 0, group: 'wait', role: 'option', description: `Seconds to wait after navigation, before capturing: at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.` },
+  { name: 'timeout', type: number(1, ASYNC_MAX_TIMEOUT), default: 30, group: 'wait', role: 'option', description: `Seconds the whole render may take (at most ${SYNC_MAX_TIMEOUT}, or ${ASYNC_MAX_TIMEOUT} with async); a render that outlives it fails with timeout_error.` },
   { name: 'wait_for_selector', type: text(1000), group: 'wait', role: 'option', description: 'Before capturing, wait until an element matching this selector is visible; none within timeout fails with selector_not_found.' },
 
   { name: 'styles', type: text(65_536), group: 'page', role: 'option', description: 'CSS added to the page after load.' },
@@ -93,7 +99,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'block_socials', type: flag, default: false, group: 'blocking', role: 'option', description: 'Social embeds and share buttons never load (AdGuard Social Media filter).' },
   { name: 'block_annoyances', type: flag, default: false, group: 'blocking', role: 'option', description: 'All of block_cookie_banners, block_banners_by_heuristics, block_chats and block_socials.' },
   { name: 'block_requests', type: listOf(text(1000)), default: [], group: 'blocking', role: 'option', description: 'Wildcard patterns (* and ?) of whole URLs, as fail_if_request_failed; matching sub-requests are never made.' },
-  { name: 'block_resources', type: listOf(oneOf('stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'), 12), default: [], group: 'blocking', role: 'option', description: 'Requests of these resource types are never made.' },
+  { name: 'block_resources', type: listOf(oneOf('document', 'stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'), 13), default: [], group: 'blocking', role: 'option', description: 'Requests of these resource types are never made (document: frames; the page itself always loads).' },
 
   { name: 'selector', type: text(1000), group: 'capture', role: 'option', description: 'Capture only the first element matching this CSS selector.' },
   { name: 'scroll_into_view', type: text(1000), group: 'capture', role: 'option', description: 'Scroll the first element matching this CSS selector to the top before capturing.' },
