@@ -16,6 +16,8 @@ import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
 import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
+import { bulkRoutes } from './bulk.ts';
+import { accountRoutes } from './account.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -126,6 +128,8 @@ export function buildApp(deps: AppDeps) {
   // The route plugins below read these as decorators (services.ts).
   app.register(ingressServices, { ...services, repeatViews });
   app.register(takeRoutes);
+  app.register(bulkRoutes);
+  app.register(accountRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
   // The API reference: /openapi.json and /docs, public and without NATS.
