@@ -121,6 +121,23 @@ test('bulk, executed: each request answered in place in order, an invalid one ca
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 7);
 });
 
+test("bulk, executed: the renders run side by side, not one after another", async () => {
+  const workspace = await createWorkspace(stack);
+  const slow = (n: number) => stack.site.received.filter((request) => request.path === '/slow' && request.search.includes(`bulk=${n}`));
+  const bulk = postJson('/api/bulk', {
+    execute: true,
+    options: { url: `${stack.site.url}/slow?ms=3000&bulk=1`, viewport_width: 200, viewport_height: 200 },
+    requests: [{}, { viewport_width: 201 }, { viewport_width: 202 }],
+  }, { 'x-access-key': workspace.access_key });
+  await waitFor(() => slow(1).length >= 1, 'the first render reaches the page', 20_000);
+  const first = Date.now();
+  // Each page answers after 3 s: a second arriving sooner was asked for while the first was still loading.
+  await waitFor(() => slow(1).length >= 2, 'a second render reaches the page', 20_000);
+  assert.ok(Date.now() - first < 2500, `the second render started ${Date.now() - first} ms after the first`);
+  const answer = await bulk;
+  assert.ok(answer.json!.responses.every((entry: { response: { is_successful: boolean } }) => entry.response.is_successful), answer.bytes.toString());
+});
+
 test('bulk: a malformed body is a 400 naming the part; no key is a 401', async () => {
   const workspace = await createWorkspace(stack);
   const headers = { 'x-access-key': workspace.access_key };
