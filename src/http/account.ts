@@ -35,7 +35,7 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
   app.get('/api/usage', async (request) => {
     const { workspace } = await caller(request);
     const now = Date.now();
-    const month = await settlement.ledger.month(workspace.workspace_id, monthOf(new Date(now)));
+    const month = await settlement.ledger.standing(workspace.workspace_id, monthOf(new Date(now)));
     const limit = planConcurrency[workspace.plan];
     const remaining = Math.max(0, limit - month.inFlight);
     return {

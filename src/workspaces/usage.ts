@@ -90,14 +90,20 @@ export class QuotaLedger {
     return this.settle(workspaceId, renderId, createdAt, 0);
   }
 
+  /** A month of a workspace: screenshots used, reservations held now, and used per UTC day ({"DD": n}). */
+  async month(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; days: Record<string, number> }> {
+    const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
+    return { used: value?.used ?? 0, inFlight: Object.keys(live(value, Date.now()).reservations).length, days: value?.days ?? {} };
+  }
+
   /**
-   * A month of a workspace: screenshots used, reservations held now, the moment (ms) the first of
-   * them lapses at the latest (none held: undefined), and used per UTC day ({"DD": n}).
+   * Where a workspace stands now in a month: screenshots used, reservations held, and the moment
+   * (ms) the first of them lapses at the latest (undefined when none is held).
    */
-  async month(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; firstLapse?: number; days: Record<string, number> }> {
+  async standing(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; firstLapse?: number }> {
     const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
     const lapses = Object.values(live(value, Date.now()).reservations);
-    return { used: value?.used ?? 0, inFlight: lapses.length, ...(lapses.length > 0 ? { firstLapse: Math.min(...lapses) } : {}), days: value?.days ?? {} };
+    return { used: value?.used ?? 0, inFlight: lapses.length, ...(lapses.length > 0 ? { firstLapse: Math.min(...lapses) } : {}) };
   }
 
   /** Screenshots used in a month. */
