@@ -54,7 +54,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'access_key', type: text(256), group: 'access', role: 'control', description: 'The access key, when not sent in the X-Access-Key header.' },
   { name: 'signature', type: text(256), group: 'access', role: 'control', only: 'GET', description: 'Lowercase hex HMAC-SHA256 of the query string before it, keyed with the secret key; must be the last parameter.' },
 
-  { name: 'viewport_device', type: text(100), group: 'viewport', role: 'option', description: "A device preset of Playwright's list, matched ignoring case, spaces, _ and - (iphone_13 is iPhone 13): viewport, scale, mobile, touch and user agent; explicit options override it." },
+  { name: 'viewport_device', type: text(100), group: 'viewport', role: 'option', description: "A device preset (GET /api/devices lists them: every id of ScreenshotOne's list, Playwright's names), matched ignoring case, spaces, _, - and parentheses (iphone_13 is iPhone 13, ipad_gen_7 is iPad (gen 7)): viewport, scale, mobile, touch and user agent; explicit options override it." },
   { name: 'viewport_width', type: integer(100, 3840), default: 1280, group: 'viewport', role: 'option', description: 'Viewport width in CSS pixels.' },
   { name: 'viewport_height', type: integer(100, 2160), default: 720, group: 'viewport', role: 'option', description: 'Viewport height in CSS pixels.' },
   { name: 'device_scale_factor', type: number(1, 5), default: 1, group: 'viewport', role: 'option', description: 'Device pixel ratio; width × height × scale² at most 3840 × 2160 × 4.' },
