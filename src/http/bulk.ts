@@ -82,7 +82,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
   };
 
   /** Renders one request as a fetch of its signed URL would, answering as response_type=json does. */
-  const execute = async (caller: Caller, signed: string): Promise<Record<string, unknown>> => {
+  const renderNow = async (caller: Caller, signed: string): Promise<Record<string, unknown>> => {
     const take = parseTake({ kind: 'query', entries: [...new URLSearchParams(signed)] });
     const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
     for (;;) {
@@ -102,7 +102,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
   app.post('/api/bulk', async (request) => {
     const fields = typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Params) : {};
     const caller = await authenticate(request, { kind: 'json', body: fields }, workspaces);
-    const { options, requests, execute: run } = bulkBody(request);
+    const { options, requests, execute } = bulkBody(request);
     const prepared = requests.map((own) => {
       const params = { ...options, ...own };
       const { url, signed } = signedUrl(caller, params);
@@ -113,12 +113,12 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
         return { url, signed, refused: failureAnswer(err).body };
       }
     });
-    if (!run) return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
+    if (!execute) return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
 
     const limit = planConcurrency[caller.workspace.plan];
     const responses = await inParallel(prepared, limit, async ({ url, signed, refused }) => {
       if (refused) return { url, response: refused };
-      const response = await execute(caller, signed).catch((err) => {
+      const response = await renderNow(caller, signed).catch((err) => {
         const answer = failureAnswer(err);
         if (answer.status >= 500 && answer.body.error_code === 'internal_application_error') request.log.error({ err }, 'a bulk request failed');
         return answer.body;
