@@ -2,6 +2,7 @@
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
 import { imageFormats } from './options.ts';
+import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 
 /** One refused parameter, as `error_details` lists it. */
 export interface Refusal {
@@ -127,6 +128,14 @@ const rules: Rule[] = [
     });
   },
   (values) => (Number(values.navigation_timeout ?? 0) > Number(values.timeout ?? 30) ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }] : []),
+  // A caller waiting on the connection gets the shorter limits; an asynchronous render the longer ones.
+  (values) => {
+    if (values.async === true) return [];
+    const over: Refusal[] = [];
+    if (Number(values.timeout ?? 0) > SYNC_MAX_TIMEOUT) over.push({ parameter: 'timeout', message: `must be at most ${SYNC_MAX_TIMEOUT} for a synchronous render (up to ${ASYNC_MAX_TIMEOUT} with async=true)` });
+    if (Number(values.delay ?? 0) > SYNC_MAX_DELAY) over.push({ parameter: 'delay', message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)` });
+    return over;
+  },
   (values) => {
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));

@@ -1,4 +1,5 @@
-// Playwright's device presets (viewport, scale, mobile, touch, user agent), looked up by a forgiving name.
+// Device presets (viewport, scale, mobile, touch, user agent), looked up by a forgiving name:
+// Playwright's list, and the devices of ScreenshotOne's list that Playwright's lacks.
 import { createRequire } from 'node:module';
 
 /** One device preset, as Playwright describes it. */
@@ -11,8 +12,31 @@ export interface DevicePreset {
   hasTouch: boolean;
 }
 
-// iPhone 13, iphone_13 and IPHONE-13 are one name.
-const keyOf = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+const IPAD_11 = 'Mozilla/5.0 (iPad; CPU OS 11_0 like Mac OS X) AppleWebKit/604.1.34 (KHTML, like Gecko) Version/11.0 Mobile/15A5341f Safari/604.1';
+const IPHONE_4 = 'Mozilla/5.0 (iPhone; CPU iPhone OS 7_1_2 like Mac OS X) AppleWebKit/537.51.2 (KHTML, like Gecko) Version/7.0 Mobile/11D257 Safari/9537.53';
+const IPHONE_5 = 'Mozilla/5.0 (iPhone; CPU iPhone OS 10_3_1 like Mac OS X) AppleWebKit/603.1.30 (KHTML, like Gecko) Version/10.0 Mobile/14E304 Safari/602.1';
+const JIOPHONE_2 = 'Mozilla/5.0 (Mobile; LYF/F300B/LYF-F300B-001-01-15-130718-i;Android; rv:48.0) Gecko/48.0 Firefox/48.0 KAIOS/2.5';
+
+/** A portrait preset and its landscape twin (width and height swapped), as both lists give them. */
+const withLandscape = (name: string, width: number, height: number, deviceScaleFactor: number, userAgent: string): DevicePreset[] => [
+  { name, userAgent, viewport: { width, height }, deviceScaleFactor, isMobile: true, hasTouch: true },
+  { name: `${name} landscape`, userAgent, viewport: { width: height, height: width }, deviceScaleFactor, isMobile: true, hasTouch: true },
+];
+
+/** ScreenshotOne's devices (its public `devices` list) that Playwright's list has no preset for. */
+const screenshotOneOnly: DevicePreset[] = [
+  ...withLandscape('iPad', 768, 1024, 2, IPAD_11),
+  ...withLandscape('iPad Pro', 1024, 1366, 2, IPAD_11),
+  ...withLandscape('iPhone 4', 320, 480, 2, IPHONE_4),
+  ...withLandscape('iPhone 5', 320, 568, 2, IPHONE_5),
+  ...withLandscape('JioPhone 2', 240, 320, 1, JIOPHONE_2),
+];
+
+// iPhone 13, iphone_13 and IPHONE-13 are one name; so are iPad (gen 7) and ipad_gen_7.
+const keyOf = (name: string) => name.toLowerCase().replace(/[\s_()-]+/g, '');
+
+/** A preset's id as ScreenshotOne spells it: lower case, spaces as `_`, no parentheses (iphone_13, ipad_gen_7). */
+export const deviceIdOf = (name: string) => name.toLowerCase().replaceAll(' ', '_').replace(/[()]/g, '');
 
 let byKey: Map<string, DevicePreset> | undefined;
 
@@ -20,16 +44,21 @@ let byKey: Map<string, DevicePreset> | undefined;
 function presets(): Map<string, DevicePreset> {
   if (!byKey) {
     const list = createRequire(import.meta.url)('playwright-core').devices as Record<string, Omit<DevicePreset, 'name'>>;
-    byKey = new Map(Object.entries(list).map(([name, preset]) => [keyOf(name), { name, ...preset }]));
+    const all = [...Object.entries(list).map(([name, preset]) => ({ name, ...preset })), ...screenshotOneOnly];
+    byKey = new Map(all.map((preset) => [keyOf(preset.name), preset]));
   }
   return byKey;
 }
 
 /** The device presets, by forgiving name. */
 export const devices = {
-  /** The preset called `name` (case, spaces, `_` and `-` ignored), or undefined. */
+  /** The preset called `name` (case, spaces, `_`, `-` and parentheses ignored), or undefined. */
   find(name: string): DevicePreset | undefined {
     return presets().get(keyOf(name));
+  },
+  /** Every preset, in the lists' order. */
+  all(): DevicePreset[] {
+    return [...presets().values()];
   },
 };
 

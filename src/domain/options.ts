@@ -141,7 +141,7 @@ export interface RenderOptions {
 }
 
 /** A resource type block_resources names. */
-export type BlockedResource = 'stylesheet' | 'image' | 'media' | 'font' | 'script' | 'texttrack' | 'xhr' | 'fetch' | 'eventsource' | 'websocket' | 'manifest' | 'other';
+export type BlockedResource = 'document' | 'stylesheet' | 'image' | 'media' | 'font' | 'script' | 'texttrack' | 'xhr' | 'fetch' | 'eventsource' | 'websocket' | 'manifest' | 'other';
 
 /** Every option's default, from the parameter table; only `url` has none. */
 export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions, 'url' | 'html' | 'markdown'>;

@@ -43,6 +43,12 @@ const listOf = (item: ValueType, maxItems = 50): ParameterType => ({ kind: 'list
 const headerText = (maxLength: number) => text(maxLength, /^[^\x00-\x1f\x7f]*$/, 'free of control characters (CR, LF, NUL, tab, other C0 characters or DEL)');
 const cssLength = text(32, /^(0|\d{1,4}(\.\d{1,3})?(px|in|cm|mm))$/, 'a CSS length in px, in, cm or mm (e.g. 10mm)');
 
+/** The longest `timeout` and `delay` of a synchronous render, and of an asynchronous one (ScreenshotOne's limits). */
+export const SYNC_MAX_TIMEOUT = 90;
+export const ASYNC_MAX_TIMEOUT = 600;
+export const SYNC_MAX_DELAY = 30;
+export const ASYNC_MAX_DELAY = 300;
+
 /** The table, in the order the API reference lists it. */
 export const parameters: readonly Parameter[] = [
   { name: 'url', type: text(8192), group: 'target', role: 'option', description: 'The page to capture: an absolute http or https URL. Exactly one of url, html and markdown.' },
@@ -51,7 +57,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'access_key', type: text(256), group: 'access', role: 'control', description: 'The access key, when not sent in the X-Access-Key header.' },
   { name: 'signature', type: text(256), group: 'access', role: 'control', only: 'GET', description: 'Lowercase hex HMAC-SHA256 of the query string before it, keyed with the secret key; must be the last parameter.' },
 
-  { name: 'viewport_device', type: text(100), group: 'viewport', role: 'option', description: "A device preset of Playwright's list, matched ignoring case, spaces, _ and - (iphone_13 is iPhone 13): viewport, scale, mobile, touch and user agent; explicit options override it." },
+  { name: 'viewport_device', type: text(100), group: 'viewport', role: 'option', description: "A device preset (GET /api/devices lists them: every id of ScreenshotOne's list, Playwright's names), matched ignoring case, spaces, _, - and parentheses (iphone_13 is iPhone 13, ipad_gen_7 is iPad (gen 7)): viewport, scale, mobile, touch and user agent; explicit options override it." },
   { name: 'viewport_width', type: integer(100, 3840), default: 1280, group: 'viewport', role: 'option', description: 'Viewport width in CSS pixels.' },
   { name: 'viewport_height', type: integer(100, 2160), default: 720, group: 'viewport', role: 'option', description: 'Viewport height in CSS pixels.' },
   { name: 'device_scale_factor', type: number(1, 5), default: 1, group: 'viewport', role: 'option', description: 'Device pixel ratio; width × height × scale² at most 3840 × 2160 × 4.' },
@@ -75,8 +81,8 @@ export const parameters: readonly Parameter[] = [
 
   { name: 'wait_until', type: listOf(oneOf('load', 'domcontentloaded', 'networkidle', 'networkidle0', 'networkidle2'), 4), default: ['load'], group: 'wait', role: 'option', description: 'Every listed condition must hold: networkidle0 no request for 500 ms, networkidle2 at most two (networkidle is networkidle0).' },
   { name: 'navigation_timeout', type: number(1, 30), default: 30, group: 'wait', role: 'option', description: 'Seconds the main navigation alone may take; not more than timeout.' },
-  { name: 'delay', type: number(0, 30), default: 0, group: 'wait', role: 'option', description: 'Seconds to wait after navigation, before capturing.' },
-  { name: 'timeout', type: number(1, 90), default: 30, group: 'wait', role: 'option', description: 'Seconds the whole render may take; a render that outlives it fails with timeout_error.' },
+  { name: 'delay', type: number(0, ASYNC_MAX_DELAY), default: 0, group: 'wait', role: 'option', description: `Seconds to wait after navigation, before capturing: at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.` },
+  { name: 'timeout', type: number(1, ASYNC_MAX_TIMEOUT), default: 30, group: 'wait', role: 'option', description: `Seconds the whole render may take (at most ${SYNC_MAX_TIMEOUT}, or ${ASYNC_MAX_TIMEOUT} with async); a render that outlives it fails with timeout_error.` },
   { name: 'wait_for_selector', type: text(1000), group: 'wait', role: 'option', description: 'Before capturing, wait until an element matching this selector is visible; none within timeout fails with selector_not_found.' },
   { name: 'wait_for_selector_algorithm', type: oneOf('at_least_one', 'at_least_by_count'), default: 'at_least_one', group: 'wait', role: 'option', description: 'at_least_one: wait_for_selector waits for one visible match; at_least_by_count: for as many visible matches as the selector matches elements.' },
 
@@ -97,7 +103,7 @@ export const parameters: readonly Parameter[] = [
   { name: 'block_socials', type: flag, default: false, group: 'blocking', role: 'option', description: 'Social embeds and share buttons never load (AdGuard Social Media filter).' },
   { name: 'block_annoyances', type: flag, default: false, group: 'blocking', role: 'option', description: 'All of block_cookie_banners, block_banners_by_heuristics, block_chats and block_socials.' },
   { name: 'block_requests', type: listOf(text(1000)), default: [], group: 'blocking', role: 'option', description: 'Wildcard patterns (* and ?) of whole URLs, as fail_if_request_failed; matching sub-requests are never made.' },
-  { name: 'block_resources', type: listOf(oneOf('stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'), 12), default: [], group: 'blocking', role: 'option', description: 'Requests of these resource types are never made.' },
+  { name: 'block_resources', type: listOf(oneOf('document', 'stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'), 13), default: [], group: 'blocking', role: 'option', description: 'Requests of these resource types are never made (document: frames; the page itself always loads).' },
 
   { name: 'selector', type: text(1000), group: 'capture', role: 'option', description: 'Capture only the first element matching this CSS selector.' },
   { name: 'scroll_into_view', type: text(1000), group: 'capture', role: 'option', description: 'Scroll the first element matching this CSS selector to the top before capturing.' },

@@ -20,6 +20,8 @@ import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
 import type { Span } from '@opentelemetry/api';
 import { endSpan, startSpan, tracingOn, type TraceCarrier } from '../tracing.ts';
+import { bulkRoutes } from './bulk.ts';
+import { accountRoutes } from './account.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -165,6 +167,8 @@ export function buildApp(deps: AppDeps) {
   // The route plugins below read these as decorators (services.ts).
   app.register(ingressServices, { ...services, repeatViews });
   app.register(takeRoutes);
+  app.register(bulkRoutes);
+  app.register(accountRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
   // The API reference: /openapi.json and /docs, public and without NATS.

@@ -5,6 +5,7 @@ import { contentTypes } from '../domain/options.ts';
 import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
 import type { RenderStatus } from '../domain/render.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
+import { BULK_MAX_REQUESTS } from './bulk.ts';
 
 /** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
 type Json = Record<string, unknown>;
@@ -174,11 +175,86 @@ function schemas(): Json {
         is_successful: { const: true },
         render_id: { type: 'string', format: 'uuid' },
         file_url: { type: 'string', format: 'uri', description: 'The file, fetched without an access key.' },
+        screenshot_url: { type: 'string', format: 'uri', description: "The same as file_url, under ScreenshotOne's name." },
+        cache_url: { type: 'string', format: 'uri', description: 'A cached signed GET: the file later views of the same URL redirect to.' },
         format: recordFormat(),
         size_bytes: { type: 'integer' },
         metadata: ref('Metadata'),
         slices: ref('Slices'),
         vision: ref('Vision'),
+      },
+    },
+    BulkRequest: {
+      type: 'object',
+      required: ['requests'],
+      additionalProperties: false,
+      properties: {
+        access_key: { type: 'string', description: 'The access key, when not in the X-Access-Key header or the query.' },
+        options: { type: 'object', description: '/api/take parameters every request starts from.' },
+        requests: { type: 'array', minItems: 1, maxItems: BULK_MAX_REQUESTS, items: { type: 'object', description: '/api/take parameters laid over options.' } },
+        execute: { type: 'boolean', default: false, description: 'Render every request now and answer each in place.' },
+        optimize: { type: 'boolean', default: false, description: "Accepted for ScreenshotOne's clients; identical cached requests render once in any case." },
+      },
+    },
+    BulkAnswer: {
+      type: 'object',
+      required: ['responses'],
+      properties: {
+        responses: {
+          type: 'array',
+          description: 'One entry per request, in order.',
+          items: {
+            type: 'object',
+            required: ['url'],
+            properties: {
+              url: { type: 'string', format: 'uri', description: 'The signed /api/take GET URL of the request: nothing is rendered or charged until it is fetched.' },
+              response: {
+                description: 'With execute=true (and for an invalid request in any case): the answer response_type=json gives, success or error.',
+                oneOf: [ref('TakeJsonAnswer'), ref('AsyncAnswer'), ref('Error')],
+              },
+            },
+          },
+        },
+      },
+    },
+    Usage: {
+      type: 'object',
+      required: ['total', 'available', 'used', 'concurrency'],
+      properties: {
+        total: { type: 'integer', description: 'The monthly quota.' },
+        available: { type: 'integer', description: 'Screenshots left this month (renders in flight hold theirs).' },
+        used: { type: 'integer', description: 'Successful screenshots this UTC month.' },
+        concurrency: {
+          type: 'object',
+          required: ['limit', 'remaining', 'reset'],
+          properties: {
+            limit: { type: 'integer', description: 'Renders the plan allows in flight at once.' },
+            remaining: { type: 'integer', description: 'Renders that may start now.' },
+            reset: { type: 'integer', description: 'Unix time in nanoseconds by which a slot frees at the latest (now when one is free).' },
+          },
+        },
+      },
+    },
+    Devices: {
+      type: 'object',
+      required: ['devices'],
+      properties: {
+        devices: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'name', 'viewport', 'device_scale_factor', 'is_mobile', 'has_touch', 'user_agent'],
+            properties: {
+              id: { type: 'string', description: 'The viewport_device value, as ScreenshotOne spells it (iphone_13, ipad_gen_7).' },
+              name: { type: 'string' },
+              viewport: { type: 'object', required: ['width', 'height'], properties: { width: { type: 'integer' }, height: { type: 'integer' } } },
+              device_scale_factor: { type: 'number' },
+              is_mobile: { type: 'boolean' },
+              has_touch: { type: 'boolean' },
+              user_agent: { type: 'string' },
+            },
+          },
+        },
       },
     },
     AsyncAnswer: {
@@ -316,6 +392,7 @@ export function openApiDocument(baseUrl: string): Json {
     servers: [{ url: baseUrl }],
     tags: [
       { name: 'render', description: 'Render a page, read a render, fetch its file.' },
+      { name: 'account', description: "The workspace's usage and the device presets." },
     ],
     paths: {
       '/api/take': {
@@ -326,6 +403,45 @@ export function openApiDocument(baseUrl: string): Json {
           summary: 'Render a page (JSON body)',
           parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
           requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: bodySchema() } } },
+        },
+      },
+      '/api/bulk': {
+        post: {
+          tags: ['render'],
+          operationId: 'bulk',
+          summary: 'Up to 20 renders in one request',
+          description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key and X-Signature as on POST /api/take.`,
+          security,
+          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
+          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: ref('BulkRequest') } } },
+          responses: {
+            '200': { description: 'One entry per request, in order.', content: { 'application/json': { schema: ref('BulkAnswer') } } },
+            ...errorResponses(['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'request_body_too_large', 'temporary_unavailable', ...transportCodes]),
+          },
+        },
+      },
+      '/api/usage': {
+        get: {
+          tags: ['account'],
+          operationId: 'usage',
+          summary: "This month's usage and the renders that may start now",
+          security,
+          responses: {
+            '200': { description: 'The current UTC month.', content: { 'application/json': { schema: ref('Usage') } } },
+            ...errorResponses(['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'temporary_unavailable', ...transportCodes]),
+          },
+        },
+      },
+      '/api/devices': {
+        get: {
+          tags: ['account'],
+          operationId: 'devices',
+          summary: 'Every viewport_device preset',
+          security: [],
+          responses: {
+            '200': { description: 'The presets.', content: { 'application/json': { schema: ref('Devices') } } },
+            ...errorResponses(['temporary_unavailable', ...transportCodes]),
+          },
         },
       },
       '/api/renders/{renderId}': {

@@ -1,23 +1,14 @@
 // GET|POST /api/take: authenticate, validate, serve from the cache or admit, render, answer.
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import type { RenderRequest } from '../domain/render.ts';
 import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
-import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
-import { publicMetadata } from '../domain/metadata.ts';
-import { publicExtras } from '../domain/render.ts';
-import { parseProxyUrl } from '../domain/combinations.ts';
-import { unwritableFormat } from '../render/image.ts';
-import { authenticate, rawQueryString, type Caller } from './auth.ts';
+import { authenticate, rawQueryString } from './auth.ts';
+import type { RawParams, TakeRequest } from './params.ts';
+import { cacheKeyFor, parseTake, takeFlow } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
-import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import { traceCarrier } from '../tracing.ts';
-
-/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
-const QUEUE_GRACE_SECONDS = 5;
 
 /** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
@@ -44,36 +35,10 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
-/** Only a signed GET with `cache` not false is cached (contract §6). */
-function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
-  if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
-  return cacheKeyOf(caller.workspace.workspace_id, caller.signedQuery);
-}
-
 /** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
 export const takeRoutes: FastifyPluginAsync = async (app) => {
-  const { config, renderQueue, fileStore, workspaces, settlement, renderCache, repeatViews, checkTarget } = app;
-
-  const parse = (raw: RawParams): TakeRequest => {
-    const parsed = parseTakeParams(raw);
-    if ('problems' in parsed) throw new ServiceError('request_not_valid', { error_details: parsed.problems });
-    return parsed.request;
-  };
-
-  const checkTargets = async ({ options, control }: TakeRequest) => {
-    if (options.url !== undefined) await checkTarget(options.url, 'url');
-    if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
-    // The customer's proxy obeys the address rules of url (its credentials are not part of the check).
-    const proxy = options.proxy === undefined ? null : parseProxyUrl(options.proxy);
-    if (proxy) await checkTarget(`${proxy.url.protocol}//${proxy.url.host}/`, 'proxy');
-    const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
-    if (options.ip_country_code !== undefined && config.geoProxies[options.ip_country_code] === undefined) {
-      const known = Object.keys(config.geoProxies);
-      throw refuse('ip_country_code', `no proxy for ${options.ip_country_code} here (${known.length > 0 ? `configured: ${known.join(', ')}` : 'none is configured'})`);
-    }
-    const unwritable = await unwritableFormat(options.format);
-    if (unwritable) throw refuse('format', unwritable);
-  };
+  const { config, fileStore, workspaces, repeatViews } = app;
+  const flow = takeFlow(app);
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
   const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
@@ -81,26 +46,12 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
-  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
+  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult, cached: boolean) => {
     reply.header('X-Render-Id', record.render_id);
-    if (record.status === 'failed') {
-      throw new ServiceError(record.error_code ?? 'internal_application_error', record.error_details ?? {}, {
-        message: record.error_message,
-      });
-    }
+    if (record.status === 'failed') throw flow.failure(record);
     const fileName = record.file_name!;
     if (take.control.response_type === 'empty') return reply.code(200).send();
-    if (take.control.response_type === 'json') {
-      return {
-        is_successful: true,
-        render_id: record.render_id,
-        file_url: fileUrl(config.filesBaseUrl, fileName),
-        format: record.format,
-        size_bytes: record.size_bytes,
-        ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
-        ...publicExtras(record, (name) => fileUrl(config.filesBaseUrl, name)),
-      };
-    }
+    if (take.control.response_type === 'json') return flow.succeeded(record, cached);
     serveAsUserContent(reply);
     reply.type(contentTypes[record.format]);
     if (take.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
@@ -110,69 +61,23 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   const take = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
-    const takeRequest = parse(raw);
+    const takeRequest = parseTake(raw);
     const cacheKey = cacheKeyFor(caller, takeRequest);
     if (cacheKey) {
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
-      const hit = await renderCache.lookup(cacheKey);
-      if (hit) return redirect(reply, hit.render_id, hit.file_name!);
     }
-    await checkTargets(takeRequest);
-
-    const { workspace } = caller;
-    const createdAt = new Date();
-    const renderRequest: RenderRequest = {
-      render_id: randomUUID(),
-      workspace_id: workspace.workspace_id,
-      created_at: createdAt.toISOString(),
-      options: takeRequest.options,
-      ...(takeRequest.control.webhook_url ? { webhook_url: takeRequest.control.webhook_url } : {}),
-      ...(takeRequest.control.external_identifier ? { external_identifier: takeRequest.control.external_identifier } : {}),
-      ...(takeRequest.control.webhook_sign ? {} : { webhook_sign: false as const }),
-      ...(takeRequest.control.webhook_errors ? {} : { webhook_errors: false as const }),
-      ...(cacheKey ? { cache: { key: cacheKey, ttl: takeRequest.control.cache_ttl } } : {}),
-    };
-    // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
-    // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
-    const waitSeconds = takeRequest.options.timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
-    const answerBy = takeRequest.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
-    reply.header('X-Render-Id', renderRequest.render_id);
-    if (answerBy) renderRequest.answer_by = answerBy;
-    const trace = traceCarrier(request.span);
-    if (trace) renderRequest.trace = trace;
-
-    if (cacheKey) {
-      // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
-      const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
-      if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!);
-      if (claim.kind === 'follow') {
-        const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
-        if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!);
-        return answer(reply, takeRequest, { record });
-      }
+    const outcome = await flow.run(caller, takeRequest, (renderId) => reply.header('X-Render-Id', renderId), traceCarrier(request.span));
+    switch (outcome.kind) {
+      case 'cached':
+        return redirect(reply, outcome.renderId, outcome.fileName);
+      case 'accepted':
+        reply.code(202);
+        return flow.accepted(outcome.renderId);
+      case 'ended':
+        return answer(reply, takeRequest, outcome.result, outcome.cached);
     }
-
-    await settlement.admit(renderRequest, workspace);
-    // Once published, the worker settles the render; a request answered with an error gives back what it held.
-    const publish = async <T>(send: () => Promise<T>): Promise<T> =>
-      send().catch((err) => {
-        if (err instanceof ServiceError && err.code === 'temporary_unavailable') settlement.giveBack(renderRequest);
-        throw err;
-      });
-
-    if (takeRequest.control.async) {
-      await publish(() => renderQueue.submit(renderRequest));
-      reply.code(202);
-      return {
-        is_successful: true,
-        render_id: renderRequest.render_id,
-        status: 'pending',
-        status_url: `${config.baseUrl}/api/renders/${renderRequest.render_id}`,
-      };
-    }
-    return answer(reply, takeRequest, await publish(() => renderQueue.submitAndWait(renderRequest)));
   };
 
   app.get('/api/take', take);

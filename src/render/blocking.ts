@@ -35,6 +35,8 @@ type PausedRequest = { requestId: string; request: { url: string }; resourceType
 
 // block_resources names → CDP resource types.
 const RESOURCE_TYPES: Record<string, string[]> = {
+  // The page's own document is never blocked (below): `document` stops its frames.
+  document: ['Document'],
   stylesheet: ['Stylesheet'], image: ['Image'], media: ['Media'], font: ['Font'], script: ['Script'],
   texttrack: ['TextTrack'], xhr: ['XHR'], fetch: ['Fetch'], eventsource: ['EventSource'], websocket: [],
   manifest: ['Manifest'], other: ['Other', 'Ping', 'CSPViolationReport', 'Prefetch', 'SignedExchange'],
@@ -77,8 +79,9 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
   const consent = plan.consent ? watchConsent(session) : undefined;
   let stopIntercepting: (() => void) | undefined;
   // Blocked frames and images, whose elements are collapsed before the capture (an error page or a
-  // broken-image icon would show in their place).
+  // broken-image icon would show in their place), and the slots of blocked ad scripts.
   const collapse = new Set<string>();
+  const slots = new Set<string>();
   const undo: Undo = async () => {
     consent?.stop();
     stopIntercepting?.();
@@ -87,7 +90,7 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
   };
   try {
     if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
-      stopIntercepting = await interceptRequests(session, plan, networkEngines, collapse, deadline);
+      stopIntercepting = await interceptRequests(session, plan, networkEngines, { collapse, slots }, deadline);
     }
     // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
     if (options.block_resources.includes('websocket')) {
@@ -113,15 +116,23 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
     undo,
     async beforeCapture(captureDeadline) {
       if (consent) await untilAborted(captureDeadline, consent.settled(timeLeft(captureDeadline, options)));
-      if (cosmeticEngines.length > 0 || plan.heuristics || collapse.size > 0) {
-        await hideOnPage(page, cosmeticEngines, { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500) }, captureDeadline);
+      if (cosmeticEngines.length > 0 || plan.heuristics || collapse.size > 0 || slots.size > 0) {
+        await hideOnPage(page, cosmeticEngines, { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500), slots: [...slots] }, captureDeadline);
       }
     },
   };
 }
 
+// Ad scripts whose slots stay on the page as empty boxes of the ad's size once the script is blocked
+// (AdGuard answers them with a stand-in that collapses the slots instead, which a blocked request
+// cannot do; its own rule hiding them is generic, off on hosts such as localhost): script → slot.
+const SLOT_SCRIPTS: Array<[RegExp, string]> = [
+  [/\/adsbygoogle\.js(\?|$)/, 'ins.adsbygoogle'],
+];
+
 /** Stops the requests the plan blocks, on `session` and the page's cross-site frames; returns what removes its listeners. */
-async function interceptRequests(session: CDPSession, plan: ReturnType<typeof blockingPlan>, engines: FiltersEngine[], collapse: Set<string>, deadline: AbortSignal) {
+async function interceptRequests(session: CDPSession, plan: ReturnType<typeof blockingPlan>, engines: FiltersEngine[], hide: { collapse: Set<string>; slots: Set<string> }, deadline: AbortSignal) {
+  const { collapse, slots } = hide;
   const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
   const mainFrameId = frameTree.frame.id;
   const requestPatterns = plan.requestPatterns.map(wildcardPattern);
@@ -147,6 +158,9 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
   const answer = (event: PausedRequest, send: (method: string, params: object) => Promise<unknown>) => {
     const block = blocked(event);
     if (block && COLLAPSED_TYPES.has(event.resourceType)) collapse.add(event.request.url);
+    if (block && event.resourceType === 'Script') {
+      for (const [script, slot] of SLOT_SCRIPTS) if (script.test(event.request.url)) slots.add(slot);
+    }
     const reply = block
       ? send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' })
       : send('Fetch.continueRequest', { requestId: event.requestId });
@@ -230,13 +244,13 @@ const COLLECT_FEATURES = `(() => {
 
 /**
  * Hides what the lists' element-hiding rules match (one style element) and the elements of
- * blocked frames and images (`collapse`: their URLs), then, with `heuristics`,
+ * blocked frames and images (`collapse`: their URLs) and the slots of blocked ad scripts, then, with `heuristics`,
  * fixed overlays: a fixed element covering 30% of the viewport or more, or a wide bar fixed to its
  * bottom edge (app banners), and a sticky one covering 60%; never one holding most of the page's
  * text (an application's own fixed layout). A scroll lock such overlays leave on the page is lifted.
  */
-async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, collapse }: { heuristics: boolean; collapse: string[] }, deadline: AbortSignal): Promise<void> {
-  let css = '';
+async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, collapse, slots }: { heuristics: boolean; collapse: string[]; slots: string[] }, deadline: AbortSignal): Promise<void> {
+  let css = slots.map((selector) => `${selector} { display: none !important; }\n`).join('');
   if (engines.length > 0) {
     const features = await untilAborted(deadline, page.evaluate<DomFeatures>(COLLECT_FEATURES));
     const { Request } = await adblocker();

@@ -39,12 +39,25 @@ const CHAT_VENDORS = [
   '###drift-frame-controller', '###drift-frame-chat', '##.crisp-client', '###tidio-chat', '###chat-widget-container',
 ];
 
+// The Social Media filter misses the widget scripts of X/Twitter, Facebook's SDK, Instagram and
+// TikTok (it has LinkedIn's and Pinterest's): these scripts, and the buttons and unrendered embeds
+// they would have filled, are rules of our own.
+const SOCIAL_WIDGETS = [
+  '||platform.twitter.com^$third-party', '||platform.x.com^$third-party', '||syndication.twitter.com^$third-party', '||cdn.syndication.twimg.com^$third-party',
+  '||connect.facebook.net^$third-party', '||facebook.com^*/plugins/$third-party',
+  '||platform.linkedin.com^$third-party', '||assets.pinterest.com^*/js/$third-party', '||widgets.pinterest.com^$third-party',
+  '||instagram.com^*/embed$third-party', '||tiktok.com^*/embed$third-party',
+  '##.twitter-tweet', '##.twitter-timeline', '##.twitter-share-button', '##.twitter-follow-button', '##.twitter-hashtag-button', '##.twitter-mention-button',
+  '##.fb-like', '##.fb-share-button', '##.fb-page', '##.fb-post', '##.fb-video', '##.fb-comments', '##.fb-follow', '##.fb-send',
+  '##.instagram-media', '##.tiktok-embed', '##.IN-widget', '##script[type="IN/Share"]',
+];
+
 /** Each rule set's sources (AdGuard filter ids: 2 Base, 11 Mobile Ads, 3 Tracking Protection,
  * 4 Social Media, 22 Widgets, 18 Cookie Notices, 19 Popups, 20 Mobile App Banners, 21 Other Annoyances). */
 export const RULE_SETS: Record<RuleSet, RuleSetSource> = {
   ads: { lists: [2, 11], network: true, cosmetic: true },
   trackers: { lists: [3], network: true, cosmetic: false },
-  socials: { lists: [4], network: true, cosmetic: true },
+  socials: { lists: [4], network: true, cosmetic: true, own: SOCIAL_WIDGETS },
   chats: { lists: [22], network: true, cosmetic: true, own: CHAT_VENDORS },
   // Cosmetic only: blocking a consent platform's script leaves a site that waits for an answer in
   // its no-answer state; autoconsent answers the banner instead (src/render/consent.ts), and these

@@ -24,8 +24,8 @@ export async function finishImage(image: Buffer, options: RenderOptions): Promis
   const sharp = await loadSharp();
   // The input is our own screenshot, so sharp's pixel limit for untrusted input does not apply.
   let pipeline = sharp(image, { limitInputPixels: false });
-  // Fit inside the box asked for, aspect kept: one side given scales the other with it.
-  if (resize) pipeline = pipeline.resize({ width, height, fit: 'inside' });
+  // Both sides given: exactly that size (ScreenshotOne's reading); one side scales the other with it.
+  if (resize) pipeline = pipeline.resize({ width, height, fit: width !== undefined && height !== undefined ? 'fill' : 'inside' });
   return pipeline.toFormat(format as keyof import('sharp').FormatEnum, encoderOptions(options)).toBuffer();
 }
 

@@ -42,6 +42,9 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   const left = () => Math.max(1, options.navigation_timeout * 1000 - (Date.now() - startedAt));
   // Only a networkidle condition needs the page's requests counted, from before the first one.
   const requests = needsRequestCount(options.wait_until) ? countRequests(page) : undefined;
+  // A page captured whatever its status: an HTTP authentication challenge is declined so that the
+  // browser shows the 401 page itself instead of giving up on it (below, navigationError).
+  const declining = options.ignore_host_errors && options.url !== undefined ? await untilAborted(limit, declineAuthChallenges(page)) : undefined;
   let response: Response | null = null;
   try {
     const waitUntil = lifecycleOf(options.wait_until);
@@ -58,6 +61,7 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
     throw navigationError(error);
   } finally {
     requests?.stop();
+    await declining?.();
   }
   // The egress proxy answers a refused or unreachable plain-http target itself, marking the response.
   const blocked = response ? blockedBy(response) : undefined;
@@ -179,11 +183,31 @@ function blockedBy(response: Response): ErrorCode | undefined {
   return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
 }
 
+// CDP's Fetch.requestPaused and Fetch.authRequired, the part used here.
+type PausedDocument = { requestId: string };
+
+/**
+ * Declines every HTTP authentication challenge of the page's documents (their other requests are
+ * not paused), so a 401 shows as the page the site sent; returns the undo, which detaches.
+ */
+async function declineAuthChallenges(page: Page): Promise<() => Promise<void>> {
+  const session = await page.context().newCDPSession(page);
+  const send = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
+  session.on('Fetch.requestPaused', (event: PausedDocument) => void send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => {}));
+  session.on('Fetch.authRequired', (event: PausedDocument) =>
+    void send('Fetch.continueWithAuth', { requestId: event.requestId, authChallengeResponse: { response: 'CancelAuth' } }).catch(() => {}));
+  await send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document' }], handleAuthRequests: true });
+  return () => session.detach().catch(() => {});
+}
+
 /** Maps a navigation failure to its public code; the raw text stays in `cause`. */
 export function navigationError(error: unknown): unknown {
   if (error instanceof ServiceError) return error;
   if (error instanceof errors.TimeoutError) return new ServiceError('timeout_error', {}, { cause: error });
   const text = error instanceof Error ? error.message : String(error);
+  // An HTTP authentication challenge no credentials answered: Chromium gives up on it with this
+  // net error, but the site did answer, with a 401 (a 407 would be a proxy's, and a network error).
+  if (/net::ERR_INVALID_AUTH_CREDENTIALS/.test(text)) return new ServiceError('host_returned_error', { returned_status_code: 401 }, { cause: error });
   const match = NET_ERROR_CODES.find(([pattern]) => pattern.test(text));
   return match ? new ServiceError(match[1], {}, { cause: error }) : error;
 }

@@ -96,6 +96,16 @@ export class QuotaLedger {
     return { used: value?.used ?? 0, inFlight: Object.keys(live(value, Date.now()).reservations).length, days: value?.days ?? {} };
   }
 
+  /**
+   * Where a workspace stands now in a month: screenshots used, reservations held, and the moment
+   * (ms) the first of them lapses at the latest (undefined when none is held).
+   */
+  async standing(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; firstLapse?: number }> {
+    const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
+    const lapses = Object.values(live(value, Date.now()).reservations);
+    return { used: value?.used ?? 0, inFlight: lapses.length, ...(lapses.length > 0 ? { firstLapse: Math.min(...lapses) } : {}) };
+  }
+
   /** Screenshots used in a month. */
   async used(workspaceId: string, month: string): Promise<number> {
     return (await this.month(workspaceId, month)).used;

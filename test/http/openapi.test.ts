@@ -128,8 +128,9 @@ openapi('every metadata_* parameter has its field documented', () => {
 
 openapi('every error code the API answers is documented under its status, with the error body', () => {
   const documented = new Map<string, number>();
-  for (const path of Object.values<Json>(document.paths)) {
-    for (const [status, response] of Object.entries<Json>(path.get.responses)) {
+  const operations = Object.values<Json>(document.paths).flatMap((path) => Object.values<Json>(path));
+  for (const operation of operations) {
+    for (const [status, response] of Object.entries<Json>(operation.responses)) {
       const schema = response.content?.['application/json']?.schema;
       if (!schema?.allOf) continue;
       assert.is(schema.allOf[0].$ref, '#/components/schemas/Error');
@@ -141,6 +142,22 @@ openapi('every error code the API answers is documented under its status, with t
     assert.is(documented.get(code), errorTable[code].status, code);
   }
   assert.ok(document.paths['/api/take'].get.responses['429'].headers['Retry-After']);
+});
+
+openapi("ScreenshotOne's other endpoints: bulk, usage and devices, and the JSON answer's names", () => {
+  const bulk = document.paths['/api/bulk'].post;
+  const request = resolve(bulk.requestBody.content['application/json'].schema);
+  assert.equal(Object.keys(request.properties).sort(), ['access_key', 'execute', 'optimize', 'options', 'requests']);
+  assert.equal([request.properties.requests.minItems, request.properties.requests.maxItems], [1, 20]);
+  const entry = resolve(bulk.responses['200'].content['application/json'].schema).properties.responses.items;
+  assert.ok(entry.properties.url && entry.properties.response);
+  const usage = resolve(document.paths['/api/usage'].get.responses['200'].content['application/json'].schema);
+  assert.equal(usage.required, ['total', 'available', 'used', 'concurrency']);
+  assert.equal(usage.properties.concurrency.required, ['limit', 'remaining', 'reset']);
+  const devices = resolve(document.paths['/api/devices'].get.responses['200'].content['application/json'].schema);
+  assert.equal(devices.properties.devices.items.required, ['id', 'name', 'viewport', 'device_scale_factor', 'is_mobile', 'has_touch', 'user_agent']);
+  const json = document.components.schemas.TakeJsonAnswer.properties;
+  assert.ok(json.screenshot_url && json.cache_url);
 });
 
 openapi('the webhook: payload, both header sets, and the access key schemes', () => {

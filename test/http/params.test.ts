@@ -128,4 +128,20 @@ params('a device preset sets viewport, scale, mobile, touch and user agent; what
   assert.match(String(user_agent), /iPhone/);
 });
 
+params('asynchronous renders get the longer limits: timeout up to 600, delay up to 300; synchronous ones keep 90 and 30', () => {
+  assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=600&delay=300')), []);
+  assert.equal(problemsOf(query('url=https://a.example&timeout=91&delay=31')), ['delay', 'timeout']);
+  assert.equal(problemsOf(query('url=https://a.example&async=false&timeout=120')), ['timeout']);
+  assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=601&delay=301')), ['delay', 'timeout']);
+  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', async: true, timeout: 300, delay: 120, navigation_timeout: 30 } }), []);
+  const parsed = parseTakeParams(query('url=https://a.example&timeout=120'));
+  assert.ok('problems' in parsed && /at most 90 for a synchronous render/.test(parsed.problems[0].message));
+});
+
+params('every device id of ScreenshotOne\'s list is a viewport_device, parentheses and all', () => {
+  for (const id of ['ipad_gen_7', 'pixel_4a_5g_landscape', 'iphone_4', 'jiophone_2_landscape', 'ipad_pro', 'iPad (gen 6)']) {
+    assert.equal(problemsOf(query(`url=https://a.example&viewport_device=${encodeURIComponent(id)}`)), [], id);
+  }
+});
+
 params.run();

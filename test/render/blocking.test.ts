@@ -11,7 +11,7 @@ import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.t
 import { requestFailedMatched } from '../../actors/render.rules.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
-import { blockingRoutes, PARTNER_HOST, PARTS, VENDOR_HOSTS, WHITE } from '../fixtures/blocking-pages.ts';
+import { blockingRoutes, PARTNER_HOST, PARTS, SOCIAL_WIDGET_HOSTS, VENDOR_HOSTS, WHITE, WIDGET_PARTS } from '../fixtures/blocking-pages.ts';
 
 const test = suite('blocking');
 
@@ -22,6 +22,8 @@ let page: string;
 type Part = keyof typeof PARTS;
 
 let renders = 0;
+/** Every host name the egress proxy resolved: a request Chromium made, over http or https. */
+const lookedUp: string[] = [];
 
 // Renders `path` (as news.example.test) with a mark of its own; what it showed, and the host names
 // under which the fixture received requests of this render (vendor URLs carry the page's mark).
@@ -63,7 +65,7 @@ const never = (hosts: Set<string>, names: readonly string[]) => {
 
 test.before(async () => {
   // Every name resolves to the fixture site: nothing leaves this machine.
-  proxy = await startEgressProxy({ allowPrivate: true, lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+  proxy = await startEgressProxy({ allowPrivate: true, lookup: async (host) => (lookedUp.push(host), [{ address: '127.0.0.1', family: 4 }]) });
   rig = await startRenderRig({
     workspaceId: 'ws_blocking',
     routes: blockingRoutes,
@@ -126,6 +128,43 @@ test('block_socials: the social plugin and script are never asked for', async ()
   await expectParts(observation.image, { socialFrame: false, adSlot: true });
 });
 
+// The pixel of one part of /b/widgets is the part's own colour (true) or the white page (false).
+async function widgetShows(image: Buffer, part: keyof typeof WIDGET_PARTS): Promise<boolean> {
+  const [x, y] = WIDGET_PARTS[part].at;
+  const colour = await pixel(image, x, y);
+  if (near(colour, [...WIDGET_PARTS[part].colour, 255])) return true;
+  assert.ok(near(colour, [...WHITE, 255]), `${part} at ${x},${y} is neither its colour nor white: ${colour}`);
+  return false;
+}
+
+test('block_ads hides an AdSense slot whose script it blocked, on any host (the lists hide slots generically, which they turn off on 127.0.0.1)', async () => {
+  const plain = await renderPage({}, '/b/widgets');
+  assert.ok(await widgetShows(plain.observation.image, 'adSenseSlot'), 'the slot shows without blocking');
+  for (const origin of [page, rig.site.url]) {
+    const from = rig.site.received.length;
+    const observation = await rig.render('/b/widgets', { url: `${origin}/b/widgets`, block_ads: true });
+    assert.not.ok(rig.site.received.slice(from).some((request) => request.path.includes('adsbygoogle')), 'the AdSense script was asked for');
+    assert.not.ok(await widgetShows(observation.image, 'adSenseSlot'), `the AdSense slot is hidden on ${origin}`);
+  }
+});
+
+test('block_socials: the X/Twitter, Facebook, LinkedIn, Pinterest, Instagram and TikTok widget scripts are never asked for', async () => {
+  let from = lookedUp.length;
+  const plain = await renderPage({}, '/b/widgets');
+  for (const host of SOCIAL_WIDGET_HOSTS) assert.ok(lookedUp.slice(from).includes(host), `${host} asked for without blocking`);
+  assert.ok(await widgetShows(plain.observation.image, 'tweet'));
+  const { observation, hosts } = await renderPage({ block_socials: true }, '/b/widgets');
+  never(hosts, SOCIAL_WIDGET_HOSTS);
+  // An https host (HSTS-preloaded) never reaches the fixture either way, and Chromium may open a
+  // tunnel to it ahead of time: the browser's own account says the request was stopped before it left.
+  for (const host of SOCIAL_WIDGET_HOSTS) {
+    const requests = observation.subRequests.filter((request) => new URL(request.url).hostname === host);
+    assert.ok(requests.length > 0, `the page asked for nothing of ${host}`);
+    for (const request of requests) assert.match(request.failure ?? 'made', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
+  }
+  assert.not.ok(await widgetShows(observation.image, 'tweet'), 'the unfilled embed is hidden');
+});
+
 test('block_annoyances with block_ads: everything is gone; blocked requests do not trip fail_if_request_failed', async () => {
   const options = { block_annoyances: true, block_ads: true, fail_if_request_failed: ['*'] };
   const { observation, hosts, paths } = await renderPage(options);
@@ -171,6 +210,14 @@ test('block_requests and block_resources: matching requests never reach the serv
   assert.ok(observation.subRequests.length >= 4, JSON.stringify(observation.subRequests));
   for (const request of observation.subRequests) assert.match(request.failure ?? 'none', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
   assert.is(requestFailedMatched(observation, { ...renderDefaults, ...options } as RenderOptions), null);
+});
+
+test('block_resources=document: the page loads, its frames are never asked for and leave no trace', async () => {
+  const { observation, hosts } = await renderPage({ block_resources: ['document'], ...FRAMES_PAINTED });
+  assert.ok(hosts.has('news.example.test'), 'the page itself loads');
+  never(hosts, ['ad.doubleclick.net', 's7.addthis.com']);
+  assert.ok(hosts.has('securepubads.g.doubleclick.net'), 'scripts still load');
+  await expectParts(observation.image, { adFrame: false, socialFrame: false, adSlot: true, adScript: true });
 });
 
 test('block_ads with headers and block_requests: both interceptions apply in the same render', async () => {

@@ -136,4 +136,15 @@ test('month() returns used, in flight and used per UTC day', async () => {
   assert.equal(await ledger.month(workspace.workspaceId, '2025-04'), { used: 0, inFlight: 0, days: {} }, 'another month is its own');
 });
 
+test('standing() gives used, in flight and when the first reservation lapses at the latest', async () => {
+  const workspace = allowance(100, 5);
+  assert.equal(await ledger.standing(workspace.workspaceId, month), { used: 0, inFlight: 0 });
+  const soon = Date.now() + 30_000;
+  await ledger.reserve(workspace, 'later', at, soon + 60_000);
+  await ledger.reserve(workspace, 'sooner', at, soon);
+  await ledger.reserve(workspace, 'done', at, soon);
+  await ledger.commit(workspace.workspaceId, 'done', createdAt);
+  assert.equal(await ledger.standing(workspace.workspaceId, month), { used: 1, inFlight: 2, firstLapse: soon });
+});
+
 usage.run();

@@ -1,0 +1,130 @@
+// POST /api/bulk: up to 20 /api/take requests in one, each answered with its signed GET URL and,
+// when executed, with its own JSON answer (docs/screenshotone.md, bulk).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import { hmacHex } from '../signing.ts';
+import { planConcurrency } from '../workspaces/workspace.ts';
+import { authenticate, type Caller } from './auth.ts';
+import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
+
+/** Most requests one bulk may carry. */
+export const BULK_MAX_REQUESTS = 20;
+
+/** How long an executed request waits for a free render slot of its workspace before its 429 stands. */
+const SLOT_PATIENCE_MS = 60_000;
+const SLOT_RETRY_MS = 500;
+
+const BODY_KEYS = new Set(['access_key', 'options', 'requests', 'execute', 'optimize']);
+
+type Params = Record<string, unknown>;
+
+/** The bulk body, checked as a whole: a 400 naming each malformed part. */
+function bulkBody(request: FastifyRequest): { options: Params; requests: Params[]; execute: boolean } {
+  const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
+  if (request.rawBody === undefined) throw refuse('Content-Type', 'must be application/json');
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse('body', 'must be a JSON object');
+  const fields = body as Params;
+  const unknown = Object.keys(fields).find((key) => !BODY_KEYS.has(key));
+  if (unknown) throw refuse(unknown, 'is not a field of a bulk request (options, requests, execute, optimize, access_key)');
+  const isObject = (value: unknown): value is Params => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const options = fields.options ?? {};
+  if (!isObject(options)) throw refuse('options', 'must be a JSON object of /api/take parameters');
+  const { requests } = fields;
+  if (!Array.isArray(requests) || requests.length < 1 || requests.length > BULK_MAX_REQUESTS) {
+    throw refuse('requests', `must be an array of 1 to ${BULK_MAX_REQUESTS} objects`);
+  }
+  const at = requests.findIndex((entry) => !isObject(entry));
+  if (at !== -1) throw refuse(`requests[${at}]`, 'must be a JSON object of /api/take parameters');
+  for (const flag of ['execute', 'optimize']) {
+    if (fields[flag] !== undefined && typeof fields[flag] !== 'boolean') throw refuse(flag, 'must be true or false');
+  }
+  return { options, requests: requests as Params[], execute: fields.execute === true };
+}
+
+/** One request's parameters as a GET query (lists as repeated keys), without any key or signature of its own. */
+function queryOf(params: Params): string {
+  const pairs: string[] = [];
+  const add = (name: string, value: unknown) => pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`);
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null || value === undefined || name === 'access_key' || name === 'signature') continue;
+    if (Array.isArray(value)) value.forEach((item) => add(name, item));
+    else add(name, typeof value === 'object' ? JSON.stringify(value) : value);
+  }
+  return pairs.join('&');
+}
+
+/** Runs `work` on every item, at most `limit` at a time, keeping the order of the answers. */
+async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** Registers POST /api/bulk; its collaborators are the app's decorators (services.ts). */
+export const bulkRoutes: FastifyPluginAsync = async (app) => {
+  const { config, workspaces } = app;
+  const flow = takeFlow(app);
+
+  /** A request's signed GET URL, and the part of its query the signature covers (its cache key). */
+  const signedUrl = (caller: Caller, params: Params) => {
+    const { access_key, secret_key } = caller.workspace;
+    const query = queryOf(params);
+    const signed = `${query}${query ? '&' : ''}access_key=${encodeURIComponent(access_key)}`;
+    return { signed, url: `${config.baseUrl}/api/take?${signed}&signature=${hmacHex(secret_key, signed)}` };
+  };
+
+  /** Renders one request as a fetch of its signed URL would, answering as response_type=json does. */
+  const renderNow = async (caller: Caller, signed: string): Promise<Record<string, unknown>> => {
+    const take = parseTake({ kind: 'query', entries: [...new URLSearchParams(signed)] });
+    const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
+    for (;;) {
+      try {
+        return flow.json(await flow.run({ workspace: caller.workspace, signedQuery: signed }, take)).body;
+      } catch (err) {
+        // The workspace's other renders hold its slots: this request waits its turn, as a client would retry.
+        if (err instanceof ServiceError && err.code === 'concurrency_limit_reached' && Date.now() < giveUpAt) {
+          await new Promise((resolve) => setTimeout(resolve, SLOT_RETRY_MS));
+          continue;
+        }
+        throw err;
+      }
+    }
+  };
+
+  app.post('/api/bulk', async (request) => {
+    const fields = typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Params) : {};
+    const caller = await authenticate(request, { kind: 'json', body: fields }, workspaces);
+    const { options, requests, execute } = bulkBody(request);
+    const prepared = requests.map((own) => {
+      const params = { ...options, ...own };
+      const { url, signed } = signedUrl(caller, params);
+      try {
+        parseTake({ kind: 'json', body: Object.fromEntries(Object.entries(params).filter(([name]) => name !== 'access_key')) });
+        return { url, signed };
+      } catch (err) {
+        return { url, signed, refused: failureAnswer(err).body };
+      }
+    });
+    if (!execute) return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
+
+    const limit = planConcurrency[caller.workspace.plan];
+    const responses = await inParallel(prepared, limit, async ({ url, signed, refused }) => {
+      if (refused) return { url, response: refused };
+      const response = await renderNow(caller, signed).catch((err) => {
+        const answer = failureAnswer(err);
+        if (answer.status >= 500 && answer.body.error_code === 'internal_application_error') request.log.error({ err }, 'a bulk request failed');
+        return answer.body;
+      });
+      return { url, response };
+    });
+    return { responses };
+  });
+};

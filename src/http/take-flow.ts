@@ -1,0 +1,173 @@
+// The way of one render request from validated parameters to its outcome, shared by /api/take and
+// /api/bulk: the cache, the target checks, admission, queueing, and the JSON answer of a render.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { errorBody, ServiceError, statusOf, type ErrorCode } from '../errors.ts';
+import { publicExtras, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import type { RenderResult } from '../jetstream/render-records.ts';
+import { cacheKeyOf } from '../workspaces/render-cache.ts';
+import { fileUrl } from '../domain/files.ts';
+import { publicMetadata } from '../domain/metadata.ts';
+import type { Caller } from './auth.ts';
+import { asOutage } from './errors/outage.ts';
+import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
+import { parseProxyUrl } from '../domain/combinations.ts';
+import { unwritableFormat } from '../render/image.ts';
+import type { TraceCarrier } from '../tracing.ts';
+
+/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
+const QUEUE_GRACE_SECONDS = 5;
+
+/** What became of a request: a cached file, an accepted asynchronous render, or a render that ended. */
+export type TakeOutcome =
+  | { kind: 'cached'; renderId: string; fileName: string }
+  | { kind: 'accepted'; renderId: string }
+  | { kind: 'ended'; result: RenderResult; cached: boolean };
+
+/** Only a signed GET with `cache` not false is cached. */
+export function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
+  if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
+  return cacheKeyOf(caller.workspace.workspace_id, caller.signedQuery);
+}
+
+/** Validates raw parameters as /api/take does: 400 request_not_valid naming every offending one. */
+export function parseTake(raw: RawParams): TakeRequest {
+  const parsed = parseTakeParams(raw);
+  if ('problems' in parsed) throw new ServiceError('request_not_valid', { error_details: parsed.problems });
+  return parsed.request;
+}
+
+/** A failure as the body and status the API answers it with (a 5xx never says more than the table). */
+export function failureAnswer(raw: unknown): { status: number; body: ReturnType<typeof errorBody> } {
+  const err = asOutage(raw);
+  if (!(err instanceof ServiceError)) return { status: 500, body: errorBody('internal_application_error') };
+  const body = err.code === 'internal_application_error' ? errorBody(err.code) : errorBody(err.code, err.details, err.message);
+  return { status: statusOf(err.code), body };
+}
+
+/** The steps of a render request, built over the app's collaborators (services.ts). */
+export function takeFlow(app: FastifyInstance) {
+  const { config, renderQueue, settlement, renderCache, checkTarget } = app;
+  const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
+
+  const checkTargets = async ({ options, control }: TakeRequest) => {
+    if (options.url !== undefined) await checkTarget(options.url, 'url');
+    if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
+    // The customer's proxy obeys the address rules of url (its credentials are not part of the check).
+    const proxy = options.proxy === undefined ? null : parseProxyUrl(options.proxy);
+    if (proxy) await checkTarget(`${proxy.url.protocol}//${proxy.url.host}/`, 'proxy');
+    const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
+    if (options.ip_country_code !== undefined && config.geoProxies[options.ip_country_code] === undefined) {
+      const known = Object.keys(config.geoProxies);
+      throw refuse('ip_country_code', `no proxy for ${options.ip_country_code} here (${known.length > 0 ? `configured: ${known.join(', ')}` : 'none is configured'})`);
+    }
+    const unwritable = await unwritableFormat(options.format);
+    if (unwritable) throw refuse('format', unwritable);
+  };
+
+  /**
+   * Serves `take` from the cache, or admits, queues and (unless asynchronous) waits for its render.
+   * `onRenderId` hears the render's id as soon as it has one, before any refusal; `trace` is the
+   * W3C trace context of the request that asked (tracing on), carried on to the render.
+   */
+  const run = async (caller: Caller, take: TakeRequest, onRenderId?: (renderId: string) => void, trace?: TraceCarrier): Promise<TakeOutcome> => {
+    const cacheKey = cacheKeyFor(caller, take);
+    if (cacheKey) {
+      const hit = await renderCache.lookup(cacheKey);
+      if (hit) return { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name! };
+    }
+    await checkTargets(take);
+
+    const { workspace } = caller;
+    const createdAt = new Date();
+    const renderRequest: RenderRequest = {
+      render_id: randomUUID(),
+      workspace_id: workspace.workspace_id,
+      created_at: createdAt.toISOString(),
+      options: take.options,
+      ...(take.control.webhook_url ? { webhook_url: take.control.webhook_url } : {}),
+      ...(take.control.external_identifier ? { external_identifier: take.control.external_identifier } : {}),
+      ...(take.control.webhook_sign ? {} : { webhook_sign: false as const }),
+      ...(take.control.webhook_errors ? {} : { webhook_errors: false as const }),
+      ...(cacheKey ? { cache: { key: cacheKey, ttl: take.control.cache_ttl } } : {}),
+      ...(trace ? { trace } : {}),
+    };
+    // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
+    // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
+    const waitSeconds = take.options.timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
+    const answerBy = take.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
+    onRenderId?.(renderRequest.render_id);
+    if (answerBy) renderRequest.answer_by = answerBy;
+
+    if (cacheKey) {
+      // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
+      const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
+      if (claim.kind === 'redirect') return { kind: 'cached', renderId: claim.entry.render_id, fileName: claim.entry.file_name! };
+      if (claim.kind === 'follow') {
+        const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
+        if (record.status === 'succeeded') return { kind: 'cached', renderId: record.render_id, fileName: record.file_name! };
+        return { kind: 'ended', result: { record }, cached: false };
+      }
+    }
+
+    await settlement.admit(renderRequest, workspace);
+    // Once published, the worker settles the render; a request answered with an error gives back what it held.
+    const publish = async <T>(send: () => Promise<T>): Promise<T> =>
+      send().catch((err) => {
+        if (err instanceof ServiceError && err.code === 'temporary_unavailable') settlement.giveBack(renderRequest);
+        throw err;
+      });
+
+    if (take.control.async) {
+      await publish(() => renderQueue.submit(renderRequest));
+      return { kind: 'accepted', renderId: renderRequest.render_id };
+    }
+    return { kind: 'ended', result: await publish(() => renderQueue.submitAndWait(renderRequest)), cached: cacheKey !== undefined };
+  };
+
+  /** A failed render's error, as the caller hears it. */
+  const failure = (record: RenderRecord) =>
+    new ServiceError((record.error_code ?? 'internal_application_error') as ErrorCode, record.error_details ?? {}, { message: record.error_message });
+
+  /** The JSON answer of a succeeded render: `screenshot_url` is ScreenshotOne's name for `file_url`. */
+  const succeeded = (record: RenderRecord, cached: boolean) => {
+    const url = urlOf(record.file_name!);
+    return {
+      is_successful: true,
+      render_id: record.render_id,
+      file_url: url,
+      screenshot_url: url,
+      // A cached signed GET's file is what later views of the same URL redirect to.
+      ...(cached ? { cache_url: url } : {}),
+      format: record.format,
+      size_bytes: record.size_bytes,
+      ...(record.metadata ? { metadata: publicMetadata(record.metadata, urlOf) } : {}),
+      ...publicExtras(record, urlOf),
+    };
+  };
+
+  /** The 202 body of an accepted asynchronous render. */
+  const accepted = (renderId: string) => ({
+    is_successful: true,
+    render_id: renderId,
+    status: 'pending',
+    status_url: `${config.baseUrl}/api/renders/${renderId}`,
+  });
+
+  /** An outcome as `response_type=json` answers it: [status, body]; a failure throws its error. */
+  const json = (outcome: TakeOutcome): { status: number; body: Record<string, unknown> } => {
+    switch (outcome.kind) {
+      case 'accepted':
+        return { status: 202, body: accepted(outcome.renderId) };
+      case 'cached': {
+        const url = urlOf(outcome.fileName);
+        return { status: 200, body: { is_successful: true, render_id: outcome.renderId, file_url: url, screenshot_url: url, cache_url: url } };
+      }
+      case 'ended':
+        if (outcome.result.record.status === 'failed') throw failure(outcome.result.record);
+        return { status: 200, body: succeeded(outcome.result.record, outcome.cached) };
+    }
+  };
+
+  return { run, failure, succeeded, accepted, json, urlOf };
+}
