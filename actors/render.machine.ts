@@ -16,6 +16,7 @@ import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
 import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
+import type { RenderWarning } from '../src/domain/warnings.ts';
 import type { RenderRequest } from '../src/domain/render.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
@@ -55,6 +56,8 @@ export interface StoredImage {
   size_bytes: number;
   /** The page's metadata (its content stored as a file of its own), when any was asked for. */
   metadata?: RecordedMetadata;
+  /** The render's warnings, when it has any. */
+  warnings?: RenderWarning[];
 }
 
 /** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */

@@ -61,6 +61,7 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       format: record.format,
       ...(succeeded && record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
+      ...(succeeded && record.warnings ? { warnings: record.warnings } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },

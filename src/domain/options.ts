@@ -1,5 +1,6 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
 import type { PageMetadata } from './metadata.ts';
+import type { RenderWarning } from './warnings.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
@@ -166,4 +167,6 @@ export interface PageObservation {
   image: Buffer;
   /** What the metadata_* options asked for, gathered in the same page visit; absent when none. */
   metadata?: PageMetadata;
+  /** What the caller should know about the output (a cut capture, fonts not loaded); absent when nothing. */
+  warnings?: RenderWarning[];
 }

@@ -2,6 +2,7 @@
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
+import type { RenderWarning } from './warnings.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -38,6 +39,8 @@ export interface RenderRecord {
   size_bytes?: number;
   /** What the metadata_* options asked for, once succeeded. */
   metadata?: RecordedMetadata;
+  /** What the caller should know about the output, once succeeded (docs/capture.md); absent when nothing. */
+  warnings?: RenderWarning[];
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;

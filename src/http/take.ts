@@ -8,6 +8,7 @@ import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 
@@ -74,6 +75,8 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       });
     }
     const fileName = record.file_name!;
+    // Never silent: a cut capture or fonts that did not load are said in every kind of answer.
+    if (record.warnings) reply.header(WARNINGS_HEADER, record.warnings.map((w) => w.code).join(','));
     if (take.control.response_type === 'empty') return reply.code(200).send();
     if (take.control.response_type === 'json') {
       return {
@@ -83,6 +86,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
         format: record.format,
         size_bytes: record.size_bytes,
         ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.baseUrl, name)) } : {}),
+        ...(record.warnings ? { warnings: record.warnings } : {}),
       };
     }
     reply.type(contentTypes[record.format]);

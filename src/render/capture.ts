@@ -44,7 +44,8 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const image = output.bytes;
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;
       succeeded = true;
-      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}) };
+      const { warnings } = output;
+      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}), ...(warnings.length > 0 ? { warnings } : {}) };
     } finally {
       subRequests.stop();
       // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed

@@ -224,6 +224,23 @@ export function watchSubRequests(page: Page): SubRequestWatch {
   };
 }
 
+/** The longest a capture waits for the page's web fonts (docs/capture.md). */
+export const FONT_WAIT_MS = 5000;
+
+/**
+ * Waits while the page's web fonts are loading (`document.fonts`, fonts that started loading
+ * after `load` included), at most FONT_WAIT_MS and never past the render's time; false when it
+ * gave up with fonts still loading. A page with no font loading answers at once.
+ */
+export async function awaitFonts(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<boolean> {
+  const waitMs = Math.min(FONT_WAIT_MS, timeLeft(deadline, options));
+  return untilAborted(deadline, page.evaluate<boolean>(`(() => {
+    const fonts = document.fonts;
+    if (!fonts || fonts.status !== 'loading') return true;
+    return Promise.race([fonts.ready.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ${waitMs}))]);
+  })()`));
+}
+
 /** Waits `delaySeconds` after navigation, for late scripts and animations. */
 export async function settle(delaySeconds: number, deadline: AbortSignal): Promise<void> {
   if (delaySeconds <= 0) return;

@@ -127,6 +127,7 @@ export function renderMessages(deps: RenderMessageDeps) {
           file_name: output.stored.file_name,
           size_bytes: output.stored.size_bytes,
           ...(output.stored.metadata ? { metadata: output.stored.metadata } : {}),
+          ...(output.stored.warnings ? { warnings: output.stored.warnings } : {}),
         })
       : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
 
@@ -153,15 +154,16 @@ export function renderMessages(deps: RenderMessageDeps) {
         });
         return fileName;
       };
-      const { image, metadata } = input.observation;
+      const { image, metadata, warnings } = input.observation;
       const fileName = await put(input.request.options.format, image);
-      if (!metadata) return { file_name: fileName, size_bytes: image.length };
+      const said = warnings && warnings.length > 0 ? { warnings } : {};
+      if (!metadata) return { file_name: fileName, size_bytes: image.length, ...said };
       // metadata_content is a file of its own, beside the output: records and messages stay small.
       const { content, ...fields } = metadata;
       const recorded: RecordedMetadata = content
         ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
         : fields;
-      return { file_name: fileName, size_bytes: image.length, metadata: recorded };
+      return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
     }),
   });
 
