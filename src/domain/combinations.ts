@@ -143,7 +143,34 @@ const rules: Rule[] = [
     return imageOnly.filter((name) => given(values, name) && values[name] !== false).map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
   (values) => (values.format === 'pdf' ? [] : Object.keys(values).filter((name) => name.startsWith('pdf_')).map((parameter) => ({ parameter, message: 'needs format=pdf' }))),
+  // A custom paper: both sides, and not beside a named paper or a page cut to the document.
+  (values) => {
+    const sides = ['pdf_width', 'pdf_height'].filter((name) => given(values, name));
+    if (sides.length === 0) return [];
+    if (sides.length === 1) return [{ parameter: sides[0] === 'pdf_width' ? 'pdf_height' : 'pdf_width', message: 'is required: give both pdf_width and pdf_height' }];
+    return ['pdf_paper_format', 'pdf_fit_one_page'].filter((name) => given(values, name) && values[name] !== false).map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
+  },
+  (values) => (given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true ? [{ parameter: 'pdf_page_ranges', message: 'not with pdf_fit_one_page (one page)' }] : []),
+  (values) => (['pdf_header', 'pdf_footer'] as const).flatMap((name) => {
+    const reference = given(values, name) ? fetchedByTemplate(String(values[name])) : undefined;
+    return reference === undefined ? [] : [{ parameter: name, message: `"${reference.slice(0, 60)}": a template's images, styles and fonts must be inline (data: URLs); nothing is fetched for a template` }];
+  }),
 ];
+
+/**
+ * The first thing a header or footer template refers to outside itself (a src, an href, a CSS
+ * url() or @import), or undefined. Chromium loads nothing for a template: an image stays empty and
+ * a stylesheet or font fails the print, so such a template is refused up front.
+ */
+export function fetchedByTemplate(template: string): string | undefined {
+  if (/@import\b/i.test(template)) return '@import';
+  const references = [...template.matchAll(/\b(?:src|href|srcset|poster|data)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))|url\(\s*(?:"([^"]*)"|'([^']*)'|([^)]*))\)/gi)];
+  for (const match of references) {
+    const value = (match.slice(1).find((part) => part !== undefined) ?? '').trim();
+    if (value !== '' && !/^(data:|#)/i.test(value)) return value;
+  }
+  return undefined;
+}
 
 /** Every refusal the rules find in parsed values. */
 export function refusals(values: Values): Refusal[] {

@@ -102,6 +102,18 @@ export interface RenderOptions {
   pdf_margin_right?: string;
   pdf_margin_bottom?: string;
   pdf_margin_left?: string;
+  /** HTML templates printed on every page (docs/capture.md). */
+  pdf_header?: string;
+  pdf_footer?: string;
+  /** Pages and ranges, `1-3,5`. */
+  pdf_page_ranges?: string;
+  pdf_scale: number;
+  /** A custom paper's CSS lengths, both or neither, not with an explicit pdf_paper_format. */
+  pdf_width?: string;
+  pdf_height?: string;
+  pdf_prefer_css_page_size: boolean;
+  pdf_outline: boolean;
+  pdf_tagged: boolean;
 
   metadata_image_size: boolean;
   metadata_page_title: boolean;
