@@ -4,6 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes } from '../domain/options.ts';
 import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
 import type { RenderStatus } from '../domain/render.ts';
+import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
 
 /** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
@@ -157,6 +158,11 @@ function schemas(): Json {
       },
     },
     Metadata: metadataSchema(),
+    Warnings: {
+      type: 'array',
+      description: 'What the caller should know about a render that succeeded: a full-page capture cut shorter than the page, web fonts still loading when the capture gave up waiting. Absent when there is nothing to say.',
+      items: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(warningTable) }, message: { type: 'string' } } },
+    },
     TakeJsonAnswer: {
       type: 'object',
       required: ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes'],
@@ -167,6 +173,7 @@ function schemas(): Json {
         format: recordFormat(),
         size_bytes: { type: 'integer' },
         metadata: ref('Metadata'),
+        warnings: ref('Warnings'),
       },
     },
     AsyncAnswer: {
@@ -192,6 +199,7 @@ function schemas(): Json {
         created_at: { type: 'string', format: 'date-time' },
         finished_at: { type: 'string', format: 'date-time' },
         metadata: ref('Metadata'),
+        warnings: ref('Warnings'),
       },
     },
     WebhookPayload: {
@@ -214,6 +222,7 @@ function schemas(): Json {
             error_message: { type: 'string', description: 'render.failed only.' },
             external_identifier: { type: 'string' },
             metadata: ref('Metadata'),
+            warnings: ref('Warnings'),
           },
         },
       },
@@ -251,6 +260,7 @@ function takeResponses(): Json {
       description: `The render. response_type: ${responseType?.description ?? ''}`,
       headers: {
         ...renderIdHeader,
+        [WARNINGS_HEADER]: { description: 'The codes of the render\'s warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.', schema: { type: 'string' } },
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
       },
       content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },
