@@ -43,6 +43,7 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       // Generic on purpose: whatever limit made the capture shorter than the page, the caller hears of it.
       if (clip.height < content.height) warnings.push(warning('full_page_cut', `The page is ${Math.ceil(content.height)} px tall; the capture ${Math.floor(clip.height)} px.`));
       if (fixedViewport) await growViewport(page, clip, deadline, undo);
+      else await pinBottomBars(page, clip.height, deadline);
     }
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
@@ -190,6 +191,36 @@ async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width:
 function fullPageClip(content: { width: number; height: number }, options: RenderOptions): Clip {
   const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
   return { x: 0, y: 0, width: content.width, height: Math.min(content.height, maxHeight) };
+}
+
+/**
+ * Puts the page's bottom bars (a fixed or sticky footer, a cookie bar: fixed or sticky boxes
+ * whose bottom is the viewport's, in its lower half) at the bottom of a full-page capture of
+ * `captureHeight` CSS px, where a person scrolling to the end sees them, rather than a viewport's
+ * height down it, over the content: a fixed one moved down by a transform, a sticky one let back
+ * to its place in the flow. Headers need nothing: at the top of the page they are where they
+ * belong. The page is not put back: it is navigated away from before it serves again.
+ */
+async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortSignal): Promise<void> {
+  await untilAborted(deadline, page.evaluate<void>(`(() => {
+    const shift = ${captureHeight} - window.innerHeight;
+    if (shift < 1) return;
+    const moved = [];
+    for (const element of document.querySelectorAll('body *')) {
+      const style = getComputedStyle(element);
+      if (style.position !== 'fixed' && style.position !== 'sticky') continue;
+      const box = element.getBoundingClientRect();
+      if (box.height === 0 || box.top < window.innerHeight / 2 || Math.abs(box.bottom - window.innerHeight) > 1) continue;
+      if (moved.some((bar) => bar.contains(element))) continue;
+      moved.push(element);
+      if (style.position === 'sticky') {
+        element.style.setProperty('position', 'relative', 'important');
+        element.style.setProperty('bottom', 'auto', 'important');
+      } else {
+        element.style.setProperty('transform', 'translateY(' + shift + 'px)' + (style.transform === 'none' ? '' : ' ' + style.transform), 'important');
+      }
+    }
+  })()`));
 }
 
 // One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing

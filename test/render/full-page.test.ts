@@ -19,6 +19,7 @@ const RED = [204, 0, 0, 255];
 const GREEN = [0, 170, 0, 255];
 const BLUE = [0, 0, 204, 255];
 const WHITE = [255, 255, 255, 255];
+const MAGENTA = [204, 0, 204, 255];
 
 const document = (body: string, head = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0}</style>${head}</head><body>${body}</body></html>`;
@@ -75,6 +76,11 @@ test.before(async () => {
       '/sticky': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00;z-index:2"></header>
         <div style="height:300px"></div><nav style="position:sticky;top:50px;height:40px;background:#00c;z-index:1"></nav>
         <div style="height:4000px"></div>`)),
+      // A fixed magenta footer over a 3,000 px document, and a fixed header.
+      '/fixed-footer': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00"></header>
+        <div style="height:3000px"></div><footer style="position:fixed;bottom:0;left:0;right:0;height:40px;background:#c0c"></footer>`)),
+      // A sticky magenta bar at the end of a 3,000 px document.
+      '/sticky-footer': serve(document('<div style="height:3000px"></div><div style="position:sticky;bottom:0;height:40px;background:#c0c"></div>')),
       // A green hero of 100vh above 3,000 px of white.
       '/hero': serve(document('<section style="height:100vh;background:#0a0"></section><div style="height:3000px"></div>')),
       // A lazy image 4,000 px down.
@@ -146,6 +152,23 @@ test('a fixed header and a sticky bar appear once each, where they are at the to
   assert.is(await heightOf(image), 4340);
   assert.equal(await bands(image, 400, RED), [[0, 49]]);
   assert.equal(await bands(image, 400, BLUE), [[300, 339]]);
+});
+
+test('a fixed footer appears once, at the bottom of the page; the header stays at the top', async () => {
+  const { image } = await rig.render('/fixed-footer');
+  assert.is(await heightOf(image), 3000);
+  assert.equal(await bands(image, 400, MAGENTA), [[2960, 2999]]);
+  assert.equal(await bands(image, 400, RED), [[0, 49]]);
+  // Cut at 1,000 px, the footer is at the bottom of what is captured.
+  assert.equal(await bands((await rig.render('/fixed-footer', { full_page_max_height: 1000 })).image, 400, MAGENTA), [[960, 999]]);
+  // A viewport capture is the viewport: the footer at its bottom.
+  assert.equal(await bands((await rig.render('/fixed-footer', { full_page: false })).image, 400, MAGENTA), [[560, 599]]);
+});
+
+test('a sticky footer appears once, in its place at the end of the page', async () => {
+  const { image } = await rig.render('/sticky-footer');
+  assert.is(await heightOf(image), 3040);
+  assert.equal(await bands(image, 400, MAGENTA), [[3000, 3039]]);
 });
 
 test('a 100vh hero keeps the viewport height in the capture', async () => {
