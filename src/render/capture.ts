@@ -10,7 +10,7 @@ import { gatherMetadata } from './metadata.ts';
 import { makeOutput } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
-import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -19,6 +19,8 @@ import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } f
 export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string): Promise<PageObservation> {
   return host.withPage({ ...options, workspaceId }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
+    // Font requests still in flight at capture time are waited for (docs/capture.md).
+    const fonts = watchFonts(page);
     // What a render sets on the warm page is undone before the page serves the next render.
     const undo: (() => Promise<void>)[] = [];
     let succeeded = false;
@@ -48,6 +50,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}), ...(warnings.length > 0 ? { warnings } : {}) };
     } finally {
       subRequests.stop();
+      fonts.stop();
       // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed
       // render the page is discarded anyway, and the render's own error is the one to report.
       for (const step of undo.reverse()) await step().catch((err) => {
