@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
-import { documentSize } from './screenshot.ts';
+import { documentSize, letOutScroller } from './screenshot.ts';
 import { untilAborted } from './steps.ts';
 
 /** The margin a header or footer template gets when its side's margin is not given: room for a line or two. */
@@ -19,11 +19,14 @@ const EMPTY_TEMPLATE = '<span></span>';
 /**
  * Prints the whole document to PDF: on `pdf_paper_format` paper (turned with `pdf_landscape`), on
  * a custom `pdf_width` × `pdf_height` paper, or with `pdf_fit_one_page` on one page as wide and
- * tall as the document; margins and backgrounds as asked; `pdf_header` / `pdf_footer` templates
+ * tall as the document (an app shell's scrolling element let out to its content first); margins
+ * and backgrounds as asked; `pdf_header` / `pdf_footer` templates
  * on every page, `pdf_page_ranges`, `pdf_scale`, `pdf_prefer_css_page_size`, the outline and tags
  * (docs/capture.md, "PDF").
  */
 export async function printPdf(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Buffer> {
+  // An app shell prints its scroller's whole content, not the part in view (docs/capture.md).
+  await letOutScroller(page, deadline);
   const templates = options.pdf_header !== undefined || options.pdf_footer !== undefined;
   const margin = {
     top: options.pdf_margin_top ?? options.pdf_margin ?? (options.pdf_header !== undefined ? TEMPLATE_MARGIN : undefined),

@@ -163,6 +163,21 @@ export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width
   return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(DOCUMENT_SIZE));
 }
 
+// In-page: lets the app-shell scroller (FIND_SCROLLER), if any, and its ancestors out to their
+// content's height, so that the document holds the scroller's whole content.
+const LET_OUT_SCROLLER = `{
+  const scroller = ${FIND_SCROLLER};
+  const force = (element, property, value) => element.style.setProperty(property, value, 'important');
+  for (let element = scroller; element !== null; element = element.parentElement) {
+    const style = getComputedStyle(element);
+    force(element, 'overflow', 'visible');
+    force(element, 'height', 'auto');
+    force(element, 'max-height', 'none');
+    if (style.position === 'fixed' || style.position === 'sticky') force(element, 'position', style.position === 'fixed' ? 'absolute' : 'relative');
+    if (style.position === 'fixed' || style.position === 'absolute') force(element, 'bottom', 'auto');
+  }
+}`;
+
 /**
  * The size of everything a full-page capture shows. When the document does not scroll but an
  * element does (FIND_SCROLLER), that element and its ancestors are let out to their content's
@@ -173,18 +188,14 @@ export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width
  */
 async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
   return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`(() => {
-    const scroller = ${FIND_SCROLLER};
-    const force = (element, property, value) => element.style.setProperty(property, value, 'important');
-    for (let element = scroller; element !== null; element = element.parentElement) {
-      const style = getComputedStyle(element);
-      force(element, 'overflow', 'visible');
-      force(element, 'height', 'auto');
-      force(element, 'max-height', 'none');
-      if (style.position === 'fixed' || style.position === 'sticky') force(element, 'position', style.position === 'fixed' ? 'absolute' : 'relative');
-      if (style.position === 'fixed' || style.position === 'absolute') force(element, 'bottom', 'auto');
-    }
+    ${LET_OUT_SCROLLER}
     return ${DOCUMENT_SIZE};
   })()`));
+}
+
+/** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
+export async function letOutScroller(page: Page, deadline: AbortSignal): Promise<void> {
+  await untilAborted(deadline, page.evaluate<void>(`(() => ${LET_OUT_SCROLLER})()`));
 }
 
 // The capture's rectangle: the whole content, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).

@@ -119,6 +119,15 @@ test('pdf_tagged: a tagged PDF', async () => {
   assert.is(info(await pdf(SECTIONS)).Tagged, 'no');
 });
 
+test('an app shell prints its scroller\'s whole content, not the part in view', async () => {
+  const lines = Array.from({ length: 150 }, (_, i) => `<p>Line ${i + 1}</p>`).join('');
+  const shell = `<!doctype html><body style="margin:0"><div style="display:flex;flex-direction:column;height:100vh"><header style="height:56px;flex:none">Header</header><main style="flex:1;overflow:auto;min-height:0">${lines}</main></div></body>`;
+  const texts = pageTexts(await pdf(shell));
+  assert.ok(texts.length >= 3, `${texts.length} pages`);
+  assert.match(texts.at(-1)!, 'Line 150');
+  assert.is(texts.join('').match(/Header/g)?.length, 1);
+});
+
 test('Chromium fetches nothing for a template, whatever it refers to', async () => {
   const before = rig.site.received.length;
   const template = `<div style="font-size:10px;height:20px;background:url(${rig.site.url}/template-background.png)"><img src="${rig.site.url}/template-logo.png"> <span class="pageNumber"></span></div>`;
