@@ -158,16 +158,25 @@ const rules: Rule[] = [
 ];
 
 /**
- * The first thing a header or footer template refers to outside itself (a src, an href, a CSS
- * url() or @import), or undefined. Chromium loads nothing for a template: an image stays empty and
- * a stylesheet or font fails the print, so such a template is refused up front.
+ * The first thing a header or footer template refers to outside itself (an element's src, srcset,
+ * poster, data or href, a CSS url() or @import), or undefined; data: URLs and #fragments are
+ * inside, and a link's href is never fetched. Chromium loads nothing for a template: an image
+ * stays empty and a stylesheet or font fails the print, so such a template is refused up front.
  */
 export function fetchedByTemplate(template: string): string | undefined {
   if (/@import\b/i.test(template)) return '@import';
-  const references = [...template.matchAll(/\b(?:src|href|srcset|poster|data)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))|url\(\s*(?:"([^"]*)"|'([^']*)'|([^)]*))\)/gi)];
-  for (const match of references) {
-    const value = (match.slice(1).find((part) => part !== undefined) ?? '').trim();
-    if (value !== '' && !/^(data:|#)/i.test(value)) return value;
+  const outside = (value: string) => value.trim() !== '' && !/^(data:|#)/i.test(value.trim());
+  for (const [, tag, attributes] of template.matchAll(/<([a-z][\w:-]*)\b([^>]*)>/gi)) {
+    for (const [, name, ...values] of attributes.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
+      const attribute = name.toLowerCase();
+      if (!/^(src|srcset|poster|data|href|xlink:href)$/.test(attribute) || (attribute === 'href' && tag.toLowerCase() === 'a')) continue;
+      const value = values.find((part) => part !== undefined) ?? '';
+      if (outside(value)) return value;
+    }
+  }
+  for (const [, ...values] of template.matchAll(/url\(\s*(?:"([^"]*)"|'([^']*)'|([^)]*))\)/gi)) {
+    const value = values.find((part) => part !== undefined) ?? '';
+    if (outside(value)) return value;
   }
   return undefined;
 }

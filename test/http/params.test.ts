@@ -130,7 +130,8 @@ params('combinations and meanings: every offending parameter named at once', () 
   // A template's images, styles and fonts are inline: nothing is fetched for a template.
   const template = (html: string) => `url=https://a.example&format=pdf&pdf_header=${encodeURIComponent(html)}`;
   assert.equal(problemsOf(query(template('<img src="data:image/png;base64,iVBO"><span class="title"></span>'))), []);
-  for (const fetching of ['<img src="http://127.0.0.1/logo.png">', "<div style=\"background:url('https://a.example/x.png')\"></div>", '<link rel="stylesheet" href="/t.css">', '<style>@import "x.css";</style>', '<img src=//a.example/x.png>']) {
+  assert.equal(problemsOf(query(template('<a href="https://a.example/">a.example</a> <div style="background:url(data:image/png;base64,iVBO)"></div>'))), []);
+  for (const fetching of ['<img src="http://127.0.0.1/logo.png">', "<div style=\"background:url('https://a.example/x.png')\"></div>", '<link rel="stylesheet" href="/t.css">', '<style>@import "x.css";</style>', '<img src=//a.example/x.png>', '<svg><image href="https://a.example/x.svg"/></svg>', '<img data-x="1" srcset="https://a.example/x.png 2x">']) {
     assert.equal(problemsOf(query(template(fetching))), ['pdf_header'], fetching);
   }
 });
