@@ -33,9 +33,10 @@ fail() { printf 'local: error: %s\n' "$*" >&2; exit 1; }
 # --- install ---------------------------------------------------------------------------
 
 # Fonts for the world's scripts (Latin, Greek, Cyrillic, CJK, Arabic, Hebrew, Indic, Thai) and colour
-# emoji, as the production image has them (docs/capture.md); poppler-utils reads PDFs in the tests.
+# emoji, as the production image has them (docs/capture.md); the tests read PDFs with poppler-utils
+# and ask fontconfig (fc-match) which face a language gets.
 FONT_PACKAGES=(fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji)
-TEST_PACKAGES=(poppler-utils)
+TEST_PACKAGES=(poppler-utils fontconfig)
 
 debian_package_installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'

@@ -194,7 +194,8 @@ export class BrowserHost {
     let browser: Browser;
     try {
       // The browser inherits the process's environment, plus the fontconfig file of fonts.ts.
-      const env = { ...process.env, FONTCONFIG_FILE: this.#options.fontconfigFile ?? fontconfigFile() };
+      const fonts = this.#options.fontconfigFile ?? fontconfigFile();
+      const env = fonts ? { ...process.env, FONTCONFIG_FILE: fonts } : undefined;
       browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker], env });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });

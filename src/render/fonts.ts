@@ -1,7 +1,7 @@
 // The fontconfig configuration Chromium renders with (docs/capture.md, "Fonts"): the machine's own,
 // plus the preferences that give a page's language its own face among the Noto CJK families.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,21 +42,28 @@ let written: string | undefined;
 
 /**
  * The path of the fontconfig file for the browser's FONTCONFIG_FILE, written once per process into
- * a directory of this user's (its name carries the content's hash, so a new version is a new file).
+ * a directory of this user's that nobody else can write to (its name carries the content's hash,
+ * so a new version is a new file); undefined when it cannot be written there, and the browser
+ * then uses the machine's configuration alone.
  */
-export function fontconfigFile(): string {
+export function fontconfigFile(): string | undefined {
   if (written) return written;
   const xml = fontconfigXml();
-  const directory = path.join(os.tmpdir(), `shutterbus-fonts-${os.userInfo().uid}`);
+  const directory = path.join(os.tmpdir(), `shutterbus-fonts-${process.getuid?.() ?? 'user'}`);
   const file = path.join(directory, `fonts-${createHash('sha256').update(xml).digest('hex').slice(0, 12)}.conf`);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  let current: string | undefined;
   try {
-    current = readFileSync(file, 'utf8');
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    // Another local user must not be able to plant a configuration in a shared temporary directory.
+    const stat = statSync(directory);
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) return undefined;
+    if (!existsSync(file) || readFileSync(file, 'utf8') !== xml) {
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, xml, { mode: 0o600 });
+      renameSync(temporary, file);
+    }
   } catch {
-    // Not written yet.
+    return undefined;
   }
-  if (current !== xml) writeFileSync(file, xml, { mode: 0o600 });
   written = file;
   return file;
 }

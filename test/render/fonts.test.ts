@@ -4,7 +4,12 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
+import { fontconfigXml } from '../../src/render/fonts.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('fonts');
@@ -85,8 +90,9 @@ test('emoji are drawn in colour', async () => {
   assert.not.ok(coloured(tofu), 'a tofu box is not');
 });
 
-test("a page's language picks its CJK face for sans-serif, serif and monospace", async () => {
-  // 直 is drawn differently in Japan, mainland China, Taiwan and Korea.
+// 直 and 骨 are drawn differently in Japan, mainland China, Taiwan and Korea: each language's
+// cell, and the cells of the faces named, for sans-serif and serif.
+async function languageFaces(on: RenderRig) {
   const han = '直骨';
   const cells = [
     { lang: 'ja', text: han },
@@ -101,16 +107,61 @@ test("a page's language picks its CJK face for sans-serif, serif and monospace",
     { text: han, family: "'Noto Serif CJK JP'" },
     { text: han, family: "'Noto Serif CJK SC'" },
   ];
-  const image = (await rig.render('', { html: cellsPage(cells), viewport_width: cells.length * CELL.width })).image;
+  const image = (await on.render('', { html: cellsPage(cells), viewport_width: cells.length * CELL.width })).image;
   const [ja, zhCN, zhTW, ko, jpFace, scFace, tcFace, krFace, jaSerif, jpSerif, scSerif] = await cellPixels(image, cells.length);
   assert.not.equal(jpFace, scFace, 'the Japanese and Chinese faces differ for these characters');
   assert.not.equal(jpFace, tcFace);
-  assert.ok(ja.equals(jpFace), 'lang=ja gets Noto Sans CJK JP');
-  assert.ok(zhCN.equals(scFace), 'lang=zh-CN gets Noto Sans CJK SC');
-  assert.ok(zhTW.equals(tcFace), 'lang=zh-TW gets Noto Sans CJK TC');
-  assert.ok(ko.equals(krFace), 'lang=ko gets Noto Sans CJK KR');
   assert.not.equal(jpSerif, scSerif);
-  assert.ok(jaSerif.equals(jpSerif), 'lang=ja serif gets Noto Serif CJK JP');
+  return {
+    ja: ja.equals(jpFace),
+    'zh-CN': zhCN.equals(scFace),
+    'zh-TW': zhTW.equals(tcFace),
+    ko: ko.equals(krFace),
+    'ja serif': jaSerif.equals(jpSerif),
+  };
+}
+
+const EVERY_LANGUAGE_ITS_FACE = { ja: true, 'zh-CN': true, 'zh-TW': true, ko: true, 'ja serif': true };
+
+test("a page's language picks its CJK face for sans-serif and serif", async () => {
+  assert.equal(await languageFaces(rig), EVERY_LANGUAGE_ITS_FACE);
+});
+
+// What fontconfig answers for a generic family in a language, under the configuration `file`.
+// (A family name's dash is escaped: in fontconfig's pattern syntax it would start the size.)
+const faceFor = (file: string, generic: string, lang: string) =>
+  execFileSync('fc-match', ['-f', '%{family[0]}', `${generic.replace('-', '\\-')}:lang=${lang}`], { env: { ...process.env, FONTCONFIG_FILE: file }, encoding: 'utf8' });
+
+const EXPECTED_FACES: Record<string, Record<string, string>> = {
+  ja: { 'sans-serif': 'Noto Sans CJK JP', serif: 'Noto Serif CJK JP', monospace: 'Noto Sans Mono CJK JP' },
+  ko: { 'sans-serif': 'Noto Sans CJK KR', serif: 'Noto Serif CJK KR', monospace: 'Noto Sans Mono CJK KR' },
+  'zh-cn': { 'sans-serif': 'Noto Sans CJK SC', serif: 'Noto Serif CJK SC', monospace: 'Noto Sans Mono CJK SC' },
+  'zh-tw': { 'sans-serif': 'Noto Sans CJK TC', serif: 'Noto Serif CJK TC', monospace: 'Noto Sans Mono CJK TC' },
+  'zh-hk': { 'sans-serif': 'Noto Sans CJK HK', serif: 'Noto Serif CJK TC', monospace: 'Noto Sans Mono CJK HK' },
+};
+
+test("the service's fontconfig file gives each language its face, on a machine whose configuration does not", async () => {
+  // A machine's configuration that only lists the fonts: no generic families, no language rules.
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-fonts-test-'));
+  try {
+    const bare = path.join(directory, 'bare.conf');
+    writeFileSync(bare, '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd"><fontconfig><dir>/usr/share/fonts</dir><cachedir>/var/cache/fontconfig</cachedir></fontconfig>');
+    const ours = path.join(directory, 'ours.conf');
+    writeFileSync(ours, fontconfigXml(bare));
+    const answers = (file: string) => Object.fromEntries(Object.entries(EXPECTED_FACES).map(([lang, faces]) =>
+      [lang, Object.fromEntries(Object.keys(faces).map((generic) => [generic, faceFor(file, generic, lang)]))]));
+    assert.not.equal(answers(bare), EXPECTED_FACES, 'the bare configuration alone gives some language another face');
+    assert.equal(answers(ours), EXPECTED_FACES);
+    // Chromium with the service's file over the bare configuration draws every script and face.
+    const other = await startRenderRig({ workspaceId: 'ws_fonts_bare', host: { fontconfigFile: ours } });
+    try {
+      assert.equal(await languageFaces(other), EVERY_LANGUAGE_ITS_FACE);
+    } finally {
+      await other.stop();
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
 });
 
 test.run();
