@@ -134,15 +134,17 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
 const DOCUMENT_HEIGHT = 'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
 
 // In-page: the element whose scrolling shows the page's content when the document itself does not
-// scroll (the app-shell layout: a viewport-filling element with overflow auto), or null. Of the
-// elements that scroll vertically, the one showing the most area, if it shows at least a quarter
-// of the viewport; the body counts (a body with overflow auto inside an html with overflow hidden).
+// scroll, or barely (the app-shell layout: a viewport-filling element with overflow auto), or null.
+// Of the elements that scroll vertically further than the document does, the one showing the most
+// area, if it shows at least a quarter of the viewport; the body counts (a body with overflow auto
+// inside an html with overflow hidden). A document over two viewports tall is not searched.
 const FIND_SCROLLER = `(() => {
-  if (document.documentElement.scrollHeight > window.innerHeight + 1) return null;
+  const documentExtra = document.documentElement.scrollHeight - window.innerHeight;
+  if (documentExtra > window.innerHeight) return null;
   let best = null;
   let bestArea = 0;
   for (const element of document.querySelectorAll('body, body *')) {
-    if (element.scrollHeight <= element.clientHeight + 1) continue;
+    if (element.scrollHeight - element.clientHeight <= Math.max(1, documentExtra)) continue;
     if (!/^(auto|scroll|overlay)$/.test(getComputedStyle(element).overflowY)) continue;
     const area = element.clientWidth * element.clientHeight;
     if (area > bestArea) {

@@ -69,6 +69,8 @@ test.before(async () => {
       '/shell-flex': serve(document(`<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div>`)),
       // html and body fill the viewport, html hides overflow, body scrolls.
       '/shell-body': serve(document(SHELL_CONTENT, '<style>html{height:100%;overflow:hidden}body{height:100%;overflow:auto}</style>')),
+      // The flex app shell with a 30 px strip below it: the document scrolls by 30 px, the shell by 4,000.
+      '/shell-and-strip': serve(document(`<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div><div style="height:30px;background:#c0c"></div>`)),
       // A fixed box inset below a fixed header.
       '/shell-fixed': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:56px;background:#c00"></header>
         <main style="position:fixed;top:56px;left:0;right:0;bottom:0;overflow-y:scroll">${SHELL_CONTENT}</main>`)),
@@ -135,6 +137,14 @@ for (const [path, kind] of [['/shell-flex', 'a flex column of 100vh'], ['/shell-
     assert.is(observation.warnings, undefined);
   });
 }
+
+test("app shell in a document that scrolls a little: the shell's whole content, then what is below it", async () => {
+  const { image } = await rig.render('/shell-and-strip');
+  const height = await heightOf(image);
+  assert.ok(Math.abs(height - (56 + 4600 + 30)) <= 2, `the capture is ${height} px`);
+  assert.ok(near(await pixel(image, 400, height - 45), GREEN), 'the shell\'s bottom band');
+  assert.equal(await bands(image, 400, MAGENTA), [[height - 30, height - 1]]);
+});
 
 test('app shell without full_page_scroll: the whole content still, the observed block never seen', async () => {
   const { image } = await rig.render('/shell-flex', { full_page_scroll: false });
