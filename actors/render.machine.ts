@@ -17,6 +17,7 @@ import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts'
 import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
 import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
+import type { RenderWarning } from '../src/domain/warnings.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
@@ -57,6 +58,8 @@ export interface StoredImage {
   metadata?: RecordedMetadata;
   /** full_page_slices: each slice stored as a file of its own. */
   slices?: RecordedSlice[];
+  /** The render's warnings, when it has any. */
+  warnings?: RenderWarning[];
 }
 
 /** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */

@@ -156,6 +156,8 @@ const variants: Record<string, LoopResult> = {};
 for (const [name, params] of Object.entries(variantOptions)) {
   variants[name] = await loop(() => takeWith(site.light, params), { concurrency: 1, count: 12, maxSeconds: 15 });
 }
+// The app-shell page: its 4,600 px scroller scrolled through and let out into one full-page capture.
+variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(site.appShell, { full_page: 'true' }), { concurrency: 1, count: 12, maxSeconds: 15 });
 
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process,
 // from the one-process stack and from an ingress-only process on the same NATS and store (ROLES=ingress,

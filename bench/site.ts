@@ -12,6 +12,8 @@ export interface BenchSite {
   heavy: string;
   /** A page shorter than the viewport (for full_page in the soak). */
   short: string;
+  /** An app shell: a header above a viewport-filling element whose 4,600 px of content scroll inside it. */
+  appShell: string;
   /** A page that answers 404 (a render of it fails with host_returned_error by default). */
   missing: string;
   /** The ad-heavy page (for the blocking rows): its third parties are on AD_PAGE_HOSTS, on this site's port. */
@@ -132,6 +134,12 @@ ${[1, 2, 3, 4, 5, 6].map((i) => `<img src="/img/${i}.png" width="400" height="26
 const shortPage = `<!doctype html><html><head><meta charset="utf-8"><title>Short</title></head>
 <body style="font-family:sans-serif;margin:24px"><h1>A short page</h1><img src="/img/1.png" width="400" height="260" alt="">${text(800)}</body></html>`;
 
+const appShellPage = `<!doctype html><html><head><meta charset="utf-8"><title>App shell</title><style>
+body{margin:0;font-family:sans-serif}.app{display:flex;flex-direction:column;height:100vh}
+header{flex:none;height:56px;background:#234;color:#fff}main{flex:1;min-height:0;overflow:auto;padding:0 24px}
+.content{height:4600px;box-sizing:border-box}</style></head><body><div class="app"><header>App</header>
+<main><div class="content"><h1>Content that scrolls inside main</h1><img src="/img/0.png" width="640" height="320" alt="">${text(12000)}</div></main></div></body></html>`;
+
 /** Starts the site on a free loopback port. */
 export async function startBenchSite(): Promise<BenchSite> {
   const images = [0, 1, 2, 3, 4, 5, 6].map((i) => gradientPng(i === 0 ? 640 : 400, i === 0 ? 320 : 260, i * 36));
@@ -166,7 +174,7 @@ export async function startBenchSite(): Promise<BenchSite> {
       res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
       return void res.end('<!doctype html><title>Not found</title><h1>Not found</h1>');
     }
-    const body = path === '/heavy' ? heavyPage : path === '/short' ? shortPage : lightPage;
+    const body = path === '/heavy' ? heavyPage : path === '/short' ? shortPage : path === '/app-shell' ? appShellPage : lightPage;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(body);
   });
@@ -176,6 +184,7 @@ export async function startBenchSite(): Promise<BenchSite> {
     light: `${base}/light`,
     heavy: `${base}/heavy`,
     short: `${base}/short`,
+    appShell: `${base}/app-shell`,
     missing: `${base}/missing`,
     ads: `${base.replace('127.0.0.1', 'news.bench.test')}/ads`,
     thirdPartyRequests: () => thirdPartyRequests,

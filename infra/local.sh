@@ -37,10 +37,25 @@ fail() { printf 'local: error: %s\n' "$*" >&2; exit 1; }
 
 # --- install ---------------------------------------------------------------------------
 
+# Fonts for the world's scripts (Latin, Greek, Cyrillic, CJK, Arabic, Hebrew, Indic, Thai) and colour
+# emoji, as the production image has them (docs/capture.md); the tests read PDFs with poppler-utils
+# and ask fontconfig (fc-match) which face a language gets.
+FONT_PACKAGES=(fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji)
+TEST_PACKAGES=(poppler-utils fontconfig)
+
+debian_package_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
 ensure_debian_packages() {
-  local missing=()
-  [[ -x "$CHROMIUM_BINARY" ]] || missing+=(chromium fonts-liberation)
+  local missing=() package
+  [[ -x "$CHROMIUM_BINARY" ]] || missing+=(chromium)
   command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+  if command -v dpkg-query >/dev/null 2>&1; then
+    for package in "${FONT_PACKAGES[@]}" "${TEST_PACKAGES[@]}"; do
+      debian_package_installed "$package" || missing+=("$package")
+    done
+  fi
   [[ ${#missing[@]} -eq 0 ]] && return 0
 
   local sudo=()

@@ -66,6 +66,7 @@ export function webhookPayload(record: RenderRecord, filesBaseUrl: string, creat
       ...(succeeded && record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) } : {}),
       ...(succeeded ? publicExtras(record, (name) => fileUrl(filesBaseUrl, name)) : {}),
+      ...(succeeded && record.warnings ? { warnings: record.warnings } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },

@@ -187,6 +187,18 @@ const rules: Rule[] = [
     if (!line || localeOf(line.value) !== undefined) return [];
     return [{ parameter: 'headers', message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)` }];
   },
+  // A custom paper: both sides, and not beside a named paper or a page cut to the document.
+  (values) => {
+    const sides = ['pdf_width', 'pdf_height'].filter((name) => given(values, name));
+    if (sides.length === 0) return [];
+    if (sides.length === 1) return [{ parameter: sides[0] === 'pdf_width' ? 'pdf_height' : 'pdf_width', message: 'is required: give both pdf_width and pdf_height' }];
+    return ['pdf_paper_format', 'pdf_fit_one_page'].filter((name) => given(values, name) && values[name] !== false).map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
+  },
+  (values) => (given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true ? [{ parameter: 'pdf_page_ranges', message: 'not with pdf_fit_one_page (one page)' }] : []),
+  (values) => (['pdf_header', 'pdf_footer'] as const).flatMap((name) => {
+    const reference = given(values, name) ? fetchedByTemplate(String(values[name])) : undefined;
+    return reference === undefined ? [] : [{ parameter: name, message: `"${reference.slice(0, 60)}": a template's images, styles and fonts must be inline (data: URLs); nothing is fetched for a template` }];
+  }),
 ];
 
 const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
@@ -226,6 +238,30 @@ export function localeOf(acceptLanguage: string): { locale: string; languages: s
     }
   }
   return languages.length > 0 ? { locale: languages[0], languages } : undefined;
+}
+
+/**
+ * The first thing a header or footer template refers to outside itself (an element's src, srcset,
+ * poster, data or href, a CSS url() or @import), or undefined; data: URLs and #fragments are
+ * inside, and a link's href is never fetched. Chromium loads nothing for a template: an image
+ * stays empty and a stylesheet or font fails the print, so such a template is refused up front.
+ */
+export function fetchedByTemplate(template: string): string | undefined {
+  if (/@import\b/i.test(template)) return '@import';
+  const outside = (value: string) => value.trim() !== '' && !/^(data:|#)/i.test(value.trim());
+  for (const [, tag, attributes] of template.matchAll(/<([a-z][\w:-]*)\b([^>]*)>/gi)) {
+    for (const [, name, ...values] of attributes.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
+      const attribute = name.toLowerCase();
+      if (!/^(src|srcset|poster|data|href|xlink:href)$/.test(attribute) || (attribute === 'href' && tag.toLowerCase() === 'a')) continue;
+      const value = values.find((part) => part !== undefined) ?? '';
+      if (outside(value)) return value;
+    }
+  }
+  for (const [, ...values] of template.matchAll(/url\(\s*(?:"([^"]*)"|'([^']*)'|([^)]*))\)/gi)) {
+    const value = values.find((part) => part !== undefined) ?? '';
+    if (outside(value)) return value;
+  }
+  return undefined;
 }
 
 /** Every refusal the rules find in parsed values. */

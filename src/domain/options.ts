@@ -1,5 +1,6 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
 import type { PageMetadata } from './metadata.ts';
+import type { RenderWarning } from './warnings.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
@@ -122,6 +123,18 @@ export interface RenderOptions {
   pdf_margin_right?: string;
   pdf_margin_bottom?: string;
   pdf_margin_left?: string;
+  /** HTML templates printed on every page (docs/capture.md). */
+  pdf_header?: string;
+  pdf_footer?: string;
+  /** Pages and ranges, `1-3,5`. */
+  pdf_page_ranges?: string;
+  pdf_scale: number;
+  /** A custom paper's CSS lengths, both or neither, not with an explicit pdf_paper_format. */
+  pdf_width?: string;
+  pdf_height?: string;
+  pdf_prefer_css_page_size: boolean;
+  pdf_outline: boolean;
+  pdf_tagged: boolean;
 
   metadata_image_size: boolean;
   metadata_page_title: boolean;
@@ -191,4 +204,6 @@ export interface PageObservation {
   metadata?: PageMetadata;
   /** The vision API's answer about the capture (vision_prompt). */
   vision?: string;
+  /** What the caller should know about the output (a cut capture, fonts not loaded); absent when nothing. */
+  warnings?: RenderWarning[];
 }

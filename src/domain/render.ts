@@ -2,6 +2,7 @@
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
+import type { RenderWarning } from './warnings.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -89,6 +90,8 @@ export interface RenderRecord {
   slices?: RecordedSlice[];
   /** The vision API's answer (vision_prompt), once succeeded. */
   vision?: string;
+  /** What the caller should know about the output, once succeeded (docs/capture.md); absent when nothing. */
+  warnings?: RenderWarning[];
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;

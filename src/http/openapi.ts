@@ -4,6 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes } from '../domain/options.ts';
 import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
 import type { RenderStatus } from '../domain/render.ts';
+import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
 import { BULK_MAX_REQUESTS } from './bulk.ts';
 
@@ -168,6 +169,11 @@ function schemas(): Json {
       },
     },
     Vision: { type: 'string', description: "vision_prompt: the vision API's answer about the capture." },
+    Warnings: {
+      type: 'array',
+      description: 'What the caller should know about a render that succeeded: a full-page capture cut shorter than the page, web fonts still loading when the capture gave up waiting. Absent when there is nothing to say.',
+      items: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(warningTable) }, message: { type: 'string' } } },
+    },
     TakeJsonAnswer: {
       type: 'object',
       required: ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes'],
@@ -255,6 +261,7 @@ function schemas(): Json {
             },
           },
         },
+        warnings: ref('Warnings'),
       },
     },
     AsyncAnswer: {
@@ -295,6 +302,7 @@ function schemas(): Json {
         },
         slices: ref('Slices'),
         vision: ref('Vision'),
+        warnings: ref('Warnings'),
       },
     },
     WebhookPayload: {
@@ -319,6 +327,7 @@ function schemas(): Json {
             metadata: ref('Metadata'),
             slices: ref('Slices'),
             vision: ref('Vision'),
+            warnings: ref('Warnings'),
           },
         },
       },
@@ -356,6 +365,7 @@ function takeResponses(): Json {
       description: `The render. response_type: ${responseType?.description ?? ''}`,
       headers: {
         ...renderIdHeader,
+        [WARNINGS_HEADER]: { description: 'The codes of the render\'s warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.', schema: { type: 'string' } },
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
       },
       content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },

@@ -143,6 +143,7 @@ export function takeFlow(app: FastifyInstance) {
       size_bytes: record.size_bytes,
       ...(record.metadata ? { metadata: publicMetadata(record.metadata, urlOf) } : {}),
       ...publicExtras(record, urlOf),
+      ...(record.warnings ? { warnings: record.warnings } : {}),
     };
   };
 

@@ -9,6 +9,7 @@ import type { RawParams, TakeRequest } from './params.ts';
 import { cacheKeyFor, parseTake, takeFlow } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
+import { WARNINGS_HEADER } from '../domain/warnings.ts';
 
 /** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
@@ -50,6 +51,8 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') throw flow.failure(record);
     const fileName = record.file_name!;
+    // Never silent: a cut capture or fonts that did not load are said in every kind of answer.
+    if (record.warnings) reply.header(WARNINGS_HEADER, record.warnings.map((w) => w.code).join(','));
     if (take.control.response_type === 'empty') return reply.code(200).send();
     if (take.control.response_type === 'json') return flow.succeeded(record, cached);
     serveAsUserContent(reply);

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { chromiumArgs, findProcessWithArg } from './chromium.ts';
+import { fontconfigFile } from './fonts.ts';
 import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
@@ -21,6 +22,8 @@ export interface BrowserHostOptions {
   poolSize?: number;
   /** Renders one context serves before it is replaced (default 100). */
   rendersPerContext?: number;
+  /** The fontconfig file Chromium renders with; by default fonts.ts's (the machine's plus language preferences). */
+  fontconfigFile?: string;
 }
 
 /**
@@ -221,7 +224,10 @@ export class BrowserHost {
     const { executablePath, proxyUrl } = this.#options;
     let browser: Browser;
     try {
-      browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker] });
+      // The browser inherits the process's environment, plus the fontconfig file of fonts.ts.
+      const fonts = this.#options.fontconfigFile ?? fontconfigFile();
+      const env = fonts ? { ...process.env, FONTCONFIG_FILE: fonts } : undefined;
+      browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker], env });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
       throw new ServiceError('temporary_unavailable', {}, { cause: error });

@@ -10,7 +10,7 @@ import { gatherMetadata } from './metadata.ts';
 import { makeOutput } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
-import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
+import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
 
@@ -22,6 +22,8 @@ import { markStep } from './step-log.ts';
 export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string, proxyServer?: string): Promise<PageObservation> {
   return host.withPage({ ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
+    // Font requests still in flight at capture time are waited for (docs/capture.md).
+    const fonts = watchFonts(page);
     // What a render sets on the warm page is undone before the page serves the next render.
     const undo: (() => Promise<void>)[] = [];
     let succeeded = false;
@@ -49,9 +51,11 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const image = output.bytes;
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;
       succeeded = true;
-      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}) };
+      const { warnings } = output;
+      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}), ...(warnings.length > 0 ? { warnings } : {}) };
     } finally {
       subRequests.stop();
+      fonts.stop();
       // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed
       // render the page is discarded anyway, and the render's own error is the one to report.
       for (const step of undo.reverse()) await step().catch((err) => {

@@ -5,23 +5,59 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
-import { documentSize } from './screenshot.ts';
+import { ServiceError } from '../errors.ts';
+import { documentSize, letOutScroller } from './screenshot.ts';
 import { untilAborted } from './steps.ts';
 
+/** The margin a header or footer template gets when its side's margin is not given: room for a line or two. */
+const TEMPLATE_MARGIN = '15mm';
+
+// Chromium prints its own default header or footer (date and title, URL and page) for a template
+// left empty: the side the caller gave no template for gets an empty one.
+const EMPTY_TEMPLATE = '<span></span>';
+
 /**
- * Prints the whole document to PDF: on `pdf_paper_format` paper (turned with `pdf_landscape`),
- * or with `pdf_fit_one_page` on one page as wide and tall as the document; margins and
- * backgrounds as asked.
+ * Prints the whole document to PDF: on `pdf_paper_format` paper (turned with `pdf_landscape`), on
+ * a custom `pdf_width` × `pdf_height` paper, or with `pdf_fit_one_page` on one page as wide and
+ * tall as the document (an app shell's scrolling element let out to its content first); margins
+ * and backgrounds as asked; `pdf_header` / `pdf_footer` templates
+ * on every page, `pdf_page_ranges`, `pdf_scale`, `pdf_prefer_css_page_size`, the outline and tags
+ * (docs/capture.md, "PDF").
  */
 export async function printPdf(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Buffer> {
+  // An app shell prints its scroller's whole content, not the part in view (docs/capture.md).
+  await letOutScroller(page, deadline);
+  const templates = options.pdf_header !== undefined || options.pdf_footer !== undefined;
   const margin = {
-    top: options.pdf_margin_top ?? options.pdf_margin,
+    top: options.pdf_margin_top ?? options.pdf_margin ?? (options.pdf_header !== undefined ? TEMPLATE_MARGIN : undefined),
     right: options.pdf_margin_right ?? options.pdf_margin,
-    bottom: options.pdf_margin_bottom ?? options.pdf_margin,
+    bottom: options.pdf_margin_bottom ?? options.pdf_margin ?? (options.pdf_footer !== undefined ? TEMPLATE_MARGIN : undefined),
     left: options.pdf_margin_left ?? options.pdf_margin,
   };
-  const paper = options.pdf_fit_one_page ? await onePage(page, margin, deadline) : { format: options.pdf_paper_format, landscape: options.pdf_landscape };
-  return untilAborted(deadline, page.pdf({ ...paper, margin, printBackground: options.pdf_print_background }));
+  const paper = options.pdf_fit_one_page
+    ? await onePage(page, margin, deadline)
+    : options.pdf_width !== undefined && options.pdf_height !== undefined
+      ? { width: options.pdf_width, height: options.pdf_height, landscape: options.pdf_landscape }
+      : { format: options.pdf_paper_format, landscape: options.pdf_landscape };
+  const pdf = page.pdf({
+    ...paper,
+    margin,
+    printBackground: options.pdf_print_background,
+    scale: options.pdf_scale,
+    preferCSSPageSize: options.pdf_prefer_css_page_size,
+    outline: options.pdf_outline,
+    // Chromium builds the outline from the tagged structure: an outline needs the tags too.
+    tagged: options.pdf_tagged || options.pdf_outline,
+    ...(options.pdf_page_ranges !== undefined ? { pageRanges: options.pdf_page_ranges.replace(/\s+/g, '') } : {}),
+    ...(templates ? { displayHeaderFooter: true, headerTemplate: options.pdf_header || EMPTY_TEMPLATE, footerTemplate: options.pdf_footer || EMPTY_TEMPLATE } : {}),
+  });
+  return untilAborted(deadline, pdf).catch((error: unknown) => {
+    // Only the document knows how many pages it prints to: a range past its end is the caller's to fix.
+    if (/page range/i.test(String(error)) && options.pdf_page_ranges !== undefined) {
+      throw new ServiceError('request_not_valid', { error_details: [{ parameter: 'pdf_page_ranges', message: 'names a page the document does not have' }] }, { cause: error });
+    }
+    throw error;
+  });
 }
 
 type Margin = { top?: string; right?: string; bottom?: string; left?: string };

@@ -2,28 +2,33 @@
 // printed PDF, the serialised HTML or the Markdown of the main content.
 import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
+import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
 import { finishImage } from './image.ts';
 import { capture } from './screenshot.ts';
+import { awaitFonts } from './steps.ts';
 
-/** The output file's bytes and whether `selector` (an image's, when asked for) matched an element. */
+/** The output file's bytes, whether `selector` (an image's, when asked for) matched an element, and the render's warnings. */
 export interface Output {
   bytes: Buffer;
   selectorFound: boolean;
+  warnings: RenderWarning[];
 }
 
 /** Makes the output of `options.format` from the page as it stands. */
 export async function makeOutput(page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession): Promise<Output> {
   switch (options.format) {
-    case 'pdf':
-      return { bytes: await printPdf(page, options, deadline), selectorFound: true };
+    case 'pdf': {
+      const fontsLoaded = await awaitFonts(page, options, deadline);
+      return { bytes: await printPdf(page, options, deadline), selectorFound: true, warnings: fontsLoaded ? [] : [warning('fonts_not_loaded')] };
+    }
     case 'html':
-      return { bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true };
+      return { bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true, warnings: [] };
     case 'markdown':
-      return { bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true };
+      return { bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true, warnings: [] };
     default: {
       const captured = await capture(page, options, deadline, session);
-      return { bytes: await finishImage(captured.image, options), selectorFound: captured.selectorFound };
+      return { bytes: await finishImage(captured.image, options), selectorFound: captured.selectorFound, warnings: captured.warnings };
     }
   }
 }

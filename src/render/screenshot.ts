@@ -2,13 +2,15 @@
 
 import type { CDPSession, Page } from 'playwright-core';
 import { FULL_PAGE_MAX_HEIGHT, type RenderOptions } from '../domain/options.ts';
+import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat } from './image.ts';
-import { findElement, untilAborted } from './steps.ts';
+import { awaitFonts, findElement, untilAborted } from './steps.ts';
 
-/** The captured image and whether `selector` (when asked for) matched an element. */
+/** The captured image, whether `selector` (when asked for) matched an element, and what the caller should know. */
 export interface Capture {
   image: Buffer;
   selectorFound: boolean;
+  warnings: RenderWarning[];
 }
 
 /**
@@ -25,6 +27,7 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
   // What the capture changes on the page (background, viewport, scroll), undone last first once
   // it is taken; a render that asks for none of it makes no call here.
   const undo: Array<() => Promise<unknown>> = [];
+  const warnings: RenderWarning[] = [];
   let taken = false;
   try {
     const fixedViewport = options.capture_beyond_viewport === false || (options.selector !== undefined && options.selector_algorithm === 'clip' && options.capture_beyond_viewport === undefined);
@@ -36,8 +39,13 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       selectorFound = clip !== undefined;
     } else if (options.full_page) {
       if (options.full_page_scroll ?? true) await scrollThrough(page, options, deadline);
-      clip = await fullPageClip(page, options, deadline);
+      const content = await fullPageSize(page, deadline);
+      clip = fullPageClip(content, options);
+      // Generic on purpose: whatever limit made the capture shorter than the page, the caller hears of it.
+      if (clip.height < content.height) warnings.push(warning('full_page_cut', `The page is ${Math.ceil(content.height)} px tall; the capture ${Math.floor(clip.height)} px.`));
+      // by_sections scrolls the viewport through the page instead of growing it.
       if (fixedViewport && options.full_page_algorithm !== 'by_sections') await growViewport(page, clip, deadline, undo);
+      else if (!fixedViewport) await pinBottomBars(page, clip.height, deadline);
     }
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
@@ -45,11 +53,12 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
       await untilAborted(deadline, session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
+    if (!(await awaitFonts(page, options, deadline))) warnings.push(warning('fonts_not_loaded'));
     const captured = options.full_page && options.full_page_algorithm === 'by_sections' && clip !== undefined && options.selector === undefined
       ? await captureBySections(page, session, clip, options, deadline, undo)
       : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
     taken = true;
-    return captured;
+    return { ...captured, warnings };
   } finally {
     for (const step of undo.reverse()) {
       if (deadline.aborted) break; // The page is discarded anyway.
@@ -71,7 +80,7 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
 }
 
 // The screenshot itself, on an open CDP session.
-async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Capture> {
+async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Omit<Capture, 'warnings'>> {
   clip ??= await viewportClip(session, options, deadline);
   // This session does not share Playwright's device-metrics override, so the clip's scale
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
@@ -129,34 +138,126 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
 // The document's height, as the full-page capture measures it.
 const DOCUMENT_HEIGHT = 'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
 
+// In-page: the element whose scrolling shows the page's content when the document itself does not
+// scroll, or barely (the app-shell layout: a viewport-filling element with overflow auto), or null.
+// Of the elements that scroll vertically further than the document does, the one showing the most
+// area, if it shows at least a quarter of the viewport; the body counts (a body with overflow auto
+// inside an html with overflow hidden). A document over two viewports tall is not searched.
+const FIND_SCROLLER = `(() => {
+  const documentExtra = document.documentElement.scrollHeight - window.innerHeight;
+  if (documentExtra > window.innerHeight) return null;
+  let best = null;
+  let bestArea = 0;
+  for (const element of document.querySelectorAll('body, body *')) {
+    if (element.scrollHeight - element.clientHeight <= Math.max(1, documentExtra)) continue;
+    if (!/^(auto|scroll|overlay)$/.test(getComputedStyle(element).overflowY)) continue;
+    const area = element.clientWidth * element.clientHeight;
+    if (area > bestArea) {
+      best = element;
+      bestArea = area;
+    }
+  }
+  return bestArea >= window.innerWidth * window.innerHeight / 4 ? best : null;
+})()`;
+
+const DOCUMENT_SIZE = `({
+  width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
+  height: ${DOCUMENT_HEIGHT},
+})`;
+
 /** The whole scrollable document's size in CSS px (never less than the viewport). */
 export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`({
-    width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
-    height: ${DOCUMENT_HEIGHT},
-  })`));
+  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(DOCUMENT_SIZE));
 }
 
-// The whole scrollable document, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
-async function fullPageClip(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
-  const size = await documentSize(page, deadline);
+// In-page: lets the app-shell scroller (FIND_SCROLLER), if any, and its ancestors out to their
+// content's height, so that the document holds the scroller's whole content.
+const LET_OUT_SCROLLER = `{
+  const scroller = ${FIND_SCROLLER};
+  const force = (element, property, value) => element.style.setProperty(property, value, 'important');
+  for (let element = scroller; element !== null; element = element.parentElement) {
+    const style = getComputedStyle(element);
+    force(element, 'overflow', 'visible');
+    force(element, 'height', 'auto');
+    force(element, 'max-height', 'none');
+    if (style.position === 'fixed' || style.position === 'sticky') force(element, 'position', style.position === 'fixed' ? 'absolute' : 'relative');
+    if (style.position === 'fixed' || style.position === 'absolute') force(element, 'bottom', 'auto');
+  }
+}`;
+
+/**
+ * The size of everything a full-page capture shows. When the document does not scroll but an
+ * element does (FIND_SCROLLER), that element and its ancestors are let out to their content's
+ * height (overflow visible, height auto, a fixed or inset box made absolute and free at the
+ * bottom), so the document holds the element's whole content and is captured like any long
+ * document; the viewport keeps its size, so 100vh sections and fixed headers stay as they were.
+ * The page is not put back: it is navigated away from before it serves again.
+ */
+async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
+  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`(() => {
+    ${LET_OUT_SCROLLER}
+    return ${DOCUMENT_SIZE};
+  })()`));
+}
+
+/** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
+export async function letOutScroller(page: Page, deadline: AbortSignal): Promise<void> {
+  await untilAborted(deadline, page.evaluate<void>(`(() => ${LET_OUT_SCROLLER})()`));
+}
+
+// The capture's rectangle: the whole content, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
+function fullPageClip(content: { width: number; height: number }, options: RenderOptions): Clip {
   const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
-  return { x: 0, y: 0, width: size.width, height: Math.min(size.height, maxHeight) };
+  return { x: 0, y: 0, width: content.width, height: Math.min(content.height, maxHeight) };
+}
+
+/**
+ * Puts the page's bottom bars (a fixed or sticky footer, a cookie bar: fixed or sticky boxes
+ * whose bottom is the viewport's, in its lower half) at the bottom of a full-page capture of
+ * `captureHeight` CSS px, where a person scrolling to the end sees them, rather than a viewport's
+ * height down it, over the content: a fixed one moved down by a transform, a sticky one let back
+ * to its place in the flow. Headers need nothing: at the top of the page they are where they
+ * belong. The page is not put back: it is navigated away from before it serves again.
+ */
+async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortSignal): Promise<void> {
+  await untilAborted(deadline, page.evaluate<void>(`(() => {
+    const shift = ${captureHeight} - window.innerHeight;
+    if (shift < 1) return;
+    const moved = [];
+    for (const element of document.querySelectorAll('body *')) {
+      const style = getComputedStyle(element);
+      if (style.position !== 'fixed' && style.position !== 'sticky') continue;
+      const box = element.getBoundingClientRect();
+      if (box.height === 0 || box.top < window.innerHeight / 2 || Math.abs(box.bottom - window.innerHeight) > 1) continue;
+      if (moved.some((bar) => bar.contains(element))) continue;
+      moved.push(element);
+      if (style.position === 'sticky') {
+        element.style.setProperty('position', 'relative', 'important');
+        element.style.setProperty('bottom', 'auto', 'important');
+      } else {
+        element.style.setProperty('transform', 'translateY(' + shift + 'px)' + (style.transform === 'none' ? '' : ' ' + style.transform), 'important');
+      }
+    }
+  })()`));
 }
 
 // One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
 // full_page_scroll_delay ms at each step, until the bottom of what will be captured (the page may
-// grow as lazy content arrives) has been in view; then back to the top.
+// grow as lazy content arrives) has been in view; then back to the top. A page whose document
+// does not scroll has its app-shell scroller (FIND_SCROLLER) scrolled instead.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
   await untilAborted(deadline, page.evaluate<void>(`(async () => {
-    const step = ${options.full_page_scroll_by ?? 0} || window.innerHeight;
-    const end = () => Math.min(${maxHeight}, ${DOCUMENT_HEIGHT});
-    for (let y = step; y - step + window.innerHeight < end(); y += step) {
-      window.scrollTo({ left: 0, top: y, behavior: 'instant' });
+    const scroller = ${FIND_SCROLLER};
+    const view = scroller ?? window;
+    const viewHeight = scroller ? scroller.clientHeight : window.innerHeight;
+    const step = ${options.full_page_scroll_by ?? 0} || viewHeight;
+    const end = () => Math.min(${maxHeight}, scroller ? scroller.scrollHeight : ${DOCUMENT_HEIGHT});
+    for (let y = step; y - step + viewHeight < end(); y += step) {
+      view.scrollTo({ left: 0, top: y, behavior: 'instant' });
       await new Promise((resolve) => setTimeout(resolve, ${options.full_page_scroll_delay}));
     }
-    window.scrollTo({ left: 0, top: 0, behavior: 'instant' });
+    view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
   })()`));
 }
 
@@ -191,5 +292,5 @@ async function captureBySections(page: Page, session: CDPSession, clip: Clip, op
     .composite(sections.map(({ top, image }) => ({ input: image, top, left: 0 })));
   const format = captureFormat(options.format);
   const image = await (format === 'png' ? stitched.png() : stitched.toFormat(format, { quality: options.image_quality })).toBuffer();
-  return { image, selectorFound: true };
+  return { image, selectorFound: true, warnings: [] };
 }

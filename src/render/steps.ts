@@ -248,6 +248,82 @@ export function watchSubRequests(page: Page): SubRequestWatch {
   };
 }
 
+/** The longest a capture waits for the page's web fonts (docs/capture.md). */
+export const FONT_WAIT_MS = 5000;
+
+/** The page's font requests in flight, known from the network events Playwright receives anyway. */
+export interface FontWatch {
+  /** Font requests started and not yet finished or failed. */
+  inFlight(): number;
+  /** Resolves true once none is in flight, or false after `ms`. */
+  settled(ms: number): Promise<boolean>;
+  stop(): void;
+}
+
+const fontWatches = new WeakMap<Page, FontWatch>();
+
+/**
+ * Starts watching the page's font requests (before navigation, so none is missed) for
+ * `awaitFonts`. It makes no browser call: a page that loads no font late costs nothing.
+ */
+export function watchFonts(page: Page): FontWatch {
+  const inFlight = new Set<Request>();
+  const waiters = new Set<() => void>();
+  const onRequest = (request: Request) => {
+    if (request.resourceType() === 'font') inFlight.add(request);
+  };
+  const onDone = (request: Request) => {
+    if (!inFlight.delete(request) || inFlight.size > 0) return;
+    for (const wake of waiters) wake();
+  };
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  const watch: FontWatch = {
+    inFlight: () => inFlight.size,
+    settled(ms) {
+      if (inFlight.size === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = (settled: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(settled);
+        };
+        const wake = () => done(true);
+        const timer = setTimeout(() => done(false), ms);
+        waiters.add(wake);
+      });
+    },
+    stop() {
+      page.off('request', onRequest);
+      page.off('requestfinished', onDone);
+      page.off('requestfailed', onDone);
+      fontWatches.delete(page);
+    },
+  };
+  fontWatches.set(page, watch);
+  return watch;
+}
+
+/**
+ * Waits while the page's web fonts are loading (fonts that started loading after `load`
+ * included), at most FONT_WAIT_MS and never past the render's time; false when it gave up with
+ * fonts still loading. Only a page with a font request in flight (watchFonts) is waited for: once
+ * its fonts arrived, `document.fonts` is asked whether they are ready to draw. A page with none
+ * costs no browser call.
+ */
+export async function awaitFonts(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<boolean> {
+  const watch = fontWatches.get(page);
+  if (!watch || watch.inFlight() === 0) return true;
+  const endsAt = Date.now() + Math.min(FONT_WAIT_MS, timeLeft(deadline, options));
+  if (!(await untilAborted(deadline, watch.settled(endsAt - Date.now())))) return false;
+  return untilAborted(deadline, page.evaluate<boolean>(`(() => {
+    const fonts = document.fonts;
+    if (!fonts || fonts.status !== 'loading') return true;
+    return Promise.race([fonts.ready.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ${Math.max(1, endsAt - Date.now())}))]);
+  })()`));
+}
+
 /** Waits `delaySeconds` after navigation, for late scripts and animations. */
 export async function settle(delaySeconds: number, deadline: AbortSignal): Promise<void> {
   if (delaySeconds <= 0) return;

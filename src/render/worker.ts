@@ -143,6 +143,7 @@ export function renderMessages(deps: RenderMessageDeps) {
           ...(output.stored.metadata ? { metadata: output.stored.metadata } : {}),
           ...(output.stored.slices ? { slices: output.stored.slices } : {}),
           ...(output.vision !== undefined ? { vision: output.vision } : {}),
+          ...(output.stored.warnings ? { warnings: output.stored.warnings } : {}),
         })
       : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
 
@@ -170,16 +171,17 @@ export function renderMessages(deps: RenderMessageDeps) {
         });
         return fileName;
       };
-      const { image, metadata } = input.observation;
+      const { image, metadata, warnings } = input.observation;
       const { options } = input.request;
       const fileName = await put(options.format, image);
       // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
       const slices = options.full_page_slices
         ? await Promise.all((await sliceImage(image, options)).map(async ({ bytes, ...slice }) => ({ ...slice, file_name: await put(options.format, bytes) })))
         : undefined;
+      const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
       if (!metadata) {
         markStep('stored');
-        return { file_name: fileName, size_bytes: image.length, ...(slices ? { slices } : {}) };
+        return { file_name: fileName, size_bytes: image.length, ...said };
       }
       // metadata_content is a file of its own, beside the output: records and messages stay small.
       const { content, ...fields } = metadata;
@@ -187,7 +189,7 @@ export function renderMessages(deps: RenderMessageDeps) {
         ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
         : fields;
       markStep('stored');
-      return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...(slices ? { slices } : {}) };
+      return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
     })),
   });
 

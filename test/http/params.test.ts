@@ -101,6 +101,11 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     ...Object.fromEntries(['pdf_print_background', 'pdf_fit_one_page', 'pdf_landscape'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
     pdf_paper_format: [['format', 'pdf'], ['pdf_paper_format', 'letter']],
     ...Object.fromEntries(['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'].map((name) => [name, [['format', 'pdf'], [name, '10mm']]])),
+    ...Object.fromEntries(['pdf_prefer_css_page_size', 'pdf_outline', 'pdf_tagged'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
+    ...Object.fromEntries(['pdf_header', 'pdf_footer'].map((name) => [name, [['format', 'pdf'], [name, '<span class="pageNumber"></span>']]])),
+    pdf_page_ranges: [['format', 'pdf'], ['pdf_page_ranges', '1-3,5']],
+    pdf_scale: [['format', 'pdf'], ['pdf_scale', '0.5']],
+    ...Object.fromEntries(['pdf_width', 'pdf_height'].map((name) => [name, [['format', 'pdf'], ['pdf_width', '8in'], ['pdf_height', '200mm']]])),
   };
   const failing: string[] = [];
   for (const parameter of parameters) {
@@ -132,6 +137,18 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), ['clip_x']);
   assert.equal(problemsOf(query('url=https://a.example&omit_background=true&format=jpg')), ['omit_background']);
   assert.equal(problemsOf(query('url=https://a.example&cache_key=not+ok')), ['cache_key']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_width=8in')), ['pdf_height']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_width=8in&pdf_height=9in&pdf_paper_format=a4')), ['pdf_width']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1-3,x&pdf_scale=3')), ['pdf_page_ranges', 'pdf_scale']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), ['pdf_page_ranges']);
+  assert.equal(problemsOf(query('url=https://a.example&pdf_outline=true')), ['pdf_outline']);
+  // A template's images, styles and fonts are inline: nothing is fetched for a template.
+  const template = (html: string) => `url=https://a.example&format=pdf&pdf_header=${encodeURIComponent(html)}`;
+  assert.equal(problemsOf(query(template('<img src="data:image/png;base64,iVBO"><span class="title"></span>'))), []);
+  assert.equal(problemsOf(query(template('<a href="https://a.example/">a.example</a> <div style="background:url(data:image/png;base64,iVBO)"></div>'))), []);
+  for (const fetching of ['<img src="http://127.0.0.1/logo.png">', "<div style=\"background:url('https://a.example/x.png')\"></div>", '<link rel="stylesheet" href="/t.css">', '<style>@import "x.css";</style>', '<img src=//a.example/x.png>', '<svg><image href="https://a.example/x.svg"/></svg>', '<img data-x="1" srcset="https://a.example/x.png 2x">']) {
+    assert.equal(problemsOf(query(template(fetching))), ['pdf_header'], fetching);
+  }
 });
 
 params('a device preset sets viewport, scale, mobile, touch and user agent; what is given explicitly wins, defaults included', () => {
