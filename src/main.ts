@@ -27,6 +27,8 @@ import { RecentRenders } from './workspaces/recent-renders.ts';
 import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
+import { createSealer } from './secrets/key.ts';
+import type { Sealer } from './secrets/sealer.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
 const STORE_START_PATIENCE_MS = 60_000;
@@ -53,6 +55,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   let ingress: ReturnType<typeof prepareIngress> | undefined;
   let ingressOwned = false;
   try {
+    // Every process that seals or opens a customer's secret needs the same SECRETS_KEY.
+    const sealer = createSealer(config);
     const nc: NatsConnection = await connectNats(config, `shutterbus-${process.pid}`);
     closers.push(() => nc.drain());
     const natsLink = new NatsLink(nc, log);
@@ -79,7 +83,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -95,7 +99,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
+      const customerBuckets = { sealer, allowPrivate: config.allowPrivateTargets };
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, customerBuckets });
       closers.push(() => worker.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
@@ -143,6 +148,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   workspaceStore: WorkspaceStore;
   recentRenders: RecentRenders;
   webhooks: DeliveryQueue;
+  sealer: Sealer;
 }) {
   const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink } = deps;
   const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit);
@@ -150,8 +156,8 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
-    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
+    const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, sealer: deps.sealer });
+    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget, sealer: deps.sealer };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
     await app.ready();
     return { app, workspaces };

@@ -59,9 +59,12 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       render_id: record.render_id,
       url: record.url,
       format: record.format,
-      ...(succeeded && record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
+      // A failed render has a file only when the upload to the customer's storage was refused: its own copy is kept.
+      ...(record.file_name ? { file_url: fileUrl(baseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
+      ...(succeeded && record.store ? { store: record.store } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
+      ...(record.error_code === 'storage_upload_failed' ? { error_details: record.error_details } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
   };

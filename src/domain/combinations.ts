@@ -2,6 +2,7 @@
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
 import { imageFormats } from './options.ts';
+import { storagePathProblem } from './storage.ts';
 
 /** One refused parameter, as `error_details` lists it. */
 export interface Refusal {
@@ -143,6 +144,17 @@ const rules: Rule[] = [
     return imageOnly.filter((name) => given(values, name) && values[name] !== false).map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
   (values) => (values.format === 'pdf' ? [] : Object.keys(values).filter((name) => name.startsWith('pdf_')).map((parameter) => ({ parameter, message: 'needs format=pdf' }))),
+  // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
+  (values) => {
+    if (values.store !== true) return Object.keys(values).filter((name) => name.startsWith('storage_')).map((parameter) => ({ parameter, message: 'needs store=true' }));
+    if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
+    const problem = storagePathProblem(String(values.storage_path));
+    const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
+    const keys = ['storage_access_key_id', 'storage_secret_access_key'];
+    const keysGiven = keys.filter((name) => given(values, name));
+    if (keysGiven.length === 1) refused.push({ parameter: keys.find((name) => !keysGiven.includes(name))!, message: `is required with ${keysGiven[0]}: give both keys or neither` });
+    return refused;
+  },
 ];
 
 /** Every refusal the rules find in parsed values. */

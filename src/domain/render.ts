@@ -2,6 +2,7 @@
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
+import type { StoreResult, StoreTarget } from './storage.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -18,6 +19,8 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /** Also upload the output to the customer's bucket; its secret is sealed. */
+  store?: StoreTarget;
 }
 
 /** The render actor's states as the outside sees them. */
@@ -38,6 +41,8 @@ export interface RenderRecord {
   size_bytes?: number;
   /** What the metadata_* options asked for, once succeeded. */
   metadata?: RecordedMetadata;
+  /** Where the output was uploaded in the customer's bucket, once succeeded. */
+  store?: StoreResult;
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;

@@ -18,6 +18,7 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
       status: record.status,
       ...(record.file_name ? { file_url: fileUrl(config.baseUrl, record.file_name) } : {}),
       ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.baseUrl, name)) } : {}),
+      ...(record.store ? { store: record.store } : {}),
       ...(record.error_code ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       created_at: record.created_at,

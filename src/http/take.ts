@@ -8,6 +8,8 @@ import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
+import { storeTargetOf, type StoreResult, type StoreTarget } from '../domain/storage.ts';
+import type { Workspace } from '../workspaces/workspace.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 
@@ -39,6 +41,16 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
+/** The headers that say where an upload went: ours, and the names ScreenshotOne's SDK reads. */
+export function storeHeaders(store: StoreResult): Record<string, string> {
+  return {
+    'X-Store-Bucket': store.bucket,
+    'X-Store-Key': store.key,
+    'X-ScreenshotOne-Store-Bucket': store.bucket,
+    'X-ScreenshotOne-Store-Key': store.key,
+  };
+}
+
 /** Only a signed GET with `cache` not false is cached (contract §6). */
 function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
   if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
@@ -47,7 +59,7 @@ function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
 
 /** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
 export const takeRoutes: FastifyPluginAsync = async (app) => {
-  const { config, renderQueue, fileStore, workspaces, settlement, renderCache, repeatViews, checkTarget } = app;
+  const { config, renderQueue, fileStore, workspaces, settlement, renderCache, repeatViews, checkTarget, sealer } = app;
 
   const parse = (raw: RawParams): TakeRequest => {
     const parsed = parseTakeParams(raw);
@@ -55,9 +67,19 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     return parsed.request;
   };
 
-  const checkTargets = async ({ options, control }: TakeRequest) => {
+  const checkTargets = async ({ options, control }: TakeRequest, store: StoreTarget | undefined) => {
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
+    if (store) await checkTarget(store.endpoint, 'storage_endpoint');
+  };
+
+  /** The upload a store=true request asks for, its secret sealed; 400 naming what neither it nor the workspace gives. */
+  const storeTarget = ({ options, control }: TakeRequest, workspace: Workspace): StoreTarget | undefined => {
+    if (!control.store) return undefined;
+    if (!sealer) throw new ServiceError('temporary_unavailable', {}, { message: 'Uploads to your storage are not available on this server.' });
+    const resolved = storeTargetOf(control, workspace.storage, options.format, (secret) => sealer.seal(secret));
+    if ('missing' in resolved) throw new ServiceError('request_not_valid', { error_details: resolved.missing });
+    return resolved.target;
   };
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
@@ -69,11 +91,14 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') {
-      throw new ServiceError(record.error_code ?? 'internal_application_error', record.error_details ?? {}, {
+      // A refused upload keeps the service's own copy, and says where it is.
+      const kept = record.error_code === 'storage_upload_failed' && record.file_name ? { file_url: fileUrl(config.baseUrl, record.file_name) } : {};
+      throw new ServiceError(record.error_code ?? 'internal_application_error', { ...record.error_details, ...kept }, {
         message: record.error_message,
       });
     }
     const fileName = record.file_name!;
+    if (record.store) reply.headers(storeHeaders(record.store));
     if (take.control.response_type === 'empty') return reply.code(200).send();
     if (take.control.response_type === 'json') {
       return {
@@ -82,6 +107,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
         file_url: fileUrl(config.baseUrl, fileName),
         format: record.format,
         size_bytes: record.size_bytes,
+        ...(record.store ? { store: record.store } : {}),
         ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.baseUrl, name)) } : {}),
       };
     }
@@ -102,9 +128,10 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       const hit = await renderCache.lookup(cacheKey);
       if (hit) return redirect(reply, hit.render_id, hit.file_name!);
     }
-    await checkTargets(takeRequest);
-
     const { workspace } = caller;
+    const store = storeTarget(takeRequest, workspace);
+    await checkTargets(takeRequest, store);
+
     const createdAt = new Date();
     const renderRequest: RenderRequest = {
       render_id: randomUUID(),
@@ -114,6 +141,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       ...(takeRequest.control.webhook_url ? { webhook_url: takeRequest.control.webhook_url } : {}),
       ...(takeRequest.control.external_identifier ? { external_identifier: takeRequest.control.external_identifier } : {}),
       ...(cacheKey ? { cache: { key: cacheKey, ttl: takeRequest.control.cache_ttl } } : {}),
+      ...(store ? { store } : {}),
     };
     // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
     // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { ServiceError } from '../errors.ts';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
+import type { DefaultStorage } from '../domain/storage.ts';
 
 /** Roles a member can have; owners and admins manage settings and keys. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -30,6 +31,8 @@ export interface Workspace {
   secret_key: string;
   require_signed_requests: boolean;
   members: Member[];
+  /** Where store=true uploads when a request names no bucket of its own (docs/storage.md); its secret sealed. */
+  storage?: DefaultStorage;
   created_at: string;
   updated_at: string;
 }

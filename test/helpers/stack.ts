@@ -18,16 +18,27 @@ export interface Restartable {
 export interface NatsServer extends Partial<Restartable> {
   url: string;
   port: number;
+  /** The JetStream store directory, when this process started the server. */
+  directory?: string;
   stop(): Promise<void>;
 }
 
-/** A running S3-compatible store; the keys are s3rver's fixed pair. */
+/** A running S3-compatible store; the keys are s3rver's fixed pair unless others were asked for. */
 export interface S3Server extends Restartable {
   endpoint: string;
   port: number;
-  accessKey: 'S3RVER';
-  secretKey: 'S3RVER';
+  accessKey: string;
+  secretKey: string;
+  /** The directory the store keeps its buckets in. */
+  directory: string;
   stop(): Promise<void>;
+}
+
+/** A store playing a customer's: its own key pair (the service's S3RVER pair is refused) and a bucket. */
+export interface OwnStoreOptions {
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
 }
 
 const s3rverScript = fileURLToPath(new URL('../../infra/s3rver.js', import.meta.url));
@@ -174,7 +185,7 @@ async function startOnFreePort(
   prefix: string,
   command: (port: number, dir: string) => [string, string[]],
   ready: (port: number) => Promise<boolean>,
-): Promise<{ port: number; owned: Owned } & Restartable> {
+): Promise<{ port: number; dir: string; owned: Owned } & Restartable> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -186,6 +197,7 @@ async function startOnFreePort(
       let current = owned;
       return {
         port,
+        dir,
         // Stops whichever process runs now (and removes the directory).
         owned: { ...owned, stop: () => current.stop() },
         kill: async () => {
@@ -207,28 +219,30 @@ async function startOnFreePort(
 
 /** Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory. */
 export async function startNats(): Promise<NatsServer> {
-  const { port, owned, kill, restart } = await startOnFreePort(
+  const { port, dir, owned, kill, restart } = await startOnFreePort(
     'nats-server',
     'shutterbus-nats-',
     (port, dir) => [natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]],
     canConnect,
   );
-  return { url: `nats://127.0.0.1:${port}`, port, stop: owned.stop, kill, restart };
+  return { url: `nats://127.0.0.1:${port}`, port, directory: dir, stop: owned.stop, kill, restart };
 }
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
-export async function startS3(): Promise<S3Server> {
-  const { port, owned, kill, restart } = await startOnFreePort(
+export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
+  const keys = own ? ['--access-key-id', own.accessKey, '--secret-access-key', own.secretKey, '--bucket', own.bucket] : [];
+  const { port, dir, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',
-    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir]],
+    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir, ...keys]],
     answersHttp,
   );
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    accessKey: 'S3RVER',
-    secretKey: 'S3RVER',
+    accessKey: own?.accessKey ?? 'S3RVER',
+    secretKey: own?.secretKey ?? 'S3RVER',
+    directory: dir,
     stop: owned.stop,
     kill,
     restart,

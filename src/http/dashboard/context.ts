@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
+import type { Sealer } from '../../secrets/sealer.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
@@ -28,6 +29,8 @@ export interface DashboardDeps {
   sessionSecret: string;
   /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
+  /** Seals the default storage's secret (docs/storage.md); without it there is no storage page. */
+  sealer?: Sealer;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */

@@ -2,6 +2,7 @@
 import { AccountStore } from '../../accounts/accounts.ts';
 import { Membership } from '../../accounts/membership.ts';
 import type { Config } from '../../config.ts';
+import type { Sealer } from '../../secrets/sealer.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
@@ -22,8 +23,9 @@ export async function createDashboardDeps(options: {
   ledger: QuotaLedger;
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
+  sealer?: Sealer;
 }): Promise<DashboardDeps> {
-  const { config, log, topology, workspaces, ledger, recentRenders, deliveries } = options;
+  const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer } = options;
   const outbox = new Outbox(topology.jsm);
   const accounts = new AccountStore(topology.accounts);
   return {
@@ -37,5 +39,6 @@ export async function createDashboardDeps(options: {
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard),
     deliveries,
+    sealer,
   };
 }
