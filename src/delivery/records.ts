@@ -64,7 +64,7 @@ export function webhookPayload(record: RenderRecord, baseUrl: string, createdAt 
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(baseUrl, name)) } : {}),
       ...(succeeded && record.store ? { store: record.store } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
-      ...(record.error_code === 'storage_upload_failed' ? { error_details: record.error_details } : {}),
+      ...(record.error_code === 'storage_upload_failed' ? record.error_details : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
   };

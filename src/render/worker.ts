@@ -63,8 +63,12 @@ export interface RenderWorker {
 
 /** How long an asynchronous render waits out an outage of NATS or the store before its delivery is retried. */
 const OUTAGE_PATIENCE_MS = 3 * 60_000;
-/** How long an asynchronous render keeps retrying an upload its customer's storage failed for now. */
+/**
+ * How long a render keeps retrying an upload its customer's storage failed for now: an asynchronous
+ * one has minutes; a caller waiting is answered within seconds (and never after its deadline).
+ */
 const UPLOAD_PATIENCE_MS = 2 * 60_000;
+const SYNC_UPLOAD_PATIENCE_MS = 5000;
 
 /** Reads a render request: a message without its render id, workspace, creation time or options is terminated. */
 export const decodeRenderRequest = jsonMessage<RenderRequest>({
@@ -178,8 +182,7 @@ export function renderMessages(deps: RenderMessageDeps) {
     uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input, signal }) => {
       const { store: target, options } = input.request;
       if (!target || !deps.customerBuckets) throw new Error('uploadOutput: no store target or no customer bucket policy');
-      // A caller waiting is answered by its deadline; nobody waiting, a failing storage gets minutes.
-      const until = answerBy === undefined ? Date.now() + UPLOAD_PATIENCE_MS : answerBy - 1000;
+      const until = answerBy === undefined ? Date.now() + UPLOAD_PATIENCE_MS : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
       return uploadOutput(target, input.observation.image, options.format, { ...deps.customerBuckets, until, signal });
     }),
   });
