@@ -3,6 +3,8 @@
 // Keys are s3rver's fixed pair S3RVER / S3RVER; the service creates its bucket itself.
 // --access-key-id ID --secret-access-key SECRET replace that pair with another (a store playing a
 // customer's, whose keys the service's are not), and --bucket NAME creates a bucket at start.
+// --service-endpoint NAME: requests to s3.NAME are path-style (s3rver reads other host names as a
+// bucket's own).
 import { parseArgs } from 'node:util';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     'access-key-id': { type: 'string' },
     'secret-access-key': { type: 'string' },
     bucket: { type: 'string' },
+    'service-endpoint': { type: 'string', default: 'amazonaws.com' },
   },
 });
 
@@ -33,7 +36,7 @@ if (values['access-key-id'] && values['secret-access-key']) {
   AWSAccount.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
 }
 const configureBuckets = values.bucket ? [{ name: values.bucket }] : [];
-const server = new S3rver({ silent: true, address: values.address, port, directory, configureBuckets });
+const server = new S3rver({ silent: true, address: values.address, port, directory, configureBuckets, serviceEndpoint: values['service-endpoint'] });
 
 try {
   const { address, port: boundPort } = await server.run();

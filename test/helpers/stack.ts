@@ -39,6 +39,8 @@ export interface OwnStoreOptions {
   accessKey: string;
   secretKey: string;
   bucket: string;
+  /** Host names s3.NAME are the store itself (path-style), not a bucket: for endpoints named in tests. */
+  serviceEndpoint?: string;
 }
 
 const s3rverScript = fileURLToPath(new URL('../../infra/s3rver.js', import.meta.url));
@@ -231,6 +233,7 @@ export async function startNats(): Promise<NatsServer> {
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
 export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
   const keys = own ? ['--access-key-id', own.accessKey, '--secret-access-key', own.secretKey, '--bucket', own.bucket] : [];
+  if (own?.serviceEndpoint) keys.push('--service-endpoint', own.serviceEndpoint);
   const { port, dir, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',

@@ -231,6 +231,30 @@ storage('an asynchronous render waits out a storage that is down for a moment', 
   assert.is((await objectOf('retry/shot.png'))?.contentType, 'image/png');
 });
 
+storage('with ALLOW_PRIVATE_TARGETS=false a private storage_endpoint is url_not_allowed naming it', async () => {
+  const port = await freePort();
+  const config = loadConfig({ ...stack.env, PORT: String(port), ROLES: 'ingress', ALLOW_PRIVATE_TARGETS: 'false' });
+  const strict = await startShutterbus(config, createLogger(config, false, createWriteStream(logFile, { flags: 'a' })));
+  try {
+    // A public address literal as the page (nothing is rendered: the request stops at the check).
+    const answer = await call(`${config.baseUrl}/api/take`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+      body: JSON.stringify({ url: 'http://93.184.215.14/', ...storageParams('private/shot') }),
+    });
+    assert.is(answer.status, 400, JSON.stringify(answer.json));
+    assert.is(answer.json!.error_code, 'url_not_allowed');
+    assert.equal(answer.json!.error_details.map((d: { parameter: string }) => d.parameter), ['storage_endpoint']);
+    // The CLI keeps the same rule for a workspace's default.
+    const cli = await shutterbus({ env: { ...stack.env, ALLOW_PRIVATE_TARGETS: 'false' } }, 'storage', 'set', '--workspace', workspace.workspace_id, '--as', 'owner@example.com',
+      '--endpoint', customer.endpoint, '--bucket', customerKeys.bucket, '--access-key-id', 'K', '--secret-access-key', 'S');
+    assert.is(cli.code, 1);
+    assert.is(cli.json.error_code, 'url_not_allowed');
+  } finally {
+    await strict.close();
+  }
+});
+
 storage('no secret in plain text: not in the NATS store directory, not in the logs', async () => {
   const secrets = [customer.secretKey, 'not-the-secret'];
   const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
