@@ -112,6 +112,8 @@ const noticeTexts: Record<string, Notice> = {
   'signed-out': { kind: 'ok', text: 'You are signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
+  'storage-saved': { kind: 'ok', text: 'Saved: store=true now uploads to this storage when a request names none of its own.' },
+  'storage-cleared': { kind: 'ok', text: 'Cleared: store=true now needs the storage_* parameters in each request.' },
 };
 
 /** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */
