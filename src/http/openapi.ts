@@ -133,6 +133,14 @@ function metadataSchema(): Json {
   return { type: 'object', description: 'What the metadata_* parameters asked for, one field each.', properties };
 }
 
+/** Where an upload to the customer's bucket went (store=true, docs/storage.md). */
+const storeSchema: Json = {
+  type: 'object',
+  required: ['bucket', 'key'],
+  description: "Where store=true uploaded the output in your bucket; location with storage_return_location.",
+  properties: { bucket: { type: 'string' }, key: { type: 'string' }, location: { type: 'string', format: 'uri' } },
+};
+
 /** The formats a render record names (aliases normalised). */
 const recordFormat = () => ({ type: 'string', enum: outputFormats().map(({ format }) => format) });
 
@@ -154,8 +162,10 @@ function schemas(): Json {
         returned_status_code: { type: 'integer', description: 'host_returned_error, matched_failed_request: the status the site answered.' },
         failed_request_url: { type: 'string', description: 'matched_failed_request: the sub-request that failed.' },
         matched_string: { type: 'string', description: 'content_missing_specified_string, content_contains_specified_string.' },
+        file_url: { type: 'string', format: 'uri', description: "storage_upload_failed: the service's own copy, kept." },
       },
     },
+    Store: storeSchema,
     Metadata: metadataSchema(),
     TakeJsonAnswer: {
       type: 'object',
@@ -167,6 +177,7 @@ function schemas(): Json {
         format: recordFormat(),
         size_bytes: { type: 'integer' },
         metadata: ref('Metadata'),
+        store: ref('Store'),
       },
     },
     AsyncAnswer: {
@@ -192,6 +203,7 @@ function schemas(): Json {
         created_at: { type: 'string', format: 'date-time' },
         finished_at: { type: 'string', format: 'date-time' },
         metadata: ref('Metadata'),
+        store: ref('Store'),
       },
     },
     WebhookPayload: {
@@ -214,6 +226,7 @@ function schemas(): Json {
             error_message: { type: 'string', description: 'render.failed only.' },
             external_identifier: { type: 'string' },
             metadata: ref('Metadata'),
+            store: ref('Store'),
           },
         },
       },
@@ -241,6 +254,12 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
 }
 
 const renderIdHeader = { 'X-Render-Id': { description: 'The render id.', schema: { type: 'string', format: 'uuid' } } };
+const storeHeaders = Object.fromEntries(
+  ['X-Store-Bucket', 'X-Store-Key', 'X-ScreenshotOne-Store-Bucket', 'X-ScreenshotOne-Store-Key'].map((name) => [
+    name,
+    { description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`, schema: { type: 'string' } },
+  ]),
+);
 
 /** The answers of /api/take: by format, JSON, async, a cached redirect, and every error. */
 function takeResponses(): Json {
@@ -252,6 +271,7 @@ function takeResponses(): Json {
       headers: {
         ...renderIdHeader,
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
+        ...(parameterByName.has('store') ? storeHeaders : {}),
       },
       content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },
     },
