@@ -183,7 +183,8 @@ export function renderMessages(deps: RenderMessageDeps) {
       const { store: target, options } = input.request;
       if (!target || !deps.customerBuckets) throw new Error('uploadOutput: no store target or no customer bucket policy');
       const until = answerBy === undefined ? Date.now() + UPLOAD_PATIENCE_MS : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
-      return uploadOutput(target, input.observation.image, options.format, { ...deps.customerBuckets, until, signal });
+      const deadline = answerBy === undefined ? undefined : answerBy - 1000;
+      return uploadOutput(target, input.observation.image, options.format, { ...deps.customerBuckets, until, deadline, signal });
     }),
   });
 

@@ -72,14 +72,14 @@ export class CustomerBucket implements OutputStore {
     });
   }
 
-  /** Uploads one object (in parts above PART_SIZE). */
-  async put(key: string, bytes: Buffer, format: OutputFormat): Promise<void> {
+  /** Uploads one object (in parts above PART_SIZE); an attempt without an answer within `timeoutMs` fails. */
+  async put(key: string, bytes: Buffer, format: OutputFormat, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<void> {
     const headers: Record<string, string> = {
       'Content-Type': contentTypes[format],
       'x-amz-storage-class': storageClasses[this.settings.storageClass],
       ...(this.settings.acl ? { 'x-amz-acl': this.settings.acl } : {}),
     };
-    await withTimeout(this.client.putObject(this.access.bucket, key, bytes, bytes.length, headers), ATTEMPT_TIMEOUT_MS, ATTEMPT_TIMEOUT);
+    await withTimeout(this.client.putObject(this.access.bucket, key, bytes, bytes.length, headers), timeoutMs, ATTEMPT_TIMEOUT);
   }
 
   /** Deletes one object (the connection test's). */
@@ -144,16 +144,17 @@ export async function withCustomerBucket<T>(
  * Uploads a render's output to the bucket `target` names. A failure that says the storage is
  * failing or out of reach for now (5xx, network) is tried again with backoff until `until`;
  * any other, or the last, is thrown as storage_upload_failed with the storage's own error.
+ * No attempt outlives `deadline` (a waiting caller's), when there is one.
  */
 export async function uploadOutput(
   target: StoreTarget,
   bytes: Buffer,
   format: OutputFormat,
-  policy: CustomerBucketPolicy & { until: number; signal?: AbortSignal },
+  policy: CustomerBucketPolicy & { until: number; deadline?: number; signal?: AbortSignal },
 ): Promise<StoreResult> {
   const settings: ObjectSettings = { acl: target.acl, storageClass: target.storage_class };
   await withCustomerBucket(target, settings, policy, (bucket) =>
-    retryWhile(() => bucket.put(target.key, bytes, format), isStorageTransient, policy.until, policy.signal).catch((err) => {
+    retryWhile(() => bucket.put(target.key, bytes, format, attemptTimeout(policy.deadline)), isStorageTransient, policy.until, policy.signal).catch((err) => {
       throw storageFailure(err);
     }),
   );
@@ -162,6 +163,11 @@ export async function uploadOutput(
     key: target.key,
     ...(target.return_location ? { location: objectLocation(target.endpoint, target.bucket, target.key) } : {}),
   };
+}
+
+/** How long the next attempt may take: a minute, or what is left before `deadline`. */
+function attemptTimeout(deadline: number | undefined): number {
+  return deadline === undefined ? ATTEMPT_TIMEOUT_MS : Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, deadline - Date.now()));
 }
 
 /** True when an upload failed for a reason that may pass: the storage's 5xx, the network, no answer. */
