@@ -1,8 +1,10 @@
 // store=true end to end: a second local S3 store with its own key pair and bucket plays the
-// customer's; real NATS, the service's own store, Chromium and the fixture site do the rest.
+// customer's; real NATS, the service's own store, Chromium and the fixture site do the rest. The
+// ingress (in this process) and the render worker (a process of its own) share only SECRETS_KEY:
+// every upload here is sealed by one and opened by the other.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { closeSync, createWriteStream, mkdtempSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -30,6 +32,8 @@ let service: { base: string; close(): Promise<void> };
 let workspace: Workspace;
 let bucket: S3Client;
 let logFile: string;
+let workerLog: string;
+let worker: ChildProcess;
 let receiver: http.Server;
 let hookBase: string;
 const hooks: { path: string; body: Record<string, any> }[] = [];
@@ -37,10 +41,13 @@ const hooks: { path: string; body: Record<string, any> }[] = [];
 storage.before(async () => {
   stack = await startStack();
   customer = await startS3(customerKeys);
-  // The service logs at debug level into a file of its own, which the last test reads through.
-  logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-storage-log-')), 'service.log');
+  // Both processes log at debug level into files of their own, which the last test reads through.
+  const logs = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-storage-log-'));
+  logFile = path.join(logs, 'ingress.log');
+  workerLog = path.join(logs, 'worker.log');
+  worker = await startWorker(workerLog);
   const port = await freePort();
-  const config = loadConfig({ ...stack.env, PORT: String(port), LOG_LEVEL: 'debug' });
+  const config = loadConfig({ ...stack.env, PORT: String(port), LOG_LEVEL: 'debug', ROLES: 'ingress,delivery' });
   const running = await startShutterbus(config, createLogger(config, false, createWriteStream(logFile)));
   service = { base: config.baseUrl, close: running.close };
   workspace = await createWorkspace(stack, { members: [{ email: 'member@example.com', role: 'member', verified: true }] });
@@ -58,7 +65,25 @@ storage.before(async () => {
   hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 });
 
+/** A render-only Shutterbus process on the stack, its output in `log`; resolves once it started. */
+async function startWorker(log: string): Promise<ChildProcess> {
+  const out = openSync(log, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts')], {
+    env: { ...process.env, ...stack.env, ROLES: 'render', PORT: String(await freePort()), LOG_LEVEL: 'debug' },
+    stdio: ['ignore', out, out],
+  });
+  closeSync(out);
+  process.on('exit', () => child.kill('SIGKILL'));
+  await waitFor(() => readFileSync(log, 'utf8').includes('Shutterbus started') || child.exitCode !== null, 'the render worker to start', 60_000, 200);
+  assert.is(child.exitCode, null, readFileSync(log, 'utf8').slice(-2000));
+  return child;
+}
+
 storage.after(async () => {
+  if (worker && worker.exitCode === null) {
+    worker.kill('SIGTERM');
+    await new Promise((resolve) => worker.once('exit', resolve));
+  }
   await service?.close();
   receiver?.close();
   await customer?.stop();
@@ -263,11 +288,12 @@ storage('no secret in plain text: not in the NATS store directory, not in the lo
   });
   const natsFiles = files(stack.nats.directory!);
   assert.ok(natsFiles.length > 0);
-  for (const file of [...natsFiles, logFile, ...files(stack.env.DATA_DIR)]) {
+  for (const file of [...natsFiles, logFile, workerLog, ...files(stack.env.DATA_DIR)]) {
     const text = readFileSync(file).toString('latin1');
     for (const secret of secrets) assert.not.ok(text.includes(secret), `${secret} in ${file}`);
   }
-  assert.ok(readFileSync(logFile, 'utf8').includes('"render ended"'), 'the log file has the service\'s lines');
+  assert.ok(readFileSync(logFile, 'utf8').includes('"request"'), 'the ingress log has its lines');
+  assert.ok(readFileSync(workerLog, 'utf8').includes('"render ended"'), 'the worker log has its lines');
 });
 
 storage.run();
