@@ -17,7 +17,10 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startShutterbus } from '../../src/main.ts';
-import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { connect } from '@nats-io/transport-node';
+import { ensureTopology } from '../../src/jetstream/topology.ts';
+import { Sealer } from '../../src/secrets/sealer.ts';
+import { WorkspaceStore, type Workspace } from '../../src/workspaces/workspace.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { call, createWorkspace, startStack, usedThisMonth, type TestStack } from '../helpers/service.ts';
 import { freePort, startS3, type S3Server } from '../helpers/stack.ts';
@@ -236,6 +239,21 @@ storage("a workspace's default storage: set by an owner through the CLI, used wi
   }, 'the default storage in use', 10_000, 500);
   assert.equal(answer.json!.store, { bucket: customerKeys.bucket, key: 'default/shot.png' });
   assert.is((await objectOf('default/shot.png'))?.contentType, 'image/png');
+
+  // A SECRETS_KEY rotation: reseal seals the default again with the new key, which alone opens it then.
+  const newKey = randomBytes(32).toString('base64url');
+  const rotated = { env: { ...stack.env, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: stack.env.SECRETS_KEY } };
+  const resealed = await shutterbus(rotated, 'storage', 'reseal');
+  assert.equal(resealed.json, { resealed: 1, workspace_ids: [workspace.workspace_id] }, resealed.stderr);
+  assert.equal((await shutterbus(rotated, 'storage', 'reseal')).json.resealed, 0, 'nothing left to reseal');
+  const nc = await connect({ servers: stack.nats.url });
+  try {
+    const topology = await ensureTopology(nc, loadConfig(stack.env));
+    const record = await new WorkspaceStore(topology.workspaces, topology.accessKeys).get(workspace.workspace_id);
+    assert.is(new Sealer(newKey).open(record!.storage!.secret_access_key), defaultKeys.secretKey);
+  } finally {
+    await nc.close();
+  }
 
   const cleared = await shutterbus(stack, 'storage', 'clear', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
   assert.is(cleared.code, 0, cleared.stderr);
