@@ -8,10 +8,10 @@ import { contentTypes } from '../domain/options.ts';
 import { cacheKeyOf } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { publicMetadata } from '../domain/metadata.ts';
-import { storeTargetOf, type StoreResult, type StoreTarget } from '../domain/storage.ts';
-import type { Workspace } from '../workspaces/workspace.ts';
+import type { StoreResult, StoreTarget } from '../domain/storage.ts';
 import { authenticate, rawQueryString, type Caller } from './auth.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
+import { storeHeaders, storeTargetFor } from './store.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
 const QUEUE_GRACE_SECONDS = 5;
@@ -41,16 +41,6 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
-/** The headers that say where an upload went: ours, and the names ScreenshotOne's SDK reads. */
-export function storeHeaders(store: StoreResult): Record<string, string> {
-  return {
-    'X-Store-Bucket': store.bucket,
-    'X-Store-Key': store.key,
-    'X-ScreenshotOne-Store-Bucket': store.bucket,
-    'X-ScreenshotOne-Store-Key': store.key,
-  };
-}
-
 /** Only a signed GET with `cache` not false is cached (contract §6). */
 function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
   if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
@@ -73,18 +63,11 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     if (store) await checkTarget(store.endpoint, 'storage_endpoint');
   };
 
-  /** The upload a store=true request asks for, its secret sealed; 400 naming what neither it nor the workspace gives. */
-  const storeTarget = ({ options, control }: TakeRequest, workspace: Workspace): StoreTarget | undefined => {
-    if (!control.store) return undefined;
-    if (!sealer) throw new ServiceError('temporary_unavailable', {}, { message: 'Uploads to your storage are not available on this server.' });
-    const resolved = storeTargetOf(control, workspace.storage, options.format, (secret) => sealer.seal(secret));
-    if ('missing' in resolved) throw new ServiceError('request_not_valid', { error_details: resolved.missing });
-    return resolved.target;
-  };
-
   /** A cached file: a redirect, which renders nothing and charges nothing. */
-  const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
+  const redirect = (reply: FastifyReply, renderId: string, fileName: string, store?: StoreResult) => {
     reply.header('X-Render-Id', renderId);
+    // The first view's upload, said again: a repeat view uploads nothing.
+    if (store) reply.headers(storeHeaders(store));
     return reply.redirect(fileUrl(config.baseUrl, fileName), 302);
   };
 
@@ -126,10 +109,10 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
       const hit = await renderCache.lookup(cacheKey);
-      if (hit) return redirect(reply, hit.render_id, hit.file_name!);
+      if (hit) return redirect(reply, hit.render_id, hit.file_name!, hit.store);
     }
     const { workspace } = caller;
-    const store = storeTarget(takeRequest, workspace);
+    const store = storeTargetFor(takeRequest.control, takeRequest.options.format, workspace, sealer);
     await checkTargets(takeRequest, store);
 
     const createdAt = new Date();
@@ -153,10 +136,10 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
       const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
-      if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!);
+      if (claim.kind === 'redirect') return redirect(reply, claim.entry.render_id, claim.entry.file_name!, claim.entry.store);
       if (claim.kind === 'follow') {
         const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
-        if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!);
+        if (record.status === 'succeeded') return redirect(reply, record.render_id, record.file_name!, record.store);
         return answer(reply, takeRequest, { record });
       }
     }
