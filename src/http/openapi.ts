@@ -156,8 +156,8 @@ function schemas(): Json {
         error_message: { type: 'string' },
         error_details: {
           type: 'array',
-          description: 'The offending parameters (request_not_valid), selectors (selector_not_found) or the script error (script_error).',
-          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' } } },
+          description: 'The offending parameters (request_not_valid), selectors (selector_not_found), the script error (script_error) or the storage\'s own answer (storage_upload_failed: its error code in code).',
+          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' }, code: { type: 'string' } } },
         },
         returned_status_code: { type: 'integer', description: 'host_returned_error, matched_failed_request: the status the site answered.' },
         failed_request_url: { type: 'string', description: 'matched_failed_request: the sub-request that failed.' },
