@@ -2,7 +2,7 @@
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
 import { imageFormats } from './options.ts';
-import { storagePathProblem } from './storage.ts';
+import { storageEndpointProblem, storagePathProblem } from './storage.ts';
 
 /** One refused parameter, as `error_details` lists it. */
 export interface Refusal {
@@ -150,6 +150,8 @@ const rules: Rule[] = [
     if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
     const problem = storagePathProblem(String(values.storage_path));
     const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
+    const endpoint = given(values, 'storage_endpoint') ? storageEndpointProblem(String(values.storage_endpoint)) : undefined;
+    if (endpoint) refused.push({ parameter: 'storage_endpoint', message: endpoint });
     const keys = ['storage_access_key_id', 'storage_secret_access_key'];
     const keysGiven = keys.filter((name) => given(values, name));
     if (keysGiven.length === 1) refused.push({ parameter: keys.find((name) => !keysGiven.includes(name))!, message: `is required with ${keysGiven[0]}: give both keys or neither` });

@@ -74,6 +74,22 @@ export function storagePathProblem(path: string): string | undefined {
   return undefined;
 }
 
+/**
+ * What is wrong with a storage endpoint, or undefined: the service's origin alone. A scheme other
+ * than http(s) is left to the address rules, which refuse it as they refuse it for `url`.
+ */
+export function storageEndpointProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.pathname !== '/' || url.search || url.hash) return 'must be the service\'s address alone (scheme, host and port): the bucket goes in storage_bucket';
+  return undefined;
+}
+
 /** A bucket name S3 accepts: 3–63 lowercase letters, digits, dots and dashes. */
 export const bucketNamePattern = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -116,7 +132,8 @@ export function storeTargetOf(
   const endpoint = given.storage_endpoint ?? fallback?.endpoint;
   const bucket = given.storage_bucket ?? fallback?.bucket;
   const ownKeys = given.storage_access_key_id !== undefined && given.storage_secret_access_key !== undefined;
-  const defaultKeys = fallback !== undefined && endpoint === fallback.endpoint;
+  // Endpoints are origins (storageEndpointProblem): `https://s3.example/` is `https://s3.example`.
+  const defaultKeys = fallback !== undefined && endpoint !== undefined && new URL(endpoint).origin === new URL(fallback.endpoint).origin;
   const missing: MissingStorage[] = [];
   const why = fallback ? '' : ' (the workspace has no default storage)';
   if (!endpoint) missing.push({ parameter: 'storage_endpoint', message: `is required with store=true${why}` });

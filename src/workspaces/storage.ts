@@ -3,7 +3,7 @@
 // it is written and never shown again.
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
-import { bucketNamePattern, regionOf, type DefaultStorage } from '../domain/storage.ts';
+import { bucketNamePattern, regionOf, storageEndpointProblem, type DefaultStorage } from '../domain/storage.ts';
 import { storageFailure, withCustomerBucket, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
 import { SealError, type Sealer } from '../secrets/sealer.ts';
 import { canManage, type Workspace, type WorkspaceStore } from './workspace.ts';
@@ -38,6 +38,8 @@ export function storageInputProblems(input: DefaultStorageInput): { parameter: s
   }
   if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push({ parameter: 'endpoint', message: 'must use http or https' });
   if (url && (url.username || url.password)) problems.push({ parameter: 'endpoint', message: 'must not contain a user name or password' });
+  const endpoint = url ? storageEndpointProblem(input.endpoint) : undefined;
+  if (endpoint) problems.push({ parameter: 'endpoint', message: endpoint });
   if (!bucketNamePattern.test(input.bucket)) problems.push({ parameter: 'bucket', message: 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and dashes)' });
   if (!input.accessKeyId || input.accessKeyId.length > 256) problems.push({ parameter: 'access-key-id', message: 'is required (at most 256 characters)' });
   if (!input.secretAccessKey || input.secretAccessKey.length > 256) problems.push({ parameter: 'secret-access-key', message: 'is required (at most 256 characters)' });

@@ -35,6 +35,11 @@ targets('a request\'s own keys are sealed; its bucket overrides the default\'s',
   assert.ok('target' in resolved && resolved.target.secret_access_key === 'sealed(plain)' && resolved.target.bucket === 'other' && resolved.target.access_key_id === 'MINE');
 });
 
+targets('the default\'s endpoint named again, with or without its slash, keeps the default\'s keys', () => {
+  const resolved = storeTargetOf(params({ storage_endpoint: `${fallback.endpoint}/`, storage_bucket: 'other' }), fallback, 'png', seal);
+  assert.ok('target' in resolved && resolved.target.access_key_id === 'DEFAULTKEY' && resolved.target.bucket === 'other');
+});
+
 targets('the default\'s keys never go to another endpoint', () => {
   const resolved = storeTargetOf(params({ storage_endpoint: 'https://elsewhere.example' }), fallback, 'png', seal);
   assert.ok('missing' in resolved);

@@ -128,6 +128,8 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/./b')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/../b')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_secret_access_key=s')), ['storage_access_key_id']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=https://s3.example/bucket')), ['storage_endpoint']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=s3.example')), ['storage_endpoint']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a.b/c..d&storage_acl=')), []);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1')), ['clip_height', 'clip_width']);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), ['clip_x']);
