@@ -132,7 +132,13 @@ export async function withCustomerBucket<T>(
     const message = refusedAddress ? String((err.details.error_details as { message: string }[])[0]?.message) : 'the storage endpoint\'s host name does not resolve';
     throw storageFailure(Object.assign(new Error(message), { code: refusedAddress ? 'AddressNotAllowed' : 'NameNotResolved', cause: err }));
   }
-  const bucket = new CustomerBucket({ ...access, secret_access_key: secret }, address, settings);
+  let bucket: CustomerBucket;
+  try {
+    bucket = new CustomerBucket({ ...access, secret_access_key: secret }, address, settings);
+  } catch (err) {
+    // The client refuses an endpoint it cannot address: the customer's answer, never a 500.
+    throw storageFailure(err);
+  }
   try {
     return await use(bucket);
   } finally {
