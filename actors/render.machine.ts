@@ -4,7 +4,8 @@
 //   starting   recordStart: the record says `rendering` (where a caller can look) → capturing
 //   capturing  capturePage: what the page showed                   → judging
 //   judging    the failure rules, one named guard each             → storing
-//   storing    storeImage: the file in the bucket                  → succeeded, or failed when the deadline passed meanwhile
+//   storing    storeImage: the file in the bucket                  → uploading (store asked), succeeded, or failed when the deadline passed meanwhile
+//   uploading  uploadOutput: the output in the customer's bucket   → succeeded, or failed (the service's own file kept)
 //   deciding   an error or a broken rule on the way                → retryLater (retryable, deliveries left, before the deadline) | failed
 //
 // Every end is a final state whose output is the whole verdict: the stored file and its image, the
@@ -18,6 +19,7 @@ import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
 import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
 import type { RenderWarning } from '../src/domain/warnings.ts';
+import type { StoreResult } from '../src/domain/storage.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
@@ -50,6 +52,12 @@ export interface StoreImageInput {
   observation: PageObservation;
 }
 
+/** Input of the `uploadOutput` promise actor: the request (its `store` target) and the output. */
+export interface UploadOutputInput {
+  request: RenderRequest;
+  observation: PageObservation;
+}
+
 /** Where `storeImage` put the output: its file name in the object store, its size, and the metadata asked for. */
 export interface StoredImage {
   file_name: string;
@@ -78,14 +86,16 @@ interface FailureVerdict {
  * image in hand), `failed` (final: record it), `retryLater` (hand the wait to the broker).
  */
 export type RenderOutput =
-  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number; vision?: string }
-  | ({ status: 'failed' } & FailureVerdict)
+  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number; vision?: string; uploaded?: StoreResult }
+  | ({ status: 'failed'; stored?: StoredImage } & FailureVerdict)
   | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 
 /** The render actor's memory. */
 export interface RenderContext extends RenderInput {
   observation?: PageObservation;
   stored?: StoredImage;
+  /** Where the output went in the customer's bucket, when the request asked for it. */
+  uploaded?: StoreResult;
   failure?: RenderFailure;
   /** Set on the way to `retryLater`: how long the broker waits before the next delivery. */
   retryDelayMs?: number;
@@ -128,6 +138,7 @@ export const renderMachine = setup({
     recordStart: fromPromise<void, RecordStartInput>(notProvided('recordStart')),
     capturePage: fromPromise<PageObservation, CapturePageInput>(notProvided('capturePage')),
     storeImage: fromPromise<StoredImage, StoreImageInput>(notProvided('storeImage')),
+    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(notProvided('uploadOutput')),
   },
   guards: {
     pastAnswerBy: ({ context }) => context.answerBy !== undefined && Date.now() >= context.answerBy,
@@ -138,6 +149,7 @@ export const renderMachine = setup({
     contentContains: ruleFailed('contentContains'),
     failureRetryable: ({ context }) => context.failure?.retryable === true,
     lastDelivery: ({ context }) => context.isLastDelivery,
+    wantsUpload: ({ context }) => context.request.store !== undefined,
   },
   actions: {
     recordRuleFailure: assign(({ context }, params: { rule: RenderRuleName }) => ({
@@ -189,8 +201,21 @@ export const renderMachine = setup({
         onDone: [
           // Its caller was answered with an error meanwhile: the image is not handed out, nor charged.
           { guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' },
+          { guard: 'wantsUpload', target: 'uploading', actions: assign({ stored: ({ event }) => event.output }) },
           { target: 'succeeded', actions: assign({ stored: ({ event }) => event.output }) },
         ],
+        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+      },
+    },
+    uploading: {
+      invoke: {
+        src: 'uploadOutput',
+        input: ({ context }) => ({ request: context.request, observation: context.observation! }),
+        onDone: [
+          { guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' },
+          { target: 'succeeded', actions: assign({ uploaded: ({ event }) => event.output }) },
+        ],
+        // The upload retries what may pass itself; what reaches here is final, and the own file stays.
         onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
       },
     },
@@ -208,15 +233,19 @@ export const renderMachine = setup({
     },
   },
   output: ({ context }): RenderOutput => {
-    const { failure, stored, observation } = context;
+    const { failure, stored, observation, uploaded } = context;
     if (failure || !stored || !observation) {
       const { code, message, details, cause } = failure ?? failureFromError(new Error('render ended without a result'));
       const verdict: FailureVerdict = { error_code: code, error_message: message, details, ...(cause === undefined ? {} : { cause }) };
-      return context.retryDelayMs === undefined ? { status: 'failed', ...verdict } : { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
+      if (context.retryDelayMs !== undefined) return { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
+      // A refused upload keeps the service's own file (docs/storage.md); any other failure has none.
+      const kept = stored && code === 'storage_upload_failed' ? { stored } : {};
+      return { status: 'failed', ...verdict, ...kept };
     }
     return {
       status: 'succeeded', stored, image: observation.image, format: context.request.options.format, size_bytes: stored.size_bytes,
       ...(observation.vision !== undefined ? { vision: observation.vision } : {}),
+      ...(uploaded ? { uploaded } : {}),
     };
   },
 });

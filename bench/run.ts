@@ -151,6 +151,11 @@ const variantOptions: Record<string, Record<string, string>> = {
   'full_page (scroll on)': { full_page: 'true' },
   'metadata: title, og, icon, fonts': { metadata_page_title: 'true', metadata_open_graph: 'true', metadata_icon: 'true', metadata_fonts: 'true', response_type: 'json' },
   ...Object.fromEntries(['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'].map((format) => [`format ${format}`, { format }])),
+  // Uploaded to a bucket of the stack's own local store (docs/storage.md), with its keys in the request.
+  'store=true to a local bucket': {
+    store: 'true', storage_path: 'bench/store', storage_endpoint: stack.s3.endpoint, storage_bucket: 'shutterbus-bench',
+    storage_access_key_id: stack.s3.accessKey, storage_secret_access_key: stack.s3.secretKey,
+  },
 };
 const variants: Record<string, LoopResult> = {};
 for (const [name, params] of Object.entries(variantOptions)) {

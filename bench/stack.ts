@@ -15,6 +15,8 @@ import { AD_PAGE_HOSTS, type BenchSite } from './site.ts';
 export interface BenchStack {
   base: string;
   workspace: Workspace;
+  /** The stack's S3 store: the service's bucket, and a local bucket for the store=true row. */
+  s3: { endpoint: string; accessKey: string; secretKey: string };
   service: ChildProcess;
   /** When the service was spawned (performance.now()). */
   spawnedAt: number;
@@ -64,6 +66,7 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
   return {
     base: `http://127.0.0.1:${port}`,
     workspace,
+    s3: { endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey },
     service,
     spawnedAt,
     pids: () => [...processTree([service.pid!]), ...Object.values(named())].filter((pid): pid is number => pid !== null),

@@ -32,6 +32,7 @@ export const errorTable = {
   concurrency_limit_reached: { status: 429, message: 'Too many renders of this workspace are in flight; retry shortly.' },
   host_returned_error: { status: 502, message: 'The target site answered with an error status.' },
   network_error: { status: 502, message: 'The target site refused or dropped the connection.' },
+  storage_upload_failed: { status: 502, message: 'Your storage refused the upload or could not be reached; error_details has its answer.' },
   temporary_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.', retryable: true },
   timeout_error: { status: 504, message: 'The render did not finish within its timeout.' },
   internal_application_error: { status: 500, message: 'An internal error occurred.', retryable: true },

@@ -45,12 +45,23 @@ class BatchedStdout implements DestinationStream {
 let batchedStdout: BatchedStdout | undefined;
 
 /**
+ * Fields that hold a customer's secret (docs/storage.md), wherever an object logged carries them:
+ * censored, should one ever be logged by mistake. Nothing logs them on purpose.
+ */
+const secretFields = {
+  paths: ['storage_secret_access_key', 'secret_access_key', 'secretKey', 'secretAccessKey']
+    .flatMap((name) => [name, `*.${name}`]),
+  censor: '[redacted]',
+};
+
+/**
  * The process's logger: one JSON object per line on stdout. When stdout is a terminal (`make run`
  * by hand), the same lines are printed readably by pino-pretty in a worker thread; a container or a
- * pipe never loads it.
+ * pipe never loads it. `destination` (tests) takes the lines instead.
  */
-export function createLogger(config: Pick<Config, 'logLevel'>, pretty: boolean = process.stdout.isTTY === true): Logger {
-  const options = { level: config.logLevel, base: { pid: process.pid }, timestamp: isoTime };
+export function createLogger(config: Pick<Config, 'logLevel'>, pretty: boolean = process.stdout.isTTY === true, destination?: DestinationStream): Logger {
+  const options = { level: config.logLevel, base: { pid: process.pid }, timestamp: isoTime, redact: secretFields };
+  if (destination) return pino(options, destination);
   if (!pretty) return pino(options, (batchedStdout ??= new BatchedStdout()));
   const transport = pino.transport({
     target: 'pino-pretty',

@@ -104,7 +104,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.filesBaseUrl);
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy });
+      const customerBuckets = { sealer, allowPrivate: config.allowPrivateTargets };
+      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy, customerBuckets });
       closers.push(() => worker.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
@@ -161,7 +162,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   await workspaces.start();
   try {
     const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
-    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
+    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget, sealer };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
     await app.ready();
     return { app, workspaces };

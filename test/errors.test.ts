@@ -11,7 +11,7 @@ const contract: Record<string, number> = {
   not_found: 404, request_body_too_large: 413, request_header_too_large: 431, request_timeout: 408,
   selector_not_found: 422, matched_failed_request: 422,
   content_missing_specified_string: 422, content_contains_specified_string: 422, script_error: 422, concurrency_limit_reached: 429,
-  host_returned_error: 502, network_error: 502, temporary_unavailable: 503, timeout_error: 504,
+  host_returned_error: 502, network_error: 502, storage_upload_failed: 502, temporary_unavailable: 503, timeout_error: 504,
   internal_application_error: 500,
 };
 

@@ -15,6 +15,7 @@ import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role
 import { choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { replayCommands } from './replay.ts';
+import { storageCommands } from './storage.ts';
 import { webhookCommands } from './webhooks.ts';
 import { createSealer } from '../secrets/key.ts';
 import { resealSessionSecret } from '../http/dashboard/session.ts';
@@ -34,6 +35,10 @@ const usage = `usage: shutterbus <command>
   member verify --workspace ID --email EMAIL
   settings set --workspace ID --as EMAIL --require-signed-requests on|off
   keys rotate --workspace ID --as EMAIL
+  storage set --workspace ID --as EMAIL --endpoint URL --bucket NAME --access-key-id ID --secret-access-key SECRET [--region REGION]
+  storage show --workspace ID
+  storage clear --workspace ID --as EMAIL
+  storage reseal [--workspace ID]    (after a SECRETS_KEY rotation)
   usage --workspace ID [--month YYYY-MM]
   webhooks dead [--workspace ID]
   webhooks redrive --id DELIVERY_ID | --all [--workspace ID]
@@ -71,6 +76,7 @@ const commands: Record<string, Command<Context>> = {
   ...webhookCommands,
   ...replayCommands,
   ...mailCommands,
+  ...storageCommands,
   'workspace create': command(
     { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
     async (flags, { membership }: Context) => {

@@ -63,11 +63,14 @@ export function webhookPayload(record: RenderRecord, filesBaseUrl: string, creat
       render_id: record.render_id,
       url: record.url,
       format: record.format,
-      ...(succeeded && record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
+      // A failed render has a file only when the upload to the customer's storage was refused: its own copy is kept.
+      ...(record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
       ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) } : {}),
       ...(succeeded ? publicExtras(record, (name) => fileUrl(filesBaseUrl, name)) : {}),
       ...(succeeded && record.warnings ? { warnings: record.warnings } : {}),
+      ...(succeeded && record.store ? { store: record.store } : {}),
       ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
+      ...(record.error_code === 'storage_upload_failed' ? record.error_details : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
     },
   };

@@ -3,6 +3,7 @@
 import { devices } from './devices.ts';
 import { imageFormats } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
+import { storageEndpointProblem, storagePathProblem } from './storage.ts';
 
 /** One refused parameter, as `error_details` lists it. */
 export interface Refusal {
@@ -199,6 +200,19 @@ const rules: Rule[] = [
     const reference = given(values, name) ? fetchedByTemplate(String(values[name])) : undefined;
     return reference === undefined ? [] : [{ parameter: name, message: `"${reference.slice(0, 60)}": a template's images, styles and fonts must be inline (data: URLs); nothing is fetched for a template` }];
   }),
+  // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
+  (values) => {
+    if (values.store !== true) return Object.keys(values).filter((name) => name.startsWith('storage_')).map((parameter) => ({ parameter, message: 'needs store=true' }));
+    if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
+    const problem = storagePathProblem(String(values.storage_path));
+    const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
+    const endpoint = given(values, 'storage_endpoint') ? storageEndpointProblem(String(values.storage_endpoint)) : undefined;
+    if (endpoint) refused.push({ parameter: 'storage_endpoint', message: endpoint });
+    const keys = ['storage_access_key_id', 'storage_secret_access_key'];
+    const keysGiven = keys.filter((name) => given(values, name));
+    if (keysGiven.length === 1) refused.push({ parameter: keys.find((name) => !keysGiven.includes(name))!, message: `is required with ${keysGiven[0]}: give both keys or neither` });
+    return refused;
+  },
 ];
 
 const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;

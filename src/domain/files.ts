@@ -6,6 +6,11 @@ const extensions: Record<OutputFormat, string> = {
   png: 'png', jpeg: 'jpg', webp: 'webp', gif: 'gif', avif: 'avif', tiff: 'tiff', jp2: 'jp2', heif: 'heic', pdf: 'pdf', html: 'html', markdown: 'md',
 };
 
+/** The file extension of a format, without the dot (`jpeg` → `jpg`, `markdown` → `md`). */
+export function fileExtension(format: OutputFormat): string {
+  return extensions[format];
+}
+
 /** How long a file is kept when nothing asks for longer: as long as the render records that point at it. */
 export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
 

@@ -13,7 +13,7 @@ export type ValueType =
 export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
 
 /** Where a parameter belongs in the API reference. */
-export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async' | 'proxy' | 'vision';
+export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async' | 'proxy' | 'vision' | 'storage';
 
 /** One row of the table. */
 export interface Parameter {
@@ -189,6 +189,16 @@ export const parameters: readonly Parameter[] = [
   { name: 'vision_prompt', type: text(10_000), group: 'vision', role: 'option', description: 'Send the capture with this prompt to an OpenAI-compatible chat completions API; its answer is vision in the JSON answer, the status and the webhook.' },
   { name: 'vision_max_tokens', type: integer(1, 16_384), group: 'vision', role: 'option', description: 'The most tokens the vision answer may take.' },
   { name: 'openai_api_key', type: text(512), group: 'vision', role: 'option', description: 'The API key the vision request is sent with (a secret: never stored in plain text, never returned).' },
+
+  { name: 'store', type: flag, default: false, group: 'storage', role: 'control', description: "Also upload the output to your own S3-compatible bucket (the storage_* parameters, or the workspace's default storage)." },
+  { name: 'storage_path', type: text(1024), group: 'storage', role: 'control', description: 'The object key, required with store: the format\'s extension is appended unless the path ends with it; no leading /, no . or .. segments.' },
+  { name: 'storage_endpoint', type: text(2048), group: 'storage', role: 'control', description: 'The S3-compatible service, an absolute http(s) URL obeying the address rules of url; unset, the workspace\'s default.' },
+  { name: 'storage_bucket', type: text(63, /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3–63 lowercase letters, digits, dots and dashes)'), group: 'storage', role: 'control', description: 'The bucket; unset, the workspace\'s default.' },
+  { name: 'storage_access_key_id', type: text(256), group: 'storage', role: 'control', description: 'The access key id of the bucket; with storage_secret_access_key, or neither (the workspace\'s default).' },
+  { name: 'storage_secret_access_key', type: text(256), group: 'storage', role: 'control', description: 'The secret access key of the bucket; never logged, returned or kept in plain text.' },
+  { name: 'storage_acl', type: oneOf('public-read', ''), default: '', group: 'storage', role: 'control', description: 'Sent as the object\'s ACL (x-amz-acl); empty, none.' },
+  { name: 'storage_class', type: oneOf('standard', 'reduced_redundancy', 'standard_ia', 'onezone_ia', 'intelligent_tiering', 'glacier', 'deep_archive', 'outposts', 'glacier_ir'), default: 'standard', group: 'storage', role: 'control', description: 'Sent as x-amz-storage-class.' },
+  { name: 'storage_return_location', type: flag, default: false, group: 'storage', role: 'control', description: 'The answer, the status and the webhook carry store.location, the object\'s URL.' },
 ];
 
 /** The table by name. */

@@ -3,6 +3,7 @@ import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
 import type { RenderWarning } from './warnings.ts';
+import type { StoreResult, StoreTarget } from './storage.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -23,6 +24,8 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /** Also upload the output to the customer's bucket; its secret is sealed. */
+  store?: StoreTarget;
   /** The W3C trace context of the request that asked for it, when tracing is on (docs/operations.md). */
   trace?: Record<string, string>;
 }
@@ -92,6 +95,8 @@ export interface RenderRecord {
   vision?: string;
   /** What the caller should know about the output, once succeeded (docs/capture.md); absent when nothing. */
   warnings?: RenderWarning[];
+  /** Where the output was uploaded in the customer's bucket, once succeeded. */
+  store?: StoreResult;
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;

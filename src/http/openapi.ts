@@ -135,6 +135,14 @@ function metadataSchema(): Json {
   return { type: 'object', description: 'What the metadata_* parameters asked for, one field each.', properties };
 }
 
+/** Where an upload to the customer's bucket went (store=true, docs/storage.md). */
+const storeSchema: Json = {
+  type: 'object',
+  required: ['bucket', 'key'],
+  description: "Where store=true uploaded the output in your bucket; location with storage_return_location.",
+  properties: { bucket: { type: 'string' }, key: { type: 'string' }, location: { type: 'string', format: 'uri' } },
+};
+
 /** The formats a render record names (aliases normalised). */
 const recordFormat = () => ({ type: 'string', enum: outputFormats().map(({ format }) => format) });
 
@@ -150,14 +158,16 @@ function schemas(): Json {
         error_message: { type: 'string' },
         error_details: {
           type: 'array',
-          description: 'The offending parameters (request_not_valid), selectors (selector_not_found) or the script error (script_error).',
-          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' } } },
+          description: 'The offending parameters (request_not_valid), selectors (selector_not_found), the script error (script_error) or the storage\'s own answer (storage_upload_failed: its error code in code).',
+          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' }, code: { type: 'string' } } },
         },
         returned_status_code: { type: 'integer', description: 'host_returned_error, matched_failed_request: the status the site answered.' },
         failed_request_url: { type: 'string', description: 'matched_failed_request: the sub-request that failed.' },
         matched_string: { type: 'string', description: 'content_missing_specified_string, content_contains_specified_string.' },
+        file_url: { type: 'string', format: 'uri', description: "storage_upload_failed: the service's own copy, kept." },
       },
     },
+    Store: storeSchema,
     Metadata: metadataSchema(),
     Slices: {
       type: 'array',
@@ -262,6 +272,7 @@ function schemas(): Json {
           },
         },
         warnings: ref('Warnings'),
+        store: ref('Store'),
       },
     },
     AsyncAnswer: {
@@ -303,6 +314,7 @@ function schemas(): Json {
         slices: ref('Slices'),
         vision: ref('Vision'),
         warnings: ref('Warnings'),
+        store: ref('Store'),
       },
     },
     WebhookPayload: {
@@ -328,6 +340,7 @@ function schemas(): Json {
             slices: ref('Slices'),
             vision: ref('Vision'),
             warnings: ref('Warnings'),
+            store: ref('Store'),
           },
         },
       },
@@ -355,6 +368,12 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
 }
 
 const renderIdHeader = { 'X-Render-Id': { description: 'The render id.', schema: { type: 'string', format: 'uuid' } } };
+const storeHeaders = Object.fromEntries(
+  ['X-Store-Bucket', 'X-Store-Key', 'X-ScreenshotOne-Store-Bucket', 'X-ScreenshotOne-Store-Key'].map((name) => [
+    name,
+    { description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`, schema: { type: 'string' } },
+  ]),
+);
 
 /** The answers of /api/take: by format, JSON, async, a cached redirect, and every error. */
 function takeResponses(): Json {
@@ -367,6 +386,7 @@ function takeResponses(): Json {
         ...renderIdHeader,
         [WARNINGS_HEADER]: { description: 'The codes of the render\'s warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.', schema: { type: 'string' } },
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
+        ...(parameterByName.has('store') ? storeHeaders : {}),
       },
       content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },
     },

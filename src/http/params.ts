@@ -3,6 +3,7 @@ import { renderDefaults, type OutputFormat, type RenderOptions } from '../domain
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
+import type { StorageClass } from '../domain/storage.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
 export type RawParams = { kind: 'query'; entries: [string, string][] } | { kind: 'json'; body: Record<string, unknown> };
@@ -27,6 +28,17 @@ export interface TakeControl {
   webhook_sign: boolean;
   webhook_errors: boolean;
   servers_region: string;
+  /** The customer's bucket (docs/storage.md). */
+  store: boolean;
+  storage_path?: string;
+  storage_endpoint?: string;
+  storage_bucket?: string;
+  storage_access_key_id?: string;
+  /** Plain text only here, in the ingress's memory: sealed before it goes anywhere. */
+  storage_secret_access_key?: string;
+  storage_acl: '' | 'public-read';
+  storage_class: StorageClass;
+  storage_return_location: boolean;
 }
 
 /** A validated /api/take request. */

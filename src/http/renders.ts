@@ -21,6 +21,7 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
       ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
       ...publicExtras(record, (name) => fileUrl(config.filesBaseUrl, name)),
       ...(record.warnings ? { warnings: record.warnings } : {}),
+      ...(record.store ? { store: record.store } : {}),
       ...(record.error_code ? { error_code: record.error_code, error_message: record.error_message } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       created_at: record.created_at,

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
 import type { RenderCache } from '../workspaces/render-cache.ts';
 import { fileUrl } from '../domain/files.ts';
+import { storeHeaders } from './store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import { keysUsable } from '../workspaces/workspace.ts';
 
@@ -61,7 +62,8 @@ export class RepeatViews {
     const entry = this.cache.peek(known.cacheKey);
     if (!entry) return false;
 
-    res.writeHead(302, { location: fileUrl(this.filesBaseUrl, entry.file_name!), 'x-render-id': entry.render_id, 'content-length': '0', 'x-content-type-options': 'nosniff' });
+    const headers = { location: fileUrl(this.filesBaseUrl, entry.file_name!), 'x-render-id': entry.render_id, 'content-length': '0', 'x-content-type-options': 'nosniff' };
+    res.writeHead(302, entry.store ? { ...headers, ...storeHeaders(entry.store) } : headers);
     res.end();
     const ms = performance.now() - started;
     answered.inc();

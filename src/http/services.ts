@@ -8,6 +8,7 @@ import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import type { RenderCache } from '../workspaces/render-cache.ts';
 import type { Settlement } from '../workspaces/settlement.ts';
+import type { Sealer } from '../secrets/sealer.ts';
 import type { RepeatViews } from './repeat-views.ts';
 
 /** What the API routes use from the rest of the system. */
@@ -22,6 +23,8 @@ export interface IngressServices {
   checkTarget: (raw: string, parameter: string) => Promise<URL>;
   /** Signed GETs that passed the full checks, answered again before Fastify (repeat-views.ts). */
   repeatViews: RepeatViews;
+  /** Seals secrets that ride a request (a storage secret) before they leave the ingress; without it, store=true is refused. */
+  sealer?: Sealer;
 }
 
 declare module 'fastify' {
@@ -40,6 +43,7 @@ export const ingressServices = fp(
     app.decorate('renderCache', services.renderCache);
     app.decorate('checkTarget', services.checkTarget);
     app.decorate('repeatViews', services.repeatViews);
+    app.decorate('sealer', services.sealer);
   },
   { name: 'shutterbus-ingress-services', fastify: '5.x' },
 );

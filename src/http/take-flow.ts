@@ -14,13 +14,15 @@ import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import { parseProxyUrl } from '../domain/combinations.ts';
 import { unwritableFormat } from '../render/image.ts';
 import type { TraceCarrier } from '../tracing.ts';
+import type { StoreResult, StoreTarget } from '../domain/storage.ts';
+import { storeTargetFor } from './store.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
 const QUEUE_GRACE_SECONDS = 5;
 
 /** What became of a request: a cached file, an accepted asynchronous render, or a render that ended. */
 export type TakeOutcome =
-  | { kind: 'cached'; renderId: string; fileName: string }
+  | { kind: 'cached'; renderId: string; fileName: string; store?: StoreResult }
   | { kind: 'accepted'; renderId: string }
   | { kind: 'ended'; result: RenderResult; cached: boolean };
 
@@ -47,12 +49,13 @@ export function failureAnswer(raw: unknown): { status: number; body: ReturnType<
 
 /** The steps of a render request, built over the app's collaborators (services.ts). */
 export function takeFlow(app: FastifyInstance) {
-  const { config, renderQueue, settlement, renderCache, checkTarget } = app;
+  const { config, renderQueue, settlement, renderCache, checkTarget, sealer } = app;
   const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
 
-  const checkTargets = async ({ options, control }: TakeRequest) => {
+  const checkTargets = async ({ options, control }: TakeRequest, store: StoreTarget | undefined) => {
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
+    if (store) await checkTarget(store.endpoint, 'storage_endpoint');
     // The customer's proxy obeys the address rules of url (its credentials are not part of the check).
     const proxy = options.proxy === undefined ? null : parseProxyUrl(options.proxy);
     if (proxy) await checkTarget(`${proxy.url.protocol}//${proxy.url.host}/`, 'proxy');
@@ -74,11 +77,12 @@ export function takeFlow(app: FastifyInstance) {
     const cacheKey = cacheKeyFor(caller, take);
     if (cacheKey) {
       const hit = await renderCache.lookup(cacheKey);
-      if (hit) return { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name! };
+      if (hit) return { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name!, store: hit.store };
     }
-    await checkTargets(take);
-
     const { workspace } = caller;
+    const store = storeTargetFor(take.control, take.options.format, workspace, sealer);
+    await checkTargets(take, store);
+
     const createdAt = new Date();
     const renderRequest: RenderRequest = {
       render_id: randomUUID(),
@@ -90,6 +94,7 @@ export function takeFlow(app: FastifyInstance) {
       ...(take.control.webhook_sign ? {} : { webhook_sign: false as const }),
       ...(take.control.webhook_errors ? {} : { webhook_errors: false as const }),
       ...(cacheKey ? { cache: { key: cacheKey, ttl: take.control.cache_ttl } } : {}),
+      ...(store ? { store } : {}),
       ...(trace ? { trace } : {}),
     };
     // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
@@ -102,10 +107,10 @@ export function takeFlow(app: FastifyInstance) {
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
       const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
-      if (claim.kind === 'redirect') return { kind: 'cached', renderId: claim.entry.render_id, fileName: claim.entry.file_name! };
+      if (claim.kind === 'redirect') return { kind: 'cached', renderId: claim.entry.render_id, fileName: claim.entry.file_name!, store: claim.entry.store };
       if (claim.kind === 'follow') {
         const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
-        if (record.status === 'succeeded') return { kind: 'cached', renderId: record.render_id, fileName: record.file_name! };
+        if (record.status === 'succeeded') return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
         return { kind: 'ended', result: { record }, cached: false };
       }
     }
@@ -125,9 +130,11 @@ export function takeFlow(app: FastifyInstance) {
     return { kind: 'ended', result: await publish(() => renderQueue.submitAndWait(renderRequest)), cached: cacheKey !== undefined };
   };
 
-  /** A failed render's error, as the caller hears it. */
-  const failure = (record: RenderRecord) =>
-    new ServiceError((record.error_code ?? 'internal_application_error') as ErrorCode, record.error_details ?? {}, { message: record.error_message });
+  /** A failed render's error, as the caller hears it; a refused upload says where the service's own copy is. */
+  const failure = (record: RenderRecord) => {
+    const kept = record.error_code === 'storage_upload_failed' && record.file_name ? { file_url: urlOf(record.file_name) } : {};
+    return new ServiceError((record.error_code ?? 'internal_application_error') as ErrorCode, { ...record.error_details, ...kept }, { message: record.error_message });
+  };
 
   /** The JSON answer of a succeeded render: `screenshot_url` is ScreenshotOne's name for `file_url`. */
   const succeeded = (record: RenderRecord, cached: boolean) => {
@@ -141,6 +148,7 @@ export function takeFlow(app: FastifyInstance) {
       ...(cached ? { cache_url: url } : {}),
       format: record.format,
       size_bytes: record.size_bytes,
+      ...(record.store ? { store: record.store } : {}),
       ...(record.metadata ? { metadata: publicMetadata(record.metadata, urlOf) } : {}),
       ...publicExtras(record, urlOf),
       ...(record.warnings ? { warnings: record.warnings } : {}),
@@ -162,7 +170,7 @@ export function takeFlow(app: FastifyInstance) {
         return { status: 202, body: accepted(outcome.renderId) };
       case 'cached': {
         const url = urlOf(outcome.fileName);
-        return { status: 200, body: { is_successful: true, render_id: outcome.renderId, file_url: url, screenshot_url: url, cache_url: url } };
+        return { status: 200, body: { is_successful: true, render_id: outcome.renderId, file_url: url, screenshot_url: url, cache_url: url, ...(outcome.store ? { store: outcome.store } : {}) } };
       }
       case 'ended':
         if (outcome.result.record.status === 'failed') throw failure(outcome.result.record);

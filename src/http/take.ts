@@ -10,6 +10,8 @@ import { cacheKeyFor, parseTake, takeFlow } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
+import type { StoreResult } from '../domain/storage.ts';
+import { storeHeaders } from './store.ts';
 
 /** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
 function rawParams(request: FastifyRequest): RawParams {
@@ -42,8 +44,10 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
   const flow = takeFlow(app);
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
-  const redirect = (reply: FastifyReply, renderId: string, fileName: string) => {
+  const redirect = (reply: FastifyReply, renderId: string, fileName: string, store?: StoreResult) => {
     reply.header('X-Render-Id', renderId);
+    // The first view's upload, said again: a repeat view uploads nothing.
+    if (store) reply.headers(storeHeaders(store));
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
@@ -53,6 +57,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     const fileName = record.file_name!;
     // Never silent: a cut capture or fonts that did not load are said in every kind of answer.
     if (record.warnings) reply.header(WARNINGS_HEADER, record.warnings.map((w) => w.code).join(','));
+    if (record.store) reply.headers(storeHeaders(record.store));
     if (take.control.response_type === 'empty') return reply.code(200).send();
     if (take.control.response_type === 'json') return flow.succeeded(record, cached);
     serveAsUserContent(reply);
@@ -74,7 +79,7 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     const outcome = await flow.run(caller, takeRequest, (renderId) => reply.header('X-Render-Id', renderId), traceCarrier(request.span));
     switch (outcome.kind) {
       case 'cached':
-        return redirect(reply, outcome.renderId, outcome.fileName);
+        return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
       case 'accepted':
         reply.code(202);
         return flow.accepted(outcome.renderId);

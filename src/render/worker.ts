@@ -10,6 +10,7 @@ import {
   type RenderOutput,
   type StoreImageInput,
   type StoredImage,
+  type UploadOutputInput,
 } from '../../actors/render.machine.ts';
 import type { Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
@@ -26,6 +27,8 @@ import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
+import { uploadOutput, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
+import type { StoreResult } from '../domain/storage.ts';
 import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
 import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
@@ -55,6 +58,8 @@ export interface RenderMessageDeps {
   topology: Topology;
   records: RenderRecords;
   store: Pick<FileStore, 'put'>;
+  /** Opens and reaches customers' buckets for requests with `store` (docs/storage.md). */
+  customerBuckets?: CustomerBucketPolicy;
   /** Renders one page and reports what it showed; aborting `signal` ends it and closes the page. */
   capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
   /** Settles the quota of an ended render; must be idempotent, as it runs again on redelivery or replay. */
@@ -72,6 +77,12 @@ export interface RenderWorker {
 
 /** How long an asynchronous render waits out an outage of NATS or the store before its delivery is retried. */
 const OUTAGE_PATIENCE_MS = 3 * 60_000;
+/**
+ * How long a render keeps retrying an upload its customer's storage failed for now: an asynchronous
+ * one has minutes; a caller waiting is answered within seconds (and never after its deadline).
+ */
+const UPLOAD_PATIENCE_MS = 2 * 60_000;
+const SYNC_UPLOAD_PATIENCE_MS = 5000;
 
 /** Reads a render request: a message without its render id, workspace, creation time or options is terminated. */
 export const decodeRenderRequest = jsonMessage<RenderRequest>({
@@ -144,8 +155,13 @@ export function renderMessages(deps: RenderMessageDeps) {
           ...(output.stored.slices ? { slices: output.stored.slices } : {}),
           ...(output.vision !== undefined ? { vision: output.vision } : {}),
           ...(output.stored.warnings ? { warnings: output.stored.warnings } : {}),
+          ...(output.uploaded ? { store: output.uploaded } : {}),
         })
-      : failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details });
+      : (current: RenderRecord): RenderRecord => ({
+          ...failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details })(current),
+          // A refused upload keeps the service's own copy (docs/storage.md).
+          ...(output.stored ? { file_name: output.stored.file_name, size_bytes: output.stored.size_bytes } : {}),
+        });
 
   // The machine's steps, on this worker's records, browser and bucket. `version` holds the record
   // as this delivery last read or wrote it.
@@ -191,6 +207,13 @@ export function renderMessages(deps: RenderMessageDeps) {
       markStep('stored');
       return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
     })),
+    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input, signal }) => {
+      const { store: target, options } = input.request;
+      if (!target || !deps.customerBuckets) throw new Error('uploadOutput: no store target or no customer bucket policy');
+      const until = answerBy === undefined ? Date.now() + UPLOAD_PATIENCE_MS : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
+      const deadline = answerBy === undefined ? undefined : answerBy - 1000;
+      return uploadOutput(target, input.observation.image, options.format, { ...deps.customerBuckets, until, deadline, signal });
+    }),
   });
 
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { withTimeout } from '../retry.ts';
 import { dayOf } from '../domain/files.ts';
 import { contentTypes, type OutputFormat } from '../domain/options.ts';
+import type { OutputStore } from './output-store.ts';
 
 /** A stored file's metadata as the files route needs it. */
 export interface StoredFile {
@@ -14,7 +15,7 @@ export interface StoredFile {
 }
 
 /** Rendered images in one bucket. */
-export class FileStore {
+export class FileStore implements OutputStore {
   private readonly client: Client;
 
   constructor(private readonly s3: Config['s3']) {

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { deleteJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 import type { OutputFormat } from '../domain/options.ts';
+import type { StoreResult } from '../domain/storage.ts';
 
 /** One cache entry: a claim while its render runs, then the file until it expires. */
 export interface CacheEntry {
@@ -16,6 +17,8 @@ export interface CacheEntry {
   format?: OutputFormat;
   /** Once succeeded: when the entry stops answering (ms). */
   expires_at?: number;
+  /** Where the first view uploaded the output (store=true): a redirect says it again. */
+  store?: StoreResult;
 }
 
 /** What claiming an entry gave: the right to render, a file to redirect to, or a render to wait for. */
@@ -89,6 +92,7 @@ export class RenderCache {
             file_name: record.file_name,
             format: record.format,
             expires_at: requestedAt + record.cache!.ttl * 1000,
+            ...(record.store ? { store: record.store } : {}),
           }
         : undefined,
     );

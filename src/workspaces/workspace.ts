@@ -4,6 +4,7 @@ import type { KV } from '@nats-io/kv';
 import { ServiceError } from '../errors.ts';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import { Sealer } from '../secrets/sealer.ts';
+import type { DefaultStorage } from '../domain/storage.ts';
 
 /** Roles a member can have; owners and admins manage settings and keys. */
 export type Role = 'owner' | 'admin' | 'member';
@@ -31,6 +32,8 @@ export interface Workspace {
   secret_key: string;
   require_signed_requests: boolean;
   members: Member[];
+  /** Where store=true uploads when a request names no bucket of its own (docs/storage.md); its secret sealed. */
+  storage?: DefaultStorage;
   created_at: string;
   updated_at: string;
 }
@@ -105,6 +108,13 @@ export class WorkspaceStore {
   async get(workspaceId: string): Promise<Workspace | null> {
     if (!/^ws_[0-9a-f]{16}$/.test(workspaceId)) return null;
     return this.opened((await readJson<Workspace>(this.workspaces, workspaceId)).value);
+  }
+
+  /** Every workspace id. */
+  async ids(): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const key of await this.workspaces.keys()) ids.push(key);
+    return ids;
   }
 
   /** The workspace an access key belongs to, or null; a rotated-away key finds nothing. */

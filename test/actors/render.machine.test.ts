@@ -12,7 +12,9 @@ import {
   type RenderOutput,
   type StoreImageInput,
   type StoredImage,
+  type UploadOutputInput,
 } from '../../actors/render.machine.ts';
+import type { StoreResult, StoreTarget } from '../../src/domain/storage.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
@@ -258,6 +260,49 @@ test('a storage outage is retried later; a storage failure on the last delivery 
   const early = await render({ deliveryCount: 1 }, {}, unavailable);
   assert.is(early.status, 'retryLater');
   assertFailed(await render({ deliveryCount: 3, isLastDelivery: true }, {}, unavailable), 'temporary_unavailable');
+});
+
+/** A render with store=true: the steps as doubles, the upload answering with `upload`. */
+async function renderStored(upload: () => Promise<StoreResult>) {
+  const steps: string[] = [];
+  const target: StoreTarget = { endpoint: 'https://s3.example', bucket: 'b-1', region: 'us-east-1', access_key_id: 'K', secret_access_key: 'sealed:v1:x:y', key: 'a.png', acl: '', storage_class: 'standard', return_location: false };
+  const machine = renderMachine.provide({
+    actors: {
+      recordStart: fromPromise<void, RecordStartInput>(async () => void steps.push('recordStart')),
+      capturePage: fromPromise<PageObservation, CapturePageInput>(async () => (steps.push('capturePage'), baseObservation)),
+      storeImage: fromPromise<StoredImage, StoreImageInput>(async () => (steps.push('storeImage'), { file_name: 'abc.png', size_bytes: 14 })),
+      uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input }) => {
+        steps.push('uploadOutput');
+        assert.ok(input.observation.image.equals(baseObservation.image), 'the upload gets the output');
+        return upload();
+      }),
+    },
+  });
+  const actor = createActor(machine, { input: { request: { ...requestWith(), store: target }, deliveryCount: 1, isLastDelivery: false } });
+  const done = toPromise(actor);
+  actor.start();
+  return { output: await done, steps };
+}
+
+test('store=true: after the own copy, the upload; the output says where it went', async () => {
+  const { output, steps } = await renderStored(async () => ({ bucket: 'b-1', key: 'a.png' }));
+  assert.equal(steps, ['recordStart', 'capturePage', 'storeImage', 'uploadOutput']);
+  assert.is(output.status, 'succeeded');
+  if (output.status === 'succeeded') assert.equal(output.uploaded, { bucket: 'b-1', key: 'a.png' });
+});
+
+test('a refused upload fails the render, final, and keeps the own copy', async () => {
+  const refusal = new ServiceError('storage_upload_failed', { error_details: [{ parameter: 'store', code: 'AccessDenied', message: 'Access Denied' }] });
+  const { output } = await renderStored(async () => { throw refusal; });
+  assertFailed(output, 'storage_upload_failed', refusal.details);
+  if (output.status === 'failed') assert.equal(output.stored, { file_name: 'abc.png', size_bytes: 14 });
+});
+
+test('without store the upload step never runs', async () => {
+  const output = await render({});
+  assert.equal(output.seen.steps, ['recordStart', 'capturePage', 'storeImage']);
+  assert.is(output.status, 'succeeded');
+  if (output.status === 'succeeded') assert.is(output.uploaded, undefined);
 });
 
 test.run();

@@ -1,5 +1,6 @@
 // A whole Shutterbus for integration tests: real NATS, the real S3 store, real Chromium, a fixture site.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +39,8 @@ export async function startStack(): Promise<TestStack> {
     ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'warn',
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-test-')),
+    // One key for every process of the stack (service, CLI, spawned roles): each opens what another sealed.
+    SECRETS_KEY: randomBytes(32).toString('base64url'),
   };
   return {
     nats,

@@ -23,13 +23,24 @@ export interface NatsServer extends Partial<Restartable> {
   stop(): Promise<void>;
 }
 
-/** A running S3-compatible store; the keys are s3rver's fixed pair. */
+/** A running S3-compatible store; the keys are s3rver's fixed pair unless others were asked for. */
 export interface S3Server extends Restartable {
   endpoint: string;
   port: number;
-  accessKey: 'S3RVER';
-  secretKey: 'S3RVER';
+  accessKey: string;
+  secretKey: string;
+  /** The directory the store keeps its buckets in. */
+  directory: string;
   stop(): Promise<void>;
+}
+
+/** A store playing a customer's: its own key pair (the service's S3RVER pair is refused) and a bucket. */
+export interface OwnStoreOptions {
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  /** Host names s3.NAME are the store itself (path-style), not a bucket: for endpoints named in tests. */
+  serviceEndpoint?: string;
 }
 
 const s3rverScript = fileURLToPath(new URL('../../infra/s3rver.js', import.meta.url));
@@ -220,18 +231,21 @@ export async function startNats(): Promise<NatsServer> {
 }
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
-export async function startS3(): Promise<S3Server> {
-  const { port, owned, kill, restart } = await startOnFreePort(
+export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
+  const keys = own ? ['--access-key-id', own.accessKey, '--secret-access-key', own.secretKey, '--bucket', own.bucket] : [];
+  if (own?.serviceEndpoint) keys.push('--service-endpoint', own.serviceEndpoint);
+  const { port, dir, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',
-    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir]],
+    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir, ...keys]],
     answersHttp,
   );
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    accessKey: 'S3RVER',
-    secretKey: 'S3RVER',
+    accessKey: own?.accessKey ?? 'S3RVER',
+    secretKey: own?.secretKey ?? 'S3RVER',
+    directory: dir,
     stop: owned.stop,
     kill,
     restart,

@@ -106,6 +106,15 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     pdf_page_ranges: [['format', 'pdf'], ['pdf_page_ranges', '1-3,5']],
     pdf_scale: [['format', 'pdf'], ['pdf_scale', '0.5']],
     ...Object.fromEntries(['pdf_width', 'pdf_height'].map((name) => [name, [['format', 'pdf'], ['pdf_width', '8in'], ['pdf_height', '200mm']]])),
+    // Every storage_* needs store=true with a storage_path; the keys come in pairs.
+    store: [['store', 'true'], ['storage_path', 'shots/home']],
+    storage_path: [['store', 'true'], ['storage_path', 'shots/home']],
+    storage_endpoint: [['store', 'true'], ['storage_path', 'a'], ['storage_endpoint', 'https://s3.eu-west-1.amazonaws.com']],
+    storage_bucket: [['store', 'true'], ['storage_path', 'a'], ['storage_bucket', 'my-bucket']],
+    ...Object.fromEntries(['storage_access_key_id', 'storage_secret_access_key'].map((name) => [name, [['store', 'true'], ['storage_path', 'a'], ['storage_access_key_id', 'AKIA'], ['storage_secret_access_key', 'secret']]])),
+    storage_acl: [['store', 'true'], ['storage_path', 'a'], ['storage_acl', '']],
+    storage_class: [['store', 'true'], ['storage_path', 'a'], ['storage_class', 'glacier_ir']],
+    storage_return_location: [['store', 'true'], ['storage_path', 'a'], ['storage_return_location', 'true']],
   };
   const failing: string[] = [];
   for (const parameter of parameters) {
@@ -133,6 +142,15 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('url=https://shop.example.com/&cookies=a%3Db%3B+Domain%3Dexample.com&cookies=c%3Dd%3B+Domain%3Devil.com')), ['cookies']);
   assert.equal(problemsOf(query('html=<p>x</p>&authorization=Bearer+x')), ['authorization']);
   assert.equal(problemsOf(query('url=https://a.example&navigation_timeout=20&timeout=10')), ['navigation_timeout']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true')), ['storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&storage_path=a&storage_bucket=b-b-b')), ['storage_bucket', 'storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=/a')), ['storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/./b')), ['storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/../b')), ['storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_secret_access_key=s')), ['storage_access_key_id']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=https://s3.example/bucket')), ['storage_endpoint']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=s3.example')), ['storage_endpoint']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a.b/c..d&storage_acl=')), []);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1')), ['clip_height', 'clip_width']);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), ['clip_x']);
   assert.equal(problemsOf(query('url=https://a.example&omit_background=true&format=jpg')), ['omit_background']);

@@ -4,6 +4,7 @@ import type { AccountStore, Account } from '../../accounts/accounts.ts';
 import type { Membership } from '../../accounts/membership.ts';
 import type { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
+import type { Sealer } from '../../secrets/sealer.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
@@ -32,6 +33,8 @@ export interface DashboardDeps {
   sessionStore: SessionStore;
   /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
+  /** Seals the default storage's secret (docs/storage.md); without it there is no storage page. */
+  sealer?: Sealer;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
@@ -115,6 +118,8 @@ const noticeTexts: Record<string, Notice> = {
   'password-changed': { kind: 'ok', text: 'Password changed. Every other session of your account is signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
+  'storage-saved': { kind: 'ok', text: 'Saved: store=true now uploads to this storage when a request names none of its own.' },
+  'storage-cleared': { kind: 'ok', text: 'Cleared: store=true now needs the storage_* parameters in each request.' },
 };
 
 /** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */

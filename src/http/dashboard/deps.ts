@@ -3,6 +3,7 @@ import { AccountStore } from '../../accounts/accounts.ts';
 import { Membership } from '../../accounts/membership.ts';
 import { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
+import type { Sealer } from '../../secrets/sealer.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
@@ -11,7 +12,6 @@ import { Outbox } from '../../mail/outbox.ts';
 import type { RecentRenders } from '../../workspaces/recent-renders.ts';
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { WorkspaceStore } from '../../workspaces/workspace.ts';
-import type { Sealer } from '../../secrets/sealer.ts';
 import type { DashboardDeps } from './context.ts';
 import { resolveSessionSecret } from './session.ts';
 
@@ -26,7 +26,7 @@ export async function createDashboardDeps(options: {
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
 }): Promise<DashboardDeps> {
-  const { config, log, topology, workspaces, ledger, recentRenders, deliveries } = options;
+  const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer } = options;
   const outbox = new Outbox(topology.jsm);
   const accounts = new AccountStore(topology.accounts);
   return {
@@ -38,8 +38,9 @@ export async function createDashboardDeps(options: {
     ledger,
     recentRenders,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
-    sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard, options.sealer),
+    sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard, sealer),
     sessionStore: new SessionStore(topology.sessions),
     deliveries,
+    sealer,
   };
 }

@@ -7,6 +7,8 @@ import { hmacHex } from '../../signing.ts';
 const offered = [
   'url', 'html', 'format', 'viewport_device', 'viewport_width', 'viewport_height', 'full_page', 'dark_mode', 'delay', 'wait_for_selector',
   'hide_selectors', 'block_ads', 'block_cookie_banners', 'block_trackers', 'block_chats', 'cache',
+  // To the workspace's default storage: its keys never appear in a URL the page shows.
+  'store', 'storage_path',
 ];
 
 /** The playground's fields: rows of the parameter table, in its order (so grouped as the API reference is). */

@@ -10,6 +10,7 @@ import { deliveriesRoutes } from './deliveries-routes.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
+import { storageRoutes } from './storage-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { SignInGuard } from './sign-in-guard.ts';
 import { sameOrigin, Sessions } from './session.ts';
@@ -100,5 +101,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
     await memberPages.register(accountRoutes, dashboard);
+    await memberPages.register(storageRoutes, dashboard);
   });
 }

@@ -25,6 +25,7 @@ const tabs = [
   ['playground', 'Playground'],
   ['deliveries', 'Deliveries'],
   ['account', 'Account'],
+  ['storage', 'Storage'],
 ] as const;
 
 /** A whole HTML document. */

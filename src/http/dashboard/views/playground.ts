@@ -35,7 +35,7 @@ export interface PlaygroundView {
 
 const groupTitles: Record<string, string> = {
   target: 'What to render', viewport: 'Viewport and device', emulation: 'Emulation', wait: 'Waiting', page: 'Page changes',
-  blocking: 'Blocking', capture: 'Capture', output: 'Output', cache: 'Cache',
+  blocking: 'Blocking', capture: 'Capture', output: 'Output', cache: 'Cache', storage: 'Your storage (the workspace\'s default)',
 };
 
 const copyButton = (target: string) => html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;

@@ -1,0 +1,68 @@
+// `shutterbus storage set|show|clear`: a workspace's default storage (docs/storage.md). The secret is
+// sealed with SECRETS_KEY before it is written, and never printed.
+import type { Config } from '../config.ts';
+import { ServiceError } from '../errors.ts';
+import { checkTargetUrl } from '../net/target.ts';
+import { createSealer } from '../secrets/key.ts';
+import { changeDefaultStorage, defaultStorageOf, describeStorage, resealDefaultStorage, storageInputProblems } from '../workspaces/storage.ts';
+import type { Workspace, WorkspaceStore } from '../workspaces/workspace.ts';
+import { command, required, UsageError } from './args.ts';
+
+/** What the storage commands need. */
+export interface StorageCommandContext {
+  config: Config;
+  workspaces: WorkspaceStore;
+}
+
+const shown = (workspace: Workspace) => ({ workspace_id: workspace.workspace_id, storage: describeStorage(workspace) });
+
+async function workspaceOf(id: string | undefined, workspaces: WorkspaceStore): Promise<Workspace> {
+  const workspaceId = required(id, 'workspace');
+  const workspace = await workspaces.get(workspaceId);
+  if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
+  return workspace;
+}
+
+/** The storage commands, keyed by their command words. */
+export const storageCommands = {
+  'storage set': command(
+    {
+      workspace: { type: 'string' }, as: { type: 'string' }, endpoint: { type: 'string' }, bucket: { type: 'string' },
+      'access-key-id': { type: 'string' }, 'secret-access-key': { type: 'string' }, region: { type: 'string' },
+    },
+    async (flags, { config, workspaces }: StorageCommandContext) => {
+      const workspace = await workspaceOf(flags.workspace, workspaces);
+      const actor = required(flags.as, 'as');
+      const input = {
+        endpoint: required(flags.endpoint, 'endpoint'),
+        bucket: required(flags.bucket, 'bucket'),
+        accessKeyId: required(flags['access-key-id'], 'access-key-id'),
+        secretAccessKey: required(flags['secret-access-key'], 'secret-access-key'),
+        region: flags.region,
+      };
+      const problem = storageInputProblems(input)[0];
+      if (problem) throw new UsageError(`--${problem.parameter} ${problem.message}`);
+      // The same address rules as a request's storage_endpoint.
+      await checkTargetUrl(input.endpoint, { allowPrivate: config.allowPrivateTargets, param: 'endpoint' });
+      const storage = defaultStorageOf(input, createSealer(config));
+      return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, actor, storage));
+    },
+  ),
+  'storage show': command(
+    { workspace: { type: 'string' } },
+    async (flags, { workspaces }: StorageCommandContext) => shown(await workspaceOf(flags.workspace, workspaces)),
+    { readOnly: true },
+  ),
+  // After a SECRETS_KEY rotation: every default sealed with an earlier key, sealed with the current one.
+  'storage reseal': command({ workspace: { type: 'string' } }, async (flags, { config, workspaces }: StorageCommandContext) => {
+    const sealer = createSealer(config);
+    const ids = flags.workspace === undefined ? await workspaces.ids() : [(await workspaceOf(flags.workspace, workspaces)).workspace_id];
+    const resealed: string[] = [];
+    for (const id of ids) if (await resealDefaultStorage(workspaces, id, sealer)) resealed.push(id);
+    return { resealed: resealed.length, workspace_ids: resealed };
+  }),
+  'storage clear': command({ workspace: { type: 'string' }, as: { type: 'string' } }, async (flags, { workspaces }: StorageCommandContext) => {
+    const workspace = await workspaceOf(flags.workspace, workspaces);
+    return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, required(flags.as, 'as'), null));
+  }),
+};
