@@ -27,6 +27,11 @@ import { RecentRenders } from './workspaces/recent-renders.ts';
 import { Settlement } from './workspaces/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
+import { MonitorManager } from './monitors/manage.ts';
+import { MonitorObserver } from './monitors/observe.ts';
+import { startMonitorScheduler } from './monitors/schedule.ts';
+import { MonitorStore } from './monitors/store.ts';
+import { createSealer } from './secrets/key.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
 const STORE_START_PATIENCE_MS = 60_000;
@@ -64,6 +69,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const cache = new RenderCache(topology.renderCache);
     const settlement = new Settlement(new QuotaLedger(topology.usage), cache, records, recentRenders, config, log);
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys);
+    const monitors = new MonitorManager(new MonitorStore(topology.monitors), js);
+    const sealer = createSealer(config);
     const store = new FileStore(config.s3);
     await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
       throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
@@ -79,7 +86,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, monitors: { manager: monitors, sealer } })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -94,9 +101,26 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         },
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
-      const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.baseUrl);
+      // A monitor's render is compared with its last capture once it ended (docs/monitors.md).
+      const observer = new MonitorObserver({ log, monitors: monitors.store, store, deliveries: webhooks, baseUrl: config.baseUrl });
+      const enqueueWebhook = async (record: RenderRecord) => {
+        await webhooks.enqueue(record, config.baseUrl);
+        await observer.observe(record);
+      };
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook });
       closers.push(() => worker.stop());
+      const scheduler = await startMonitorScheduler({
+        js,
+        log,
+        monitors: monitors.store,
+        renderQueue: new RenderQueue(nc, js, topology, records, config.renderQueueLimit),
+        settlement,
+        workspaces: workspaceStore,
+        sealer,
+        observe: (record) => observer.observe(record),
+        ackWaitSeconds: config.renderAckWaitSeconds,
+      });
+      closers.push(() => scheduler.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
     }
@@ -133,7 +157,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
 }
 
 /** The ingress app, ready to listen, and the workspace cache it reads (watching KV). */
-async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink'> & {
+async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink' | 'monitors'> & {
   nc: NatsConnection;
   js: JetStreamClient;
   topology: Topology;
@@ -152,7 +176,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   try {
     const dashboard = await createDashboardDeps({ config, log, topology, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
     const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
-    const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
+    const app = buildApp({ ...services, log, readiness, natsLink, dashboard, monitors: deps.monitors });
     await app.ready();
     return { app, workspaces };
   } catch (err) {

@@ -38,7 +38,7 @@ export interface DeliveryRecord extends DeliveryJob {
 /** The webhook body (contract §8). */
 export interface WebhookPayload {
   id: string;
-  type: 'render.succeeded' | 'render.failed';
+  type: 'render.succeeded' | 'render.failed' | 'monitor.changed' | 'monitor.failed';
   created_at: string;
   data: Record<string, unknown>;
 }
@@ -95,16 +95,16 @@ export class DeliveryQueue {
    */
   async enqueue(render: RenderRecord, baseUrl: string): Promise<void> {
     if (!render.webhook_url) return;
-    const payload = webhookPayload(render, baseUrl);
+    await this.enqueueEvent({ render_id: render.render_id, workspace_id: render.workspace_id, webhook_url: render.webhook_url }, webhookPayload(render, baseUrl));
+  }
+
+  /**
+   * Queues any event's delivery once (a monitor's, docs/monitors.md): deduplicated by the payload's
+   * id as `enqueue` is, and sent, signed and retried like a render's webhook.
+   */
+  async enqueueEvent(about: Pick<DeliveryJob, 'render_id' | 'workspace_id' | 'webhook_url'>, payload: WebhookPayload): Promise<void> {
     const now = new Date().toISOString();
-    const job: DeliveryJob = {
-      id: payload.id,
-      render_id: render.render_id,
-      workspace_id: render.workspace_id,
-      webhook_url: render.webhook_url,
-      body: JSON.stringify(payload),
-      round: 0,
-    };
+    const job: DeliveryJob = { id: payload.id, ...about, body: JSON.stringify(payload), round: 0 };
     const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
     const recorded = (await createJson(this.bucket, job.id, fresh)) ? fresh : (await this.get(job.id))!;

@@ -18,6 +18,8 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /** Set for a monitor's tick (docs/monitors.md): which monitor, and the tick's time. */
+  monitor?: { monitor_id: string; tick_at: string; interval: number };
 }
 
 /** The render actor's states as the outside sees them. */
@@ -44,6 +46,8 @@ export interface RenderRecord {
   external_identifier?: string;
   webhook_url?: string;
   cache?: RenderRequest['cache'];
+  /** The monitor whose tick this render is. */
+  monitor_id?: string;
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
 }
@@ -65,5 +69,6 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     ...(request.external_identifier ? { external_identifier: request.external_identifier } : {}),
     ...(request.webhook_url ? { webhook_url: request.webhook_url } : {}),
     ...(request.cache ? { cache: request.cache } : {}),
+    ...(request.monitor ? { monitor_id: request.monitor.monitor_id } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { answerError, answerNotFound } from './errors/answer.ts';
 import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { KeyRefusals } from './key-refusals.ts';
+import { monitorsRoutes, type MonitorRouteOptions } from './monitors.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
@@ -28,6 +29,8 @@ export interface AppDeps extends Omit<IngressServices, 'repeatViews'> {
   natsLink?: NatsLink;
   /** The web dashboard's collaborators; without them there is no /dashboard. */
   dashboard?: DashboardDeps;
+  /** The monitors' collaborators; without them there is no /api/monitors. */
+  monitors?: MonitorRouteOptions;
 }
 
 declare module 'fastify' {
@@ -67,7 +70,7 @@ function seriesOf(route: string, status: number): ResponseSeries {
 
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
-  const { log, readiness, natsLink, dashboard, ...services } = deps;
+  const { log, readiness, natsLink, dashboard, monitors, ...services } = deps;
   const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.baseUrl, log);
   const keyRefusals = new KeyRefusals(services.workspaces, log, natsLink);
   const app = Fastify({
@@ -128,6 +131,7 @@ export function buildApp(deps: AppDeps) {
   app.register(takeRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
+  if (monitors) app.register(monitorsRoutes, monitors);
   // The API reference: /openapi.json and /docs, public and without NATS.
   app.register(docsRoutes, { baseUrl: services.config.baseUrl });
   if (dashboard) app.register(dashboardRoutes, { ...dashboard, prefix: '/dashboard' });

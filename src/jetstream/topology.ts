@@ -41,6 +41,12 @@ export const names = {
   /** The render consumer's max-deliveries advisories, kept in a stream so none is missed while no worker runs. */
   renderGiveUpStream: 'RENDER_GIVE_UPS',
   renderGiveUpConsumer: 'render-give-ups',
+  /** Monitors (docs/monitors.md): their records, and one tick message per monitor, re-delivered when due. */
+  monitorsBucket: 'monitors',
+  monitorTickStream: 'MONITOR_TICKS',
+  monitorTickSubject: (workspaceId: string, monitorId: string) => `sb.monitor.tick.${workspaceId}.${monitorId}`,
+  monitorTickSubjects: 'sb.monitor.tick.>',
+  monitorTickConsumer: 'monitor-schedulers',
   maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
@@ -59,6 +65,7 @@ export interface Topology {
   accounts: KV;
   dashboard: KV;
   recentRenders: KV;
+  monitors: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -87,6 +94,7 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
     maxDeliver: -1,
   });
+  await ensureMonitorTicks(jsm, replicas, config.renderAckWaitSeconds);
   const kvm = new Kvm(nc);
   const bucket = (name: string, options: { history: number; ttl?: number }) => ensureBucket(kvm, jsm, replicas, name, options);
   const renders = await bucket(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
@@ -99,9 +107,10 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   const accounts = await bucket(names.accountsBucket, { history: 5 });
   const dashboard = await bucket(names.dashboardBucket, { history: 1 });
   const recentRenders = await bucket(names.recentRendersBucket, { history: 1 });
+  const monitors = await bucket(names.monitorsBucket, { history: 1 });
   // The outbox is capped: it is for reading links in development, not an archive.
   await ensureStream(jsm, replicas, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
-  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders };
+  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders, monitors };
 }
 
 /** Every stream the service keeps, KV buckets' included: what readiness asks JetStream about. */
@@ -110,6 +119,7 @@ export const allStreams: readonly string[] = [
   names.renderGiveUpStream,
   names.deliveryStream,
   names.mailStream,
+  names.monitorTickStream,
   ...[
     names.rendersBucket,
     names.workspacesBucket,
@@ -120,6 +130,7 @@ export const allStreams: readonly string[] = [
     names.accountsBucket,
     names.dashboardBucket,
     names.recentRendersBucket,
+    names.monitorsBucket,
   ].map((bucket) => `KV_${bucket}`),
 ];
 
@@ -219,6 +230,40 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
     await handOverLeadership(nc, jsm, work.stream, work.consumer);
     await jsm.consumers.update(work.stream, work.consumer, { description: '' });
   }
+}
+
+/**
+ * The tick stream: one message per monitor, never acked while the monitor runs, each delivery
+ * naked with the delay until the monitor is next due. A work queue without an age limit: a tick
+ * message lives as long as its monitor, however long its interval, and goes once acked.
+ */
+async function ensureMonitorTicks(jsm: JetStreamManager, replicas: number, ackWaitSeconds: number): Promise<void> {
+  await ensureStream(jsm, replicas, {
+    name: names.monitorTickStream,
+    subjects: [names.monitorTickSubjects],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: nanos(120),
+  });
+  const consumer = {
+    durable_name: names.monitorTickConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: names.monitorTickSubjects,
+    // As long as a render's: a scheduler that died holding a tick is replaced as fast as a render worker.
+    ack_wait: nanos(ackWaitSeconds),
+    max_deliver: -1,
+    // Every monitor's tick is pending all the time: no limit but the number of monitors.
+    max_ack_pending: -1,
+    num_replicas: replicas,
+  };
+  const current = await jsm.consumers.info(names.monitorTickStream, names.monitorTickConsumer).catch((err) => {
+    if (isApiError(err, JetStreamApiCodes.ConsumerNotFound)) return null;
+    throw err;
+  });
+  if (!current) return void (await jsm.consumers.add(names.monitorTickStream, consumer));
+  const wanted = { ack_wait: consumer.ack_wait, num_replicas: Math.max(replicas, current.config.num_replicas ?? 0) };
+  if (!holds(current.config, wanted)) await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, wanted);
 }
 
 /** The description a consumer carries from its raise until its leadership was handed over. */
