@@ -25,7 +25,7 @@ export interface MonitorRouteOptions {
 }
 
 /** /api/take parameters that steer one answer and mean nothing for a monitor. */
-const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name', 'external_identifier'];
+export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name', 'external_identifier'];
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });

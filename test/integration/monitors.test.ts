@@ -9,6 +9,7 @@ import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
 import { call, createWorkspace, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import { shutterbus } from '../helpers/cli.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const monitors = suite('monitors: scheduled renders that announce changes');
@@ -112,6 +113,24 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
   const removed = await api(`/api/monitors/${id}`, workspace, { method: 'DELETE' });
   assert.is(removed.status, 204);
   assert.is((await api(`/api/monitors/${id}`, workspace)).status, 404);
+});
+
+monitors('operators list and remove monitors with the CLI', async () => {
+  // A document of its own, so that its tick loads none of the pages whose loads the next test counts.
+  const created = await createMonitor({ html: '<p>Watched by an operator</p>', interval: 600, webhook_url: `${hookBase}/hook/cli` }, other);
+  const listed = await shutterbus(stack, 'monitors', 'list', '--workspace', other.workspace_id);
+  assert.is(listed.code, 0, listed.stderr);
+  assert.equal(listed.json.monitors.map((m: { monitor_id: string; workspace_id: string }) => [m.monitor_id, m.workspace_id]), [[created.monitor_id, other.workspace_id]]);
+  const everyone = await shutterbus(stack, 'monitors', 'list');
+  assert.ok(everyone.json.monitors.some((m: { monitor_id: string }) => m.monitor_id === created.monitor_id));
+
+  const removed = await shutterbus(stack, 'monitors', 'remove', '--id', created.monitor_id);
+  assert.is(removed.code, 0, removed.stderr);
+  assert.equal(removed.json, { removed: created.monitor_id, workspace_id: other.workspace_id });
+  assert.is((await api(`/api/monitors/${created.monitor_id}`, other)).status, 404);
+  const again = await shutterbus(stack, 'monitors', 'remove', '--id', created.monitor_id);
+  assert.is(again.code, 1);
+  assert.is(again.json.error_code, 'not_found');
 });
 
 monitors('a page that changes is announced once per change, signed; a page that does not, never', async () => {
