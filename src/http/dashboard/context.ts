@@ -6,6 +6,7 @@ import type { Config } from '../../config.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
+import type { MonitorManager } from '../../monitors/manage.ts';
 import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspace.ts';
@@ -28,6 +29,8 @@ export interface DashboardDeps {
   sessionSecret: string;
   /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
+  /** The workspace's monitors, for the monitors pages and their pause button; absent: no such pages. */
+  monitors?: Pick<MonitorManager, 'store' | 'change'>;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
@@ -109,6 +112,8 @@ const noticeTexts: Record<string, Notice> = {
   'signed-out': { kind: 'ok', text: 'You are signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
+  'monitor-paused': { kind: 'ok', text: 'Monitor paused: it renders nothing until it is resumed.' },
+  'monitor-active': { kind: 'ok', text: 'Monitor resumed: its next tick comes one interval after its last.' },
 };
 
 /** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */

@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
+import type { MonitorManager } from '../../monitors/manage.ts';
 import { createMailer } from '../../mail/mailer.ts';
 import { Outbox } from '../../mail/outbox.ts';
 import type { RecentRenders } from '../../workspaces/recent-renders.ts';
@@ -22,8 +23,9 @@ export async function createDashboardDeps(options: {
   ledger: QuotaLedger;
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
+  monitors?: MonitorManager;
 }): Promise<DashboardDeps> {
-  const { config, log, topology, workspaces, ledger, recentRenders, deliveries } = options;
+  const { config, log, topology, workspaces, ledger, recentRenders, deliveries, monitors } = options;
   const outbox = new Outbox(topology.jsm);
   const accounts = new AccountStore(topology.accounts);
   return {
@@ -37,5 +39,6 @@ export async function createDashboardDeps(options: {
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox, log }),
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard),
     deliveries,
+    ...(monitors ? { monitors } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts'
 import { deliveriesRoutes } from './deliveries-routes.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
+import { monitorsRoutes } from './monitors-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { sameOrigin, Sessions } from './session.ts';
@@ -91,5 +92,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(membersRoutes, dashboard);
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
+    await memberPages.register(monitorsRoutes, dashboard);
   });
 }

@@ -24,6 +24,7 @@ const tabs = [
   ['usage', 'Usage'],
   ['playground', 'Playground'],
   ['deliveries', 'Deliveries'],
+  ['monitors', 'Monitors'],
 ] as const;
 
 /** A whole HTML document. */
