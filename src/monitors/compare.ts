@@ -39,25 +39,36 @@ function distance(one: Buffer, a: number, other: Buffer, b: number): number {
   return 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q;
 }
 
-/** True when some pixel within one step of (x, y) in `other` looks like the pixel at (x, y) of `one`. */
-function nearbyMatch(one: Raster, other: Raster, x: number, y: number): boolean {
+/** How far (0–255, per channel) a colour may stray outside its neighbours' and still count as a blend of them. */
+const BLEND_TOLERANCE = 24;
+
+/**
+ * True when the pixel at (x, y) of `one` could be drawn from the pixels around (x, y) in `other`:
+ * each channel within the range of the 3 × 3 neighbourhood there. An edge drawn a fraction of a
+ * pixel elsewhere, or shaded differently, mixes the colours on either side of it; new content does not.
+ */
+function blendOfNeighbours(one: Raster, other: Raster, x: number, y: number): boolean {
   const at = (y * one.width + x) * 3;
-  for (let dy = -1; dy <= 1; dy++) {
-    const ny = y + dy;
-    if (ny < 0 || ny >= other.height) continue;
-    for (let dx = -1; dx <= 1; dx++) {
-      const nx = x + dx;
-      if (nx < 0 || nx >= other.width) continue;
-      if (distance(one.data, at, other.data, (ny * other.width + nx) * 3) <= SAME_COLOUR) return true;
+  for (let channel = 0; channel < 3; channel++) {
+    let low = 255;
+    let high = 0;
+    for (let ny = Math.max(0, y - 1); ny <= Math.min(other.height - 1, y + 1); ny++) {
+      for (let nx = Math.max(0, x - 1); nx <= Math.min(other.width - 1, x + 1); nx++) {
+        const value = other.data[(ny * other.width + nx) * 3 + channel];
+        if (value < low) low = value;
+        if (value > high) high = value;
+      }
     }
+    const value = one.data[at + channel];
+    if (value < low - BLEND_TOLERANCE || value > high + BLEND_TOLERANCE) return false;
   }
-  return false;
+  return true;
 }
 
 /**
  * Compares the previous capture with the current one. A pixel has changed when its colour differs
- * visibly and neither capture has a pixel of the other's colour right next to it: an edge moved by
- * one pixel or shaded differently (anti-aliasing, compression) is not a change, new content is.
+ * visibly and it is not, in either capture, a blend of the other capture's pixels around it: an edge
+ * moved by a pixel or shaded differently (anti-aliasing, compression) is not a change, new content is.
  * Where the captures' sizes differ, the area only one of them covers has changed.
  */
 export async function compareCaptures(previous: Buffer, current: Buffer): Promise<Comparison> {
@@ -76,7 +87,7 @@ export async function compareCaptures(previous: Buffer, current: Buffer): Promis
       if (!isChanged) {
         const a = (y * before.width + x) * 3;
         const b = (y * after.width + x) * 3;
-        isChanged = distance(before.data, a, after.data, b) > SAME_COLOUR && (!nearbyMatch(before, after, x, y) || !nearbyMatch(after, before, x, y));
+        isChanged = distance(before.data, a, after.data, b) > SAME_COLOUR && (!blendOfNeighbours(before, after, x, y) || !blendOfNeighbours(after, before, x, y));
       }
       if (isChanged) {
         changed++;
