@@ -1,6 +1,8 @@
 // Creating, changing and removing monitors, shared by the API, the dashboard and the CLI.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Monitor, MonitorStatus } from '../domain/monitor.ts';
+import { isNatsUnavailable } from '../jetstream/errors.ts';
+import { retryWhile } from '../retry.ts';
 import { publishTick } from './schedule.ts';
 import type { MonitorStore } from './store.ts';
 
@@ -11,6 +13,9 @@ export interface MonitorPatch {
   threshold?: number;
   webhook_url?: string;
 }
+
+/** How long starting a chain of ticks waits out NATS being away (a leader election) before it gives up. */
+const PUBLISH_PATIENCE_MS = 15_000;
 
 /** Monitor operations over the store and the tick stream. */
 export class MonitorManager {
@@ -23,7 +28,7 @@ export class MonitorManager {
   async create(monitor: Monitor): Promise<Monitor> {
     if (!(await this.store.create(monitor))) throw new Error('monitor id collision');
     try {
-      await publishTick(this.js, monitor);
+      await this.startTicks(monitor);
     } catch (err) {
       await this.store.remove(monitor.workspace_id, monitor.monitor_id).catch(() => undefined);
       throw err;
@@ -47,8 +52,13 @@ export class MonitorManager {
       const after = current.last_run_at ? Date.parse(current.last_run_at) + interval * 1000 : Date.now();
       return { ...next, generation: current.generation + 1, next_run_at: new Date(Math.max(Date.now(), after)).toISOString() };
     });
-    if (monitor && changed && rescheduled && monitor.status === 'active') await publishTick(this.js, monitor);
+    if (monitor && changed && rescheduled && monitor.status === 'active') await this.startTicks(monitor);
     return monitor;
+  }
+
+  // The record already names the new generation: its chain must start, so an election is waited out.
+  private startTicks(monitor: Monitor): Promise<void> {
+    return retryWhile(() => publishTick(this.js, monitor), isNatsUnavailable, Date.now() + PUBLISH_PATIENCE_MS);
   }
 
   /** Removes a monitor; its tick message ends itself when next delivered. True when it existed. */

@@ -182,6 +182,16 @@ monitors('a page that changes is announced once per change, signed; a page that 
   await pause(3000);
   assert.is(ticks('/monitor/page') + ticks('/monitor/stable'), rendered, 'paused monitors do not tick');
   assert.is(await usedThisMonth(stack, workspace.workspace_id), rendered, 'one charge per tick');
+
+  // A replay renders the monitor's ticks again, uncharged, and compares them as ticks are.
+  const replay = await shutterbus(stack, 'replay', 'renders', '--since', new Date(Date.now() - 3_600_000).toISOString(), '--workspace', workspace.workspace_id);
+  assert.is(replay.code, 0, replay.stderr);
+  assert.ok(replay.json.replayed >= rendered - 1, `replayed ${replay.json.replayed}`);
+  await waitFor(() => ticks('/monitor/page') + ticks('/monitor/stable') >= rendered + replay.json.replayed, 'the replayed renders', 60_000);
+  await pause(2000);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), rendered, 'a replay charges nothing');
+  assert.is(hooksOf('/hook/stable').length, 0, 'a replayed stable page is no change');
+  assert.is(hooksOf('/hook/changing').length, 1, 'the page as it is now, compared with its last capture: no change');
 });
 
 monitors('a failing tick sends monitor.failed', async () => {
