@@ -122,6 +122,12 @@ export class MonitorObserver {
       });
     const [previous, current] = await Promise.all([read(previousName), read(currentName)]);
     if (!previous || !current) return null;
-    return compareCaptures(previous, current);
+    try {
+      return await compareCaptures(previous, current);
+    } catch (err) {
+      // Never thrown on: the render's end would be redelivered forever. The capture becomes the baseline.
+      this.deps.log.error({ err, previous: previousName, current: currentName }, 'monitor captures could not be compared');
+      return null;
+    }
   }
 }

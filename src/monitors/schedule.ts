@@ -9,7 +9,7 @@ import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Dis
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import { names } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
-import type { Sealer } from '../secrets/sealer.ts';
+import { SealError, type Sealer } from '../secrets/sealer.ts';
 import type { Settlement } from '../workspaces/settlement.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
 import type { MonitorStore } from './store.ts';
@@ -43,6 +43,9 @@ export interface MonitorTickDeps {
   /** Announces a tick that could not render (the quota is used up) as the monitor's failure. */
   observe: (record: RenderRecord) => Promise<void>;
 }
+
+/** How long a tick whose options cannot be opened waits before it is tried again. */
+const SEALED_RETRY_MS = 60_000;
 
 /** How long a tick refused for concurrency waits before it is tried again. */
 const CONCURRENCY_RETRY_MS = 2000;
@@ -110,7 +113,12 @@ export function monitorTicks(deps: MonitorTickDeps) {
     if (Date.now() < due) return { kind: 'retry', delayMs: due - Date.now() };
 
     const tickAt = monitor.next_run_at;
-    const waiting = await submitTick(monitor, tickAt);
+    const waiting = await submitTick(monitor, tickAt).catch((err) => {
+      if (!(err instanceof SealError)) throw err;
+      // SECRETS_KEY changed without SECRETS_KEY_PREVIOUS: said loudly, tried again once a minute.
+      log.error({ monitor_id: monitor.monitor_id, workspace_id: monitor.workspace_id, reason: err.message }, 'monitor options cannot be opened');
+      return { kind: 'retry', delayMs: SEALED_RETRY_MS } as const;
+    });
     if (waiting) return waiting.kind === 'term' ? { kind: 'ack' } : waiting;
     // The claim: only the handler that still finds this tick due moves the schedule on.
     const next = new Date(nextRunAfter(due, monitor.interval, Date.now())).toISOString();
