@@ -94,7 +94,7 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
     maxDeliver: -1,
   });
-  await ensureMonitorTicks(jsm, replicas, config.renderAckWaitSeconds);
+  await ensureMonitorTicks(nc, jsm, replicas, config.renderAckWaitSeconds);
   const kvm = new Kvm(nc);
   const bucket = (name: string, options: { history: number; ttl?: number }) => ensureBucket(kvm, jsm, replicas, name, options);
   const renders = await bucket(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
@@ -237,7 +237,7 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
  * naked with the delay until the monitor is next due. A work queue without an age limit: a tick
  * message lives as long as its monitor, however long its interval, and goes once acked.
  */
-async function ensureMonitorTicks(jsm: JetStreamManager, replicas: number, ackWaitSeconds: number): Promise<void> {
+async function ensureMonitorTicks(nc: NatsConnection, jsm: JetStreamManager, replicas: number, ackWaitSeconds: number): Promise<void> {
   await ensureStream(jsm, replicas, {
     name: names.monitorTickStream,
     subjects: [names.monitorTickSubjects],
@@ -262,8 +262,16 @@ async function ensureMonitorTicks(jsm: JetStreamManager, replicas: number, ackWa
     throw err;
   });
   if (!current) return void (await jsm.consumers.add(names.monitorTickStream, consumer));
-  const wanted = { ack_wait: consumer.ack_wait, num_replicas: Math.max(replicas, current.config.num_replicas ?? 0) };
+  // As for the work streams' consumers: replicas only go up, and a raise hands leadership over.
+  const raise = replicas > (current.config.num_replicas ?? 0);
+  const wanted = raise
+    ? { ack_wait: consumer.ack_wait, num_replicas: replicas, description: HAND_OVER_PENDING }
+    : { ack_wait: consumer.ack_wait, num_replicas: current.config.num_replicas };
   if (!holds(current.config, wanted)) await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, wanted);
+  if (raise || current.config.description === HAND_OVER_PENDING) {
+    await handOverLeadership(nc, jsm, names.monitorTickStream, names.monitorTickConsumer);
+    await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, { description: '' });
+  }
 }
 
 /** The description a consumer carries from its raise until its leadership was handed over. */
