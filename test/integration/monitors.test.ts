@@ -136,6 +136,8 @@ monitors('operators list and remove monitors with the CLI', async () => {
 monitors('a page that changes is announced once per change, signed; a page that does not, never', async () => {
   const changing = await createMonitor({ url: `${site.url}/monitor/page?key=a`, interval: 2, webhook_url: `${hookBase}/hook/changing` });
   const stable = await createMonitor({ url: `${site.url}/monitor/stable`, interval: 2, webhook_url: `${hookBase}/hook/stable` });
+  // The same changing page, compared only where it does not change.
+  const scoped = await createMonitor({ url: `${site.url}/monitor/page?key=a`, selector: '#fixed', interval: 2, webhook_url: `${hookBase}/hook/scoped` });
   const ticks = (path: string) => site.hits.get(path) ?? 0;
   // The first tick is the baseline; then two unchanged ticks.
   await waitFor(() => ticks('/monitor/page') >= 3 && ticks('/monitor/stable') >= 3, 'three ticks of each monitor', 60_000);
@@ -149,6 +151,10 @@ monitors('a page that changes is announced once per change, signed; a page that 
   await pause(1500);
   assert.is(hooksOf('/hook/changing').length, 1, 'exactly one monitor.changed');
   assert.is(hooksOf('/hook/stable').length, 0, 'an unchanged page announces nothing');
+  assert.is(hooksOf('/hook/scoped').length, 0, 'a change outside the selector is no change');
+  const scopedShown = await api(`/api/monitors/${scoped.monitor_id}`, workspace);
+  assert.is(scopedShown.json!.last_status, 'succeeded');
+  assert.is((await sharp((await call(scopedShown.json!.last_file_url)).bytes).metadata()).width, 300, 'the capture is the element');
 
   const [hook] = hooksOf('/hook/changing');
   const payload = new Webhook(Buffer.from(workspace.secret_key).toString('base64')).verify(hook.body, hook.headers as Record<string, string>) as Record<string, any>;
@@ -173,7 +179,7 @@ monitors('a page that changes is announced once per change, signed; a page that 
   assert.ok(shown.json!.last_run_at && shown.json!.last_file_url);
 
   // Each tick is one screenshot, charged once: pause both, let what is in flight end, count.
-  for (const monitor of [changing, stable]) {
+  for (const monitor of [changing, stable, scoped]) {
     const paused = await api(`/api/monitors/${monitor.monitor_id}`, workspace, { method: 'PATCH', body: { status: 'paused' } });
     assert.is(paused.status, 200);
   }
