@@ -102,7 +102,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       // A monitor's render is compared with its last capture once it ended (docs/monitors.md).
-      const observer = new MonitorObserver({ log, monitors: monitors.store, store, deliveries: webhooks, baseUrl: config.baseUrl });
+      const observer = new MonitorObserver({ log, monitors: monitors.store, store, deliveries: webhooks, filesBaseUrl: config.baseUrl });
       const enqueueWebhook = async (record: RenderRecord) => {
         await webhooks.enqueue(record, config.baseUrl);
         await observer.observe(record);

@@ -15,7 +15,8 @@ export interface MonitorObserverDeps {
   monitors: MonitorStore;
   store: Pick<FileStore, 'read' | 'put'>;
   deliveries: Pick<DeliveryQueue, 'enqueueEvent'>;
-  baseUrl: string;
+  /** Where stored files are served: the file URLs of the events are under it. */
+  filesBaseUrl: string;
 }
 
 /** The delivery id of a monitor event: derived from the render (and its capture), so announcing it again is one delivery. */
@@ -65,7 +66,7 @@ export class MonitorObserver {
       };
     }
     if (change) {
-      const url = (name: string) => fileUrl(this.deps.baseUrl, name);
+      const url = (name: string) => fileUrl(this.deps.filesBaseUrl, name);
       // Queued before the monitor records it: a process dying in between queues the same delivery again, once.
       await this.announce(monitor, record, {
         id: eventId('changed', record.render_id, fileName),
