@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Webhook } from 'standardwebhooks';
 import sharp from 'sharp';
+import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
@@ -109,6 +110,17 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
   assert.is(paused.json!.next_run_at, null);
   const badPatch = await api(`/api/monitors/${id}`, workspace, { method: 'PATCH', body: { status: 'sleeping', url: 'http://x' } });
   assert.is(badPatch.status, 400);
+
+  // A PATCH is signed over its body, as a POST is.
+  const body = JSON.stringify({ status: 'active' });
+  const patch = (signature: string) =>
+    call(`${service.base}/api/monitors/${id}`, { method: 'PATCH', headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json', 'x-signature': signature }, body });
+  const forged = await patch(hmacHex(workspace.secret_key, `${body} `));
+  assert.is(forged.status, 403);
+  assert.is(forged.json!.error_code, 'signature_is_not_valid');
+  const signed = await patch(hmacHex(workspace.secret_key, body));
+  assert.is(signed.status, 200, JSON.stringify(signed.json));
+  assert.is(signed.json!.status, 'active');
 
   const removed = await api(`/api/monitors/${id}`, workspace, { method: 'DELETE' });
   assert.is(removed.status, 204);
