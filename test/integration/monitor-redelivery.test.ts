@@ -9,6 +9,7 @@ import { names } from '../../src/jetstream/topology.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
 import { call, createWorkspace, spawnService, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import { freePort } from '../helpers/stack.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const redelivery = suite('a monitor through the loss of its render worker');
@@ -57,7 +58,9 @@ async function monitorRenders(workspaceId: string): Promise<{ requests: RenderRe
 }
 
 redelivery('SIGKILL while a tick renders: the tick completes once, the schedule goes on, each tick charged once', async () => {
-  workers.push(await spawnService(stack, { ROLES: 'render', ...settings }));
+  // Each worker answers its health routes on a port of its own, never the default one.
+  const worker = async () => spawnService(stack, { ROLES: 'render', PORT: String(await freePort()), ...settings });
+  workers.push(await worker());
   const workspace = await createWorkspace(stack, { quota: 100 });
   const auth = { 'x-access-key': workspace.access_key, 'content-type': 'application/json' };
   const hits = () => site.hits.get('/monitor/slow') ?? 0;
@@ -73,7 +76,7 @@ redelivery('SIGKILL while a tick renders: the tick completes once, the schedule 
   await waitFor(() => hits() >= 3, 'the third tick started', 60_000);
   workers[0].kill('SIGKILL');
   const killedAt = hits();
-  workers.push(await spawnService(stack, { ROLES: 'render', ...settings }));
+  workers.push(await worker());
   await waitFor(() => hits() >= killedAt + 3, 'three more ticks after the restart', 60_000);
 
   const paused = await call(`${ingress.base}/api/monitors/${monitorId}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ status: 'paused' }) });
