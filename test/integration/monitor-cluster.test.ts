@@ -141,7 +141,12 @@ cluster('SIGKILL of the tick stream\'s leader: the monitor goes on ticking, each
 
   const paused = await call(`${base}/api/monitors/${created.json!.monitor_id}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ status: 'paused' }) });
   assert.is(paused.status, 200, JSON.stringify(paused.json));
-  await pause(4000);
+  // A tick handled as the pause landed may still start a render; none starts after that.
+  await pause(3000);
+  await waitFor(async () => {
+    const { requests, records } = await monitorRenders();
+    return requests.every((request) => ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''));
+  }, 'every tick render ended', 60_000, 500);
 
   const { requests, records } = await monitorRenders();
   const tickTimes = requests.map((request) => request.monitor?.tick_at);

@@ -82,7 +82,11 @@ redelivery('SIGKILL while a tick renders: the tick completes once, the schedule 
   const paused = await call(`${ingress.base}/api/monitors/${monitorId}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ status: 'paused' }) });
   assert.is(paused.status, 200);
   // What is in flight ends (the page takes 1.5 s); nothing starts after.
-  await pause(5000);
+  await pause(3000);
+  await waitFor(async () => {
+    const { requests, records } = await monitorRenders(workspace.workspace_id);
+    return requests.every((request) => ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''));
+  }, 'every tick render ended', 60_000, 500);
 
   const { requests, records } = await monitorRenders(workspace.workspace_id);
   const tickTimes = requests.map((request) => request.monitor?.tick_at);
