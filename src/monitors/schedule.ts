@@ -37,7 +37,7 @@ export interface MonitorTickDeps {
   log: Logger;
   monitors: MonitorStore;
   renderQueue: Pick<RenderQueue, 'submit' | 'records'>;
-  settlement: Pick<Settlement, 'admit' | 'giveBack'>;
+  settlement: Pick<Settlement, 'admit'>;
   workspaces: Pick<WorkspaceStore, 'get'>;
   sealer: Sealer;
   /** Announces a tick that could not render (the quota is used up) as the monitor's failure. */
@@ -71,8 +71,7 @@ export function monitorTicks(deps: MonitorTickDeps) {
     const known = await renderQueue.records.get(renderId);
     if (known) {
       // Admitted before (and charged or released when it ended): only a publish may be missing.
-      if (!isFinal(known)) await renderQueue.submit({ ...request, created_at: known.created_at });
-      return undefined;
+      return isFinal(known) ? undefined : submit({ ...request, created_at: known.created_at });
     }
     const workspace = await deps.workspaces.get(monitor.workspace_id);
     if (!workspace) return { kind: 'term', reason: 'workspace gone' };
@@ -94,14 +93,22 @@ export function monitorTicks(deps: MonitorTickDeps) {
       await deps.observe(record);
       return undefined;
     }
+    return submit(request);
+  };
+
+  /**
+   * Publishes a tick's render. A full queue or an outage is waited out, and nothing is given back:
+   * the same tick comes again with the same render id, which finds its reservation (and record) and
+   * submits again; abandoning the record would lose the tick.
+   */
+  const submit = async (request: RenderRequest): Promise<Disposition | undefined> => {
     try {
       await renderQueue.submit(request);
+      return undefined;
     } catch (err) {
-      settlement.giveBack(request);
       if (err instanceof ServiceError && err.code === 'temporary_unavailable') return { kind: 'retry', delayMs: (err.retryAfter ?? 5) * 1000 };
       throw err;
     }
-    return undefined;
   };
 
   return async (delivery: Delivery<TickMessage>): Promise<Disposition> => {

@@ -31,6 +31,9 @@ let monitors: MonitorStore;
 let workspaces: WorkspaceStore;
 let ledger: QuotaLedger;
 let handle: (delivery: Delivery<TickMessage>) => Promise<Disposition>;
+/** The same handler in front of a render queue that is always full. */
+let handleWhenFull: (delivery: Delivery<TickMessage>) => Promise<Disposition>;
+let records: RenderRecords;
 const sealer = new Sealer('a test key that is long enough to seal with');
 const observed: RenderRecord[] = [];
 
@@ -39,21 +42,15 @@ schedule.before(async () => {
   nc = await connect({ servers: nats.url });
   const config = loadConfig({ NATS_URL: nats.url, LOG_LEVEL: 'silent' });
   topology = await ensureTopology(nc, config);
-  const records = new RenderRecords(topology.renders);
+  records = new RenderRecords(topology.renders);
   ledger = new QuotaLedger(topology.usage);
   const log = createLogger(config);
   const settlement = new Settlement(ledger, new RenderCache(topology.renderCache), records, new RecentRenders(topology.recentRenders), config, log);
   monitors = new MonitorStore(topology.monitors);
   workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys);
-  handle = monitorTicks({
-    log,
-    monitors,
-    renderQueue: new RenderQueue(nc, jetstream(nc), topology, records, 100),
-    settlement,
-    workspaces,
-    sealer,
-    observe: async (record) => void observed.push(record),
-  });
+  const deps = { log, monitors, settlement, workspaces, sealer, observe: async (record: RenderRecord) => void observed.push(record) };
+  handle = monitorTicks({ ...deps, renderQueue: new RenderQueue(nc, jetstream(nc), topology, records, 100) });
+  handleWhenFull = monitorTicks({ ...deps, renderQueue: new RenderQueue(nc, jetstream(nc), topology, records, 0) });
 });
 schedule.after(async () => {
   await nc?.close();
@@ -148,6 +145,23 @@ schedule('a tick past the quota fails uncharged and is announced as the monitor\
   assert.is(failed.status, 'failed');
   assert.is(failed.error_code, 'screenshots_limit_reached');
   assert.is((await ledger.month(workspace.workspace_id, monthOf(new Date()))).used, 0);
+});
+
+schedule('a full render queue makes the tick wait, and it is rendered when there is room', async () => {
+  const workspace = await workspaces.create({ plan: 'pro', quota: 10 });
+  const monitor = await newMonitor(workspace);
+  const waiting = await handleWhenFull(deliveryOf(monitor));
+  assert.is(waiting.kind, 'retry');
+  assert.ok((waiting as { delayMs: number }).delayMs <= 5000, 'tried again in a few seconds');
+  assert.is(await published(workspace.workspace_id), 0);
+  const unclaimed = (await monitors.get(workspace.workspace_id, monitor.monitor_id))!;
+  assert.is(unclaimed.next_run_at, monitor.next_run_at, 'the tick is still due');
+  const record = await records.get(tickRenderId(monitor.monitor_id, monitor.next_run_at));
+  assert.not.ok(record?.abandoned, 'its record is not given up');
+
+  await handle(deliveryOf(monitor));
+  assert.is(await published(workspace.workspace_id), 1, 'rendered once there is room');
+  assert.is(Date.parse((await monitors.get(workspace.workspace_id, monitor.monitor_id))!.next_run_at), Date.parse(monitor.next_run_at) + 60_000);
 });
 
 schedule.run();
