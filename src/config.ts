@@ -36,6 +36,8 @@ export interface Config {
   renderAckWaitSeconds: number;
   /** Render requests that may wait in the stream before the ingress answers 503. */
   renderQueueLimit: number;
+  /** The shortest monitor interval in seconds (the pro plan's; free's is a multiple of it), docs/monitors.md. */
+  monitorMinInterval: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Key of the dashboard's session cookies; unset: one is generated and shared through KV. */
   sessionSecret?: string;
@@ -244,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
     renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),
     renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),
+    monitorMinInterval: integer(env, 'MONITOR_MIN_INTERVAL', 60, 1, 86400),
     logLevel,
     sessionSecret: secret(env, 'SESSION_SECRET'),
     production: env.NODE_ENV === 'production',

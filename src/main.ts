@@ -32,6 +32,10 @@ import { queueGauges } from './jetstream/queue-metrics.ts';
 import { startTracing } from './tracing.ts';
 import { addGaugeCollector } from './metrics.ts';
 import type { Sealer } from './secrets/sealer.ts';
+import { MonitorManager } from './monitors/manage.ts';
+import { MonitorObserver } from './monitors/observe.ts';
+import { startMonitorScheduler } from './monitors/schedule.ts';
+import { MonitorStore } from './monitors/store.ts';
 
 /** How long a start waits for the object store to answer before it gives up. */
 const STORE_START_PATIENCE_MS = 60_000;
@@ -72,6 +76,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const cache = new RenderCache(topology.renderCache);
     const settlement = new Settlement(new QuotaLedger(topology.usage), cache, records, recentRenders, config, log);
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
+    const monitors = new MonitorManager(new MonitorStore(topology.monitors), js);
     const store = new FileStore(config.s3);
     await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
       throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
@@ -88,7 +93,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer })
+      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer, monitors: { manager: monitors, sealer } })
       : undefined;
     ingress?.catch(() => undefined);
 
@@ -103,10 +108,27 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         },
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
-      const enqueueWebhook = (record: RenderRecord) => webhooks.enqueue(record, config.filesBaseUrl);
+      // A monitor's render is compared with its last capture once it ended (docs/monitors.md).
+      const observer = new MonitorObserver({ log, monitors: monitors.store, store, deliveries: webhooks, filesBaseUrl: config.filesBaseUrl });
+      const enqueueWebhook = async (record: RenderRecord) => {
+        await webhooks.enqueue(record, config.filesBaseUrl);
+        await observer.observe(record);
+      };
       const customerBuckets = { sealer, allowPrivate: config.allowPrivateTargets };
       const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy, customerBuckets });
       closers.push(() => worker.stop());
+      const scheduler = await startMonitorScheduler({
+        js,
+        log,
+        monitors: monitors.store,
+        renderQueue: new RenderQueue(nc, js, topology, records, config.renderQueueLimit),
+        settlement,
+        workspaces: workspaceStore,
+        sealer,
+        observe: (record) => observer.observe(record),
+        ackWaitSeconds: config.renderAckWaitSeconds,
+      });
+      closers.push(() => scheduler.stop());
       const stopSweeper = startFileSweeper(store, log);
       closers.push(async () => stopSweeper());
     }
@@ -143,7 +165,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
 }
 
 /** The ingress app, ready to listen, and the workspace cache it reads (watching KV). */
-async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink'> & {
+async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink' | 'monitors'> & {
   nc: NatsConnection;
   js: JetStreamClient;
   topology: Topology;
@@ -161,9 +183,9 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
+    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, monitors: deps.monitors?.manager });
     const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget, sealer };
-    const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
+    const app = buildApp({ ...services, log, readiness, natsLink, dashboard, monitors: deps.monitors });
     await app.ready();
     return { app, workspaces };
   } catch (err) {

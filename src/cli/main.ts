@@ -14,6 +14,7 @@ import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
 import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
 import { choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
+import { monitorCommands } from './monitors.ts';
 import { replayCommands } from './replay.ts';
 import { storageCommands } from './storage.ts';
 import { webhookCommands } from './webhooks.ts';
@@ -44,6 +45,8 @@ const usage = `usage: shutterbus <command>
   webhooks redrive --id DELIVERY_ID | --all [--workspace ID]
   replay renders|deliveries (--since ISO_TIME | --from-seq N) [--workspace ID] [--dry-run]
   secrets reseal    (after a SECRETS_KEY rotation: seal every stored secret under the current key)
+  monitors list [--workspace ID]
+  monitors remove --id MONITOR_ID
   mail outbox    (mail the dashboard wrote instead of sending, when SMTP_URL is unset)
   demo    (used by make run: the demo workspace, created on first run)`;
 
@@ -77,6 +80,7 @@ const commands: Record<string, Command<Context>> = {
   ...replayCommands,
   ...mailCommands,
   ...storageCommands,
+  ...monitorCommands,
   'workspace create': command(
     { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
     async (flags, { membership }: Context) => {

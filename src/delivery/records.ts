@@ -42,7 +42,7 @@ export interface DeliveryRecord extends DeliveryJob {
 /** The webhook body (contract §8). */
 export interface WebhookPayload {
   id: string;
-  type: 'render.succeeded' | 'render.failed';
+  type: 'render.succeeded' | 'render.failed' | 'monitor.changed' | 'monitor.failed';
   created_at: string;
   data: Record<string, unknown>;
 }
@@ -106,22 +106,23 @@ export class DeliveryQueue {
     if (!render.webhook_url) return;
     // webhook_errors=false: only a success is announced.
     if (render.status === 'failed' && render.webhook_errors === false) return;
-    const payload = webhookPayload(render, filesBaseUrl);
+    const about = { render_id: render.render_id, workspace_id: render.workspace_id, webhook_url: render.webhook_url, ...(render.webhook_sign === false ? { unsigned: true as const } : {}) };
+    await this.enqueueEvent(about, webhookPayload(render, filesBaseUrl), render.trace);
+  }
+
+  /**
+   * Queues any event's delivery once (a monitor's, docs/monitors.md): deduplicated by the payload's
+   * id as `enqueue` is, and sent, signed and retried like a render's webhook; `trace` joins its
+   * attempts to the trace of the request behind it.
+   */
+  async enqueueEvent(about: Pick<DeliveryJob, 'render_id' | 'workspace_id' | 'webhook_url' | 'unsigned'>, payload: WebhookPayload, trace?: RenderRecord['trace']): Promise<void> {
     const now = new Date().toISOString();
-    const job: DeliveryJob = {
-      id: payload.id,
-      render_id: render.render_id,
-      workspace_id: render.workspace_id,
-      webhook_url: render.webhook_url,
-      body: JSON.stringify(payload),
-      round: 0,
-      ...(render.webhook_sign === false ? { unsigned: true as const } : {}),
-    };
+    const job: DeliveryJob = { id: payload.id, ...about, body: JSON.stringify(payload), round: 0 };
     const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
     const recorded = (await createJson(this.bucket, job.id, fresh)) ? fresh : (await this.get(job.id))!;
     if (recorded.round === 0 && recorded.status === 'pending' && recorded.attempts === 0) {
-      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id, headers: traceHeaders(render.trace) });
+      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id, headers: traceHeaders(trace) });
     }
   }
 

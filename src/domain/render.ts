@@ -24,6 +24,8 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /** Set for a monitor's tick (docs/monitors.md): which monitor, and the tick's time. */
+  monitor?: { monitor_id: string; tick_at: string; interval: number };
   /** Also upload the output to the customer's bucket; its secret is sealed. */
   store?: StoreTarget;
   /** The W3C trace context of the request that asked for it, when tracing is on (docs/operations.md). */
@@ -105,6 +107,8 @@ export interface RenderRecord {
   webhook_sign?: false;
   webhook_errors?: false;
   cache?: RenderRequest['cache'];
+  /** The monitor whose tick this render is. */
+  monitor_id?: string;
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
   /** The request's W3C trace context, so that its webhook delivery joins the same trace. */
@@ -134,5 +138,6 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     ...(request.cache ? { cache: request.cache } : {}),
     ...(request.trace ? { trace: request.trace } : {}),
     timeline: [{ step: 'queued', at: request.created_at, ms: 0 }],
+    ...(request.monitor ? { monitor_id: request.monitor.monitor_id } : {}),
   };
 }

@@ -13,6 +13,7 @@ import { filesRoutes } from './files.ts';
 import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { homeRoutes } from './home.ts';
 import { KeyRefusals } from './key-refusals.ts';
+import { monitorsRoutes, type MonitorRouteOptions } from './monitors.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
@@ -34,6 +35,8 @@ export interface AppDeps extends Omit<IngressServices, 'repeatViews'> {
   natsLink?: NatsLink;
   /** The web dashboard's collaborators; without them there is no /dashboard. */
   dashboard?: DashboardDeps;
+  /** The monitors' collaborators; without them there is no /api/monitors. */
+  monitors?: MonitorRouteOptions;
 }
 
 declare module 'fastify' {
@@ -88,7 +91,7 @@ function trustProxyOption(trust: Config['trustProxy']): boolean | string[] {
 
 /** Builds the HTTP app; nothing listens until the caller says so. */
 export function buildApp(deps: AppDeps) {
-  const { log, readiness, natsLink, dashboard, ...services } = deps;
+  const { log, readiness, natsLink, dashboard, monitors, ...services } = deps;
   const repeatViews = new RepeatViews(services.workspaces, services.renderCache, services.config.filesBaseUrl, log);
   const keyRefusals = new KeyRefusals(services.workspaces, log, natsLink);
   const app = Fastify({
@@ -171,6 +174,7 @@ export function buildApp(deps: AppDeps) {
   app.register(accountRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
+  if (monitors) app.register(monitorsRoutes, monitors);
   // The API reference: /openapi.json and /docs, public and without NATS.
   app.register(docsRoutes, { baseUrl: services.config.baseUrl });
   app.register(homeRoutes, { dashboard: dashboard !== undefined });

@@ -49,7 +49,8 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
 
   let signed = false;
   let signedQuery: string | undefined;
-  if (request.method !== 'POST') {
+  // A POST or PATCH (/api/monitors) signs its body; anything else its query string.
+  if (request.method !== 'POST' && request.method !== 'PATCH') {
     const split = splitSignedQuery(rawQueryString(request));
     if (split === 'misplaced') {
       throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature must be the last parameter of the query string.' });

@@ -7,6 +7,7 @@ import type { RenderStatus } from '../domain/render.ts';
 import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
 import { BULK_MAX_REQUESTS } from './bulk.ts';
+import { monitorPaths, monitorSchemas, monitorWebhooks } from './openapi-monitors.ts';
 
 /** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
 type Json = Record<string, unknown>;
@@ -401,6 +402,11 @@ function takeResponses(): Json {
 
 const security = [{ AccessKeyHeader: [] }, { AccessKeyQuery: [] }];
 
+/** The webhook events with the monitors' beside render.ended, whose headers and answers they share. */
+function withMonitorEvents(events: { 'render.ended': { post: Json } }): Json {
+  return { ...events, ...monitorWebhooks(events['render.ended'].post) };
+}
+
 /** The OpenAPI 3.1 document of this service, addressed at `baseUrl`. */
 export function openApiDocument(baseUrl: string): Json {
   const take = {
@@ -423,6 +429,7 @@ export function openApiDocument(baseUrl: string): Json {
     tags: [
       { name: 'render', description: 'Render a page, read a render, fetch its file.' },
       { name: 'account', description: "The workspace's usage and the device presets." },
+      { name: 'monitors', description: 'Render a page on a schedule and be told when it changes.' },
     ],
     paths: {
       '/api/take': {
@@ -488,6 +495,7 @@ export function openApiDocument(baseUrl: string): Json {
           },
         },
       },
+      ...monitorPaths(security, (codes) => errorResponses(codes as ErrorCode[])),
       '/files/{fileName}': {
         get: {
           tags: ['render'],
@@ -504,7 +512,7 @@ export function openApiDocument(baseUrl: string): Json {
         },
       },
     },
-    webhooks: {
+    webhooks: withMonitorEvents({
       'render.ended': {
         post: {
           summary: 'A render with webhook_url ended',
@@ -532,9 +540,9 @@ export function openApiDocument(baseUrl: string): Json {
           },
         },
       },
-    },
+    }),
     components: {
-      schemas: schemas(),
+      schemas: { ...schemas(), ...monitorSchemas(bodySchema()) },
       securitySchemes: {
         AccessKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Access-Key', description: "The workspace's access key." },
         AccessKeyQuery: { type: 'apiKey', in: 'query', name: 'access_key', description: 'The access key in the query string (signed URLs carry it there); a POST may also send it in the body.' },

@@ -43,6 +43,12 @@ export const names = {
   /** The render consumer's max-deliveries advisories, kept in a stream so none is missed while no worker runs. */
   renderGiveUpStream: 'RENDER_GIVE_UPS',
   renderGiveUpConsumer: 'render-give-ups',
+  /** Monitors (docs/monitors.md): their records, and one tick message per monitor, re-delivered when due. */
+  monitorsBucket: 'monitors',
+  monitorTickStream: 'MONITOR_TICKS',
+  monitorTickSubject: (workspaceId: string, monitorId: string) => `sb.monitor.tick.${workspaceId}.${monitorId}`,
+  monitorTickSubjects: 'sb.monitor.tick.>',
+  monitorTickConsumer: 'monitor-schedulers',
   maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
@@ -65,6 +71,7 @@ export interface Topology {
   dashboard: KV;
   recentRenders: KV;
   sessions: KV;
+  monitors: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -93,6 +100,7 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     // Unlimited: the attempt count lives in the `deliveries` bucket, which ends a delivery after its last attempt.
     maxDeliver: -1,
   });
+  await ensureMonitorTicks(nc, jsm, replicas, config.renderAckWaitSeconds);
   const kvm = new Kvm(nc);
   const bucket = (name: string, options: { history: number; ttl?: number }) => ensureBucket(kvm, jsm, replicas, name, options);
   const renders = await bucket(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
@@ -107,9 +115,10 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   const recentRenders = await bucket(names.recentRendersBucket, { history: 1 });
   // A session lives 14 days at most; the bucket's age limit clears those never signed out.
   const sessions = await bucket(names.sessionsBucket, { history: 1, ttl: SESSION_RETENTION_SECONDS * 1000 });
+  const monitors = await bucket(names.monitorsBucket, { history: 1 });
   // The outbox is capped: it is for reading links in development, not an archive.
   await ensureStream(jsm, replicas, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
-  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders, sessions };
+  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders, sessions, monitors };
 }
 
 /** Every stream the service keeps, KV buckets' included: what readiness asks JetStream about. */
@@ -118,6 +127,7 @@ export const allStreams: readonly string[] = [
   names.renderGiveUpStream,
   names.deliveryStream,
   names.mailStream,
+  names.monitorTickStream,
   ...[
     names.rendersBucket,
     names.workspacesBucket,
@@ -129,6 +139,7 @@ export const allStreams: readonly string[] = [
     names.dashboardBucket,
     names.recentRendersBucket,
     names.sessionsBucket,
+    names.monitorsBucket,
   ].map((bucket) => `KV_${bucket}`),
 ];
 
@@ -227,6 +238,48 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
   if (raise || current.config.description === HAND_OVER_PENDING) {
     await handOverLeadership(nc, jsm, work.stream, work.consumer);
     await jsm.consumers.update(work.stream, work.consumer, { description: '' });
+  }
+}
+
+/**
+ * The tick stream: one message per monitor, never acked while the monitor runs, each delivery
+ * naked with the delay until the monitor is next due. A work queue without an age limit: a tick
+ * message lives as long as its monitor, however long its interval, and goes once acked.
+ */
+async function ensureMonitorTicks(nc: NatsConnection, jsm: JetStreamManager, replicas: number, ackWaitSeconds: number): Promise<void> {
+  await ensureStream(jsm, replicas, {
+    name: names.monitorTickStream,
+    subjects: [names.monitorTickSubjects],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: nanos(120),
+  });
+  const consumer = {
+    durable_name: names.monitorTickConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: names.monitorTickSubjects,
+    // As long as a render's: a scheduler that died holding a tick is replaced as fast as a render worker.
+    ack_wait: nanos(ackWaitSeconds),
+    max_deliver: -1,
+    // Every monitor's tick is pending all the time: no limit but the number of monitors.
+    max_ack_pending: -1,
+    num_replicas: replicas,
+  };
+  const current = await jsm.consumers.info(names.monitorTickStream, names.monitorTickConsumer).catch((err) => {
+    if (isApiError(err, JetStreamApiCodes.ConsumerNotFound)) return null;
+    throw err;
+  });
+  if (!current) return void (await jsm.consumers.add(names.monitorTickStream, consumer));
+  // As for the work streams' consumers: replicas only go up, and a raise hands leadership over.
+  const raise = replicas > (current.config.num_replicas ?? 0);
+  const wanted = raise
+    ? { ack_wait: consumer.ack_wait, num_replicas: replicas, description: HAND_OVER_PENDING }
+    : { ack_wait: consumer.ack_wait, num_replicas: current.config.num_replicas };
+  if (!holds(current.config, wanted)) await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, wanted);
+  if (raise || current.config.description === HAND_OVER_PENDING) {
+    await handOverLeadership(nc, jsm, names.monitorTickStream, names.monitorTickConsumer);
+    await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, { description: '' });
   }
 }
 

@@ -84,6 +84,10 @@ const OUTAGE_PATIENCE_MS = 3 * 60_000;
 const UPLOAD_PATIENCE_MS = 2 * 60_000;
 const SYNC_UPLOAD_PATIENCE_MS = 5000;
 
+/** A monitor's capture is the baseline of its next tick: kept two intervals at least (docs/monitors.md). */
+const monitorFileLifetime = (request: RenderRequest) =>
+  request.monitor ? Math.max(DEFAULT_FILE_LIFETIME_SECONDS, 2 * request.monitor.interval + 86_400) : undefined;
+
 /** Reads a render request: a message without its render id, workspace, creation time or options is terminated. */
 export const decodeRenderRequest = jsonMessage<RenderRequest>({
   render_id: 'string',
@@ -177,7 +181,7 @@ export function renderMessages(deps: RenderMessageDeps) {
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
     storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) => traced('store', async () => {
       // A cached file lives as long as its cache entry; any other as long as the render records.
-      const lifetime = input.request.cache?.ttl ?? DEFAULT_FILE_LIFETIME_SECONDS;
+      const lifetime = input.request.cache?.ttl ?? monitorFileLifetime(input.request) ?? DEFAULT_FILE_LIFETIME_SECONDS;
       const expiresAt = new Date(Date.now() + lifetime * 1000);
       // The output is in hand: an outage of the store is waited out rather than rendering again.
       const put = async (format: OutputFormat, bytes: Buffer) => {

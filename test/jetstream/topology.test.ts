@@ -25,6 +25,7 @@ const consumers = [
   [names.renderStream, names.renderConsumer],
   [names.renderGiveUpStream, names.renderGiveUpConsumer],
   [names.deliveryStream, names.deliveryConsumer],
+  [names.monitorTickStream, names.monitorTickConsumer],
 ] as const;
 
 topology.before(async () => {

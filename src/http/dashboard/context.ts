@@ -8,6 +8,7 @@ import type { Sealer } from '../../secrets/sealer.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
+import type { MonitorManager } from '../../monitors/manage.ts';
 import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspace.ts';
@@ -35,6 +36,8 @@ export interface DashboardDeps {
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
   /** Seals the default storage's secret (docs/storage.md); without it there is no storage page. */
   sealer?: Sealer;
+  /** The workspace's monitors, for the monitors pages and their pause button; absent: no such pages. */
+  monitors?: Pick<MonitorManager, 'store' | 'change'>;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
@@ -120,6 +123,8 @@ const noticeTexts: Record<string, Notice> = {
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
   'storage-saved': { kind: 'ok', text: 'Saved: store=true now uploads to this storage when a request names none of its own.' },
   'storage-cleared': { kind: 'ok', text: 'Cleared: store=true now needs the storage_* parameters in each request.' },
+  'monitor-paused': { kind: 'ok', text: 'Monitor paused: it renders nothing until it is resumed.' },
+  'monitor-active': { kind: 'ok', text: 'Monitor resumed: its next tick comes one interval after its last.' },
 };
 
 /** The notice a redirect asked for with ?notice=…; only known texts, never the query's own words. */

@@ -7,6 +7,7 @@ import type { Sealer } from '../../secrets/sealer.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
+import type { MonitorManager } from '../../monitors/manage.ts';
 import { createMailer } from '../../mail/mailer.ts';
 import { Outbox } from '../../mail/outbox.ts';
 import type { RecentRenders } from '../../workspaces/recent-renders.ts';
@@ -25,8 +26,9 @@ export async function createDashboardDeps(options: {
   ledger: QuotaLedger;
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
+  monitors?: MonitorManager;
 }): Promise<DashboardDeps> {
-  const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer } = options;
+  const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer, monitors } = options;
   const outbox = new Outbox(topology.jsm);
   const accounts = new AccountStore(topology.accounts);
   return {
@@ -42,5 +44,6 @@ export async function createDashboardDeps(options: {
     sessionStore: new SessionStore(topology.sessions),
     deliveries,
     sealer,
+    ...(monitors ? { monitors } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { requireSignIn, type Dashboard, type DashboardDeps } from './context.ts'
 import { deliveriesRoutes } from './deliveries-routes.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
+import { monitorsRoutes } from './monitors-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { storageRoutes } from './storage-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
@@ -102,5 +103,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(deliveriesRoutes, dashboard);
     await memberPages.register(accountRoutes, dashboard);
     await memberPages.register(storageRoutes, dashboard);
+    await memberPages.register(monitorsRoutes, dashboard);
   });
 }

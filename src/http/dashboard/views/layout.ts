@@ -26,6 +26,7 @@ const tabs = [
   ['deliveries', 'Deliveries'],
   ['account', 'Account'],
   ['storage', 'Storage'],
+  ['monitors', 'Monitors'],
 ] as const;
 
 /** A whole HTML document. */

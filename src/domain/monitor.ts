@@ -1,0 +1,132 @@
+// A monitor's own vocabulary: the schedule it keeps, what it last saw, the changes it announced (docs/monitors.md).
+import { createHash, randomBytes } from 'node:crypto';
+import { fileUrl } from './files.ts';
+import type { OutputFormat } from './options.ts';
+
+/** Whether a monitor's ticks run. */
+export type MonitorStatus = 'active' | 'paused';
+
+/** The formats a monitor can compare: raster images. */
+export const monitorFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp'];
+
+/** The share of pixels that must differ before a change is announced, when none is given. */
+export const DEFAULT_THRESHOLD = 0.01;
+
+/** The longest interval between two ticks (seconds): 30 days. */
+export const MAX_INTERVAL_SECONDS = 30 * 24 * 3600;
+
+/** Changes kept per monitor, latest first. */
+export const CHANGES_KEPT = 50;
+
+/**
+ * Per plan: how many monitors a workspace may have, and its shortest interval as a multiple of
+ * MONITOR_MIN_INTERVAL (60 s by default: free every 15 minutes at most, pro every minute).
+ */
+export const planMonitorLimits: Record<'free' | 'pro', { monitors: number; intervalFactor: number }> = {
+  free: { monitors: 3, intervalFactor: 15 },
+  pro: { monitors: 100, intervalFactor: 1 },
+};
+
+/** The shortest interval (seconds) a plan allows, given the configured minimum. */
+export function shortestInterval(plan: keyof typeof planMonitorLimits, minInterval: number): number {
+  return minInterval * planMonitorLimits[plan].intervalFactor;
+}
+
+/** One announced change: both captures and the diff between them. */
+export interface MonitorChange {
+  at: string;
+  render_id: string;
+  changed_share: number;
+  file_name: string;
+  previous_file_name: string;
+  diff_file_name: string;
+}
+
+/** A monitor's record in the `monitors` bucket, keyed `{workspace_id}.{monitor_id}`. */
+export interface Monitor {
+  monitor_id: string;
+  workspace_id: string;
+  status: MonitorStatus;
+  interval: number;
+  threshold: number;
+  webhook_url: string;
+  /** What the monitor renders, for people: the URL, or "html" / "markdown" for a document. */
+  target: string;
+  format: OutputFormat;
+  /** The render options (RenderOptions as JSON), sealed: they may carry credentials for the target. */
+  sealed_options: string;
+  created_at: string;
+  updated_at: string;
+  /**
+   * Bumped by every change to the schedule (pause, resume, interval): a tick message of an older
+   * generation ends itself, so exactly one chain of ticks runs per monitor.
+   */
+  generation: number;
+  /** The next tick (ISO time); a tick claims it by moving it on with compare-and-set. */
+  next_run_at: string;
+  last_run_at?: string;
+  last_render_id?: string;
+  /** The last capture compared against (the baseline of the next comparison). */
+  last_file_name?: string;
+  last_status?: 'succeeded' | 'failed';
+  last_error_code?: string;
+  /** The render (and its file) the last comparison was made for: a render announced again is not compared twice. */
+  observed?: string;
+  changes: MonitorChange[];
+}
+
+/** The KV key of a monitor. */
+export const monitorKey = (workspaceId: string, monitorId: string) => `${workspaceId}.${monitorId}`;
+
+/** A new monitor id. */
+export const newMonitorId = () => `mon_${randomBytes(8).toString('hex')}`;
+
+/** True when `id` has the shape of a monitor id. */
+export const isMonitorId = (id: string) => /^mon_[0-9a-f]{16}$/.test(id);
+
+/**
+ * The render id of one tick: derived from the monitor and the tick's time, so a tick handled again
+ * (its process died, two processes raced) is the same render, deduplicated by the render stream.
+ */
+export function tickRenderId(monitorId: string, tickAt: string): string {
+  const hex = createHash('sha256').update(`monitor-tick:${monitorId}:${tickAt}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The first slot after `now` on the monitor's grid (`due` + k × interval): missed ticks are skipped, not made up. */
+export function nextRunAfter(due: number, intervalSeconds: number, now: number): number {
+  const step = intervalSeconds * 1000;
+  return now < due + step ? due + step : due + step * (Math.floor((now - due) / step) + 1);
+}
+
+/** A monitor as the API answers it. */
+export function publicMonitor(monitor: Monitor, baseUrl: string, detail = true) {
+  const file = (name: string) => fileUrl(baseUrl, name);
+  return {
+    monitor_id: monitor.monitor_id,
+    status: monitor.status,
+    target: monitor.target,
+    format: monitor.format,
+    interval: monitor.interval,
+    threshold: monitor.threshold,
+    webhook_url: monitor.webhook_url,
+    created_at: monitor.created_at,
+    next_run_at: monitor.status === 'active' ? monitor.next_run_at : null,
+    last_run_at: monitor.last_run_at ?? null,
+    last_status: monitor.last_status ?? null,
+    ...(monitor.last_error_code ? { last_error_code: monitor.last_error_code } : {}),
+    last_file_url: monitor.last_file_name ? file(monitor.last_file_name) : null,
+    ...(detail
+      ? {
+          changes: monitor.changes.map((change) => ({
+            at: change.at,
+            render_id: change.render_id,
+            changed_share: change.changed_share,
+            file_url: file(change.file_name),
+            previous_file_url: file(change.previous_file_name),
+            diff_url: file(change.diff_file_name),
+          })),
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,163 @@
+// /api/monitors: create, list, show, change and remove a workspace's monitors (docs/monitors.md).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import {
+  DEFAULT_THRESHOLD,
+  MAX_INTERVAL_SECONDS,
+  monitorFormats,
+  newMonitorId,
+  planMonitorLimits,
+  publicMonitor,
+  shortestInterval,
+  type Monitor,
+} from '../domain/monitor.ts';
+import type { OutputFormat } from '../domain/options.ts';
+import type { MonitorManager, MonitorPatch } from '../monitors/manage.ts';
+import type { Sealer } from '../secrets/sealer.ts';
+import type { Workspace } from '../workspaces/workspace.ts';
+import { authenticate, rawQueryString } from './auth.ts';
+import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
+
+/** What the monitor routes need beside the app's decorators. */
+export interface MonitorRouteOptions {
+  manager: MonitorManager;
+  sealer: Sealer;
+}
+
+/** /api/take parameters that steer one answer and mean nothing for a monitor. */
+export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name', 'external_identifier'];
+
+const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
+const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
+
+/** The JSON object body of a POST or PATCH, or 400. */
+function jsonBody(request: FastifyRequest): Record<string, unknown> {
+  const body = request.body;
+  if (request.rawBody === undefined) throw notValid([{ parameter: 'Content-Type', message: 'must be application/json' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notValid([{ parameter: 'body', message: 'must be a JSON object' }]);
+  return body as Record<string, unknown>;
+}
+
+/** Validates `interval` against the plan; a problem, or undefined. */
+function intervalProblem(value: unknown, workspace: Workspace, minInterval: number): ParamProblem | undefined {
+  const shortest = shortestInterval(workspace.plan, minInterval);
+  if (typeof value !== 'number' || !Number.isInteger(value)) return { parameter: 'interval', message: 'must be a whole number of seconds' };
+  if (value < shortest) return { parameter: 'interval', message: `must be at least ${shortest} seconds on the ${workspace.plan} plan` };
+  if (value > MAX_INTERVAL_SECONDS) return { parameter: 'interval', message: `must be at most ${MAX_INTERVAL_SECONDS} seconds` };
+  return undefined;
+}
+
+function thresholdProblem(value: unknown): ParamProblem | undefined {
+  return typeof value === 'number' && value >= 0 && value <= 1 ? undefined : { parameter: 'threshold', message: 'must be a number from 0 to 1' };
+}
+
+/** Registers the monitor routes; the access key is checked as on /api/take. */
+export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (app, { manager, sealer }) => {
+  const { config, workspaces, checkTarget } = app;
+  const { store } = manager;
+
+  const caller = async (request: FastifyRequest, raw?: RawParams) =>
+    (await authenticate(request, raw ?? { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] }, workspaces)).workspace;
+
+  app.post('/api/monitors', async (request, reply) => {
+    const body = jsonBody(request);
+    const workspace = await caller(request, { kind: 'json', body });
+    const { interval, threshold = DEFAULT_THRESHOLD, ...take } = body;
+    const problems: ParamProblem[] = [];
+    const parsed = parseTakeParams({ kind: 'json', body: take });
+    if ('problems' in parsed) problems.push(...parsed.problems);
+    for (const name of answerOnly) if (name in take) problems.push({ parameter: name, message: 'has no meaning for a monitor' });
+    const intervalIssue = interval === undefined ? { parameter: 'interval', message: 'is required' } : intervalProblem(interval, workspace, config.monitorMinInterval);
+    if (intervalIssue) problems.push(intervalIssue);
+    const thresholdIssue = thresholdProblem(threshold);
+    if (thresholdIssue) problems.push(thresholdIssue);
+    if (take.webhook_url === undefined || take.webhook_url === null) problems.push({ parameter: 'webhook_url', message: 'is required' });
+    const format = take.format === 'jpg' ? 'jpeg' : take.format;
+    if (format !== undefined && format !== null && !monitorFormats.includes(format as OutputFormat) && !problems.some((p) => p.parameter === 'format')) {
+      problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });
+    }
+    if (problems.length > 0 || !('request' in parsed)) throw notValid(problems);
+    const limit = planMonitorLimits[workspace.plan].monitors;
+    if ((await store.list(workspace.workspace_id)).length >= limit) {
+      throw notValid([{ parameter: 'monitors', message: `the ${workspace.plan} plan allows at most ${limit} monitors` }]);
+    }
+    const { options, control } = parsed.request;
+    if (options.url !== undefined) await checkTarget(options.url, 'url');
+    await checkTarget(control.webhook_url!, 'webhook_url');
+
+    const now = new Date().toISOString();
+    const monitor: Monitor = {
+      monitor_id: newMonitorId(),
+      workspace_id: workspace.workspace_id,
+      status: 'active',
+      interval: interval as number,
+      threshold: threshold as number,
+      webhook_url: control.webhook_url!,
+      target: options.url ?? (options.html !== undefined ? 'html' : 'markdown'),
+      format: options.format,
+      sealed_options: sealer.seal(JSON.stringify(options)),
+      created_at: now,
+      updated_at: now,
+      generation: 1,
+      // The first tick runs at once: its capture is the baseline later ticks are compared with.
+      next_run_at: now,
+      changes: [],
+    };
+    await manager.create(monitor);
+    reply.code(201);
+    return publicMonitor(monitor, config.filesBaseUrl);
+  });
+
+  app.get('/api/monitors', async (request) => {
+    const workspace = await caller(request);
+    const monitors = await store.list(workspace.workspace_id);
+    return { monitors: monitors.map((monitor) => publicMonitor(monitor, config.filesBaseUrl, false)) };
+  });
+
+  app.get<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request) => {
+    const workspace = await caller(request);
+    const monitor = await store.get(workspace.workspace_id, request.params.monitorId);
+    if (!monitor) throw notFound();
+    return publicMonitor(monitor, config.filesBaseUrl);
+  });
+
+  app.patch<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request) => {
+    const body = jsonBody(request);
+    const workspace = await caller(request, { kind: 'json', body });
+    const problems: ParamProblem[] = [];
+    const patch: MonitorPatch = {};
+    for (const [name, value] of Object.entries(body)) {
+      if (name === 'access_key') continue;
+      if (name === 'status') {
+        if (value === 'active' || value === 'paused') patch.status = value;
+        else problems.push({ parameter: name, message: 'must be active or paused' });
+      } else if (name === 'interval') {
+        const issue = intervalProblem(value, workspace, config.monitorMinInterval);
+        if (issue) problems.push(issue);
+        else patch.interval = value as number;
+      } else if (name === 'threshold') {
+        const issue = thresholdProblem(value);
+        if (issue) problems.push(issue);
+        else patch.threshold = value as number;
+      } else if (name === 'webhook_url') {
+        if (typeof value === 'string' && value !== '') patch.webhook_url = value;
+        else problems.push({ parameter: name, message: 'must be an absolute http or https URL' });
+      } else {
+        problems.push({ parameter: name, message: 'cannot be changed (status, interval, threshold and webhook_url can)' });
+      }
+    }
+    if (problems.length > 0) throw notValid(problems);
+    if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
+    if (patch.webhook_url !== undefined) await checkTarget(patch.webhook_url, 'webhook_url');
+    const monitor = await manager.change(workspace.workspace_id, request.params.monitorId, patch);
+    if (!monitor) throw notFound();
+    return publicMonitor(monitor, config.filesBaseUrl);
+  });
+
+  app.delete<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request, reply) => {
+    const workspace = await caller(request);
+    if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
+    await manager.remove(workspace.workspace_id, request.params.monitorId);
+    return reply.code(204).send();
+  });
+};

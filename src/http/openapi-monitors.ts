@@ -1,0 +1,160 @@
+// The monitors' part of the OpenAPI document (docs/monitors.md): paths, schemas and the two webhook events.
+import { DEFAULT_THRESHOLD, MAX_INTERVAL_SECONDS, monitorFormats, planMonitorLimits } from '../domain/monitor.ts';
+import { answerOnly } from './monitors.ts';
+
+/** A JSON Schema or any other part of the document. */
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const monitorIdParameter = { name: 'monitorId', in: 'path', required: true, schema: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' } };
+const limits = Object.entries(planMonitorLimits)
+  .map(([plan, { monitors, intervalFactor }]) => `${plan}: at most ${monitors} monitors, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL (default 60 s)`)
+  .join('; ');
+
+/** The schemas the monitor paths and events refer to. */
+export function monitorSchemas(takeBody: Json): Json {
+  const nullableUri = { type: ['string', 'null'], format: 'uri' };
+  return {
+    MonitorCreate: {
+      type: 'object',
+      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}), but ${answerOnly.join(', ')}, which mean nothing here; plus interval and threshold. webhook_url is required.`,
+      required: ['interval', 'webhook_url'],
+      properties: {
+        ...Object.fromEntries(Object.entries(takeBody.properties as Json).filter(([name]) => !answerOnly.includes(name))),
+        interval: { type: 'integer', minimum: 1, maximum: MAX_INTERVAL_SECONDS, description: `Seconds between ticks. Per plan: ${limits}.` },
+        threshold: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_THRESHOLD, description: 'The share of pixels that must differ for monitor.changed.' },
+      },
+      additionalProperties: false,
+    },
+    MonitorPatch: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        status: { type: 'string', enum: ['active', 'paused'] },
+        interval: { type: 'integer', minimum: 1, maximum: MAX_INTERVAL_SECONDS },
+        threshold: { type: 'number', minimum: 0, maximum: 1 },
+        webhook_url: { type: 'string', format: 'uri' },
+        access_key: { type: 'string' },
+      },
+    },
+    MonitorChange: {
+      type: 'object',
+      required: ['at', 'render_id', 'changed_share', 'file_url', 'previous_file_url', 'diff_url'],
+      properties: {
+        at: { type: 'string', format: 'date-time' },
+        render_id: { type: 'string', format: 'uuid' },
+        changed_share: { type: 'number', minimum: 0, maximum: 1 },
+        file_url: { type: 'string', format: 'uri' },
+        previous_file_url: { type: 'string', format: 'uri' },
+        diff_url: { type: 'string', format: 'uri', description: 'A PNG: the new capture in grey, changed pixels in red.' },
+      },
+    },
+    Monitor: {
+      type: 'object',
+      required: ['monitor_id', 'status', 'interval', 'threshold', 'webhook_url', 'next_run_at'],
+      properties: {
+        monitor_id: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' },
+        status: { type: 'string', enum: ['active', 'paused'] },
+        target: { type: 'string', description: 'The URL rendered, or html / markdown for a document.' },
+        format: { type: 'string', enum: [...monitorFormats] },
+        interval: { type: 'integer' },
+        threshold: { type: 'number' },
+        webhook_url: { type: 'string', format: 'uri' },
+        created_at: { type: 'string', format: 'date-time' },
+        next_run_at: { type: ['string', 'null'], format: 'date-time', description: 'Null while paused.' },
+        last_run_at: { type: ['string', 'null'], format: 'date-time' },
+        last_status: { type: ['string', 'null'], enum: ['succeeded', 'failed', null] },
+        last_error_code: { type: 'string' },
+        last_file_url: nullableUri,
+        changes: { type: 'array', items: ref('MonitorChange'), description: 'Latest first (the last 50); in the answer for one monitor.' },
+      },
+    },
+    MonitorEvent: {
+      type: 'object',
+      required: ['id', 'type', 'created_at', 'data'],
+      properties: {
+        id: { type: 'string', description: 'The delivery id, the same on every attempt (= webhook-id).' },
+        type: { type: 'string', enum: ['monitor.changed', 'monitor.failed'] },
+        created_at: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object',
+          required: ['monitor_id', 'render_id'],
+          properties: {
+            monitor_id: { type: 'string' },
+            render_id: { type: 'string', format: 'uuid' },
+            changed_share: { type: 'number', description: 'monitor.changed only.' },
+            file_url: { type: 'string', format: 'uri', description: 'monitor.changed only: the new capture.' },
+            previous_file_url: { type: 'string', format: 'uri', description: 'monitor.changed only: the capture it was compared with.' },
+            diff_url: { type: 'string', format: 'uri', description: 'monitor.changed only.' },
+            error_code: { type: 'string', description: 'monitor.failed only.' },
+            error_message: { type: 'string', description: 'monitor.failed only.' },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The monitor paths; `errors(codes)` makes the error responses as every other path has them. */
+export function monitorPaths(security: Json[], errors: (codes: string[]) => Json): Json {
+  const common = ['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'temporary_unavailable', 'request_not_valid', 'internal_application_error'];
+  const json = (schema: Json) => ({ 'application/json': { schema } });
+  return {
+    '/api/monitors': {
+      post: {
+        tags: ['monitors'],
+        operationId: 'createMonitor',
+        summary: 'Create a monitor',
+        description: 'Renders the page now (the baseline) and then every interval; a tick whose capture differs from the last by more than threshold sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
+        security,
+        requestBody: { required: true, content: json(ref('MonitorCreate')) },
+        responses: { '201': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'url_not_allowed', 'name_not_resolved']) },
+      },
+      get: {
+        tags: ['monitors'],
+        operationId: 'listMonitors',
+        summary: "The workspace's monitors",
+        security,
+        responses: {
+          '200': { description: 'Every monitor, oldest first, without their changes.', content: json({ type: 'object', required: ['monitors'], properties: { monitors: { type: 'array', items: ref('Monitor') } } }) },
+          ...errors(common),
+        },
+      },
+    },
+    '/api/monitors/{monitorId}': {
+      parameters: [monitorIdParameter],
+      get: {
+        tags: ['monitors'],
+        operationId: 'getMonitor',
+        summary: 'A monitor, with its changes',
+        description: "Another workspace's monitor answers like an unknown one.",
+        security,
+        responses: { '200': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'not_found']) },
+      },
+      patch: {
+        tags: ['monitors'],
+        operationId: 'changeMonitor',
+        summary: 'Pause, resume or change a monitor',
+        security,
+        requestBody: { required: true, content: json(ref('MonitorPatch')) },
+        responses: { '200': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'not_found', 'url_not_allowed', 'name_not_resolved']) },
+      },
+      delete: {
+        tags: ['monitors'],
+        operationId: 'deleteMonitor',
+        summary: 'Remove a monitor',
+        security,
+        responses: { '204': { description: 'Removed; no tick runs after.' }, ...errors([...common, 'not_found']) },
+      },
+    },
+  };
+}
+
+/** The monitor events, delivered and signed like render.ended (`delivery` is its operation, whose headers and answers they share). */
+export function monitorWebhooks(delivery: Json): Json {
+  const event = (summary: string) => ({ post: { ...delivery, summary, requestBody: { required: true, content: { 'application/json': { schema: ref('MonitorEvent') } } } } });
+  return {
+    'monitor.changed': event("A monitor's capture differs from the last one by more than its threshold"),
+    'monitor.failed': event("A monitor's tick failed to render"),
+  };
+}

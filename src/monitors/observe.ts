@@ -1,0 +1,134 @@
+// After a monitor's render ends: compare it with the last capture and announce a change or a failure.
+import { createHash } from 'node:crypto';
+import { fileUrl } from '../domain/files.ts';
+import { CHANGES_KEPT, type Monitor } from '../domain/monitor.ts';
+import type { RenderRecord } from '../domain/render.ts';
+import type { DeliveryQueue, WebhookPayload } from '../delivery/records.ts';
+import type { Logger } from '../log.ts';
+import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
+import { compareCaptures } from './compare.ts';
+import type { MonitorStore } from './store.ts';
+
+/** What observing a monitor's renders needs. */
+export interface MonitorObserverDeps {
+  log: Logger;
+  monitors: MonitorStore;
+  store: Pick<FileStore, 'read' | 'put'>;
+  deliveries: Pick<DeliveryQueue, 'enqueueEvent'>;
+  /** Where stored files are served: the file URLs of the events are under it. */
+  filesBaseUrl: string;
+}
+
+/** The delivery id of a monitor event: derived from the render (and its capture), so announcing it again is one delivery. */
+function eventId(kind: string, renderId: string, fileName = ''): string {
+  return `wh_${createHash('sha256').update(`monitor:${kind}:${renderId}:${fileName}`).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The diff's file name, derived from the (unguessable) capture's: the same day, so it lives as long
+ * as the capture it explains, and the same name when a render is observed again.
+ */
+function diffFileName(captureName: string): string {
+  return `${captureName.slice(0, 8)}-${createHash('sha256').update(`monitor-diff:${captureName}`).digest('hex').slice(0, 32)}.png`;
+}
+
+/**
+ * Observes ended renders of monitors. Idempotent, as a render's end is announced again on
+ * redelivery: the monitor remembers the render (and file) it last observed, and the events'
+ * delivery ids are derived from them.
+ */
+export class MonitorObserver {
+  constructor(private readonly deps: MonitorObserverDeps) {}
+
+  /** Handles one ended render; a render of no monitor (or of a deleted one) is left alone. */
+  async observe(record: RenderRecord): Promise<void> {
+    if (!record.monitor_id || record.abandoned) return;
+    const { monitors } = this.deps;
+    const monitor = await monitors.get(record.workspace_id, record.monitor_id);
+    const seen = `${record.render_id}:${record.file_name ?? 'failed'}`;
+    if (!monitor || monitor.observed === seen) return;
+    if (record.status === 'failed') return this.failed(monitor, record, seen);
+    if (record.status !== 'succeeded' || !record.file_name) return;
+
+    const fileName = record.file_name;
+    const comparison = monitor.last_file_name ? await this.compare(monitor.last_file_name, fileName) : null;
+    let change: Monitor['changes'][number] | undefined;
+    if (comparison && monitor.last_file_name && comparison.changedShare > monitor.threshold) {
+      const diffName = diffFileName(fileName);
+      await this.deps.store.put(diffName, comparison.diff, 'png');
+      change = {
+        at: record.finished_at ?? new Date().toISOString(),
+        render_id: record.render_id,
+        changed_share: Math.round(comparison.changedShare * 1e6) / 1e6,
+        file_name: fileName,
+        previous_file_name: monitor.last_file_name,
+        diff_file_name: diffName,
+      };
+    }
+    if (change) {
+      const url = (name: string) => fileUrl(this.deps.filesBaseUrl, name);
+      // Queued before the monitor records it: a process dying in between queues the same delivery again, once.
+      await this.announce(monitor, record, {
+        id: eventId('changed', record.render_id, fileName),
+        type: 'monitor.changed',
+        created_at: new Date().toISOString(),
+        data: {
+          monitor_id: monitor.monitor_id,
+          render_id: record.render_id,
+          changed_share: change.changed_share,
+          file_url: url(change.file_name),
+          previous_file_url: url(change.previous_file_name),
+          diff_url: url(change.diff_file_name),
+        },
+      });
+    }
+    await monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
+      current.observed === seen
+        ? undefined
+        : {
+            ...current,
+            observed: seen,
+            last_file_name: fileName,
+            last_status: 'succeeded',
+            last_error_code: undefined,
+            changes: change ? [change, ...current.changes].slice(0, CHANGES_KEPT) : current.changes,
+          },
+    );
+    if (!change) return;
+    this.deps.log.info({ monitor_id: monitor.monitor_id, render_id: record.render_id, changed_share: change.changed_share }, 'monitor changed');
+  }
+
+  private async failed(monitor: Monitor, record: RenderRecord, seen: string): Promise<void> {
+    await this.announce(monitor, record, {
+      id: eventId('failed', record.render_id),
+      type: 'monitor.failed',
+      created_at: new Date().toISOString(),
+      data: { monitor_id: monitor.monitor_id, render_id: record.render_id, error_code: record.error_code, error_message: record.error_message },
+    });
+    await this.deps.monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
+      current.observed === seen ? undefined : { ...current, observed: seen, last_status: 'failed', last_error_code: record.error_code },
+    );
+  }
+
+  private announce(monitor: Monitor, record: RenderRecord, payload: WebhookPayload): Promise<void> {
+    return this.deps.deliveries.enqueueEvent({ render_id: record.render_id, workspace_id: monitor.workspace_id, webhook_url: monitor.webhook_url }, payload);
+  }
+
+  /** Compares the baseline with the new capture; a baseline gone from the store (swept) makes the new capture the baseline. */
+  private async compare(previousName: string, currentName: string) {
+    const read = (name: string) =>
+      this.deps.store.read(name).catch((err) => {
+        if (isStoreUnavailable(err)) throw err;
+        return null;
+      });
+    const [previous, current] = await Promise.all([read(previousName), read(currentName)]);
+    if (!previous || !current) return null;
+    try {
+      return await compareCaptures(previous, current);
+    } catch (err) {
+      // Never thrown on: the render's end would be redelivered forever. The capture becomes the baseline.
+      this.deps.log.error({ err, previous: previousName, current: currentName }, 'monitor captures could not be compared');
+      return null;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+// The monitors in the OpenAPI document: their paths, the create body beside /api/take's, the two events.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openApiDocument } from '../../src/http/openapi.ts';
+import { answerOnly } from '../../src/http/monitors.ts';
+
+const openapi = suite('OpenAPI: monitors');
+type Json = Record<string, any>;
+const document: Json = openApiDocument('http://127.0.0.1:3000');
+
+openapi('every monitor operation is documented with its answers', () => {
+  assert.equal(Object.keys(document.paths['/api/monitors']).sort(), ['get', 'post']);
+  assert.equal(Object.keys(document.paths['/api/monitors/{monitorId}']).filter((key) => key !== 'parameters').sort(), ['delete', 'get', 'patch']);
+  assert.ok(document.paths['/api/monitors'].post.responses['201']);
+  assert.ok(document.paths['/api/monitors/{monitorId}'].delete.responses['204']);
+  assert.ok(document.paths['/api/monitors/{monitorId}'].get.responses['404']);
+});
+
+openapi('the create body is /api/take\'s body less what means nothing for a monitor, plus interval and threshold', () => {
+  const create = document.components.schemas.MonitorCreate;
+  const take = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
+  const expected = [...Object.keys(take.properties).filter((name) => !answerOnly.includes(name)), 'interval', 'threshold'].sort();
+  assert.equal(Object.keys(create.properties).sort(), expected);
+  assert.equal(create.required, ['interval', 'webhook_url']);
+});
+
+openapi('monitor.changed and monitor.failed are signed like render.ended', () => {
+  for (const event of ['monitor.changed', 'monitor.failed']) {
+    const post = document.webhooks[event].post;
+    assert.equal(post.parameters, document.webhooks['render.ended'].post.parameters, event);
+    assert.equal(post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/MonitorEvent' });
+  }
+  assert.equal(document.components.schemas.MonitorEvent.properties.type.enum, ['monitor.changed', 'monitor.failed']);
+});
+
+openapi.run();
