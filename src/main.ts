@@ -164,7 +164,10 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
 /** The egress proxy and, behind it, the browser a render worker drives. */
 async function startRenderer(config: Config, log: Logger) {
   const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
-  const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log) });
+  const browser = new BrowserHost({
+    executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log),
+    noSandbox: config.chromiumNoSandbox, browserUser: config.chromiumUser, env: config.browserEnv,
+  });
   try {
     await browser.start();
   } catch (err) {

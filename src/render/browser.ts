@@ -10,6 +10,7 @@ import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
 import { markDeadlineEnd } from './steps.ts';
+import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -20,6 +21,12 @@ export interface BrowserHostOptions {
   poolSize?: number;
   /** Renders one context serves before it is replaced (default 100). */
   rendersPerContext?: number;
+  /** Chromium without its sandbox (CHROMIUM_NO_SANDBOX); by default the launch fails when the sandbox cannot be had. */
+  noSandbox?: boolean;
+  /** The unprivileged user Chromium runs as when this process is root (CHROMIUM_USER; default shutterbus-chromium). */
+  browserUser?: string;
+  /** Chromium's whole environment (default: PATH alone): the service's own credentials stay out of it. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -33,6 +40,9 @@ export type PageSetup = MetricsOptions & Pick<RenderOptions, 'timeout'> & {
 /** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
 export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSession) => Promise<T>;
 
+// Chromium's environment when none is given: the service's own (its store and broker credentials) never.
+const BROWSER_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
 
@@ -44,6 +54,7 @@ export class BrowserHost {
   #browser: Browser | null = null;
   #pool: PagePool | null = null;
   #pid: number | null = null;
+  #plan: LaunchPlan | null = null;
   #launching: Promise<Browser> | null = null;
   #recovering: Promise<void> | null = null;
   #closed = false;
@@ -64,9 +75,12 @@ export class BrowserHost {
     this.#closed = true;
     const browser = this.#browser ?? (await this.#launching?.catch(() => null));
     this.#browser = null;
-    if (!browser) return;
-    const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
-    if (!closed) this.#kill();
+    if (browser) {
+      const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
+      if (!closed) this.#kill();
+    }
+    this.#plan?.dispose();
+    this.#plan = null;
   }
 
   /** True while a browser is up and connected (readiness probe). */
@@ -187,19 +201,30 @@ export class BrowserHost {
 
   async #launch(): Promise<Browser> {
     const startedAt = Date.now();
-    const { executablePath, proxyUrl } = this.#options;
+    const { executablePath, proxyUrl, noSandbox = false, browserUser = DEFAULT_BROWSER_USER, env = BROWSER_ENV } = this.#options;
+    // A sandbox that cannot be had is the operator's to fix: a SandboxError, not a retry.
+    this.#plan ??= planLaunch(executablePath, { noSandbox, user: browserUser });
+    const plan = this.#plan;
     let browser: Browser;
     try {
-      browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker] });
+      browser = await chromium.launch({
+        executablePath: plan.executablePath, chromiumSandbox: plan.chromiumSandbox, env: { ...env },
+        args: [...chromiumArgs(proxyUrl), this.#marker],
+      });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
+      const refused = plan.chromiumSandbox ? sandboxFailure(error) : null;
+      if (refused) throw refused;
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
     }
     this.#browser = browser;
     this.#pool = new PagePool(browser, { maxPages: this.#options.poolSize ?? 6, maxRenders: this.#options.rendersPerContext ?? 100 });
     this.#pid = findProcessWithArg(this.#marker);
     browser.on('disconnected', () => this.#onDisconnected(browser));
-    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), ms: Date.now() - startedAt });
+    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), sandbox: plan.chromiumSandbox, user: plan.user, ms: Date.now() - startedAt });
+    if (!plan.chromiumSandbox) {
+      this.#log({ level: 'warn', msg: 'CHROMIUM_NO_SANDBOX=true: the browser runs WITHOUT its sandbox; one renderer exploit has this process\'s privileges (docs/browser.md)' });
+    }
     return browser;
   }
 
