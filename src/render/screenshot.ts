@@ -1,7 +1,7 @@
 // The capture step: the viewport, an element, a clip or the whole page, taken over CDP.
 
 import type { CDPSession, Page } from 'playwright-core';
-import { FULL_PAGE_MAX_HEIGHT, type RenderOptions } from '../domain/options.ts';
+import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
 import { captureFormat } from './image.ts';
 import { findElement, untilAborted } from './steps.ts';
 
@@ -15,7 +15,7 @@ export interface Capture {
  * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike
  * (the other image formats are converted from a png by image.ts):
  * the `clip_*` rectangle, the element of `selector` (falling back to the viewport when none
- * matches), the whole page up to `full_page_max_height` CSS px (scrolled through first with
+ * matches), the whole page up to `full_page_max_height` CSS px or the pixel budget (scrolled through first with
  * `full_page_scroll`), or the viewport, over `session` (a CDP session on the page). With
  * `omit_background` the default background is transparent for the capture alone.
  */
@@ -33,6 +33,7 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
     } else if (options.selector) {
       clip = await elementClip(page, options.selector, deadline, fixedViewport ? undo : undefined);
       selectorFound = clip !== undefined;
+      if (clip) clip = withinPixelBudget(clip, options);
     } else if (options.full_page) {
       if (options.full_page_scroll ?? true) await scrollThrough(page, options, deadline);
       clip = await fullPageClip(page, options, deadline);
@@ -133,18 +134,37 @@ export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width
   })`));
 }
 
-// The whole scrollable document, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
+// The whole scrollable document, cut at fullPageMaxHeight.
 async function fullPageClip(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
   const size = await documentSize(page, deadline);
-  const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
-  return { x: 0, y: 0, width: size.width, height: Math.min(size.height, maxHeight) };
+  return withinPixelBudget({ x: 0, y: 0, width: size.width, height: size.height }, options);
+}
+
+/**
+ * The tallest full page a capture `width` CSS px wide may have: full_page_max_height, never above
+ * FULL_PAGE_MAX_HEIGHT, and lower where MAX_CAPTURE_PIXELS at the render's scale ends first.
+ */
+export function fullPageMaxHeight(options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor'>, width: number): number {
+  const scale = options.device_scale_factor;
+  const budget = Math.max(1, Math.floor(MAX_CAPTURE_PIXELS / (Math.max(1, width) * scale * scale)));
+  return Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT, budget);
+}
+
+// A page or element box cut to what the pixel budget allows: first in width (a document far
+// wider than it is tall keeps at least a viewport's height), then at fullPageMaxHeight.
+function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
+  const scale = options.device_scale_factor;
+  const widest = Math.floor(MAX_CAPTURE_PIXELS / (scale * scale * Math.min(clip.height, options.viewport_height)));
+  const width = Math.min(clip.width, Math.max(options.viewport_width, widest));
+  return { ...clip, width, height: Math.min(clip.height, fullPageMaxHeight(options, width)) };
 }
 
 // One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
-// full_page_scroll_delay ms at each step, until the bottom of what will be captured (the page may
+// full_page_scroll_delay ms at each step, until the bottom of what may be captured (the page may
 // grow as lazy content arrives) has been in view; then back to the top.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
-  const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
+  // A document is at least as wide as the viewport: the height at that width is never short.
+  const maxHeight = fullPageMaxHeight(options, options.viewport_width);
   await untilAborted(deadline, page.evaluate<void>(`(async () => {
     const step = ${options.full_page_scroll_by ?? 0} || window.innerHeight;
     const end = () => Math.min(${maxHeight}, ${DOCUMENT_HEIGHT});
