@@ -24,6 +24,8 @@ export interface Config {
   chromiumUser: string;
   /** The only environment variables Chromium is started with: locale, time zone, paths; never a credential. */
   browserEnv: Readonly<Record<string, string>>;
+  /** Most memory one renderer may hold, in MB: its V8 heap limit and the watchdog's bound (docs/browser.md). */
+  rendererMemoryMb: number;
   roles: ReadonlySet<Role>;
   allowPrivateTargets: boolean;
   webhookRetrySchedule: readonly number[];
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumNoSandbox: boolean(env, 'CHROMIUM_NO_SANDBOX', false),
     chromiumUser: env.CHROMIUM_USER || 'shutterbus-chromium',
     browserEnv: browserEnv(env),
+    rendererMemoryMb: integer(env, 'RENDERER_MEMORY_LIMIT_MB', 1024, 128, 16384),
     roles: roles(env.ROLES || 'ingress,render,delivery'),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h'),

@@ -27,6 +27,7 @@ export const errorTable = {
   content_missing_specified_string: { status: 422, message: 'The page does not contain a text listed in fail_if_content_missing.' },
   content_contains_specified_string: { status: 422, message: 'The page contains a text listed in fail_if_content_contains.' },
   script_error: { status: 422, message: 'A script of the scripts parameter threw an error.' },
+  page_memory_exceeded: { status: 422, message: 'The page used more memory than a render may (docs/browser.md); the render was stopped.' },
   concurrency_limit_reached: { status: 429, message: 'Too many renders of this workspace are in flight; retry shortly.' },
   host_returned_error: { status: 502, message: 'The target site answered with an error status.' },
   network_error: { status: 502, message: 'The target site refused or dropped the connection.' },
