@@ -335,7 +335,7 @@ function pageCrash(page: Page, killedForMemory: () => boolean): PageCrash {
       crashed = true;
       if (killedForMemory()) reject(overMemoryError());
     };
-    page.once('crash', onCrash);
+    page.on('crash', onCrash);
   });
   overMemory.catch(() => {});
   return {
