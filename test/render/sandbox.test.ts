@@ -7,7 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { listProcesses, processTree } from '../../src/render/processes.ts';
-import { SandboxError } from '../../src/render/sandbox.ts';
+import { chromium } from '../../src/render/playwright.ts';
+import { sandboxFailure, SandboxError } from '../../src/render/sandbox.ts';
 import { CHROMIUM, startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('the browser in its sandbox');
@@ -79,6 +80,18 @@ test('a browser user that does not exist stops the start with one line', async (
   } finally {
     await host.close();
   }
+});
+
+test("Chromium's own refusal of its sandbox becomes the same one line", async () => {
+  if (process.getuid?.() !== 0) return; // Chromium refuses its sandbox to root: the refusal at hand.
+  const error = await chromium.launch({ executablePath: CHROMIUM, chromiumSandbox: true, timeout: 20_000 })
+    .then(async (browser) => (await browser.close(), null), (err: unknown) => err);
+  assert.ok(error, 'Chromium refused to start as root with its sandbox');
+  const refused = sandboxFailure(error);
+  assert.instance(refused, SandboxError);
+  assert.not.ok(refused!.message.includes('\n'), 'one line');
+  assert.match(refused!.message, /CHROMIUM_NO_SANDBOX/);
+  assert.is(sandboxFailure(new Error('net::ERR_CONNECTION_REFUSED')), null, 'other failures are not the sandbox');
 });
 
 test('CHROMIUM_NO_SANDBOX runs the renderers unconfined and says so loudly', async () => {
