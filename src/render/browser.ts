@@ -85,12 +85,9 @@ export class BrowserHost {
     this.#closed = true;
     const browser = this.#browser ?? (await this.#launching?.catch(() => null));
     this.#browser = null;
-    if (browser) {
-      const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
-      if (!closed) this.#kill();
-    }
-    this.#plan?.dispose();
-    this.#plan = null;
+    if (!browser) return;
+    const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
+    if (!closed) this.#kill();
   }
 
   /** True while a browser is up and connected (readiness probe). */

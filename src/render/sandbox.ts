@@ -22,13 +22,12 @@ export interface SandboxSettings {
 /** The user Chromium runs as when the service runs as root, unless CHROMIUM_USER names another. */
 export const DEFAULT_BROWSER_USER = 'shutterbus-chromium';
 
-/** How to launch: the executable Playwright starts, whether Chromium keeps its sandbox, and what to remove at close. */
+/** How to launch: the executable Playwright starts (Chromium, or the wrapper that drops to the user) and whether Chromium keeps its sandbox. */
 export interface LaunchPlan {
   executablePath: string;
   chromiumSandbox: boolean;
   /** The user Chromium runs as, when this process drops to one. */
   user?: string;
-  dispose(): void;
 }
 
 const SETPRIV = '/usr/bin/setpriv';
@@ -42,22 +41,33 @@ export function planLaunch(chromiumPath: string, settings: SandboxSettings): Lau
   const chromiumSandbox = !settings.noSandbox;
   if (chromiumSandbox) checkUserNamespaces();
   // Without its sandbox too, Chromium never runs as root.
-  if (process.getuid?.() !== 0) return { executablePath: chromiumPath, chromiumSandbox, dispose() {} };
+  if (process.getuid?.() !== 0) return { executablePath: chromiumPath, chromiumSandbox };
   const { uid, gid } = lookUpUser(settings.user);
   try {
     accessSync(SETPRIV, constants.X_OK);
   } catch {
     throw new SandboxError(`browser sandbox: ${SETPRIV} is missing (Debian package util-linux); it drops the browser to user ${settings.user}`);
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'shutterbus-browser-'));
-  const executablePath = path.join(dir, 'chromium-as-user');
+  return { executablePath: wrapperFor(chromiumPath, uid, gid), chromiumSandbox, user: settings.user };
+}
+
+// One wrapper per Chromium and user for the whole process, removed when the process exits.
+const wrappers = new Map<string, string>();
+let wrapperDir: string | null = null;
+
+function wrapperFor(chromiumPath: string, uid: number, gid: number): string {
+  const key = `${uid}:${gid}:${chromiumPath}`;
+  const known = wrappers.get(key);
+  if (known) return known;
+  if (wrapperDir === null) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'shutterbus-browser-'));
+    wrapperDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const executablePath = path.join(wrapperDir, `chromium-as-${uid}-${wrappers.size}`);
   writeFileSync(executablePath, wrapperScript(chromiumPath, uid, gid), { mode: 0o700 });
-  return {
-    executablePath,
-    chromiumSandbox,
-    user: settings.user,
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  wrappers.set(key, executablePath);
+  return executablePath;
 }
 
 /**
