@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Local development processes: the NATS server with JetStream and the S3-compatible store.
 #
-#   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci
+#   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci, and (as
+#                           root) the unprivileged user the browser runs as
 #   infra/local.sh up       deps, then start (or reuse) local NATS and S3 unless NATS_URL / S3_ENDPOINT are set
 #   infra/local.sh run      up, then the service in the foreground (what `make run` does); once it
 #                           answers, the demo workspace's keys and a curl line that works offline
@@ -102,9 +103,21 @@ ensure_node_modules() {
   node --version > "$NPM_STAMP"
 }
 
+# Chromium never runs as root: a service started as root (make run, CI) starts the browser as
+# this unprivileged user (docs/browser.md). Created here when missing; nothing to do for a normal user.
+ensure_browser_user() {
+  local user="${CHROMIUM_USER:-shutterbus-chromium}"
+  [[ $EUID -eq 0 ]] || return 0
+  id -u "$user" >/dev/null 2>&1 && return 0
+  say "creating the unprivileged user the browser runs as: $user"
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+    --comment "Shutterbus browser (Chromium runs as this user)" "$user"
+}
+
 deps() {
   ensure_debian_packages
   ensure_node
+  ensure_browser_user
   ensure_node_modules
 }
 

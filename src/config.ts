@@ -25,6 +25,14 @@ export interface Config {
   localS3Port: number;
   dataDir: string;
   chromiumPath: string;
+  /** CHROMIUM_NO_SANDBOX=true: Chromium without its sandbox (said loudly in the log); otherwise a start without the sandbox fails. */
+  chromiumNoSandbox: boolean;
+  /** The unprivileged user Chromium runs as when the service runs as root (docs/browser.md). */
+  chromiumUser: string;
+  /** The only environment variables Chromium is started with: locale, time zone, paths; never a credential. */
+  browserEnv: Readonly<Record<string, string>>;
+  /** Most memory one renderer may hold, in MB: its V8 heap limit and the watchdog's bound (docs/browser.md). */
+  rendererMemoryMb: number;
   roles: ReadonlySet<Role>;
   allowPrivateTargets: boolean;
   webhookRetrySchedule: readonly number[];
@@ -182,6 +190,16 @@ function roles(raw: string): Set<Role> {
   return new Set(chosen as Role[]);
 }
 
+// What of the service's environment Chromium may see: how to find programs, fonts, the time zone
+// and the locale. Its credentials (S3_*, SECRETS_KEY, ...) are never passed on.
+const BROWSER_ENV_NAMES = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LANGUAGE', 'LC_ALL', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH'];
+
+function browserEnv(env: Env): Record<string, string> {
+  const kept: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+  for (const name of BROWSER_ENV_NAMES) if (env[name]) kept[name] = env[name];
+  return kept;
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -239,6 +257,10 @@ export function loadConfig(env: Env = process.env): Config {
     localS3Port,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     chromiumPath: env.CHROMIUM_PATH || '/usr/lib/chromium/chromium',
+    chromiumNoSandbox: boolean(env, 'CHROMIUM_NO_SANDBOX', false),
+    chromiumUser: env.CHROMIUM_USER || 'shutterbus-chromium',
+    browserEnv: browserEnv(env),
+    rendererMemoryMb: integer(env, 'RENDERER_MEMORY_LIMIT_MB', 1024, 128, 16384),
     roles: roles(env.ROLES || 'ingress,render,delivery'),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h'),

@@ -29,6 +29,7 @@ export const errorTable = {
   script_error: { status: 422, message: 'A script of the scripts parameter threw an error.' },
   gpu_rendering_failed: { status: 422, message: 'GPU rendering was asked for and is not available on this worker.' },
   vision_failed: { status: 502, message: 'The vision API answered with an error or with nothing.' },
+  page_memory_exceeded: { status: 422, message: 'The page used more memory than a render may (docs/browser.md); the render was stopped.' },
   concurrency_limit_reached: { status: 429, message: 'Too many renders of this workspace are in flight; retry shortly.' },
   host_returned_error: { status: 502, message: 'The target site answered with an error status.' },
   network_error: { status: 502, message: 'The target site refused or dropped the connection.' },

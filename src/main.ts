@@ -62,14 +62,22 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   // Awaited below, or closed in the catch: this only keeps an early failure from going unhandled.
   renderer?.catch(() => undefined);
   let rendererOwned = false;
+  // A browser that cannot start (its sandbox refused) stops the start at once, not once NATS and
+  // the store have answered: the waits below give way to it.
+  const browserFailed: Promise<never> = renderer ? renderer.then(() => new Promise<never>(() => {})) : new Promise<never>(() => {});
+  browserFailed.catch(() => undefined);
   let ingress: ReturnType<typeof prepareIngress> | undefined;
   let ingressOwned = false;
   try {
-    const nc: NatsConnection = await connectNats(config, `shutterbus-${process.pid}`);
+    const connecting = connectNats(config, `shutterbus-${process.pid}`);
+    const nc: NatsConnection = await Promise.race([connecting, browserFailed]).catch((err) => {
+      void connecting.then((late) => late.close(), () => undefined);
+      throw err;
+    });
     closers.push(() => nc.drain());
     const natsLink = new NatsLink(nc, log);
     const js = jetstream(nc);
-    const topology = await untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config));
+    const topology = await Promise.race([untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config)), browserFailed]);
     const records = new RenderRecords(topology.renders);
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
@@ -78,9 +86,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const monitors = new MonitorManager(new MonitorStore(topology.monitors), js);
     const store = new FileStore(config.s3);
-    await retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
+    const storeReady = retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
       throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
     });
+    await Promise.race([storeReady, browserFailed]);
 
     const readiness: ReadinessCheck[] = [
       { name: 'nats', check: async () => void (await nc.rtt()) },
@@ -197,7 +206,11 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
 /** The egress proxy and, behind it, the browser a render worker drives. */
 async function startRenderer(config: Config, log: Logger) {
   const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
-  const browser = new BrowserHost({ executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log) });
+  const browser = new BrowserHost({
+    executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log),
+    noSandbox: config.chromiumNoSandbox, browserUser: config.chromiumUser, env: config.browserEnv,
+    rendererMemoryMb: config.rendererMemoryMb,
+  });
   try {
     await browser.start();
   } catch (err) {

@@ -1,7 +1,7 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
-import { imageFormats } from './options.ts';
+import { imageFormats, MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 import { storageEndpointProblem, storagePathProblem } from './storage.ts';
 
@@ -95,6 +95,14 @@ const rules: Rule[] = [
     const scale = Number(values.device_scale_factor ?? 1);
     return width * height * scale * scale > 3840 * 2160 * 4
       ? [{ parameter: 'device_scale_factor', message: 'makes the image too large: width × height × scale² must be at most 3840 × 2160 × 4' }]
+      : [];
+  },
+  // A clip's rectangle is an image of its own size: within the capture budget (docs/browser.md).
+  (values) => {
+    const scale = Number(values.device_scale_factor ?? 1);
+    const area = Number(values.clip_width ?? 0) * Number(values.clip_height ?? 0) * scale * scale;
+    return area > MAX_CAPTURE_PIXELS
+      ? [{ parameter: 'clip_height', message: 'makes the image too large: clip_width × clip_height × scale² must be at most 3840 × 16384' }]
       : [];
   },
   (values) => (given(values, 'time_zone') && !knownTimeZone(String(values.time_zone)) ? [{ parameter: 'time_zone', message: 'is not a known IANA time zone (e.g. Europe/Paris)' }] : []),

@@ -162,6 +162,13 @@ export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions,
 /** The tallest full-page capture, in CSS pixels (contract §9). */
 export const FULL_PAGE_MAX_HEIGHT = 16384;
 
+/**
+ * The most device pixels (width × height × device_scale_factor²) one capture may have, full page,
+ * element and clip included: 3840 × 16384, about 63 M pixels, which keeps Chromium near 1 GB while
+ * it paints and encodes them (docs/browser.md). A full page is cut at the height where it ends.
+ */
+export const MAX_CAPTURE_PIXELS = 3840 * 16384;
+
 /** Content-Type of each output format. */
 export const contentTypes: Record<OutputFormat, string> = {
   png: 'image/png',

@@ -12,6 +12,8 @@ import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
 import { markDeadlineEnd } from './steps.ts';
 import { metrics } from '../metrics.ts';
+import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
+import { RendererMemoryWatch } from './renderer-memory.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -24,6 +26,17 @@ export interface BrowserHostOptions {
   rendersPerContext?: number;
   /** The fontconfig file Chromium renders with; by default fonts.ts's (the machine's plus language preferences). */
   fontconfigFile?: string;
+  /** Chromium without its sandbox (CHROMIUM_NO_SANDBOX); by default the launch fails when the sandbox cannot be had. */
+  noSandbox?: boolean;
+  /** The unprivileged user Chromium runs as when this process is root (CHROMIUM_USER; default shutterbus-chromium). */
+  browserUser?: string;
+  /** Chromium's whole environment (default: PATH alone): the service's own credentials stay out of it. */
+  env?: Readonly<Record<string, string>>;
+  /**
+   * Most memory one renderer may hold, in MB (RENDERER_MEMORY_LIMIT_MB; default 1024): its V8 heap
+   * limit, and the resident size above which the watchdog kills it (the render: page_memory_exceeded).
+   */
+  rendererMemoryMb?: number;
 }
 
 /**
@@ -44,6 +57,11 @@ export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSessio
 
 // Whether each launched browser renders on a GPU, asked once (hasGpuRendering).
 const gpuRendering = new WeakMap<Browser, Promise<boolean>>();
+// Chromium's environment when none is given: the service's own (its store and broker credentials) never.
+const BROWSER_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+
+/** A renderer's memory bound when none is given, in MB. */
+export const DEFAULT_RENDERER_MEMORY_MB = 1024;
 
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
@@ -56,6 +74,8 @@ export class BrowserHost {
   #browser: Browser | null = null;
   #pool: PagePool | null = null;
   #pid: number | null = null;
+  #plan: LaunchPlan | null = null;
+  #memoryWatch: RendererMemoryWatch | null = null;
   #launching: Promise<Browser> | null = null;
   #recovering: Promise<void> | null = null;
   #closed = false;
@@ -151,6 +171,8 @@ export class BrowserHost {
     const stopped = Promise.race([aborted, crash.gone]);
     stopped.catch(() => {});
     const pool = this.#pool!;
+    const rendering = this.#memoryWatch?.begin();
+    let crashed: PageCrash | null = null;
     let warm: WarmPage | null = null;
     // Emulation (issue 13): a device preset or landscape changes the size and scale the page is
     // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
@@ -161,24 +183,32 @@ export class BrowserHost {
     try {
       warm = await Promise.race([acquiring, stopped]);
       const { page } = warm;
+      // A renderer killed for its memory crashes the page: that ends the render at once.
+      crashed = pageCrash(page, () => this.#memoryWatch?.killedRecently() === true);
+      const ended = Promise.race([stopped, crashed.overMemory]);
+      ended.catch(() => {});
       const size = page.viewportSize();
       if (size?.width !== width || size?.height !== height) {
-        await Promise.race([page.setViewportSize({ width, height }), stopped]);
+        await Promise.race([page.setViewportSize({ width, height }), ended]);
       }
       page.setDefaultTimeout(setup.timeout * 1000);
-      const result = await Promise.race([task(page, deadline, warm.session), stopped]);
+      const result = await Promise.race([task(page, deadline, warm.session), ended]);
       if (warm.key !== null) pool.release(warm);
       else void warm.context.close().catch(() => {});
       warm = null;
       return result;
     } catch (error) {
       if (deadline.aborted) throw await aborted.catch((reason: unknown) => reason);
+      const overMemory = crashed?.explain(error);
+      if (overMemory) throw overMemory;
       if (!browser.isConnected()) {
         throw new ServiceError('internal_application_error', {}, { cause: error });
       }
       throw error;
     } finally {
       crash.dispose();
+      crashed?.dispose();
+      rendering?.();
       if (warm) {
         this.#release(browser, pool.discard(warm), deadline.aborted);
       } else if (deadline.aborted) {
@@ -221,22 +251,37 @@ export class BrowserHost {
 
   async #launch(): Promise<Browser> {
     const startedAt = Date.now();
-    const { executablePath, proxyUrl } = this.#options;
+    const { executablePath, proxyUrl, noSandbox = false, browserUser = DEFAULT_BROWSER_USER, env = BROWSER_ENV } = this.#options;
+    const memoryMb = this.#options.rendererMemoryMb ?? DEFAULT_RENDERER_MEMORY_MB;
+    // A sandbox that cannot be had is the operator's to fix: a SandboxError, not a retry.
+    this.#plan ??= planLaunch(executablePath, { noSandbox, user: browserUser });
+    const plan = this.#plan;
     let browser: Browser;
     try {
-      // The browser inherits the process's environment, plus the fontconfig file of fonts.ts.
+      // The browser's own environment, plus the fontconfig file of fonts.ts.
       const fonts = this.#options.fontconfigFile ?? fontconfigFile();
-      const env = fonts ? { ...process.env, FONTCONFIG_FILE: fonts } : undefined;
-      browser = await chromium.launch({ executablePath, args: [...chromiumArgs(proxyUrl), this.#marker], env });
+      browser = await chromium.launch({
+        executablePath: plan.executablePath, chromiumSandbox: plan.chromiumSandbox, env: { ...env, ...(fonts ? { FONTCONFIG_FILE: fonts } : {}) },
+        args: [...chromiumArgs(proxyUrl, memoryMb), this.#marker],
+      });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
+      const refused = plan.chromiumSandbox ? sandboxFailure(error) : null;
+      if (refused) throw refused;
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
     }
     this.#browser = browser;
     this.#pool = new PagePool(browser, { maxPages: this.#options.poolSize ?? 6, maxRenders: this.#options.rendersPerContext ?? 100 });
     this.#pid = findProcessWithArg(this.#marker);
+    this.#memoryWatch?.stop();
+    this.#memoryWatch = this.#pid === null ? null : new RendererMemoryWatch(this.#pid, memoryMb, (pid, mb) => {
+      this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });
+    });
     browser.on('disconnected', () => this.#onDisconnected(browser));
-    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), ms: Date.now() - startedAt });
+    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), sandbox: plan.chromiumSandbox, user: plan.user, ms: Date.now() - startedAt });
+    if (!plan.chromiumSandbox) {
+      this.#log({ level: 'warn', msg: 'CHROMIUM_NO_SANDBOX=true: the browser runs WITHOUT its sandbox; one renderer exploit has this process\'s privileges (docs/browser.md)' });
+    }
     return browser;
   }
 
@@ -255,6 +300,8 @@ export class BrowserHost {
     if (this.#browser !== browser) return;
     this.#browser = null;
     this.#pid = null;
+    this.#memoryWatch?.stop();
+    this.#memoryWatch = null;
   }
 
   #kill(): void {
@@ -300,6 +347,35 @@ function abortion(deadline: AbortSignal, signal: AbortSignal): { aborted: Promis
   });
   aborted.catch(() => {});
   return { aborted, dispose: () => deadline.removeEventListener('abort', onAbort) };
+}
+
+/** A page's crash, watched for one render. */
+interface PageCrash {
+  /** Rejects with page_memory_exceeded once the page crashes because its renderer was killed for its memory. */
+  overMemory: Promise<never>;
+  /** page_memory_exceeded when `error` (a step's failure) comes of that crash, reported before or after the page's event. */
+  explain(error: unknown): ServiceError | null;
+  dispose(): void;
+}
+
+// Any other crash is left to the calls it fails, as before.
+function pageCrash(page: Page, killedForMemory: () => boolean): PageCrash {
+  const overMemoryError = () => new ServiceError('page_memory_exceeded', {}, { cause: new Error('renderer killed over its memory limit') });
+  let onCrash = () => {};
+  let crashed = false;
+  const overMemory = new Promise<never>((_, reject) => {
+    onCrash = () => {
+      crashed = true;
+      if (killedForMemory()) reject(overMemoryError());
+    };
+    page.on('crash', onCrash);
+  });
+  overMemory.catch(() => {});
+  return {
+    overMemory,
+    explain: (error) => ((crashed || /crash/i.test(String(error))) && killedForMemory() ? overMemoryError() : null),
+    dispose: () => void page.off('crash', onCrash),
+  };
 }
 
 // `gone` rejects once `browser` disconnects (a crash or a kill); `dispose` stops listening.

@@ -37,10 +37,14 @@ const FLAGS = [
   '--disable-dev-shm-usage',
 ];
 
-/** Launch switches; with `proxyUrl`, every request (loopback included) goes through that proxy. */
-export function chromiumArgs(proxyUrl?: string): string[] {
+/**
+ * Launch switches; with `proxyUrl`, every request (loopback included) goes through that proxy;
+ * with `heapMb`, no renderer's JavaScript heap grows past that many MB (its renderer then crashes).
+ */
+export function chromiumArgs(proxyUrl?: string, heapMb?: number): string[] {
   const proxyArgs = proxyUrl ? [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'] : [];
-  return [...proxyArgs, ...FLAGS];
+  const heapArgs = heapMb ? [`--js-flags=--max-old-space-size=${heapMb}`] : [];
+  return [...proxyArgs, ...heapArgs, ...FLAGS];
 }
 
 /** The pid of the browser process (not one of its children) whose command line holds `arg`; null without /proc. */

@@ -52,13 +52,14 @@ export function fontconfigFile(): string | undefined {
   const directory = path.join(os.tmpdir(), `shutterbus-fonts-${process.getuid?.() ?? 'user'}`);
   const file = path.join(directory, `fonts-${createHash('sha256').update(xml).digest('hex').slice(0, 12)}.conf`);
   try {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    // Readable by all (the browser may run as another, unprivileged user), writable by this user alone.
+    mkdirSync(directory, { recursive: true, mode: 0o755 });
     // Another local user must not be able to plant a configuration in a shared temporary directory.
     const stat = statSync(directory);
     if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) return undefined;
     if (!existsSync(file) || readFileSync(file, 'utf8') !== xml) {
       const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, xml, { mode: 0o600 });
+      writeFileSync(temporary, xml, { mode: 0o644 });
       renameSync(temporary, file);
     }
   } catch {

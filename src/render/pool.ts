@@ -200,7 +200,7 @@ function addOrigin(origins: Set<string>, url: string): void {
 
 /**
  * Removes every trace of the last render from a warm page and its context: extra pages, the
- * document, session storage (per tab, so cleared from inside each origin), local storage,
+ * document, the navigation history, session storage (per tab, so cleared from inside each origin), local storage,
  * IndexedDB, Cache Storage, service workers, cookies and the HTTP cache. Permissions never change
  * (see PERMISSIONS).
  */
@@ -223,6 +223,8 @@ export async function wipe(warm: WarmPage): Promise<void> {
     }
   }
   await page.goto('about:blank');
+  // The back/forward list would let the next render's scripts go back to this one's pages.
+  await session.send('Page.resetNavigationHistory');
   await page.evaluate("window.name = ''");
   const origins = new Set([...warm.origins, ...documentOrigins]);
   for (const origin of origins) await session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });

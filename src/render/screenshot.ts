@@ -1,7 +1,7 @@
 // The capture step: the viewport, an element, a clip or the whole page, taken over CDP.
 
 import type { CDPSession, Page } from 'playwright-core';
-import { FULL_PAGE_MAX_HEIGHT, type RenderOptions } from '../domain/options.ts';
+import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat } from './image.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
@@ -17,7 +17,7 @@ export interface Capture {
  * Captures the image through CDP `Page.captureScreenshot`, which does png, jpeg and webp alike
  * (the other image formats are converted from a png by image.ts):
  * the `clip_*` rectangle, the element of `selector` (falling back to the viewport when none
- * matches), the whole page up to `full_page_max_height` CSS px (scrolled through first with
+ * matches), the whole page up to `full_page_max_height` CSS px or the pixel budget (scrolled through first with
  * `full_page_scroll`), or the viewport, over `session` (a CDP session on the page). With
  * `omit_background` the default background is transparent for the capture alone.
  */
@@ -37,6 +37,7 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       // Captured as the viewport paints it: scrolled to the top first unless selector_scroll_into_view=false.
       clip = await elementClip(page, options.selector, deadline, fixedViewport ? undo : undefined, options.selector_scroll_into_view);
       selectorFound = clip !== undefined;
+      if (clip) clip = withinPixelBudget(clip, options);
     } else if (options.full_page) {
       if (options.full_page_scroll ?? true) await scrollThrough(page, options, deadline);
       const content = await fullPageSize(page, deadline);
@@ -205,11 +206,30 @@ export async function letOutScroller(page: Page, deadline: AbortSignal): Promise
   await untilAborted(deadline, page.evaluate<void>(`(() => ${LET_OUT_SCROLLER})()`));
 }
 
-// The capture's rectangle: the whole content, cut at full_page_max_height (never above FULL_PAGE_MAX_HEIGHT).
+// The capture's rectangle: the whole content, cut to the pixel budget and at fullPageMaxHeight.
 function fullPageClip(content: { width: number; height: number }, options: RenderOptions): Clip {
-  const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
-  return { x: 0, y: 0, width: content.width, height: Math.min(content.height, maxHeight) };
+  return withinPixelBudget({ x: 0, y: 0, width: content.width, height: content.height }, options);
 }
+
+/**
+ * The tallest full page a capture `width` CSS px wide may have: full_page_max_height, never above
+ * FULL_PAGE_MAX_HEIGHT, and lower where MAX_CAPTURE_PIXELS at the render's scale ends first.
+ */
+export function fullPageMaxHeight(options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor'>, width: number): number {
+  const scale = options.device_scale_factor;
+  const budget = Math.max(1, Math.floor(MAX_CAPTURE_PIXELS / (Math.max(1, width) * scale * scale)));
+  return Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT, budget);
+}
+
+// A page or element box cut to what the pixel budget allows: first in width (a document far
+// wider than it is tall keeps at least a viewport's height), then at fullPageMaxHeight.
+function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
+  const scale = options.device_scale_factor;
+  const widest = Math.floor(MAX_CAPTURE_PIXELS / (scale * scale * Math.min(clip.height, options.viewport_height)));
+  const width = Math.min(clip.width, Math.max(options.viewport_width, widest));
+  return { ...clip, width, height: Math.min(clip.height, fullPageMaxHeight(options, width)) };
+}
+
 
 /**
  * Puts the page's bottom bars (a fixed or sticky footer, a cookie bar: fixed or sticky boxes
@@ -246,7 +266,8 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
 // grow as lazy content arrives) has been in view; then back to the top. A page whose document
 // does not scroll has its app-shell scroller (FIND_SCROLLER) scrolled instead.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
-  const maxHeight = Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT);
+  // A document is at least as wide as the viewport: the height at that width is never short.
+  const maxHeight = fullPageMaxHeight(options, options.viewport_width);
   await untilAborted(deadline, page.evaluate<void>(`(async () => {
     const scroller = ${FIND_SCROLLER};
     const view = scroller ?? window;

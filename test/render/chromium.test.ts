@@ -38,7 +38,10 @@ test("every feature Playwright disables stays disabled, and RenderDocument and t
   }
   assert.ok(playwrights.includes('HttpsUpgrades'), 'the probe reads the list');
 
-  const host = new BrowserHost({ executablePath: CHROMIUM });
+  // A renderer's command line, as /proc shows it, is cut to the room its zygote's argv and
+  // environment had: Chromium's small environment (src/config.ts, browserEnv) is padded here so
+  // that the whole list can be read.
+  const host = new BrowserHost({ executablePath: CHROMIUM, env: { PATH: '/usr/bin:/bin', ROOM_FOR_THE_TITLE: 'x'.repeat(4096) } });
   await host.start();
   try {
     const ours = rendererDisabledFeatures('--shutterbus-browser=');

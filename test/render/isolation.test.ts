@@ -19,6 +19,14 @@ async function textOf(path: string, workspaceId: string): Promise<string> {
 
 const figure = (text: string, name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(text)?.[1]);
 
+// The warm page a render of `workspaceId` at `scale` gets now (the wipe resets history.length, so
+// the page itself tells whether it was reused).
+const pageOf = (workspaceId: string, scale = 1) => rig.host.withPage(
+  { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: scale, workspaceId },
+  new AbortController().signal,
+  async (page) => page,
+);
+
 const CLEAN = ['cookies=none', 'local=none', 'session=none', 'idb=none', 'name=none', 'caches=none', 'sw=0', 'notifications=default', 'geolocation=prompt'];
 
 test.before(async () => {
@@ -71,10 +79,12 @@ test('without a wipe, the probe finds every kind of planted state', async () => 
 
 test('the next render of the same workspace reuses the page but finds nothing', async () => {
   await textOf('/plant', 'ws_a');
+  const planted = await pageOf('ws_a');
   const assetHits = site.hits.get('/cached-asset') ?? 0;
   const probe = await textOf('/probe', 'ws_a');
-  // history.length counts this tab's navigations: above 2 means the warm page was reused.
-  assert.ok(figure(probe, 'history') > 2, `expected a reused page: ${probe}`);
+  assert.ok(await pageOf('ws_a') === planted, 'the warm page was reused');
+  // The history holds nothing of earlier renders: the wipe's blank page at most, then the probe.
+  assert.ok(figure(probe, 'history') <= 2, `expected a history of the probe alone: ${probe}`);
   for (const clean of CLEAN) assert.ok(probe.includes(clean), `${clean} not in: ${probe}`);
   assert.is(site.hits.get('/cached-asset'), assetHits + 1, 'the cached asset was fetched again, not served from the HTTP cache');
 });
@@ -90,8 +100,9 @@ test('another workspace never gets the page and finds nothing', async () => {
 
 test('state planted on a page at a different scale and viewport does not survive either', async () => {
   await rig.render('/plant', { device_scale_factor: 2 }, 'ws_c');
+  const planted = await pageOf('ws_c', 2);
   const again = await rig.render('/probe', { device_scale_factor: 2, viewport_width: 400 }, 'ws_c');
-  assert.ok(figure(again.visibleText, 'history') > 2, `expected the scale-2 page reused at another viewport: ${again.visibleText}`);
+  assert.ok(await pageOf('ws_c', 2) === planted, 'the scale-2 page was reused at another viewport');
   for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
 });
 

@@ -1,0 +1,139 @@
+// How Chromium is started: in its own sandbox (renderers in seccomp-bpf and namespaces of their
+// own), never as root. When this process is root (a development machine, CI), Chromium is started
+// through a small wrapper that hands its profile to an unprivileged user and drops to that user
+// before Chromium runs; Playwright's pipes survive the exec. See docs/browser.md.
+
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** The start cannot have the browser's sandbox: the message is the one line the operator reads. */
+export class SandboxError extends Error {}
+
+/** How the browser is to be sandboxed. */
+export interface SandboxSettings {
+  /** No sandbox at all (CHROMIUM_NO_SANDBOX=true): every renderer shares the browser's privileges. */
+  noSandbox: boolean;
+  /** The unprivileged user Chromium runs as when this process is root. */
+  user: string;
+}
+
+/** The user Chromium runs as when the service runs as root, unless CHROMIUM_USER names another. */
+export const DEFAULT_BROWSER_USER = 'shutterbus-chromium';
+
+/** How to launch: the executable Playwright starts (Chromium, or the wrapper that drops to the user) and whether Chromium keeps its sandbox. */
+export interface LaunchPlan {
+  executablePath: string;
+  chromiumSandbox: boolean;
+  /** The user Chromium runs as, when this process drops to one. */
+  user?: string;
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+const NO_SANDBOX_HINT = 'set CHROMIUM_NO_SANDBOX=true to run without it (not for untrusted pages)';
+
+/**
+ * Checks that the sandbox can be had here and returns how to launch `chromiumPath`; throws
+ * SandboxError naming what is missing. Chromium's own launch is the last check (see sandboxFailure).
+ */
+export function planLaunch(chromiumPath: string, settings: SandboxSettings): LaunchPlan {
+  const chromiumSandbox = !settings.noSandbox;
+  if (chromiumSandbox) checkUserNamespaces();
+  // Without its sandbox too, Chromium never runs as root.
+  if (process.getuid?.() !== 0) return { executablePath: chromiumPath, chromiumSandbox };
+  const { uid, gid } = lookUpUser(settings.user);
+  try {
+    accessSync(SETPRIV, constants.X_OK);
+  } catch {
+    throw new SandboxError(`browser sandbox: ${SETPRIV} is missing (Debian package util-linux); it drops the browser to user ${settings.user}`);
+  }
+  return { executablePath: wrapperFor(chromiumPath, uid, gid), chromiumSandbox, user: settings.user };
+}
+
+// One wrapper per Chromium and user for the whole process, removed when the process exits.
+const wrappers = new Map<string, string>();
+let wrapperDir: string | null = null;
+
+function wrapperFor(chromiumPath: string, uid: number, gid: number): string {
+  const key = `${uid}:${gid}:${chromiumPath}`;
+  const known = wrappers.get(key);
+  if (known) return known;
+  if (wrapperDir === null) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'shutterbus-browser-'));
+    wrapperDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const executablePath = path.join(wrapperDir, `chromium-as-${uid}-${wrappers.size}`);
+  writeFileSync(executablePath, wrapperScript(chromiumPath, uid, gid), { mode: 0o700 });
+  wrappers.set(key, executablePath);
+  return executablePath;
+}
+
+/**
+ * The one line to stop on when Chromium itself refused to start for want of its sandbox, or null
+ * when `error` is about something else.
+ */
+export function sandboxFailure(error: unknown): SandboxError | null {
+  const text = String(error instanceof Error ? error.message : error);
+  if (!/No usable sandbox|namespace sandbox|setuid sandbox|Running as root without --no-sandbox|Failed to move to new namespace/i.test(text)) return null;
+  return new SandboxError(`browser sandbox: Chromium could not start its sandbox (user namespaces refused?); see docs/browser.md, or ${NO_SANDBOX_HINT}`);
+}
+
+// Debian's Chromium has no setuid helper: its sandbox needs unprivileged user namespaces.
+function checkUserNamespaces(): void {
+  const refusals: Array<[string, (value: string) => boolean]> = [
+    ['/proc/sys/user/max_user_namespaces', (value) => value === '0'],
+    ['/proc/sys/kernel/unprivileged_userns_clone', (value) => value === '0'],
+    ['/proc/sys/kernel/apparmor_restrict_unprivileged_userns', (value) => value === '1'],
+  ];
+  for (const [file, refuses] of refusals) {
+    let value: string;
+    try {
+      value = readFileSync(file, 'utf8').trim();
+    } catch {
+      continue; // This kernel has no such switch.
+    }
+    if (refuses(value)) {
+      const setting = file.slice('/proc/sys/'.length).replaceAll('/', '.');
+      throw new SandboxError(`browser sandbox: unprivileged user namespaces are off (${setting} = ${value}); allow them (docs/browser.md) or ${NO_SANDBOX_HINT}`);
+    }
+  }
+}
+
+function lookUpUser(user: string): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync('id', [flag, '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  let uid: number;
+  let gid: number;
+  try {
+    uid = id('-u');
+    gid = id('-g');
+  } catch {
+    throw new SandboxError(`browser sandbox: the service runs as root and the browser's user "${user}" does not exist; create it (infra/local.sh deps does: useradd --system ${user}) or name another in CHROMIUM_USER`);
+  }
+  if (uid === 0) throw new SandboxError(`browser sandbox: CHROMIUM_USER "${user}" is root; name an unprivileged user`);
+  return { uid, gid };
+}
+
+// Run as root by Playwright with Chromium's switches: gives Playwright's fresh profile directory
+// to the user (Chromium writes nothing elsewhere; HOME points into it), then becomes that user,
+// with no way back to privileges (no_new_privs), and execs Chromium on the same pipes.
+function wrapperScript(chromiumPath: string, uid: number, gid: number): string {
+  return `#!/bin/sh
+# Written by Shutterbus (src/render/sandbox.ts): starts Chromium as uid ${uid}, never as root.
+set -eu
+profile=
+for arg in "$@"; do
+  case "$arg" in --user-data-dir=*) profile="\${arg#--user-data-dir=}" ;; esac
+done
+if [ -n "$profile" ]; then
+  chown -R ${uid}:${gid} -- "$profile"
+  export HOME="$profile"
+fi
+exec ${SETPRIV} --reuid=${uid} --regid=${gid} --clear-groups --no-new-privs -- ${shellQuote(chromiumPath)} "$@"
+`;
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
