@@ -39,7 +39,6 @@ const usage = `usage: shutterbus <command>
   storage set --workspace ID --as EMAIL --endpoint URL --bucket NAME --access-key-id ID --secret-access-key SECRET [--region REGION]
   storage show --workspace ID
   storage clear --workspace ID --as EMAIL
-  storage reseal [--workspace ID]    (after a SECRETS_KEY rotation)
   usage --workspace ID [--month YYYY-MM]
   webhooks dead [--workspace ID]
   webhooks redrive --id DELIVERY_ID | --all [--workspace ID]

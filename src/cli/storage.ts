@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { checkTargetUrl } from '../net/target.ts';
 import { createSealer } from '../secrets/key.ts';
-import { changeDefaultStorage, defaultStorageOf, describeStorage, resealDefaultStorage, storageInputProblems } from '../workspaces/storage.ts';
+import { changeDefaultStorage, defaultStorageOf, describeStorage, storageInputProblems } from '../workspaces/storage.ts';
 import type { Workspace, WorkspaceStore } from '../workspaces/workspace.ts';
 import { command, required, UsageError } from './args.ts';
 
@@ -54,13 +54,6 @@ export const storageCommands = {
     { readOnly: true },
   ),
   // After a SECRETS_KEY rotation: every default sealed with an earlier key, sealed with the current one.
-  'storage reseal': command({ workspace: { type: 'string' } }, async (flags, { config, workspaces }: StorageCommandContext) => {
-    const sealer = createSealer(config);
-    const ids = flags.workspace === undefined ? await workspaces.ids() : [(await workspaceOf(flags.workspace, workspaces)).workspace_id];
-    const resealed: string[] = [];
-    for (const id of ids) if (await resealDefaultStorage(workspaces, id, sealer)) resealed.push(id);
-    return { resealed: resealed.length, workspace_ids: resealed };
-  }),
   'storage clear': command({ workspace: { type: 'string' }, as: { type: 'string' } }, async (flags, { workspaces }: StorageCommandContext) => {
     const workspace = await workspaceOf(flags.workspace, workspaces);
     return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, required(flags.as, 'as'), null));

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { bucketNamePattern, regionOf, storageEndpointProblem, type DefaultStorage } from '../domain/storage.ts';
 import { storageFailure, withCustomerBucket, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
-import { SealError, type Sealer } from '../secrets/sealer.ts';
+import type { Sealer } from '../secrets/sealer.ts';
 import { canManage, type Workspace, type WorkspaceStore } from './workspace.ts';
 
 /** What an owner or admin gives to set the default storage. */
@@ -68,30 +68,6 @@ export async function changeDefaultStorage(workspaces: WorkspaceStore, workspace
     const { storage: _previous, ...rest } = current;
     return storage ? { ...rest, storage } : rest;
   });
-}
-
-/**
- * Seals a workspace default's secret again with the current SECRETS_KEY, when an earlier key sealed
- * it (a rotation: docs/storage.md). True when it changed; a secret no key opens is left as it is.
- */
-export async function resealDefaultStorage(workspaces: WorkspaceStore, workspaceId: string, sealer: Sealer): Promise<boolean> {
-  const stale = (workspace: Workspace | null) => workspace?.storage !== undefined && sealer.isStale(workspace.storage.secret_access_key);
-  if (!stale(await workspaces.get(workspaceId))) return false;
-  let changed = false;
-  await workspaces.update(workspaceId, (current) => {
-    changed = false;
-    if (!stale(current)) return current;
-    let plain: string;
-    try {
-      plain = sealer.open(current.storage!.secret_access_key);
-    } catch (err) {
-      if (err instanceof SealError) return current;
-      throw err;
-    }
-    changed = true;
-    return { ...current, storage: { ...current.storage!, secret_access_key: sealer.seal(plain) } };
-  });
-  return changed;
 }
 
 /**

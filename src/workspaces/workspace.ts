@@ -110,13 +110,6 @@ export class WorkspaceStore {
     return this.opened((await readJson<Workspace>(this.workspaces, workspaceId)).value);
   }
 
-  /** Every workspace id. */
-  async ids(): Promise<string[]> {
-    const ids: string[] = [];
-    for await (const key of await this.workspaces.keys()) ids.push(key);
-    return ids;
-  }
-
   /** The workspace an access key belongs to, or null; a rotated-away key finds nothing. */
   async workspaceIdOf(accessKey: string): Promise<string | null> {
     if (!/^ak_[A-Za-z0-9_-]{16,64}$/.test(accessKey)) return null;
