@@ -48,7 +48,9 @@ class Visitor {
 async function signUp(email: string): Promise<{ visitor: Visitor; workspaceId: string }> {
   const visitor = new Visitor();
   await visitor.get('/dashboard/sign-up');
-  assert.is((await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' })).status, 303);
+  assert.is((await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' })).status, 200);
+  await visitor.get('/dashboard/sign-in');
+  assert.is((await visitor.post('/dashboard/sign-in', { email, password: 'a long enough password' })).status, 303);
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await visitor.get('/dashboard/keys')).text)![1];
   return { visitor, workspaceId };
 }

@@ -56,7 +56,10 @@ async function signUp(email: string): Promise<Visitor> {
   const visitor = new Visitor();
   await visitor.get('/dashboard/sign-up');
   const answer = await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' });
-  assert.is(answer.status, 303, answer.text);
+  assert.is(answer.status, 200, answer.text);
+  await visitor.get('/dashboard/sign-in');
+  const signedIn = await visitor.post('/dashboard/sign-in', { email, password: 'a long enough password' });
+  assert.is(signedIn.status, 303, signedIn.text);
   await visitor.get('/dashboard/keys');
   return visitor;
 }
