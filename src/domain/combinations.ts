@@ -10,9 +10,11 @@ export interface Refusal {
 }
 
 type Values = Record<string, unknown>;
-type Rule = (values: Values) => Refusal[];
+/** A rule over parsed values: the parameters it refuses. */
+export type Rule = (values: Values) => Refusal[];
 
-const given = (values: Values, name: string) => values[name] !== undefined;
+/** True when the request gave `name`. */
+export const given = (values: Values, name: string) => values[name] !== undefined;
 
 /** Headers a caller may not set: the browser and the egress proxy own them. */
 const FORBIDDEN_HEADERS = /^(host|content-length|cookie|connection|proxy-.*|transfer-encoding|upgrade|keep-alive|te|trailer)$/i;
@@ -76,7 +78,8 @@ const hostOf = (url: unknown) => {
   }
 };
 
-const rules: Rule[] = [
+/** The rules over the page and the request to it: shared by /api/take and /api/animate. */
+export const pageRules: Rule[] = [
   // Exactly one page to render.
   (values) => {
     const pages = ['url', 'html', 'markdown'].filter((name) => given(values, name));
@@ -127,6 +130,10 @@ const rules: Rule[] = [
     });
   },
   (values) => (Number(values.navigation_timeout ?? 0) > Number(values.timeout ?? 30) ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }] : []),
+];
+
+// The rules over a screenshot's capture and output.
+const captureRules: Rule[] = [
   (values) => {
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));
@@ -147,5 +154,5 @@ const rules: Rule[] = [
 
 /** Every refusal the rules find in parsed values. */
 export function refusals(values: Values): Refusal[] {
-  return rules.flatMap((rule) => rule(values));
+  return [...pageRules, ...captureRules].flatMap((rule) => rule(values));
 }

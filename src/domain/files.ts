@@ -4,6 +4,7 @@ import type { OutputFormat } from './options.ts';
 
 const extensions: Record<OutputFormat, string> = {
   png: 'png', jpeg: 'jpg', webp: 'webp', gif: 'gif', avif: 'avif', tiff: 'tiff', pdf: 'pdf', html: 'html', markdown: 'md',
+  mp4: 'mp4', webm: 'webm', mov: 'mov', avi: 'avi',
 };
 
 /** How long a file is kept when nothing asks for longer: as long as the render records that point at it. */
@@ -13,7 +14,7 @@ export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
  * File names are the UTC day the file expires (YYYYMMDD), a dash, 32 random hex characters and
  * the extension: unguessable, so served without a key, and sweepable a whole day at a time.
  */
-const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|pdf|html|md)$/;
+const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|pdf|html|md|mp4|webm|mov|avi)$/;
 
 /** The UTC day of a moment as file names carry it (YYYYMMDD). */
 export const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replaceAll('-', '');

@@ -1,9 +1,10 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
 import type { PageMetadata } from './metadata.ts';
 import { optionDefaults } from './parameters.ts';
+import type { AnimationFormat } from './animation.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'pdf' | 'html' | 'markdown';
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'pdf' | 'html' | 'markdown' | AnimationFormat;
 
 /** The output formats that are images (the others are a PDF or text). */
 export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff'];
@@ -139,6 +140,10 @@ export const contentTypes: Record<OutputFormat, string> = {
   pdf: 'application/pdf',
   html: 'text/html; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  avi: 'video/x-msvideo',
 };
 
 /** One sub-request the page made, as the failure rules see it. */

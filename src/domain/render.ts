@@ -2,6 +2,7 @@
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
+import type { AnimationOptions } from './animation.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -9,6 +10,10 @@ export interface RenderRequest {
   workspace_id: string;
   created_at: string;
   options: RenderOptions;
+  /** What the render makes: a screenshot (also when absent) or an animation (docs/animate.md). */
+  kind?: 'screenshot' | 'animation';
+  /** The recording and its choreography, for an animation. */
+  animation?: AnimationOptions;
   webhook_url?: string;
   external_identifier?: string;
   /** Set for a cached signed GET: the cache entry this render fills, and for how long. */

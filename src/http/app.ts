@@ -16,6 +16,7 @@ import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
 import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
+import { animateRoutes } from './animate.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -126,6 +127,7 @@ export function buildApp(deps: AppDeps) {
   // The route plugins below read these as decorators (services.ts).
   app.register(ingressServices, { ...services, repeatViews });
   app.register(takeRoutes);
+  app.register(animateRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
   // The API reference: /openapi.json and /docs, public and without NATS.

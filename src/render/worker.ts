@@ -28,6 +28,7 @@ import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
+import { captureAnimation } from './animation.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -242,7 +243,9 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const { config, log, js, browser } = deps;
   const { handle, giveUp } = renderMessages({
     ...deps,
-    capturePage: ({ options, workspaceId }, signal) => capturePage(browser, options, signal, workspaceId),
+    // The render kind of the message: a recording of the page, or a screenshot (the default).
+    capturePage: ({ options, workspaceId, animation }, signal) =>
+      animation ? captureAnimation(browser, options, animation, signal, workspaceId) : capturePage(browser, options, signal, workspaceId),
   });
 
   const loop = await startConsumeLoop({

@@ -1,0 +1,124 @@
+// Animations recorded from real Chromium into Debian's ffmpeg, read back with ffprobe and frames
+// pulled with ffmpeg: the container, codec, size, duration and frame rate, and which band of the
+// bands page each frame shows as the page scrolls down and back.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { animateParameters, type AnimationOptions } from '../../src/domain/animation.ts';
+import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
+import { captureAnimation, RecordingTurns } from '../../src/render/animation.ts';
+import { animationPages, bandOf } from '../fixtures/animation-pages.ts';
+import { startRenderRig, type RenderRig } from '../helpers/render.ts';
+import { pixelAt, probe } from '../helpers/video.ts';
+
+const test = suite('animated captures');
+const WIDTH = 640;
+const HEIGHT = 360;
+let rig: RenderRig;
+
+const animationDefaults = Object.fromEntries(animateParameters.filter((p) => p.group === 'animation' && p.default !== undefined).map((p) => [p.name, p.default])) as unknown as AnimationOptions;
+
+/** Records the bands page with `animation` laid over the defaults. */
+function record(animation: Partial<AnimationOptions>, options: Partial<RenderOptions> = {}) {
+  const page: RenderOptions = { ...renderDefaults, url: `${rig.site.url}/bands`, viewport_width: WIDTH, viewport_height: HEIGHT, timeout: 40, format: 'mp4', ...options };
+  return captureAnimation(rig.host, page, { ...animationDefaults, ...animation }, new AbortController().signal, 'ws_animation');
+}
+
+const centre = (bytes: Buffer, at: number | 'last') => pixelAt(bytes, at, WIDTH / 2, HEIGHT / 2).then(bandOf);
+
+test.before(async () => {
+  rig = await startRenderRig({ workspaceId: 'ws_animation', routes: animationPages(HEIGHT) });
+});
+
+test.after(async () => {
+  await rig.stop();
+});
+
+test('mp4: H.264 in yuv420p, the viewport size, the duration asked for, 25 fps', async () => {
+  const { image } = await record({ duration: 2 });
+  const video = await probe(image);
+  assert.match(video.container, /mp4/);
+  assert.is(video.codec, 'h264');
+  assert.is(video.pixelFormat, 'yuv420p');
+  assert.equal([video.width, video.height], [WIDTH, HEIGHT]);
+  assert.ok(Math.abs(video.duration - 2) <= 0.2, `duration ${video.duration}`);
+  assert.ok(video.fps >= 25, `fps ${video.fps}`);
+  assert.is(await centre(image, 0), 0);
+  // +faststart: the index (moov) comes before the media (mdat).
+  assert.ok(image.indexOf('moov') < image.indexOf('mdat'), 'moov before mdat');
+});
+
+test('scroll: down through the bands and back to the first', async () => {
+  const { image } = await record({ scenario: 'scroll', duration: 4, scroll_by: HEIGHT * 2, scroll_duration: 500, scroll_delay: 300, scroll_easing: 'linear' });
+  const video = await probe(image);
+  assert.ok(Math.abs(video.duration - 4) <= 0.2, `duration ${video.duration}`);
+  assert.is(await centre(image, 0), 0, 'the first frame shows the first band');
+  // Down by 2 viewports in 0.5 s, a 0.3 s rest, the last 2 in 0.5 s: at 1.5 s the last band.
+  assert.is(await centre(image, 1.5), 4, 'a later frame shows the last band');
+  assert.is(await centre(image, 'last'), 0, 'the last frame shows the first band again');
+});
+
+test('scroll without scroll_back ends on the last band; scroll_by steps pass the bands between', async () => {
+  const { image } = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 200, scroll_easing: 'ease_in_out_cubic', scroll_back: false, scroll_complete: false });
+  assert.is(await centre(image, 0), 0);
+  assert.is(await centre(image, 0.4), 1, 'after one step: the second band');
+  assert.is(await centre(image, 'last'), 4);
+});
+
+test('gif: a palette from the frames, the clip of the viewport, its size', async () => {
+  const { image } = await record({ duration: 1 }, { format: 'gif', clip_x: 0, clip_y: 0, clip_width: 320, clip_height: 200 });
+  assert.is(image.subarray(0, 6).toString('latin1'), 'GIF89a');
+  const gif = await probe(image);
+  assert.is(gif.codec, 'gif');
+  assert.equal([gif.width, gif.height], [320, 200]);
+  assert.ok(Math.abs(gif.duration - 1) <= 0.2, `duration ${gif.duration}`);
+  assert.is(bandOf(await pixelAt(image, 0, 160, 100)), 0);
+});
+
+test('webm VP9, avi MPEG-4, and a size from width and aspect_ratio', async () => {
+  const webm = await probe((await record({ duration: 1, width: 320, aspect_ratio: '16:9' }, { format: 'webm' })).image);
+  assert.match(webm.container, /webm|matroska/);
+  assert.is(webm.codec, 'vp9');
+  assert.equal([webm.width, webm.height], [320, 180]);
+  const avi = await probe((await record({ duration: 1 }, { format: 'avi' })).image);
+  assert.match(avi.container, /avi/);
+  assert.is(avi.codec, 'mpeg4');
+  assert.ok(Math.abs(avi.duration - 1) <= 0.2, `duration ${avi.duration}`);
+});
+
+test('mov: ProRes 4444, with alpha where the page paints nothing under omit_background', async () => {
+  const html = '<!doctype html><html><head><style>html,body{margin:0;background:transparent}</style></head><body><div style="width:50%;height:100px;background:#f00"></div></body></html>';
+  const { image } = await record({ duration: 1 }, { format: 'mov', omit_background: true, url: undefined, html });
+  const mov = await probe(image);
+  assert.is(mov.codec, 'prores');
+  assert.match(mov.pixelFormat, /^yuva444p/, 'with an alpha plane');
+  const clear = await pixelAt(image, 0, WIDTH - 10, HEIGHT - 10);
+  assert.ok(clear[3] < 10, `transparent corner ${clear}`);
+  const painted = await pixelAt(image, 0, 10, 10);
+  assert.ok(painted[3] > 245 && painted[0] > 200, `painted corner ${painted}`);
+  // The warm page is clean afterwards: a plain screenshot of the same page is opaque white there.
+  const after = await rig.render('/bands', { html, url: undefined, viewport_width: WIDTH, viewport_height: HEIGHT });
+  const { pixel } = await import('../helpers/render.ts');
+  assert.equal(await pixel(after.image, WIDTH - 10, HEIGHT - 10), [255, 255, 255, 255]);
+});
+
+test('recording turns: one at a time in a turn of one; a wait ends with its signal', async () => {
+  const turns = new RecordingTurns(1);
+  let release!: () => void;
+  const first = turns.run(new AbortController().signal, () => new Promise<void>((resolve) => (release = resolve)));
+  let secondRan = false;
+  const second = turns.run(new AbortController().signal, async () => void (secondRan = true));
+  const cancelled = new AbortController();
+  const third = turns.run(cancelled.signal, async () => 'ran');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.is(turns.running, 1);
+  assert.not.ok(secondRan, 'the second waits for the first');
+  cancelled.abort(new Error('gone'));
+  assert.is(await third.catch((error: Error) => error.message), 'gone');
+  release();
+  await first;
+  await second;
+  assert.ok(secondRan);
+  assert.is(turns.running, 0);
+});
+
+test.run();
