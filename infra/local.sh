@@ -36,6 +36,8 @@ ensure_debian_packages() {
   local missing=()
   [[ -x "$CHROMIUM_BINARY" ]] || missing+=(chromium fonts-liberation)
   command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+  # Animations (/api/animate) are encoded by Debian's ffmpeg (H.264, VP9, ProRes, MPEG-4, gif).
+  [[ -x /usr/bin/ffmpeg && -x /usr/bin/ffprobe ]] || missing+=(ffmpeg)
   [[ ${#missing[@]} -eq 0 ]] && return 0
 
   local sudo=()
