@@ -44,8 +44,7 @@ export async function recordAnimation(page: Page, options: RenderOptions, animat
       ? { x: Math.round(options.clip_x * scale), y: Math.round(options.clip_y * scale), width: Math.round(options.clip_width * scale), height: Math.round(options.clip_height * scale) }
       : undefined;
     const geometry: FrameGeometry = { ...(crop ? { crop } : {}), ...outputSize(animation, crop ?? frame, format) };
-    // The render's deadline kills ffmpeg anyway; its own limit is a second past it.
-    await encode(frames, output, format, geometry, alpha, dir, deadline, timeLeft(deadline, options) + 1000);
+    await encode(frames, output, format, geometry, alpha, dir, deadline, options.timeout * 1000);
     return { bytes: await readFile(output), selectorFound: true };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -57,11 +56,14 @@ export async function recordAnimation(page: Page, options: RenderOptions, animat
 async function recordFrames(page: Page, options: RenderOptions, animation: AnimationOptions, deadline: AbortSignal, session: CDPSession, file: string, alpha: boolean): Promise<void> {
   const interval = 1000 / FRAME_RATE;
   const minFrames = Math.round(animation.duration * FRAME_RATE);
-  // The encoding needs time after the recording; a recording never outlives what the deadline leaves for it.
+  // The encoding needs time after the recording: scroll_complete lengthens a recording only as far as the deadline leaves time for it.
   const recordable = (ms: number) => Math.floor((ms - ENCODE_RESERVE.minMs - (ms / 1000) * ENCODE_RESERVE.perRecordedSecondMs) / interval);
   const maxFrames = Math.max(1, Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, recordable(timeLeft(deadline, options))));
   const codec = alpha ? 'png' : 'mjpeg';
-  const ffmpeg = runFfmpeg(['-f', 'image2pipe', '-framerate', String(FRAME_RATE), '-c:v', codec, '-i', 'pipe:0', '-c:v', 'copy', '-f', 'nut', '-y', file], deadline, timeLeft(deadline, options));
+  // The render's deadline kills ffmpeg; its own limit, the render's whole timeout, bounds it should that fail.
+  const ffmpeg = runFfmpeg(['-f', 'image2pipe', '-framerate', String(FRAME_RATE), '-c:v', codec, '-i', 'pipe:0', '-c:v', 'copy', '-f', 'nut', '-y', file], deadline, options.timeout * 1000);
+  // Awaited below once the frames are written; a recording that fails first reports its own error.
+  ffmpeg.done.catch(() => {});
 
   let latest: Buffer | undefined;
   let firstFrame: () => void = () => {};
@@ -100,8 +102,10 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
 
     const startedAt = performance.now();
     let written = 0;
-    // Up to `duration`; with scroll_complete, on until the scroll is done; never past maxFrames.
-    const wanted = () => (written < minFrames || (animation.scenario === 'scroll' && animation.scroll_complete && !finished) ? maxFrames : Math.min(written, maxFrames));
+    // `duration` in full (a deadline that comes first fails the render); with scroll_complete, on
+    // until the scroll is done, as long as the deadline leaves time to encode.
+    const lengthens = () => animation.scenario === 'scroll' && animation.scroll_complete && !finished;
+    const wanted = () => (written < minFrames ? minFrames : lengthens() ? Math.max(minFrames, maxFrames) : written);
     while (written < wanted()) {
       if (failure !== undefined) throw failure;
       if (deadline.aborted) throw deadline.reason;

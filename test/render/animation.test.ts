@@ -3,10 +3,14 @@
 // bands page each frame shows as the page scrolls down and back.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { animateParameters, type AnimationOptions } from '../../src/domain/animation.ts';
+import { animateParameters, scrollEasings, type AnimationOptions } from '../../src/domain/animation.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { captureAnimation, RecordingTurns } from '../../src/render/animation.ts';
-import { animationPages, bandOf } from '../fixtures/animation-pages.ts';
+import { EASINGS_SOURCE } from '../../src/render/choreography.ts';
+import { runFfmpeg } from '../../src/render/ffmpeg.ts';
+import { listProcesses } from '../../src/render/processes.ts';
+import { animationPages, bandOf, bandsHtml } from '../fixtures/animation-pages.ts';
+import type { FixtureRoute } from '../fixtures/site.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { pixelAt, probe } from '../helpers/video.ts';
 
@@ -25,8 +29,16 @@ function record(animation: Partial<AnimationOptions>, options: Partial<RenderOpt
 
 const centre = (bytes: Buffer, at: number | 'last') => pixelAt(bytes, at, WIDTH / 2, HEIGHT / 2).then(bandOf);
 
+// A page all blue, and a bands page whose first band holds a link named Pricing to it.
+const solid = (colour: string) => `<!doctype html><html><body style="margin:0;background:${colour};height:${HEIGHT * 3}px"></body></html>`;
+const routes: Record<string, FixtureRoute> = {
+  ...animationPages(HEIGHT),
+  '/blue': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(solid('#0000ff')),
+  '/linked': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(bandsHtml(HEIGHT).replace('<div id="band0" style="', '<div id="band0" style="font-size:8px;').replace('></div>', '><a href="/blue">Pricing</a></div>')),
+};
+
 test.before(async () => {
-  rig = await startRenderRig({ workspaceId: 'ws_animation', routes: animationPages(HEIGHT) });
+  rig = await startRenderRig({ workspaceId: 'ws_animation', routes });
 });
 
 test.after(async () => {
@@ -99,6 +111,53 @@ test('mov: ProRes 4444, with alpha where the page paints nothing under omit_back
   const after = await rig.render('/bands', { html, url: undefined, viewport_width: WIDTH, viewport_height: HEIGHT });
   const { pixel } = await import('../helpers/render.ts');
   assert.equal(await pixel(after.image, WIDTH - 10, HEIGHT - 10), [255, 255, 255, 255]);
+});
+
+test('scroll_till_selector stops at its element (with the adjustment), not at the end', async () => {
+  const { image } = await record({ scenario: 'scroll', duration: 2, scroll_by: HEIGHT * 4, scroll_duration: 400, scroll_back: false, scroll_till_selector: '#band2', scroll_till_selector_adjust_top: 0, scroll_easing: 'linear' });
+  assert.is(await centre(image, 'last'), 2);
+});
+
+test('scroll_try_navigate: to scroll_navigate_to_url, or to the link the hints name, then on scrolling there', async () => {
+  const direct = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 100, scroll_back: false, scroll_try_navigate: true, scroll_navigate_after: 800, scroll_navigate_to_url: `${rig.site.url}/blue` });
+  assert.is(await centre(direct.image, 0), 0);
+  assert.is(bandOf(await pixelAt(direct.image, 'last', WIDTH / 2, HEIGHT / 2)), 2, 'the blue page at the end');
+  const hinted = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 100, scroll_back: false, scroll_try_navigate: true, scroll_navigate_after: 800 }, { url: `${rig.site.url}/linked` });
+  assert.is(bandOf(await pixelAt(hinted.image, 'last', WIDTH / 2, HEIGHT / 2)), 2, 'the hinted link was followed');
+  assert.ok(rig.site.received.some((request) => request.path === '/blue'), 'the blue page was fetched');
+});
+
+test('a render that outlives its timeout fails with timeout_error, and its ffmpeg is gone', async () => {
+  const ours = () => listProcesses().filter(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.some((arg) => arg.includes('shutterbus-animation-')));
+  const error = await record({ duration: 10 }, { timeout: 3 }).then(() => null, (err: { code?: string }) => err);
+  assert.is(error?.code, 'timeout_error');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.is(ours().length, 0, 'no ffmpeg of a recording left running');
+});
+
+test('ffmpeg is killed with the render (its deadline) and at its own time limit', async () => {
+  const waiting = () => ['pipe:0', '-f', 'null', '-'];
+  const alive = (marker: string) => listProcesses().some(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.includes(marker));
+  const render = new AbortController();
+  const killed = runFfmpeg(['-f', 'mjpeg', '-metadata', 'title=deadline-test', '-i', ...waiting()], render.signal, 60_000);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(alive('title=deadline-test'), 'running while the render runs');
+  render.abort(new Error('render over'));
+  assert.is(await killed.done.then(() => 'ended', (error: Error) => error.message), 'render over');
+  assert.not.ok(alive('title=deadline-test'));
+  const limited = runFfmpeg(['-f', 'mjpeg', '-metadata', 'title=limit-test', '-i', ...waiting()], new AbortController().signal, 300);
+  assert.is(await limited.done.then(() => 'ended', (error: { code?: string }) => error.code), 'internal_application_error');
+  assert.not.ok(alive('title=limit-test'));
+});
+
+test('the 13 scroll curves go from 0 to 1 without turning back', () => {
+  const curves = new Function(`return ${EASINGS_SOURCE}`)() as Record<string, (t: number) => number>;
+  assert.equal(Object.keys(curves), [...scrollEasings]);
+  for (const [name, curve] of Object.entries(curves)) {
+    assert.ok(Math.abs(curve(0)) < 1e-9 && Math.abs(curve(1) - 1) < 1e-9, `${name} ends`);
+    for (let t = 0; t < 1; t += 0.01) assert.ok(curve(t + 0.01) >= curve(t) - 1e-9, `${name} at ${t}`);
+  }
+  assert.ok(curves.ease_in_quint(0.5) < 0.1 && curves.ease_out_quint(0.5) > 0.9, 'in starts slow, out ends slow');
 });
 
 test('recording turns: one at a time in a turn of one; a wait ends with its signal', async () => {
