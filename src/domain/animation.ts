@@ -2,12 +2,9 @@
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
 import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
 import { parameters, type Parameter, type ValueType } from './parameters.ts';
+import { animationFormats, type AnimationFormat } from './options.ts';
 
-/** The formats of an animation (docs/animate.md). */
-export const animationFormats = ['mp4', 'webm', 'mov', 'avi', 'gif'] as const;
-
-/** One of the formats of an animation. */
-export type AnimationFormat = (typeof animationFormats)[number];
+export { animationFormats, type AnimationFormat };
 
 /** The scroll curves of `scroll_easing`, as ScreenshotOne names them. */
 export const scrollEasings = [
@@ -89,7 +86,12 @@ const screenshotOnly = new Set([
   'full_page_scroll_by', 'full_page_max_height', 'capture_beyond_viewport',
 ]);
 
-/** Every row of /api/animate: the page, request, blocking and answer rows of /api/take, then its own. */
+/**
+ * Every row of /api/animate: the page, request, blocking and answer rows of /api/take, then its
+ * own. A row /api/take's table gains (the customer's bucket: `store`, `storage_*`) is a row here
+ * too unless listed above; with the admission (src/http/render-route.ts) and the worker's store
+ * step shared, an animation's file goes wherever a screenshot's goes.
+ */
 export const animateParameters: readonly Parameter[] = [
   ...parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf' && p.group !== 'metadata'),
   ...animationParameters,

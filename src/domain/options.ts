@@ -1,10 +1,15 @@
 // What one render is asked to do and what it observed: shared by the ingress, the stream and the workers.
 import type { PageMetadata } from './metadata.ts';
 import { optionDefaults } from './parameters.ts';
-import type { AnimationFormat } from './animation.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
 export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'pdf' | 'html' | 'markdown' | AnimationFormat;
+
+/** The formats of an animation (/api/animate, docs/animate.md). */
+export const animationFormats = ['mp4', 'webm', 'mov', 'avi', 'gif'] as const;
+
+/** One of the formats of an animation. */
+export type AnimationFormat = (typeof animationFormats)[number];
 
 /** The output formats that are images (the others are a PDF or text). */
 export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff'];
