@@ -135,9 +135,11 @@ export function pause(ms: number, deadline: AbortSignal): Promise<void> {
   });
 }
 
-/** What the recorder waits for: the scroll done (or failed), and how to learn of a navigation. */
+/** A running scenario: its end (or failure), and how to stop it when the recording ends first. */
 export interface Choreography {
   done: Promise<void>;
+  /** Stops what is still to come (a pending navigation above all): the page may serve another render next. */
+  stop(): void;
 }
 
 /**
@@ -148,25 +150,28 @@ export interface Choreography {
  * the new page has loaded (the recorder restarts its screencast there).
  */
 export function startChoreography(page: Page, options: RenderOptions, animation: AnimationOptions, deadline: AbortSignal, onNavigated: () => Promise<void>): Choreography {
-  if (animation.scenario !== 'scroll') return { done: Promise.resolve() };
+  const stopped = new AbortController();
+  const stop = () => stopped.abort(new Error('the recording ended'));
+  if (animation.scenario !== 'scroll') return { done: Promise.resolve(), stop };
+  // The scroll script itself ends with the page (the pool wipes it before it serves again).
+  const signal = AbortSignal.any([deadline, stopped.signal]);
   const startedAt = Date.now();
-  const scroll = (elapsedMs: number) => untilAborted(deadline, page.evaluate(`(${SCROLL_SCRIPT})(${JSON.stringify(scrollPlan(animation, elapsedMs))})`)).then(() => {});
-  if (!animation.scroll_try_navigate) return { done: scroll(0) };
+  const scroll = (elapsedMs: number) => untilAborted(signal, page.evaluate(`(${SCROLL_SCRIPT})(${JSON.stringify(scrollPlan(animation, elapsedMs))})`)).then(() => {});
+  if (!animation.scroll_try_navigate) return { done: scroll(0), stop };
 
   const done = (async () => {
-    // The first page's script ends with its page when the navigation comes: that is not a failure.
-    const first = scroll(0).catch((error) => {
-      if (deadline.aborted) throw error;
-    });
+    // The first page's script ends with its page when the navigation comes: that is not a failure
+    // (nor is its end with the deadline, which the recorder reports itself).
+    const first = scroll(0).catch(() => {});
     const afterMs = animation.scroll_navigate_after ?? (animation.duration * 1000) / 2;
-    await pause(afterMs, deadline);
+    await pause(afterMs, signal);
     const target = animation.scroll_navigate_to_url
-      ?? (await untilAborted(deadline, page.evaluate(`(${HINTED_LINK_SCRIPT})(${JSON.stringify(animation.scroll_navigate_link_hints)})`))) as string | null;
+      ?? (await untilAborted(signal, page.evaluate(`(${HINTED_LINK_SCRIPT})(${JSON.stringify(animation.scroll_navigate_link_hints)})`))) as string | null;
     if (!target) return first;
-    await navigate(page, { ...options, url: target, html: undefined, markdown: undefined }, deadline);
+    await navigate(page, { ...options, url: target, html: undefined, markdown: undefined }, signal);
     await first;
     await onNavigated();
     await scroll(Date.now() - startedAt);
   })();
-  return { done };
+  return { done, stop };
 }

@@ -80,6 +80,9 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
     if (alpha) {
       undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
       await untilAborted(deadline, session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }));
+      // A still page is not painted again by itself: two animation frames make sure the
+      // screencast's first frame is one painted with the transparent background.
+      await untilAborted(deadline, page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'));
     }
     session.on('Page.screencastFrame', onFrame);
     undo.push(async () => session.off('Page.screencastFrame', onFrame));
@@ -96,6 +99,7 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
       await untilAborted(deadline, session.send('Page.startScreencast', screencast));
     };
     const choreography = startChoreography(page, options, animation, deadline, restartScreencast);
+    undo.push(async () => choreography.stop());
     let finished = false;
     let failure: unknown;
     choreography.done.then(() => (finished = true), (error) => (failure = error ?? new Error('scroll failed')));

@@ -127,6 +127,13 @@ test('scroll_try_navigate: to scroll_navigate_to_url, or to the link the hints n
   assert.ok(rig.site.received.some((request) => request.path === '/blue'), 'the blue page was fetched');
 });
 
+test('a navigation due after the recording ended never happens (the page may serve another render)', async () => {
+  const from = rig.site.received.length;
+  await record({ scenario: 'scroll', duration: 1, scroll_complete: false, scroll_try_navigate: true, scroll_navigate_after: 1500, scroll_navigate_to_url: `${rig.site.url}/blue?late` });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.not.ok(rig.site.received.slice(from).some((request) => request.path === '/blue'), 'no late navigation');
+});
+
 test('a render that outlives its timeout fails with timeout_error, and its ffmpeg is gone', async () => {
   const ours = () => listProcesses().filter(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.some((arg) => arg.includes('shutterbus-animation-')));
   const error = await record({ duration: 10 }, { timeout: 3 }).then(() => null, (err: { code?: string }) => err);
@@ -136,18 +143,23 @@ test('a render that outlives its timeout fails with timeout_error, and its ffmpe
 });
 
 test('ffmpeg is killed with the render (its deadline) and at its own time limit', async () => {
-  const waiting = () => ['pipe:0', '-f', 'null', '-'];
+  // ffmpeg waiting for frames on its stdin, its (null) output named by `marker` so it can be found.
+  const waiting = (marker: string) => ['-f', 'mjpeg', '-i', 'pipe:0', '-f', 'null', marker];
   const alive = (marker: string) => listProcesses().some(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.includes(marker));
   const render = new AbortController();
-  const killed = runFfmpeg(['-f', 'mjpeg', '-metadata', 'title=deadline-test', '-i', ...waiting()], render.signal, 60_000);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.ok(alive('title=deadline-test'), 'running while the render runs');
+  const killed = runFfmpeg(waiting('deadline-test'), render.signal, 60_000);
+  const killedEnd = killed.done.then(() => 'ended', (error: Error) => error.message);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.ok(alive('deadline-test'), 'running while the render runs');
   render.abort(new Error('render over'));
-  assert.is(await killed.done.then(() => 'ended', (error: Error) => error.message), 'render over');
-  assert.not.ok(alive('title=deadline-test'));
-  const limited = runFfmpeg(['-f', 'mjpeg', '-metadata', 'title=limit-test', '-i', ...waiting()], new AbortController().signal, 300);
-  assert.is(await limited.done.then(() => 'ended', (error: { code?: string }) => error.code), 'internal_application_error');
-  assert.not.ok(alive('title=limit-test'));
+  assert.is(await killedEnd, 'render over');
+  assert.not.ok(alive('deadline-test'));
+  const limited = runFfmpeg(waiting('limit-test'), new AbortController().signal, 500);
+  const limitedEnd = limited.done.then(() => 'ended', (error: { code?: string }) => error.code);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(alive('limit-test'), 'running until its limit');
+  assert.is(await limitedEnd, 'internal_application_error');
+  assert.not.ok(alive('limit-test'));
 });
 
 test('the 13 scroll curves go from 0 to 1 without turning back', () => {
