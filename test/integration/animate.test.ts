@@ -93,6 +93,17 @@ animate('a scrolling gif, posted as JSON: the first frame the first band, a late
   assert.is(bandOf(await pixelAt(answer.bytes, 'last', 160, 90)), 4);
 });
 
+animate('page options apply to the recording; response_type=json describes the file', async () => {
+  const answer = await get({ html: bands, ...small, duration: '1', format: 'gif', response_type: 'json', styles: '#band0 { background: #0000ff !important }' });
+  assert.is(answer.status, 200, JSON.stringify(answer.json));
+  assert.is(answer.json!.format, 'gif');
+  assert.match(answer.json!.file_url, /\/files\/\d{8}-[0-9a-f]{32}\.gif$/);
+  const file = await call(answer.json!.file_url);
+  assert.is(file.contentType, 'image/gif');
+  assert.is(file.bytes.length, answer.json!.size_bytes);
+  assert.is(bandOf(await pixelAt(file.bytes, 0, WIDTH / 2, HEIGHT / 2)), 2, 'styles turned the first band blue');
+});
+
 animate('bad values are 400 request_not_valid naming each parameter', async () => {
   const cases: [Record<string, string | string[]>, string][] = [
     [{ duration: '31' }, 'duration'],
