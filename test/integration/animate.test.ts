@@ -156,4 +156,30 @@ animate('async: 202, then a webhook with the file; charged once, and a failed an
   assert.is(await usedThisMonth(stack, workspace.workspace_id), used + 1);
 });
 
+animate('a navigation obeys the address rules of url: at the ingress, and for a hinted link in the page', async () => {
+  // A stack of its own: the one above has a renderer that may reach private addresses.
+  const own = await startStack();
+  const guarded = await startService(own, { ALLOW_PRIVATE_TARGETS: 'false', ROLES: 'ingress,render' });
+  const workspace = await createWorkspace(own);
+  try {
+    const refused = await call(`${guarded.base}/api/animate?${new URLSearchParams({ html: bands, scroll_try_navigate: 'true', scroll_navigate_to_url: 'http://10.1.2.3/' })}`, { headers: { 'x-access-key': workspace.access_key } });
+    assert.is(refused.status, 400);
+    assert.is(refused.json!.error_code, 'url_not_allowed');
+    assert.is(refused.json!.error_details[0].parameter, 'scroll_navigate_to_url');
+
+    const from = own.site.received.length;
+    const linked = bands.replace('></div>', `><a href="${own.site.url}/page/animate-hint">Pricing</a></div>`);
+    const answer = await call(`${guarded.base}/api/animate`, {
+      method: 'POST',
+      headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ html: linked, ...small, duration: 2, scenario: 'scroll', scroll_try_navigate: true, scroll_navigate_after: 300 }),
+    });
+    assert.is(answer.json?.error_code, 'url_not_allowed', `${answer.status} ${answer.bytes.toString('utf8').slice(0, 200)}`);
+    assert.not.ok(own.site.received.slice(from).some((request) => request.path === '/page/animate-hint'), 'the private page was never fetched');
+  } finally {
+    await guarded.close();
+    await own.stop();
+  }
+});
+
 animate.run();
