@@ -83,7 +83,7 @@ export const animationParameters: readonly Parameter[] = [
 /** The /api/take rows an animation has no use for: it captures neither one image nor a document. */
 const screenshotOnly = new Set([
   'format', 'image_quality', 'image_width', 'image_height', 'selector', 'full_page', 'full_page_scroll', 'full_page_scroll_delay',
-  'full_page_scroll_by', 'full_page_max_height', 'capture_beyond_viewport',
+  'full_page_scroll_by', 'full_page_max_height', 'capture_beyond_viewport', 'metadata_image_size',
 ]);
 
 /**
@@ -93,7 +93,7 @@ const screenshotOnly = new Set([
  * step shared, an animation's file goes wherever a screenshot's goes.
  */
 export const animateParameters: readonly Parameter[] = [
-  ...parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf' && p.group !== 'metadata'),
+  ...parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf'),
   ...animationParameters,
 ];
 

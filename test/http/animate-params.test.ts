@@ -39,8 +39,8 @@ params('GET and POST give the same request; an empty scenario is the default one
 params('/api/take knows none of the recording rows, and /api/animate none of the screenshot-only ones', () => {
   const take = parseTakeParams(query('url=https://a.example&duration=5&scenario=scroll'));
   assert.equal('problems' in take ? take.problems.map((p) => p.parameter) : [], ['duration', 'scenario']);
-  const animate = parseAnimateParams(query('url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_page_title=true'));
-  assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], ['full_page', 'image_quality', 'pdf_landscape', 'metadata_page_title']);
+  const animate = parseAnimateParams(query('url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true'));
+  assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], ['full_page', 'image_quality', 'pdf_landscape', 'metadata_image_size']);
 });
 
 params('every problem at once', () => {

@@ -93,10 +93,11 @@ animate('a scrolling gif, posted as JSON: the first frame the first band, a late
   assert.is(bandOf(await pixelAt(answer.bytes, 'last', 160, 90)), 4);
 });
 
-animate('page options apply to the recording; response_type=json describes the file', async () => {
-  const answer = await get({ html: bands, ...small, duration: '1', format: 'gif', response_type: 'json', styles: '#band0 { background: #0000ff !important }' });
+animate('page options apply to the recording; response_type=json describes the file and the metadata asked for', async () => {
+  const answer = await get({ html: bands, ...small, duration: '1', format: 'gif', response_type: 'json', styles: '#band0 { background: #0000ff !important }', metadata_page_title: 'true' });
   assert.is(answer.status, 200, JSON.stringify(answer.json));
   assert.is(answer.json!.format, 'gif');
+  assert.is(answer.json!.metadata.page_title, 'Bands');
   assert.match(answer.json!.file_url, /\/files\/\d{8}-[0-9a-f]{32}\.gif$/);
   const file = await call(answer.json!.file_url);
   assert.is(file.contentType, 'image/gif');
