@@ -1,6 +1,7 @@
 // An animated capture's own vocabulary: its formats, the scroll choreography's options, the
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
 import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
+import { devices } from './devices.ts';
 import { parameters, type Parameter, type ValueType } from './parameters.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
 
@@ -106,8 +107,10 @@ const animationRules: Rule[] = [
     if (set.length === 0) return [];
     if (values.format !== 'gif') return set.map((parameter) => ({ parameter, message: 'needs format=gif' }));
     if (set.length < CLIP.length) return CLIP.filter((name) => !set.includes(name)).map((parameter) => ({ parameter, message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height' }));
-    const width = Number(values.viewport_width ?? 1280);
-    const height = Number(values.viewport_height ?? 720);
+    // The viewport as the render will have it: given, else the device preset's, else the default.
+    const preset = given(values, 'viewport_device') ? devices.find(String(values.viewport_device))?.viewport : undefined;
+    const width = Number(values.viewport_width ?? preset?.width ?? 1280);
+    const height = Number(values.viewport_height ?? preset?.height ?? 720);
     const outside = Number(values.clip_x) + Number(values.clip_width) > width || Number(values.clip_y) + Number(values.clip_height) > height;
     return outside ? [{ parameter: 'clip_x', message: 'the rectangle must lie inside the viewport' }] : [];
   },

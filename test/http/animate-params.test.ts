@@ -43,6 +43,18 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
   assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], ['full_page', 'image_quality', 'pdf_landscape', 'metadata_image_size']);
 });
 
+params('a gif clip must lie inside the viewport the render will have (a device preset\'s included)', () => {
+  const clip = 'format=gif&clip_x=0&clip_y=500&clip_width=100&clip_height=100';
+  const parameterOf = (text: string) => {
+    const parsed = parseAnimateParams(query(`url=https://a.example&${clip}&${text}`));
+    return 'problems' in parsed ? parsed.problems.map((p) => p.parameter) : [];
+  };
+  assert.equal(parameterOf(''), []);
+  assert.equal(parameterOf('viewport_height=500'), ['clip_x']);
+  assert.equal(parameterOf('viewport_device=iphone_13'), []);
+  assert.equal(parameterOf('viewport_device=iphone_se'), ['clip_x']);
+});
+
 params('every problem at once', () => {
   const parsed = parseAnimateParams(query('duration=0&scroll_easing=bounce&width=8'));
   assert.equal('problems' in parsed ? parsed.problems.map((p) => p.parameter).sort() : [], ['duration', 'scroll_easing', 'url', 'width']);
