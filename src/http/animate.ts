@@ -51,6 +51,8 @@ export const animateRoutes: FastifyPluginAsync = async (app) => {
     targets: ({ animation }) => (animation.scroll_try_navigate && animation.scroll_navigate_to_url ? [[animation.scroll_navigate_to_url, 'scroll_navigate_to_url']] : []),
     cacheScope: '/api/animate',
     renderFields: ({ animation }) => ({ kind: 'animation', animation }),
+    // A mov of 30 s is hundreds of MB: it goes from the store to the caller without a stop in memory.
+    streamsFiles: true,
   });
   app.get('/api/animate', animate);
   app.post('/api/animate', animate);

@@ -53,6 +53,11 @@ export interface RenderEndpoint<R extends TakeRequest> {
   cacheScope?: string;
   /** What the render request carries besides the page options (an animation's kind and options). */
   renderFields?(request: R): Partial<RenderRequest>;
+  /**
+   * Answers a file the render did not hand over inline straight from the store as a stream, not
+   * read into memory first: for outputs that can be large (a video).
+   */
+  streamsFiles?: boolean;
 }
 
 /** The handler of GET and POST for `endpoint`, on the app's decorators (services.ts). */
@@ -106,6 +111,10 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, endpo
     }
     reply.type(contentTypes[record.format]);
     if (request.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(request.control.attachment_name));
+    if (image === undefined && endpoint.streamsFiles && record.size_bytes !== undefined) {
+      reply.header('Content-Length', record.size_bytes);
+      return reply.send(await fileStore.open(fileName));
+    }
     return image ?? (await fileStore.read(fileName));
   };
 

@@ -105,6 +105,23 @@ animate('page options apply to the recording; response_type=json describes the f
   assert.is(bandOf(await pixelAt(file.bytes, 0, WIDTH / 2, HEIGHT / 2)), 2, 'styles turned the first band blue');
 });
 
+animate('a large video is answered straight from the store, its length announced', async () => {
+  // Noise, new every frame: nothing for ProRes to compress.
+  const noise = `<body style="margin:0"><canvas id="c" width="${WIDTH}" height="${HEIGHT}"></canvas><script>
+    const c = document.getElementById('c').getContext('2d');
+    const frame = () => { const d = c.createImageData(${WIDTH}, ${HEIGHT}); const a = new Uint32Array(d.data.buffer);
+      for (let i = 0; i < a.length; i++) a[i] = (Math.random() * 0xffffffff) | 0xff000000; c.putImageData(d, 0, 0); requestAnimationFrame(frame); };
+    frame();</script></body>`;
+  const answer = await get({ html: noise, ...small, duration: '1', format: 'mov' });
+  assert.is(answer.status, 200, answer.bytes.toString('utf8').slice(0, 200));
+  assert.is(answer.contentType, 'video/quicktime');
+  assert.ok(answer.bytes.length > 768 * 1024, `${answer.bytes.length} bytes: more than a done message carries`);
+  assert.is(Number(answer.headers.get('content-length')), answer.bytes.length);
+  const mov = await probe(answer.bytes);
+  assert.is(mov.codec, 'prores');
+  assert.ok(Math.abs(mov.duration - 1) <= 0.2, `duration ${mov.duration}`);
+});
+
 animate('bad values are 400 request_not_valid naming each parameter', async () => {
   const cases: [Record<string, string | string[]>, string][] = [
     [{ duration: '31' }, 'duration'],
