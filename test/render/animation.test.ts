@@ -1,6 +1,8 @@
 // Animations recorded from real Chromium into Debian's ffmpeg, read back with ffprobe and frames
 // pulled with ffmpeg: the container, codec, size, duration and frame rate, and which band of the
 // bands page each frame shows as the page scrolls down and back.
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { animateParameters, scrollEasings, type AnimationOptions } from '../../src/domain/animation.ts';
@@ -60,19 +62,22 @@ test('mp4: H.264 in yuv420p, the viewport size, the duration asked for, 25 fps',
 });
 
 test('scroll: down through the bands and back to the first', async () => {
-  const { image } = await record({ scenario: 'scroll', duration: 4, scroll_by: HEIGHT * 2, scroll_duration: 500, scroll_delay: 300, scroll_easing: 'linear' });
+  const { image } = await record({ scenario: 'scroll', duration: 4, scroll_by: HEIGHT * 2, scroll_duration: 500, scroll_delay: 800, scroll_easing: 'linear' });
   const video = await probe(image);
   assert.ok(Math.abs(video.duration - 4) <= 0.2, `duration ${video.duration}`);
   assert.is(await centre(image, 0), 0, 'the first frame shows the first band');
-  // Down by 2 viewports in 0.5 s, a 0.3 s rest, the last 2 in 0.5 s: at 1.5 s the last band.
-  assert.is(await centre(image, 1.5), 4, 'a later frame shows the last band');
+  // Down 2 viewports in 0.5 s, 0.8 s of rest, the last 2 by 1.8 s, 0.8 s at the bottom, back by 3.1 s.
+  assert.is(await centre(image, 0.9), 2, 'a later frame shows a later band');
+  assert.is(await centre(image, 2.2), 4, 'then the last band');
   assert.is(await centre(image, 'last'), 0, 'the last frame shows the first band again');
 });
 
 test('scroll without scroll_back ends on the last band; scroll_by steps pass the bands between', async () => {
-  const { image } = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 200, scroll_easing: 'ease_in_out_cubic', scroll_back: false, scroll_complete: false });
+  const { image } = await record({ scenario: 'scroll', duration: 4.5, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 600, scroll_easing: 'ease_in_out_cubic', scroll_back: false, scroll_complete: false });
   assert.is(await centre(image, 0), 0);
-  assert.is(await centre(image, 0.4), 1, 'after one step: the second band');
+  // Each step: 0.3 s of scroll, 0.6 s of rest; the fourth reaches the end at 3 s.
+  assert.is(await centre(image, 0.6), 1, 'after one step: the second band');
+  assert.is(await centre(image, 1.5), 2, 'after two: the third');
   assert.is(await centre(image, 'last'), 4);
 });
 
@@ -134,12 +139,15 @@ test('a navigation due after the recording ended never happens (the page may ser
   assert.not.ok(rig.site.received.slice(from).some((request) => request.path === '/blue'), 'no late navigation');
 });
 
-test('a render that outlives its timeout fails with timeout_error, and its ffmpeg is gone', async () => {
+test('a render that outlives its timeout fails with timeout_error; its ffmpeg and its frames are gone', async () => {
   const ours = () => listProcesses().filter(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.some((arg) => arg.includes('shutterbus-animation-')));
+  const folders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('shutterbus-animation-')).length;
+  const before = folders();
   const error = await record({ duration: 10 }, { timeout: 3 }).then(() => null, (err: { code?: string }) => err);
   assert.is(error?.code, 'timeout_error');
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.is(ours().length, 0, 'no ffmpeg of a recording left running');
+  assert.is(folders(), before, 'the recording\'s folder is removed');
 });
 
 test('ffmpeg is killed with the render (its deadline) and at its own time limit', async () => {
