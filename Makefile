@@ -10,7 +10,7 @@ help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## *"; print "Usage: make <target>\n\nTargets:"} /^[a-zA-Z_-]+:.*##/ { printf "  %-10s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## Install what is missing: Debian chromium and nats-server, npm ci
+deps: ## Install what is missing: Debian chromium, nats-server and ffmpeg, npm ci
 	@infra/local.sh deps
 
 .PHONY: build
