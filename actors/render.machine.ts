@@ -20,6 +20,7 @@ import type { RecordedMetadata } from '../src/domain/metadata.ts';
 import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
 import type { RenderWarning } from '../src/domain/warnings.ts';
 import type { StoreResult } from '../src/domain/storage.ts';
+import type { AnimationOptions } from '../src/domain/animation.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
@@ -44,6 +45,8 @@ export interface CapturePageInput {
   options: RenderOptions;
   /** The workspace the render is for: its warm pages are never lent to another workspace. */
   workspaceId: string;
+  /** For an animation: what to record (the render is then a recording, not a screenshot). */
+  animation?: AnimationOptions;
 }
 
 /** Input of the `storeImage` promise actor. */
@@ -183,7 +186,12 @@ export const renderMachine = setup({
     capturing: {
       invoke: {
         src: 'capturePage',
-        input: ({ context }) => ({ renderId: context.request.render_id, options: context.request.options, workspaceId: context.request.workspace_id }),
+        input: ({ context }) => ({
+          renderId: context.request.render_id,
+          options: context.request.options,
+          workspaceId: context.request.workspace_id,
+          ...(context.request.kind === 'animation' && context.request.animation ? { animation: context.request.animation } : {}),
+        }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
         onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
       },

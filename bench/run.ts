@@ -11,6 +11,7 @@ import { hmacHex } from '../src/signing.ts';
 import { CpuMeter, hammerRounds, labelTree, roundsRatio, loop, perShot, pssMb, type LoopResult } from './measure.ts';
 import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
+import { animationLines, measureAnimations } from './animate.ts';
 import { startBenchStack } from './stack.ts';
 
 const mode = process.argv[2];
@@ -164,6 +165,10 @@ for (const [name, params] of Object.entries(variantOptions)) {
 // The app-shell page: its 4,600 px scroller scrolled through and let out into one full-page capture.
 variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(site.appShell, { full_page: 'true' }), { concurrency: 1, count: 12, maxSeconds: 15 });
 
+// Animations: a scrolling mp4 and gif, and a recording's effect on plain screenshots beside it.
+log('animations: /api/animate');
+const animations = await measureAnimations(stack, site.heavy, site.light);
+
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process,
 // from the one-process stack and from an ingress-only process on the same NATS and store (ROLES=ingress,
 // as infra/production deploys it: no render ever ran there, so Playwright's AsyncLocalStorage is off).
@@ -234,6 +239,8 @@ const lines = [
   `${'light page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ plain png`,
   ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
   '',
+  ...animationLines(animations),
+  '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  rounds ${http.bare.rounds.join(' ')}  ${JSON.stringify(http.bare.statuses)}`,
   ...([
@@ -287,7 +294,7 @@ for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t))
 lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
 for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
+Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, animations, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

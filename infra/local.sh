@@ -57,6 +57,8 @@ ensure_debian_packages() {
       debian_package_installed "$package" || missing+=("$package")
     done
   fi
+  # Animations (/api/animate) are encoded by Debian's ffmpeg (H.264, VP9, ProRes, MPEG-4, gif).
+  [[ -x /usr/bin/ffmpeg && -x /usr/bin/ffprobe ]] || missing+=(ffmpeg)
   [[ ${#missing[@]} -eq 0 ]] && return 0
 
   local sudo=()

@@ -12,9 +12,11 @@ export interface Refusal {
 }
 
 type Values = Record<string, unknown>;
-type Rule = (values: Values) => Refusal[];
+/** A rule over parsed values: the parameters it refuses. */
+export type Rule = (values: Values) => Refusal[];
 
-const given = (values: Values, name: string) => values[name] !== undefined;
+/** True when the request gave `name`. */
+export const given = (values: Values, name: string) => values[name] !== undefined;
 
 /** Headers a caller may not set: the browser and the egress proxy own them. */
 const FORBIDDEN_HEADERS = /^(host|content-length|cookie|connection|proxy-.*|transfer-encoding|upgrade|keep-alive|te|trailer)$/i;
@@ -78,7 +80,8 @@ const hostOf = (url: unknown) => {
   }
 };
 
-const rules: Rule[] = [
+/** The rules over the page and the request to it: shared by /api/take and /api/animate. */
+export const pageRules: Rule[] = [
   // Exactly one page to render.
   (values) => {
     const pages = ['url', 'html', 'markdown'].filter((name) => given(values, name));
@@ -145,6 +148,10 @@ const rules: Rule[] = [
     if (Number(values.delay ?? 0) > SYNC_MAX_DELAY) over.push({ parameter: 'delay', message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)` });
     return over;
   },
+];
+
+// The rules over a screenshot's capture and output.
+const captureRules: Rule[] = [
   (values) => {
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));
@@ -288,5 +295,5 @@ export function fetchedByTemplate(template: string): string | undefined {
 
 /** Every refusal the rules find in parsed values. */
 export function refusals(values: Values): Refusal[] {
-  return rules.flatMap((rule) => rule(values));
+  return [...pageRules, ...captureRules].flatMap((rule) => rule(values));
 }

@@ -4,6 +4,7 @@ import type { OutputFormat } from './options.ts';
 
 const extensions: Record<OutputFormat, string> = {
   png: 'png', jpeg: 'jpg', webp: 'webp', gif: 'gif', avif: 'avif', tiff: 'tiff', jp2: 'jp2', heif: 'heic', pdf: 'pdf', html: 'html', markdown: 'md',
+  mp4: 'mp4', webm: 'webm', mov: 'mov', avi: 'avi',
 };
 
 /** The file extension of a format, without the dot (`jpeg` → `jpg`, `markdown` → `md`). */
@@ -18,7 +19,7 @@ export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
  * File names are the UTC day the file expires (YYYYMMDD), a dash, 32 random hex characters and
  * the extension: unguessable, so served without a key, and sweepable a whole day at a time.
  */
-const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|jp2|heic|pdf|html|md)$/;
+const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|jp2|heic|pdf|html|md|mp4|webm|mov|avi)$/;
 
 /** The UTC day of a moment as file names carry it (YYYYMMDD). */
 export const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replaceAll('-', '');

@@ -4,7 +4,13 @@ import type { RenderWarning } from './warnings.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'jp2' | 'heif' | 'pdf' | 'html' | 'markdown';
+export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'jp2' | 'heif' | 'pdf' | 'html' | 'markdown' | AnimationFormat;
+
+/** The formats of an animation (/api/animate, docs/animate.md). */
+export const animationFormats = ['mp4', 'webm', 'mov', 'avi', 'gif'] as const;
+
+/** One of the formats of an animation. */
+export type AnimationFormat = (typeof animationFormats)[number];
 
 /** The output formats that are images (the others are a PDF or text). */
 export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif'];
@@ -182,6 +188,10 @@ export const contentTypes: Record<OutputFormat, string> = {
   pdf: 'application/pdf',
   html: 'text/html; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  avi: 'video/x-msvideo',
 };
 
 /** One sub-request the page made, as the failure rules see it. */

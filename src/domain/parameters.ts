@@ -13,7 +13,7 @@ export type ValueType =
 export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
 
 /** Where a parameter belongs in the API reference. */
-export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async' | 'proxy' | 'vision' | 'storage';
+export type ParameterGroup = 'target' | 'access' | 'viewport' | 'emulation' | 'request' | 'wait' | 'page' | 'blocking' | 'capture' | 'output' | 'pdf' | 'metadata' | 'failure' | 'cache' | 'async' | 'proxy' | 'vision' | 'storage' | 'animation';
 
 /** One row of the table. */
 export interface Parameter {

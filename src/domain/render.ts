@@ -4,6 +4,7 @@ import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
 import type { RenderWarning } from './warnings.ts';
 import type { StoreResult, StoreTarget } from './storage.ts';
+import type { AnimationOptions } from './animation.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -11,6 +12,10 @@ export interface RenderRequest {
   workspace_id: string;
   created_at: string;
   options: RenderOptions;
+  /** What the render makes: a screenshot (also when absent) or an animation (docs/animate.md). */
+  kind?: 'screenshot' | 'animation';
+  /** The recording and its choreography, for an animation. */
+  animation?: AnimationOptions;
   webhook_url?: string;
   external_identifier?: string;
   /** false: the webhook goes without signature headers (webhook_sign). */

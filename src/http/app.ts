@@ -23,6 +23,7 @@ import type { Span } from '@opentelemetry/api';
 import { endSpan, startSpan, tracingOn, type TraceCarrier } from '../tracing.ts';
 import { bulkRoutes } from './bulk.ts';
 import { accountRoutes } from './account.ts';
+import { animateRoutes } from './animate.ts';
 
 /** Largest accepted request body (contract §9). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -172,6 +173,7 @@ export function buildApp(deps: AppDeps) {
   app.register(takeRoutes);
   app.register(bulkRoutes);
   app.register(accountRoutes);
+  app.register(animateRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
   if (monitors) app.register(monitorsRoutes, monitors);

@@ -2,6 +2,7 @@
 // output formats and the error table: never a hand-kept copy of any of them (contract §10).
 import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes } from '../domain/options.ts';
+import { animateParameters } from '../domain/animation.ts';
 import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
 import type { RenderStatus } from '../domain/render.ts';
 import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
@@ -57,8 +58,8 @@ function describe(parameter: Parameter): string {
 }
 
 /** Every row as a GET query parameter; a list is the key repeated. */
-function queryParameters(): Json[] {
-  return parameters.map((parameter) => ({
+function queryParameters(rows: readonly Parameter[] = parameters): Json[] {
+  return rows.map((parameter) => ({
     name: parameter.name,
     in: 'query',
     description: describe(parameter),
@@ -68,8 +69,8 @@ function queryParameters(): Json[] {
 }
 
 /** The POST body: every row but the GET-only ones, as one JSON object; a list is a JSON array. */
-function bodySchema(): Json {
-  const rows = parameters.filter((parameter) => parameter.only !== 'GET');
+function bodySchema(table: readonly Parameter[] = parameters): Json {
+  const rows = table.filter((parameter) => parameter.only !== 'GET');
   return {
     type: 'object',
     description: 'Every parameter of the GET query, under the same name. null means not given.',
@@ -79,15 +80,15 @@ function bodySchema(): Json {
 }
 
 /** The parameters by group, as the operation's description lists them. */
-function parameterGroups(): string {
+function parameterGroups(rows: readonly Parameter[] = parameters): string {
   const groups = new Map<string, string[]>();
-  for (const { group, name } of parameters) groups.set(group, [...(groups.get(group) ?? []), `\`${name}\``]);
+  for (const { group, name } of rows) groups.set(group, [...(groups.get(group) ?? []), `\`${name}\``]);
   return ['| group | parameters |', '| --- | --- |', ...[...groups].map(([group, names]) => `| ${group} | ${names.join(', ')} |`)].join('\n');
 }
 
 /** Output formats with their content type; an alias (jpg) shares the type of the format it names. */
-function outputFormats(): { format: string; contentType: string }[] {
-  const format = parameterByName.get('format')?.type;
+function outputFormats(rows: readonly Parameter[] = parameters): { format: string; contentType: string }[] {
+  const format = rows.find((row) => row.name === 'format')?.type;
   const values = format?.kind === 'enum' ? format.values : [];
   return Object.entries(contentTypes as Record<string, string>)
     .filter(([name]) => values.includes(name))
@@ -95,9 +96,9 @@ function outputFormats(): { format: string; contentType: string }[] {
 }
 
 /** The answer's bytes by content type. */
-function fileContent(): Json {
+function fileContent(formats = outputFormats()): Json {
   const byType = new Map<string, string[]>();
-  for (const { format, contentType } of outputFormats()) byType.set(contentType, [...(byType.get(contentType) ?? []), format]);
+  for (const { format, contentType } of formats) byType.set(contentType, [...(byType.get(contentType) ?? []), format]);
   return Object.fromEntries(
     [...byType].map(([contentType, formats]) => [
       contentType,
@@ -144,8 +145,14 @@ const storeSchema: Json = {
   properties: { bucket: { type: 'string' }, key: { type: 'string' }, location: { type: 'string', format: 'uri' } },
 };
 
+/** Every output format of /api/take and /api/animate, with its content type. */
+const everyFormat = () => {
+  const take = outputFormats();
+  return [...take, ...outputFormats(animateParameters).filter(({ format }) => !take.some((known) => known.format === format))];
+};
+
 /** The formats a render record names (aliases normalised). */
-const recordFormat = () => ({ type: 'string', enum: outputFormats().map(({ format }) => format) });
+const recordFormat = () => ({ type: 'string', enum: everyFormat().map(({ format }) => format) });
 
 function schemas(): Json {
   const codes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code));
@@ -376,8 +383,8 @@ const storeHeaders = Object.fromEntries(
   ]),
 );
 
-/** The answers of /api/take: by format, JSON, async, a cached redirect, and every error. */
-function takeResponses(): Json {
+/** The answers of /api/take (or of /api/animate, with its formats): by format, JSON, async, a cached redirect, and every error. */
+function takeResponses(formats = outputFormats()): Json {
   const responseType = parameterByName.get('response_type');
   const takeCodes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code) && code !== 'not_found');
   return {
@@ -389,7 +396,7 @@ function takeResponses(): Json {
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
         ...(parameterByName.has('store') ? storeHeaders : {}),
       },
-      content: { ...fileContent(), 'application/json': { schema: ref('TakeJsonAnswer') } },
+      content: { ...fileContent(formats), 'application/json': { schema: ref('TakeJsonAnswer') } },
     },
     '202': { description: 'async=true: accepted; the result is at status_url and in the webhook.', headers: renderIdHeader, content: { 'application/json': { schema: ref('AsyncAnswer') } } },
     '302': {
@@ -414,6 +421,12 @@ export function openApiDocument(baseUrl: string): Json {
     description: `Renders a page. Exactly one of \`url\`, \`html\` and \`markdown\`. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups()}`,
     security,
     responses: takeResponses(),
+  };
+  const animate = {
+    tags: ['render'],
+    description: `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`,
+    security,
+    responses: takeResponses(outputFormats(animateParameters)),
   };
   return {
     openapi: '3.1.0',
@@ -481,6 +494,16 @@ export function openApiDocument(baseUrl: string): Json {
           },
         },
       },
+      '/api/animate': {
+        get: { ...animate, operationId: 'animateGet', summary: 'Record a page (query parameters)', parameters: queryParameters(animateParameters) },
+        post: {
+          ...animate,
+          operationId: 'animatePost',
+          summary: 'Record a page (JSON body)',
+          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
+          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: bodySchema(animateParameters) } } },
+        },
+      },
       '/api/renders/{renderId}': {
         get: {
           tags: ['render'],
@@ -505,7 +528,7 @@ export function openApiDocument(baseUrl: string): Json {
           security: [],
           parameters: [{ name: 'fileName', in: 'path', required: true, schema: { type: 'string' } }],
           responses: {
-            '200': { description: 'The file, cacheable until it expires.', headers: { ETag: { schema: { type: 'string' } } }, content: fileContent() },
+            '200': { description: 'The file, cacheable until it expires.', headers: { ETag: { schema: { type: 'string' } } }, content: fileContent(everyFormat()) },
             '304': { description: 'If-None-Match matched.' },
             ...errorResponses(['not_found', 'temporary_unavailable', ...transportCodes]),
           },

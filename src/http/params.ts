@@ -2,7 +2,7 @@
 import { renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
-import { parameterByName, parameters, type ParameterType, type ValueType } from '../domain/parameters.ts';
+import { parameterByName, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
 import type { StorageClass } from '../domain/storage.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
@@ -91,11 +91,20 @@ function parseParameter(type: ParameterType, given: unknown[], kind: RawParams['
   return { value: parsed };
 }
 
-const roleOf = (name: string) => parameterByName.get(name)!.role;
-const controlDefaults = Object.fromEntries(parameters.filter((p) => p.role === 'control' && p.default !== undefined).map((p) => [p.name, p.default]));
+/** A parameter table as a parser reads it: its rows by name and its rules over several parameters. */
+export interface ParameterTable {
+  byName: ReadonlyMap<string, Parameter>;
+  refusals: (values: Record<string, unknown>) => ParamProblem[];
+}
 
-/** Parses and validates every parameter; returns all problems at once so a client fixes them in one go. */
-export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { problems: ParamProblem[] } {
+/** The table of /api/take. */
+const takeTable: ParameterTable = { byName: parameterByName, refusals };
+
+/**
+ * Parses and validates every parameter against `table`: the values given, by name, or every
+ * problem at once so a client fixes them in one go.
+ */
+export function parseParameters(raw: RawParams, table: ParameterTable): { values: Record<string, unknown> } | { problems: ParamProblem[] } {
   const grouped = new Map<string, unknown[]>();
   const pairs: [string, unknown][] = raw.kind === 'query' ? raw.entries : Object.entries(raw.body);
   for (const [name, value] of pairs) grouped.set(name, [...(grouped.get(name) ?? []), value]);
@@ -103,7 +112,7 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   const problems: ParamProblem[] = [];
   const values: Record<string, unknown> = {};
   for (const [name, given] of grouped) {
-    const parameter = parameterByName.get(name);
+    const parameter = table.byName.get(name);
     if (!parameter) {
       problems.push({ parameter: name, message: 'is not a known parameter' });
       continue;
@@ -115,23 +124,45 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
     else values[name] = parsed.value;
   }
   // Rules over several parameters or a value's meaning; a parameter already refused is not named twice.
-  problems.push(...refusals(values).filter((refusal) => !problems.some((p) => p.parameter === refusal.parameter)));
+  problems.push(...table.refusals(values).filter((refusal) => !problems.some((p) => p.parameter === refusal.parameter)));
   for (const name of Object.keys(values)) {
-    if (raw.kind === 'json' && parameterByName.get(name)!.only === 'GET') problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
+    if (raw.kind === 'json' && table.byName.get(name)!.only === 'GET') problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
   }
-  if (problems.length > 0) return { problems };
-
-  // Parameters that are render options override the defaults; the rest steer the answer.
-  const given = (role: 'option' | 'control') => Object.fromEntries(Object.entries(values).filter(([name]) => roleOf(name) === role));
-  const options: RenderOptions = {
-    ...renderDefaults,
-    // A device preset sets viewport, scale, mobile, touch and user agent; options given explicitly win.
-    ...(values.viewport_device !== undefined ? presetOptions(String(values.viewport_device)) : {}),
-    ...given('option'),
-    format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
-    ...(values.ip_country_code !== undefined ? { ip_country_code: String(values.ip_country_code).toLowerCase() } : {}),
-  };
-  const control = { ...controlDefaults, ...given('control') } as unknown as TakeControl;
-  return { request: { options, control } };
+  return problems.length > 0 ? { problems } : { values };
 }
 
+/** The given values of one role, by name, of the rows `table` has. */
+export function valuesOfRole(values: Record<string, unknown>, table: ParameterTable, role: Parameter['role']): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([name]) => table.byName.get(name)!.role === role));
+}
+
+/** The defaults of the control parameters of `table`, by name. */
+export function controlDefaults(table: ParameterTable): Record<string, unknown> {
+  return Object.fromEntries([...table.byName.values()].filter((p) => p.role === 'control' && p.default !== undefined).map((p) => [p.name, p.default]));
+}
+
+/** The page options given, over the defaults and a device preset (options given explicitly win). */
+export function pageOptions(options: Record<string, unknown>): Omit<RenderOptions, 'format'> {
+  return {
+    ...renderDefaults,
+    ...(options.viewport_device !== undefined ? presetOptions(String(options.viewport_device)) : {}),
+    ...options,
+    ...(options.ip_country_code !== undefined ? { ip_country_code: String(options.ip_country_code).toLowerCase() } : {}),
+  } as Omit<RenderOptions, 'format'>;
+}
+
+const takeControlDefaults = controlDefaults(takeTable);
+
+/** Parses and validates every parameter; returns all problems at once so a client fixes them in one go. */
+export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { problems: ParamProblem[] } {
+  const parsed = parseParameters(raw, takeTable);
+  if ('problems' in parsed) return parsed;
+  const { values } = parsed;
+  // Parameters that are render options override the defaults; the rest steer the answer.
+  const options: RenderOptions = {
+    ...pageOptions(valuesOfRole(values, takeTable, 'option')),
+    format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
+  };
+  const control = { ...takeControlDefaults, ...valuesOfRole(values, takeTable, 'control') } as unknown as TakeControl;
+  return { request: { options, control } };
+}

@@ -26,10 +26,23 @@ export type TakeOutcome =
   | { kind: 'accepted'; renderId: string }
   | { kind: 'ended'; result: RenderResult; cached: boolean };
 
-/** Only a signed GET with `cache` not false is cached. */
-export function cacheKeyFor(caller: Caller, take: TakeRequest): string | undefined {
+/** What a render endpoint adds to the way of a request (/api/animate: docs/animate.md). */
+export interface RenderEndpoint<R extends TakeRequest = TakeRequest> {
+  /** Addresses besides url and webhook_url that must obey the address rules, with their parameter names. */
+  targets?(request: R): [string, string][];
+  /**
+   * Keeps the cache entries of signed GETs of this endpoint apart from another's with the same
+   * query string; none for /api/take, whose repeat views are answered from memory by that key.
+   */
+  cacheScope?: string;
+  /** What the render request carries besides the page options (an animation's kind and options). */
+  renderFields?(request: R): Partial<RenderRequest>;
+}
+
+/** Only a signed GET with `cache` not false is cached; `scope` keeps an endpoint's entries apart. */
+export function cacheKeyFor(caller: Caller, take: TakeRequest, scope?: string): string | undefined {
   if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
-  return cacheKeyOf(caller.workspace.workspace_id, caller.signedQuery);
+  return cacheKeyOf(caller.workspace.workspace_id, (scope === undefined ? '' : `${scope}?`) + caller.signedQuery);
 }
 
 /** Validates raw parameters as /api/take does: 400 request_not_valid naming every offending one. */
@@ -52,7 +65,8 @@ export function takeFlow(app: FastifyInstance) {
   const { config, renderQueue, settlement, renderCache, checkTarget, sealer } = app;
   const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
 
-  const checkTargets = async ({ options, control }: TakeRequest, store: StoreTarget | undefined) => {
+  const checkTargets = async ({ options, control }: TakeRequest, store: StoreTarget | undefined, others: [string, string][]) => {
+    for (const [address, parameter] of others) await checkTarget(address, parameter);
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
     if (store) await checkTarget(store.endpoint, 'storage_endpoint');
@@ -73,15 +87,15 @@ export function takeFlow(app: FastifyInstance) {
    * `onRenderId` hears the render's id as soon as it has one, before any refusal; `trace` is the
    * W3C trace context of the request that asked (tracing on), carried on to the render.
    */
-  const run = async (caller: Caller, take: TakeRequest, onRenderId?: (renderId: string) => void, trace?: TraceCarrier): Promise<TakeOutcome> => {
-    const cacheKey = cacheKeyFor(caller, take);
+  const run = async <R extends TakeRequest>(caller: Caller, take: R, onRenderId?: (renderId: string) => void, trace?: TraceCarrier, endpoint: RenderEndpoint<R> = {}): Promise<TakeOutcome> => {
+    const cacheKey = cacheKeyFor(caller, take, endpoint.cacheScope);
     if (cacheKey) {
       const hit = await renderCache.lookup(cacheKey);
       if (hit) return { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name!, store: hit.store };
     }
     const { workspace } = caller;
     const store = storeTargetFor(take.control, take.options.format, workspace, sealer);
-    await checkTargets(take, store);
+    await checkTargets(take, store, endpoint.targets?.(take) ?? []);
 
     const createdAt = new Date();
     const renderRequest: RenderRequest = {
@@ -89,6 +103,7 @@ export function takeFlow(app: FastifyInstance) {
       workspace_id: workspace.workspace_id,
       created_at: createdAt.toISOString(),
       options: take.options,
+      ...endpoint.renderFields?.(take),
       ...(take.control.webhook_url ? { webhook_url: take.control.webhook_url } : {}),
       ...(take.control.external_identifier ? { external_identifier: take.control.external_identifier } : {}),
       ...(take.control.webhook_sign ? {} : { webhook_sign: false as const }),

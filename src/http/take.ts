@@ -1,20 +1,20 @@
 // GET|POST /api/take: authenticate, validate, serve from the cache or admit, render, answer.
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import type { RenderResult } from '../jetstream/render-records.ts';
 import { contentTypes } from '../domain/options.ts';
 import { fileUrl } from '../domain/files.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
-import { cacheKeyFor, parseTake, takeFlow } from './take-flow.ts';
+import { cacheKeyFor, parseTake, takeFlow, type RenderEndpoint } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { storeHeaders } from './store.ts';
 
-/** The parameters of a GET (or HEAD) or POST /api/take, before validation. */
-function rawParams(request: FastifyRequest): RawParams {
+/** The parameters of a GET (or HEAD) or POST render request, before validation. */
+export function rawParams(request: FastifyRequest): RawParams {
   if (request.method !== 'POST') {
     return { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] };
   }
@@ -38,8 +38,16 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
-/** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
-export const takeRoutes: FastifyPluginAsync = async (app) => {
+/** A render endpoint's handler: how it reads its parameters, and what it adds to take's way (take-flow.ts). */
+export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
+  /** Validates the raw parameters: the request, or a 400 request_not_valid naming every offending one. */
+  parse(raw: RawParams): R;
+  /** A file the render did not hand over inline is streamed from the store, not read into memory (a video). */
+  streamsFiles?: boolean;
+}
+
+/** The handler of GET and POST of a render endpoint (/api/take, /api/animate), on the app's decorators (services.ts). */
+export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route: RenderRoute<R>) {
   const { config, fileStore, workspaces, repeatViews } = app;
   const flow = takeFlow(app);
 
@@ -63,20 +71,25 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
     serveAsUserContent(reply);
     reply.type(contentTypes[record.format]);
     if (take.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
+    if (image === undefined && route.streamsFiles && record.size_bytes !== undefined) {
+      reply.header('Content-Length', record.size_bytes);
+      return reply.send(await fileStore.open(fileName));
+    }
     return image ?? (await fileStore.read(fileName));
   };
 
-  const take = async (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
-    const takeRequest = parseTake(raw);
-    const cacheKey = cacheKeyFor(caller, takeRequest);
-    if (cacheKey) {
+    const takeRequest = route.parse(raw);
+    const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
+    // Repeat views answered from memory know take's cache keys only.
+    if (cacheKey && route.cacheScope === undefined) {
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
     }
-    const outcome = await flow.run(caller, takeRequest, (renderId) => reply.header('X-Render-Id', renderId), traceCarrier(request.span));
+    const outcome = await flow.run(caller, takeRequest, (renderId) => reply.header('X-Render-Id', renderId), traceCarrier(request.span), route);
     switch (outcome.kind) {
       case 'cached':
         return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
@@ -87,7 +100,11 @@ export const takeRoutes: FastifyPluginAsync = async (app) => {
         return answer(reply, takeRequest, outcome.result, outcome.cached);
     }
   };
+}
 
+/** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
+export const takeRoutes: FastifyPluginAsync = async (app) => {
+  const take = renderHandler(app, { parse: parseTake });
   app.get('/api/take', take);
   app.post('/api/take', take);
 };

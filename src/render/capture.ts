@@ -1,25 +1,30 @@
 // One render, start to finish, on a warm page of the workspace: reports what it observed and leaves the
 // failure rules to the render actor.
 
+import type { CDPSession, Page } from 'playwright-core';
 import type { BrowserHost } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { applyBlocking } from './blocking.ts';
 import { applyEmulation } from './emulation.ts';
 import { wantsMetadata } from '../domain/metadata.ts';
 import { gatherMetadata } from './metadata.ts';
-import { makeOutput } from './output.ts';
+import { makeOutput, type Output } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
 
+/** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
+export type OutputMaker = (page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession) => Promise<Output>;
+
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
  * `options.timeout` (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
+ * `make` makes the output: the screenshot or document of `options.format`, or a recording;
  * `proxyServer`: an egress route of the render's own (proxy, ip_country_code).
  */
-export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string, proxyServer?: string): Promise<PageObservation> {
+export async function capturePage(host: BrowserHost, options: RenderOptions, signal: AbortSignal, workspaceId?: string, make: OutputMaker = makeOutput, proxyServer?: string): Promise<PageObservation> {
   return host.withPage({ ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) }, signal, async (page, deadline, session) => {
     const subRequests = watchSubRequests(page);
     // Font requests still in flight at capture time are waited for (docs/capture.md).
@@ -45,7 +50,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       // Reading the text lays the page out once more: only when a content rule will look at it.
       const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
       const visibleText = needsText ? await readVisibleText(page, deadline) : '';
-      const output = await traced('capture', () => makeOutput(page, options, deadline, session));
+      const output = await traced('capture', () => make(page, options, deadline, session));
       markStep('captured');
       if (options.selector && !output.selectorFound) missingSelectors.push(options.selector);
       const image = output.bytes;

@@ -41,6 +41,7 @@ import { upstreamProxyOf } from '../net/upstream.ts';
 import { askVision } from './vision.ts';
 import { sliceImage } from './image.ts';
 import type { RenderOptions } from '../domain/options.ts';
+import { captureAnimation } from './animation.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -316,7 +317,9 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const { config, log, js, browser } = deps;
   const { handle, giveUp } = renderMessages({
     ...deps,
-    capturePage: async ({ options, workspaceId }, signal) => {
+    capturePage: async ({ options, workspaceId, animation }, signal) => {
+      // The render kind of the message: a recording of the page, or a screenshot (the default).
+      if (animation) return captureAnimation(browser, options, animation, signal, workspaceId);
       await requireGpu(browser, options, log);
       // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
       const upstream = upstreamProxyOf(options, config.geoProxies);
@@ -324,7 +327,7 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       const route = upstream ? await deps.egress!.route(upstream) : undefined;
       let observation: PageObservation;
       try {
-        observation = await capturePage(browser, options, signal, workspaceId, route?.url);
+        observation = await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
       } finally {
         await route?.close();
       }

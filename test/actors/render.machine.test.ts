@@ -305,4 +305,27 @@ test('without store the upload step never runs', async () => {
   if (output.status === 'succeeded') assert.is(output.uploaded, undefined);
 });
 
+test('an animation request hands its recording to capturePage; a screenshot request hands none', async () => {
+  const inputs: CapturePageInput[] = [];
+  const machine = renderMachine.provide({
+    actors: {
+      recordStart: fromPromise<void, RecordStartInput>(async () => {}),
+      capturePage: fromPromise<PageObservation, CapturePageInput>(async ({ input }) => {
+        inputs.push(input);
+        return baseObservation;
+      }),
+      storeImage: fromPromise<StoredImage, StoreImageInput>(async () => ({ file_name: 'a.mp4', size_bytes: 1 })),
+    },
+  });
+  const animation = { duration: 2, scenario: 'scroll' } as RenderRequest['animation'];
+  for (const request of [{ ...requestWith({ format: 'mp4' }), kind: 'animation' as const, animation }, requestWith()]) {
+    const actor = createActor(machine, { input: { request, deliveryCount: 1, isLastDelivery: false } });
+    const done = toPromise(actor);
+    actor.start();
+    assert.is((await done).status, 'succeeded');
+  }
+  assert.equal(inputs[0].animation, animation);
+  assert.is(inputs[1].animation, undefined);
+});
+
 test.run();

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { contentTypes } from '../../src/domain/options.ts';
 import { parameterByName, parameters } from '../../src/domain/parameters.ts';
+import { animateParameters, scrollEasings } from '../../src/domain/animation.ts';
 import { errorTable, type ErrorCode } from '../../src/errors.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { metadataFieldNames } from '../../src/http/openapi.ts';
@@ -196,6 +197,22 @@ openapi('unknown paths under /docs keep the contract 404; the API still needs NA
     assert.is(answer.json().error_code, 'not_found', url);
   }
   assert.is((await app.inject({ url: '/api/take?url=https://example.com' })).statusCode, 503);
+});
+
+openapi('/api/animate: every row of its table as a GET parameter and in the POST body, its formats with their content types', () => {
+  const get = document.paths['/api/animate'].get;
+  const query = new Map<string, Json>(get.parameters.map((p: Json) => [p.name, p]));
+  assert.equal([...query.keys()].sort(), animateParameters.map((p) => p.name).sort());
+  assert.equal(query.get('scroll_easing')!.schema.enum, [...scrollEasings]);
+  assert.is(query.get('duration')!.schema.maximum, 30);
+  assert.equal(query.get('format')!.schema.enum, ['mp4', 'webm', 'mov', 'avi', 'gif']);
+  assert.not.ok(query.has('full_page'), 'a screenshot-only row is not an animate parameter');
+  const body = document.paths['/api/animate'].post.requestBody.content['application/json'].schema;
+  assert.ok(body.properties.scroll_navigate_link_hints, 'the body has the animate rows');
+  const answers = Object.keys(get.responses['200'].content);
+  for (const type of ['video/mp4', 'video/webm', 'video/quicktime', 'video/x-msvideo', 'image/gif']) assert.ok(answers.includes(type), type);
+  const files = Object.keys(document.paths['/files/{fileName}'].get.responses['200'].content);
+  assert.ok(files.includes('video/mp4') && files.includes('image/png'), 'a stored file of either endpoint');
 });
 
 openapi.run();

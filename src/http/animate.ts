@@ -1,0 +1,64 @@
+// GET|POST /api/animate: an animated capture (a video or a gif of the page playing or scrolling),
+// on the pipeline of /api/take (take.ts, take-flow.ts) with a parameter table of its own (docs/animate.md).
+import type { FastifyPluginAsync } from 'fastify';
+import { animateParameters, animateRefusals, animationParameters, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
+import type { RenderOptions } from '../domain/options.ts';
+import { controlDefaults, pageOptions, parseParameters, valuesOfRole, type ParamProblem, type ParameterTable, type RawParams, type TakeControl, type TakeRequest } from './params.ts';
+import { ServiceError } from '../errors.ts';
+import { renderHandler } from './take.ts';
+
+/** A validated /api/animate request: the page, the recording, and how to answer. */
+export interface AnimateRequest extends TakeRequest {
+  animation: AnimationOptions;
+}
+
+/** The table of /api/animate. */
+export const animateTable: ParameterTable = { byName: new Map(animateParameters.map((p) => [p.name, p])), refusals: animateRefusals };
+
+// The rows of the recording itself; `format` is a render option like a screenshot's.
+const recordingRows = animationParameters.filter((p) => p.name !== 'format');
+const recordingNames = new Set(recordingRows.map((p) => p.name));
+const recordingDefaults = Object.fromEntries(recordingRows.filter((p) => p.default !== undefined).map((p) => [p.name, Array.isArray(p.default) ? [...p.default] : p.default]));
+const animateControlDefaults = controlDefaults(animateTable);
+
+/** Seconds an animation may take in all when `timeout` is not given: the longest recording and a page's load. */
+const ANIMATION_TIMEOUT = 60;
+
+/** Parses and validates every parameter of /api/animate; returns all problems at once. */
+export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } | { problems: ParamProblem[] } {
+  const parsed = parseParameters(raw, animateTable);
+  if ('problems' in parsed) return parsed;
+  const { values } = parsed;
+  const given = valuesOfRole(values, animateTable, 'option');
+  const page = Object.fromEntries(Object.entries(given).filter(([name]) => !recordingNames.has(name)));
+  const recording = Object.fromEntries(Object.entries(given).filter(([name]) => recordingNames.has(name) && name !== 'format'));
+  const options: RenderOptions = {
+    ...pageOptions(page),
+    timeout: (values.timeout as number | undefined) ?? ANIMATION_TIMEOUT,
+    format: (values.format as AnimationFormat | undefined) ?? 'mp4',
+  };
+  const animation = { ...recordingDefaults, ...recording } as unknown as AnimationOptions;
+  // ScreenshotOne's schema takes an empty scenario as the default one.
+  if ((animation.scenario as string) === '') animation.scenario = 'default';
+  const control = { ...animateControlDefaults, ...valuesOfRole(values, animateTable, 'control') } as unknown as TakeControl;
+  return { request: { options, animation, control } };
+}
+
+/** Registers GET and POST /api/animate; its collaborators are the app's decorators (services.ts). */
+export const animateRoutes: FastifyPluginAsync = async (app) => {
+  const animate = renderHandler<AnimateRequest>(app, {
+    parse: (raw) => {
+      const parsed = parseAnimateParams(raw);
+      if ('problems' in parsed) throw new ServiceError('request_not_valid', { error_details: parsed.problems });
+      return parsed.request;
+    },
+    // A navigation during the scroll goes where url may go.
+    targets: ({ animation }) => (animation.scroll_try_navigate && animation.scroll_navigate_to_url ? [[animation.scroll_navigate_to_url, 'scroll_navigate_to_url']] : []),
+    cacheScope: '/api/animate',
+    renderFields: ({ animation }) => ({ kind: 'animation', animation }),
+    // A mov of 30 s is hundreds of MB: it goes from the store to the caller without a stop in memory.
+    streamsFiles: true,
+  });
+  app.get('/api/animate', animate);
+  app.post('/api/animate', animate);
+};

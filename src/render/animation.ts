@@ -1,0 +1,67 @@
+// An animated capture on a warm page of the workspace: the page prepared as for a screenshot
+// (capture.ts), then recorded (recorder.ts). At most one recording per CPU runs in a process;
+// the others wait for a turn before they take a page (docs/animate.md).
+import { availableParallelism } from 'node:os';
+import type { AnimationOptions } from '../domain/animation.ts';
+import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import type { BrowserHost } from './browser.ts';
+import { capturePage } from './capture.ts';
+import { recordAnimation } from './recorder.ts';
+
+/** Turns to record: a recording waits for one before it takes a page, and gives it back at its end. */
+export class RecordingTurns {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(readonly size: number) {
+    this.#free = size;
+  }
+
+  /** Runs `work` in a turn; waiting for one ends with `signal`'s reason when it aborts first. */
+  async run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+    await this.#take(signal);
+    try {
+      return await work();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free += 1;
+    }
+  }
+
+  /** Recordings running now. */
+  get running(): number {
+    return this.size - this.#free;
+  }
+
+  #take(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.#free > 0) {
+      this.#free -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const turn = () => {
+        signal.removeEventListener('abort', leave);
+        resolve();
+      };
+      const leave = () => {
+        this.#waiting.splice(this.#waiting.indexOf(turn), 1);
+        reject(signal.reason);
+      };
+      this.#waiting.push(turn);
+      signal.addEventListener('abort', leave, { once: true });
+    });
+  }
+}
+
+/** This process's turns: one recording per CPU (a recording keeps Chromium's compositor and ffmpeg busy). */
+export const recordingTurns = new RecordingTurns(availableParallelism());
+
+/**
+ * Records `animation` of the page of `options` for `workspaceId`, in a turn of `turns`; what the
+ * page showed, its output the encoded file. Bounded and cancelled as capturePage is.
+ */
+export function captureAnimation(host: BrowserHost, options: RenderOptions, animation: AnimationOptions, signal: AbortSignal, workspaceId?: string, turns = recordingTurns): Promise<PageObservation> {
+  return turns.run(signal, () => capturePage(host, options, signal, workspaceId, (page, pageOptions, deadline, session) => recordAnimation(page, pageOptions, animation, deadline, session)));
+}
