@@ -13,6 +13,7 @@ import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
+import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -24,6 +25,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
     // What a render sets on the warm page is undone before the page serves the next render.
     const undo: (() => Promise<void>)[] = [];
     let succeeded = false;
+    let navigated = false;
     try {
       undo.push(await applyEmulation(page, session, options, deadline));
       undo.push(await applyRequestSettings(page, session, options, deadline));
@@ -31,6 +33,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       undo.push(blocking.undo);
       const navigation = await traced('navigate', () => navigate(page, options, deadline));
       markStep('navigated');
+      navigated = true;
       const { finalUrl, mainStatus } = navigation;
       undo.push(await traced('page actions', () => runPageActions(page, options, deadline)));
       await settle(options.delay, deadline);
@@ -48,7 +51,14 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const image = output.bytes;
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;
       succeeded = true;
-      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}) };
+      const observation: PageObservation = { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}) };
+      // The render actor will fail this render on a rule: keep what the page showed while it is at hand.
+      if (breaksARule(observation, options)) await takeFailureCapture(page, deadline);
+      return observation;
+    } catch (error) {
+      // Failed after the page loaded (a script, a wait, a click): the page still shows why.
+      if (navigated) await takeFailureCapture(page, deadline);
+      throw error;
     } finally {
       subRequests.stop();
       // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed

@@ -31,6 +31,7 @@ import { capturePage } from './capture.ts';
 import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
 import { currentSteps, markStep, StepLog, withStepLog } from './step-log.ts';
+import { FAILURE_CAPTURE_LIFETIME_SECONDS, FailureCaptureSlot, withFailureCaptureSlot } from './failure-capture.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -173,6 +174,18 @@ export function renderMessages(deps: RenderMessageDeps) {
     })),
   });
 
+  /** Stores a failed render's capture for a day; best effort: without it the render fails all the same. */
+  const storeFailureCapture = async (image: Buffer, line: Record<string, unknown>): Promise<string | undefined> => {
+    const fileName = newFileName('jpeg', new Date(Date.now() + FAILURE_CAPTURE_LIFETIME_SECONDS * 1000));
+    try {
+      await store.put(fileName, image, 'jpeg');
+      return fileName;
+    } catch (err) {
+      log.warn({ ...line, err }, 'failure capture not stored');
+      return undefined;
+    }
+  };
+
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
   const runRender = async (request: RenderRequest, answerBy: number | undefined, delivery: Delivery<RenderRequest>, version: { known?: Versioned<RenderRecord> }): Promise<RenderOutput> => {
     const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy, version) }), {
@@ -217,7 +230,8 @@ export function renderMessages(deps: RenderMessageDeps) {
     const span = startSpan('render', carrierOf(delivery.header), { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount }, 'consumer');
     const steps = new StepLog();
     steps.mark('started');
-    const output = await withStepLog(steps, () => inSpan(span, () => runRender(request, answerBy, delivery, version)));
+    const failureCapture = new FailureCaptureSlot();
+    const output = await withStepLog(steps, () => withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(request, answerBy, delivery, version))));
     endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
@@ -232,7 +246,10 @@ export function renderMessages(deps: RenderMessageDeps) {
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
-    const record = await finish(request, (current) => withSteps(ended(output)(current), steps.steps), { answerBy, image, known: version.known });
+    // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
+    const captured = output.status === 'failed' && failureCapture.image ? await storeFailureCapture(failureCapture.image, line) : undefined;
+    const withCapture = (record: RenderRecord): RenderRecord => (captured ? { ...record, failure_capture: captured } : record);
+    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), { answerBy, image, known: version.known });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };
