@@ -160,7 +160,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks });
+    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, renders: records });
     const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard });
     await app.ready();

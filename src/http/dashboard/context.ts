@@ -5,6 +5,7 @@ import type { Membership } from '../../accounts/membership.ts';
 import type { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
+import type { RenderRecords } from '../../jetstream/render-records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
 import type { RecentRender, RecentRenders } from '../../workspaces/recent-renders.ts';
@@ -32,6 +33,8 @@ export interface DashboardDeps {
   sessionStore: SessionStore;
   /** The delivery records, for the usage and deliveries pages and "Send again" (the CLI's redrive); absent when the installation records none. */
   deliveries?: Pick<DeliveryQueue, 'get' | 'resend'>;
+  /** The render records, for a render's own page (its timeline, output and failure capture); absent in tests of other pages. */
+  renders?: Pick<RenderRecords, 'get'>;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
@@ -103,6 +106,7 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
 
 const noticeTexts: Record<string, Notice> = {
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
+  'link-in-outbox': { kind: 'ok', text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set); `npx shutterbus mail outbox` shows it. It works for three days.' },
   'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
   'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
   rotated: { kind: 'ok', text: 'New keys are in force now. The old access key and secret key are refused from this moment.' },

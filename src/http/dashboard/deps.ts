@@ -4,6 +4,7 @@ import { Membership } from '../../accounts/membership.ts';
 import { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
+import type { RenderRecords } from '../../jetstream/render-records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
 import { createMailer } from '../../mail/mailer.ts';
@@ -25,6 +26,7 @@ export async function createDashboardDeps(options: {
   ledger: QuotaLedger;
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
+  renders: RenderRecords;
 }): Promise<DashboardDeps> {
   const { config, log, topology, workspaces, ledger, recentRenders, deliveries } = options;
   const outbox = new Outbox(topology.jsm);
@@ -41,5 +43,6 @@ export async function createDashboardDeps(options: {
     sessionSecret: await resolveSessionSecret(config.sessionSecret, topology.dashboard, options.sealer),
     sessionStore: new SessionStore(topology.sessions),
     deliveries,
+    renders: options.renders,
   };
 }

@@ -10,6 +10,7 @@ import { deliveriesRoutes } from './deliveries-routes.ts';
 import { keysRoutes } from './keys-routes.ts';
 import { membersRoutes } from './members-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
+import { rendersRoutes } from './renders-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { SignInGuard } from './sign-in-guard.ts';
 import { sameOrigin, Sessions } from './session.ts';
@@ -99,6 +100,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(membersRoutes, dashboard);
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
+    await memberPages.register(rendersRoutes, dashboard);
     await memberPages.register(accountRoutes, dashboard);
   });
 }
