@@ -5,6 +5,7 @@ export const stylesheet = `
 :root { --ink:#16181d; --muted:#5d6472; --line:#e3e6ec; --bg:#f6f7f9; --card:#fff; --accent:#3554d1; --accent-ink:#fff;
   --ok:#1a7f4b; --ok-bg:#e7f6ee; --warn:#8a5a00; --warn-bg:#fff4dc; --bad:#b42318; --bad-bg:#fdecea; --radius:10px; }
 * { box-sizing: border-box; }
+[hidden] { display:none !important; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif; color:var(--ink); background:var(--bg); }
 a { color:var(--accent); }
@@ -74,7 +75,7 @@ h3 { font-size:.95rem; margin:0; flex:1; }
 @media (min-width:861px) { .playground > #result { position:sticky; top:1rem; max-height:calc(100vh - 2rem); overflow:auto; } }
 @media (max-width:860px) { .playground { grid-template-columns:1fr; } }
 @media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; }
-  nav.tabs { flex-basis:100%; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
+  nav.tabs { flex-basis:100%; } table { display:block; overflow-x:auto; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
 `;
 
 /**
