@@ -14,10 +14,10 @@ header.top { background:var(--card); border-bottom:1px solid var(--line); }
 header.top .bar { max-width:960px; margin:0 auto; padding:.75rem 1rem; display:flex; flex-wrap:wrap; gap:.75rem 1.25rem; align-items:center; }
 .brand { font-weight:700; letter-spacing:-.01em; color:var(--ink); text-decoration:none; font-size:1.1rem; }
 .brand span { color:var(--accent); }
-nav.tabs { display:flex; flex-wrap:wrap; gap:.25rem; flex:1; min-width:0; }
+nav.tabs { display:flex; flex-wrap:wrap; gap:.25rem; flex:1 1 auto; min-width:0; }
 nav.tabs a { padding:.35rem .7rem; border-radius:8px; text-decoration:none; color:var(--muted); font-weight:500; }
 nav.tabs a[aria-current="page"] { background:var(--bg); color:var(--ink); }
-.who { display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
+.who { margin-left:auto; display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
 main { max-width:960px; margin:0 auto; padding:1.5rem 1rem 3rem; }
 main.narrow { max-width:440px; }
 h1 { font-size:1.5rem; margin:.25rem 0 1rem; letter-spacing:-.01em; }
