@@ -203,6 +203,19 @@ renders('playground: the Render button stays in view, and the result is scrolled
   await page.context().close();
 });
 
+renders('playground without JavaScript: the form still renders, and the answer opens at the result', async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 760, height: 800 }, storageState: await state.page!.context().storageState() });
+  const page = await context.newPage();
+  await page.goto(`${service.base}/dashboard/playground`);
+  assert.ok(await page.locator('#render-cancel').isHidden(), 'no Cancel without a script to cancel with');
+  await page.fill('#field-url', fixture('/'));
+  await page.click('#render');
+  await page.waitForSelector('#result-image');
+  assert.match(page.url(), /[?&]result=[0-9a-f-]{36}(&cached=true)?#result$/, page.url());
+  assert.ok(await page.evaluate(() => window.scrollY > 0 && document.getElementById('result')!.getBoundingClientRect().top < innerHeight), 'scrolled to the result');
+  await context.close();
+});
+
 renders('playground: a failure shows as a failure with its error code, never "Done."', async () => {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, storageState: await state.page!.context().storageState() })).newPage();
   await page.goto(`${service.base}/dashboard/playground`);

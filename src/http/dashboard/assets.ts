@@ -135,7 +135,9 @@ if (playground && window.fetch && window.DOMParser && window.history.pushState &
           state.className = 'muted small';
           state.textContent = 'Rendered in ' + seconds() + '.';
         }
-        fresh.scrollIntoView({ block: 'start' });
+        // Into view unless it is there already (beside the form on a wide screen).
+        var box = fresh.getBoundingClientRect();
+        if (box.top < 0 || box.top > window.innerHeight - 80) fresh.scrollIntoView({ block: 'start' });
       })
       .catch(function () {
         if (!controller.signal.aborted) { playground.submit(); return; }
