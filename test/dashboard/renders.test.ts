@@ -161,6 +161,14 @@ renders('a render that failed after its page loaded shows what the page looked l
   // The host's error page too (a failure rule over a loaded page).
   assert.match((await status(state.ids.hostError)).failure_capture_url ?? '', /\.jpg$/);
   assert.is((await status(state.ids.url)).failure_capture_url, undefined, 'a render that succeeds keeps none');
+  const scriptError = await take(`url=${encodeURIComponent(fixture('/'))}&scripts=${encodeURIComponent("throw new Error('broken')")}`);
+  assert.is(scriptError.json?.error_code, 'script_error');
+  assert.match((await status(scriptError.id)).failure_capture_url ?? '', /\.jpg$/, 'a script that failed on a loaded page');
+  const unreachable = await take(`url=${encodeURIComponent('http://127.0.0.1:1/')}`);
+  assert.is(unreachable.json?.is_successful, false);
+  const unreachableStatus = await status(unreachable.id);
+  assert.is(unreachableStatus.status, 'failed', JSON.stringify(unreachableStatus));
+  assert.is(unreachableStatus.failure_capture_url, undefined, 'a page that never loaded has nothing to show');
 
   await page.goto(`${service.base}/dashboard/renders/${failed.id}`);
   assert.is((await page.textContent('#error-code'))!.trim(), 'selector_not_found');
