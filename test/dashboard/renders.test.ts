@@ -60,6 +60,9 @@ async function signUp(email: string, viewport = { width: 1280, height: 900 }): P
   await page.click('button[type=submit]');
   const accessKey = (await page.textContent('#access-key'))!.trim();
   assert.not.match((await page.textContent('.notice.warn'))!, /We sent/, 'no mail was sent, and the page does not say so');
+  assert.match((await page.textContent('.notice.warn'))!, /npx shutterbus mail outbox/);
+  await page.click('text=Make a new link');
+  assert.match((await page.textContent('.notice.ok'))!, /in the outbox/);
   const outbox = await shutterbus(stack, 'mail', 'outbox');
   const message = [...outbox.json.messages].reverse().find((m: { to: string }) => m.to === email);
   await page.goto(/https?:\/\/\S+\/dashboard\/\S+/.exec(message.text)![0]);

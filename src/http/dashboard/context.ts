@@ -106,7 +106,7 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
 
 const noticeTexts: Record<string, Notice> = {
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
-  'link-in-outbox': { kind: 'ok', text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set); `npx shutterbus mail outbox` shows it. It works for three days.' },
+  'link-in-outbox': { kind: 'ok', text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set): npx shutterbus mail outbox shows it. It works for three days.' },
   'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
   'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
   rotated: { kind: 'ok', text: 'New keys are in force now. The old access key and secret key are refused from this moment.' },
