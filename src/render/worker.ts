@@ -60,6 +60,9 @@ export interface RenderWorker {
   stop(): Promise<void>;
 }
 
+/** The longest a failed render waits to store its failure capture; a late one is left unrecorded and swept with its day. */
+const FAILURE_CAPTURE_STORE_LIMIT_MS = 3000;
+
 /** How long an asynchronous render waits out an outage of NATS or the store before its delivery is retried. */
 const OUTAGE_PATIENCE_MS = 3 * 60_000;
 
@@ -174,16 +177,23 @@ export function renderMessages(deps: RenderMessageDeps) {
     })),
   });
 
-  /** Stores a failed render's capture for a day; best effort: without it the render fails all the same. */
+  /**
+   * Stores a failed render's capture for a day; best effort and brief (a store that is slow or out of
+   * reach must not hold up the failure's answer): without it the render fails all the same.
+   */
   const storeFailureCapture = async (image: Buffer, line: Record<string, unknown>): Promise<string | undefined> => {
     const fileName = newFileName('jpeg', new Date(Date.now() + FAILURE_CAPTURE_LIFETIME_SECONDS * 1000));
-    try {
-      await store.put(fileName, image, 'jpeg');
-      return fileName;
-    } catch (err) {
-      log.warn({ ...line, err }, 'failure capture not stored');
-      return undefined;
-    }
+    const put = store.put(fileName, image, 'jpeg').then(
+      () => true,
+      (err: unknown) => {
+        log.warn({ ...line, err }, 'failure capture not stored');
+        return false;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, FAILURE_CAPTURE_STORE_LIMIT_MS, false)));
+    const stored = await Promise.race([put, late]).finally(() => clearTimeout(timer));
+    return stored ? fileName : undefined;
   };
 
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
