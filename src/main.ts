@@ -192,7 +192,7 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, monitors: deps.monitors?.manager });
+    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, monitors: deps.monitors?.manager, renders: records });
     const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget, sealer };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard, monitors: deps.monitors });
     await app.ready();

@@ -107,6 +107,8 @@ export interface RenderRecord {
   error_code?: ErrorCode;
   error_message?: string;
   error_details?: ErrorDetails;
+  /** A failed render's JPEG of the page as it was when it failed (kept a day), where one could be taken. */
+  failure_capture?: string;
   external_identifier?: string;
   webhook_url?: string;
   webhook_sign?: false;

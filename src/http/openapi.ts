@@ -302,6 +302,7 @@ function schemas(): Json {
         file_url: { type: 'string', format: 'uri' },
         error_code: { type: 'string' },
         error_message: { type: 'string' },
+        failure_capture_url: { type: 'string', format: 'uri', description: 'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).' },
         external_identifier: { type: 'string' },
         created_at: { type: 'string', format: 'date-time' },
         finished_at: { type: 'string', format: 'date-time' },

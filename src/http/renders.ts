@@ -23,6 +23,7 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
       ...(record.warnings ? { warnings: record.warnings } : {}),
       ...(record.store ? { store: record.store } : {}),
       ...(record.error_code ? { error_code: record.error_code, error_message: record.error_message } : {}),
+      ...(record.failure_capture ? { failure_capture_url: fileUrl(config.filesBaseUrl, record.failure_capture) } : {}),
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       created_at: record.created_at,
       ...(record.finished_at ? { finished_at: record.finished_at } : {}),

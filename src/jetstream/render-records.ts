@@ -70,7 +70,7 @@ export class RenderRecords {
   async reopen(renderId: string): Promise<void> {
     await updateJson<RenderRecord>(this.bucket, renderId, (current) => {
       if (!current || !isFinal(current)) return undefined;
-      const { file_name: _file, size_bytes: _size, metadata: _metadata, slices: _slices, vision: _vision, warnings: _warnings, store: _store, error_code: _code, error_message: _message, error_details: _details, finished_at: _finished, ...kept } = current;
+      const { file_name: _file, size_bytes: _size, metadata: _metadata, slices: _slices, vision: _vision, warnings: _warnings, store: _store, failure_capture: _capture, error_code: _code, error_message: _message, error_details: _details, finished_at: _finished, ...kept } = current;
       return { ...kept, status: 'rendering', started_at: new Date().toISOString() };
     });
   }

@@ -14,6 +14,7 @@ import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
+import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 
 /** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
 export type OutputMaker = (page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession) => Promise<Output>;
@@ -32,6 +33,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
     // What a render sets on the warm page is undone before the page serves the next render.
     const undo: (() => Promise<void>)[] = [];
     let succeeded = false;
+    let navigated = false;
     try {
       undo.push(await applyEmulation(page, session, options, deadline));
       undo.push(await applyRequestSettings(page, session, options, deadline));
@@ -39,6 +41,7 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       undo.push(blocking.undo);
       const navigation = await traced('navigate', () => navigate(page, options, deadline));
       markStep('navigated');
+      navigated = true;
       const { finalUrl, mainStatus } = navigation;
       undo.push(await traced('page actions', () => runPageActions(page, options, deadline)));
       await settle(options.delay, deadline);
@@ -57,7 +60,14 @@ export async function capturePage(host: BrowserHost, options: RenderOptions, sig
       const metadata = wantsMetadata(options) ? await gatherMetadata(page, options, navigation, image, deadline) : undefined;
       succeeded = true;
       const { warnings } = output;
-      return { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}), ...(warnings.length > 0 ? { warnings } : {}) };
+      const observation: PageObservation = { finalUrl, mainStatus, subRequests: subRequests.outcomes(), visibleText, missingSelectors, image, ...(metadata ? { metadata } : {}), ...(warnings.length > 0 ? { warnings } : {}) };
+      // The render actor will fail this render on a rule: keep what the page showed while it is at hand.
+      if (breaksARule(observation, options)) await takeFailureCapture(page, deadline);
+      return observation;
+    } catch (error) {
+      // Failed after the page loaded (a script, a wait, a click): the page still shows why.
+      if (navigated) await takeFailureCapture(page, deadline);
+      throw error;
     } finally {
       subRequests.stop();
       fonts.stop();

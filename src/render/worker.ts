@@ -42,6 +42,7 @@ import { askVision } from './vision.ts';
 import { sliceImage } from './image.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { captureAnimation } from './animation.ts';
+import { FAILURE_CAPTURE_LIFETIME_SECONDS, FailureCaptureSlot, withFailureCaptureSlot } from './failure-capture.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
@@ -75,6 +76,9 @@ export interface RenderMessageDeps {
 export interface RenderWorker {
   stop(): Promise<void>;
 }
+
+/** The longest a failed render waits to store its failure capture; a late one is left unrecorded and swept with its day. */
+const FAILURE_CAPTURE_STORE_LIMIT_MS = 3000;
 
 /** How long an asynchronous render waits out an outage of NATS or the store before its delivery is retried. */
 const OUTAGE_PATIENCE_MS = 3 * 60_000;
@@ -221,6 +225,25 @@ export function renderMessages(deps: RenderMessageDeps) {
     }),
   });
 
+  /**
+   * Stores a failed render's capture for a day; best effort and brief (a store that is slow or out of
+   * reach must not hold up the failure's answer): without it the render fails all the same.
+   */
+  const storeFailureCapture = async (image: Buffer, line: Record<string, unknown>): Promise<string | undefined> => {
+    const fileName = newFileName('jpeg', new Date(Date.now() + FAILURE_CAPTURE_LIFETIME_SECONDS * 1000));
+    const put = store.put(fileName, image, 'jpeg').then(
+      () => true,
+      (err: unknown) => {
+        log.warn({ ...line, err }, 'failure capture not stored');
+        return false;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, FAILURE_CAPTURE_STORE_LIMIT_MS, false)));
+    const stored = await Promise.race([put, late]).finally(() => clearTimeout(timer));
+    return stored ? fileName : undefined;
+  };
+
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
   const runRender = async (request: RenderRequest, answerBy: number | undefined, delivery: Delivery<RenderRequest>, version: { known?: Versioned<RenderRecord> }): Promise<RenderOutput> => {
     const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy, version) }), {
@@ -266,7 +289,8 @@ export function renderMessages(deps: RenderMessageDeps) {
     const span = startSpan('render', carrierOf(delivery.header), { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount }, 'consumer');
     const steps = new StepLog();
     steps.mark('started');
-    const output = await withStepLog(steps, () => inSpan(span, () => runRender(request, answerBy, delivery, version)));
+    const failureCapture = new FailureCaptureSlot();
+    const output = await withStepLog(steps, () => withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(request, answerBy, delivery, version))));
     endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
@@ -281,7 +305,10 @@ export function renderMessages(deps: RenderMessageDeps) {
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
-    const record = await finish(request, (current) => withSteps(ended(output)(current), steps.steps), { answerBy, image, known: version.known });
+    // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
+    const captured = output.status === 'failed' && failureCapture.image ? await storeFailureCapture(failureCapture.image, line) : undefined;
+    const withCapture = (record: RenderRecord): RenderRecord => (captured ? { ...record, failure_capture: captured } : record);
+    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), { answerBy, image, known: version.known });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };

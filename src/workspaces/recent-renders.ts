@@ -7,7 +7,7 @@ import type { RenderRecord } from '../domain/render.ts';
 export type RecentRender = Pick<RenderRecord, 'render_id' | 'status' | 'url' | 'format' | 'created_at' | 'finished_at' | 'error_code' | 'error_message' | 'external_identifier' | 'webhook_url'>;
 
 /** How many renders each workspace keeps in its list. */
-export const RECENT_RENDERS_KEPT = 25;
+export const RECENT_RENDERS_KEPT = 50;
 
 /** The per-workspace list of recent renders in the `recent_renders` bucket. */
 export class RecentRenders {

@@ -5,6 +5,7 @@ export const stylesheet = `
 :root { --ink:#16181d; --muted:#5d6472; --line:#e3e6ec; --bg:#f6f7f9; --card:#fff; --accent:#3554d1; --accent-ink:#fff;
   --ok:#1a7f4b; --ok-bg:#e7f6ee; --warn:#8a5a00; --warn-bg:#fff4dc; --bad:#b42318; --bad-bg:#fdecea; --radius:10px; }
 * { box-sizing: border-box; }
+[hidden] { display:none !important; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif; color:var(--ink); background:var(--bg); }
 a { color:var(--accent); }
@@ -13,10 +14,10 @@ header.top { background:var(--card); border-bottom:1px solid var(--line); }
 header.top .bar { max-width:960px; margin:0 auto; padding:.75rem 1rem; display:flex; flex-wrap:wrap; gap:.75rem 1.25rem; align-items:center; }
 .brand { font-weight:700; letter-spacing:-.01em; color:var(--ink); text-decoration:none; font-size:1.1rem; }
 .brand span { color:var(--accent); }
-nav.tabs { display:flex; gap:.25rem; flex:1; }
+nav.tabs { display:flex; flex-wrap:wrap; gap:.25rem; flex:1 1 auto; min-width:0; }
 nav.tabs a { padding:.35rem .7rem; border-radius:8px; text-decoration:none; color:var(--muted); font-weight:500; }
 nav.tabs a[aria-current="page"] { background:var(--bg); color:var(--ink); }
-.who { display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
+.who { margin-left:auto; display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
 main { max-width:960px; margin:0 auto; padding:1.5rem 1rem 3rem; }
 main.narrow { max-width:440px; }
 h1 { font-size:1.5rem; margin:.25rem 0 1rem; letter-spacing:-.01em; }
@@ -67,13 +68,20 @@ label .muted { display:block; font-weight:400; }
 img.shot { max-width:100%; height:auto; border:1px solid var(--line); border-radius:8px; display:block; }
 h3 { font-size:.95rem; margin:0; flex:1; }
 #result[aria-busy="true"] { opacity:.6; }
+/* The Render button stays where the user is: at the bottom of the form as it scrolls; on wide screens the result stays beside it. */
+.playground .render-actions { position:sticky; bottom:0; z-index:1; background:var(--card); margin:.75rem -1.25rem -1.25rem; padding:.75rem 1.25rem; border-top:1px solid var(--line); border-radius:0 0 var(--radius) var(--radius); }
+#render-state.failed { color:var(--bad); font-weight:600; }
+.filters a[aria-current="page"] { background:var(--accent); color:var(--accent-ink); }
+@media (min-width:861px) { .playground > #result { position:sticky; top:1rem; max-height:calc(100vh - 2rem); overflow:auto; } }
 @media (max-width:860px) { .playground { grid-template-columns:1fr; } }
-@media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; } }
+@media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; }
+  nav.tabs { flex-basis:100%; } table { display:block; overflow-x:auto; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
 `;
 
 /**
  * Served at /dashboard/assets/copy.js: reveals the copy buttons and copies their target's text; on the
- * playground, renders without leaving the page (the same form post, its answer's result swapped in).
+ * playground, renders without leaving the page (the same form post, its answer's result swapped in and
+ * scrolled to), showing the time elapsed meanwhile and a Cancel button that stops waiting.
  */
 export const copyScript = `
 function revealCopyButtons(root) {
@@ -90,25 +98,56 @@ document.addEventListener('click', function (event) {
   });
 });
 var playground = document.getElementById('playground');
-if (playground && window.fetch && window.DOMParser && window.history.pushState) {
+if (playground && window.fetch && window.DOMParser && window.history.pushState && window.AbortController) {
+  var running = null;
+  document.getElementById('render-cancel').addEventListener('click', function () { if (running) running.abort(); });
   playground.addEventListener('submit', function (event) {
     event.preventDefault();
+    if (running) return;
     var button = document.getElementById('render');
+    var cancel = document.getElementById('render-cancel');
     var state = document.getElementById('render-state');
+    var elapsed = document.getElementById('render-elapsed');
     var result = document.getElementById('result');
-    button.disabled = true; state.textContent = 'Rendering…'; result.setAttribute('aria-busy', 'true');
-    fetch(playground.action, { method: 'POST', body: new URLSearchParams(new FormData(playground)), credentials: 'same-origin' })
+    var controller = new AbortController();
+    var started = Date.now();
+    var seconds = function () { return ((Date.now() - started) / 1000).toFixed(1) + ' s'; };
+    var tick = function () { elapsed.textContent = seconds(); };
+    running = controller;
+    tick();
+    var timer = setInterval(tick, 100);
+    button.disabled = true; cancel.hidden = false; state.className = 'muted small'; state.textContent = 'Rendering…';
+    result.setAttribute('aria-busy', 'true');
+    fetch(playground.action, { method: 'POST', body: new URLSearchParams(new FormData(playground)), credentials: 'same-origin', signal: controller.signal })
       .then(function (response) { return response.text().then(function (text) { return { url: response.url, text: text }; }); })
       .then(function (answer) {
         var fresh = new DOMParser().parseFromString(answer.text, 'text/html').getElementById('result');
         if (!fresh) throw new Error('no result in the answer');
         document.getElementById('result').replaceWith(fresh);
         revealCopyButtons(fresh);
-        if (answer.url && answer.url !== location.href) history.pushState(null, '', answer.url);
-        state.textContent = 'Done.';
+        if (answer.url && answer.url !== location.href.split('#')[0]) history.pushState(null, '', answer.url);
+        // A failure reads as one, with its code: never as done.
+        var code = fresh.querySelector('#error-code');
+        if (code) {
+          state.className = 'small failed';
+          state.textContent = (fresh.querySelector('#failure-title') || { textContent: 'Failed' }).textContent + ' after ' + seconds() + ': ' + code.textContent.trim();
+        } else {
+          state.className = 'muted small';
+          state.textContent = 'Rendered in ' + seconds() + '.';
+        }
+        // Into view unless it is there already (beside the form on a wide screen).
+        var box = fresh.getBoundingClientRect();
+        if (box.top < 0 || box.top > window.innerHeight - 80) fresh.scrollIntoView({ block: 'start' });
       })
-      .catch(function () { playground.submit(); })
-      .finally(function () { button.disabled = false; result.removeAttribute('aria-busy'); });
+      .catch(function () {
+        if (!controller.signal.aborted) { playground.submit(); return; }
+        state.className = 'small failed';
+        state.textContent = 'Cancelled after ' + seconds() + '. A render that had started still finishes (and counts if it succeeds): it appears on the Renders page.';
+      })
+      .finally(function () {
+        clearInterval(timer); running = null; elapsed.textContent = '';
+        button.disabled = false; cancel.hidden = true; result.removeAttribute('aria-busy');
+      });
   });
   window.addEventListener('popstate', function () { location.reload(); });
 }

@@ -113,7 +113,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
       if (signUp.outcome === 'created') await sendVerification(dashboard, email);
       else await sendAccountExists(dashboard, email);
     }
-    return send(reply, checkMailPage(email));
+    return send(reply, checkMailPage(email, Boolean(dashboard.config.smtpUrl)));
   });
 
   app.get('/sign-in', async (request, reply) => {
@@ -163,7 +163,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const wait = limits.mailByEmail.hit(current.account.email);
     if (wait) return send(reply, messagePage({ title: 'Please wait', kind: 'warn', text: `We sent several links already. Try again in ${minutes(wait)} minutes.`, link: { href: '/dashboard/keys', label: 'Back' } }), 429);
     await sendVerification(dashboard, current.account.email);
-    return reply.redirect('/dashboard/keys?notice=link-sent', 303);
+    return reply.redirect(`/dashboard/keys?notice=${dashboard.config.smtpUrl ? 'link-sent' : 'link-in-outbox'}`, 303);
   });
 
   const invitation = async (raw: string | undefined) => {

@@ -6,6 +6,7 @@ import type { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import type { Sealer } from '../../secrets/sealer.ts';
 import { deliveryIdOf, type DeliveryQueue, type DeliveryRecord } from '../../delivery/records.ts';
+import type { RenderRecords } from '../../jetstream/render-records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
 import type { MonitorManager } from '../../monitors/manage.ts';
@@ -38,6 +39,8 @@ export interface DashboardDeps {
   sealer?: Sealer;
   /** The workspace's monitors, for the monitors pages and their pause button; absent: no such pages. */
   monitors?: Pick<MonitorManager, 'store' | 'change'>;
+  /** The render records, for a render's own page (its timeline, output and failure capture); absent in tests of other pages. */
+  renders?: Pick<RenderRecords, 'get'>;
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
@@ -109,6 +112,7 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
 
 const noticeTexts: Record<string, Notice> = {
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
+  'link-in-outbox': { kind: 'ok', text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set): npx shutterbus mail outbox shows it. It works for three days.' },
   'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
   'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
   rotated: { kind: 'ok', text: 'New keys are in force now. The old access key and secret key are refused from this moment.' },

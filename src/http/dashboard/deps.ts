@@ -5,6 +5,7 @@ import { SessionStore } from '../../accounts/sessions.ts';
 import type { Config } from '../../config.ts';
 import type { Sealer } from '../../secrets/sealer.ts';
 import type { DeliveryQueue } from '../../delivery/records.ts';
+import type { RenderRecords } from '../../jetstream/render-records.ts';
 import type { Topology } from '../../jetstream/topology.ts';
 import type { Logger } from '../../log.ts';
 import type { MonitorManager } from '../../monitors/manage.ts';
@@ -27,6 +28,7 @@ export async function createDashboardDeps(options: {
   recentRenders: RecentRenders;
   deliveries: DeliveryQueue;
   monitors?: MonitorManager;
+  renders: RenderRecords;
 }): Promise<DashboardDeps> {
   const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer, monitors } = options;
   const outbox = new Outbox(topology.jsm);
@@ -45,5 +47,6 @@ export async function createDashboardDeps(options: {
     deliveries,
     sealer,
     ...(monitors ? { monitors } : {}),
+    renders: options.renders,
   };
 }

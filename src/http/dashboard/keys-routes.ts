@@ -30,6 +30,7 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
         manager,
         revealSecret,
         unverified: keysUsable(workspace) ? undefined : { viewerVerified: account.verified },
+        mailed: Boolean(config.smtpUrl),
         signedUrl: signedExampleUrl(config.baseUrl, workspace.access_key, workspace.secret_key),
         notices: noticesOf(request),
       }),

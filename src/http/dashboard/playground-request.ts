@@ -5,7 +5,7 @@ import { hmacHex } from '../../signing.ts';
 
 /** The options users try most, by name; a name missing from the table is simply not offered. */
 const offered = [
-  'url', 'html', 'format', 'viewport_device', 'viewport_width', 'viewport_height', 'full_page', 'dark_mode', 'delay', 'wait_for_selector',
+  'url', 'html', 'format', 'viewport_device', 'viewport_width', 'viewport_height', 'full_page', 'dark_mode', 'delay', 'timeout', 'wait_for_selector',
   'hide_selectors', 'block_ads', 'block_cookie_banners', 'block_trackers', 'block_chats', 'cache',
   // To the workspace's default storage: its keys never appear in a URL the page shows.
   'store', 'storage_path',

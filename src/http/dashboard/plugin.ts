@@ -12,6 +12,7 @@ import { membersRoutes } from './members-routes.ts';
 import { monitorsRoutes } from './monitors-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { storageRoutes } from './storage-routes.ts';
+import { rendersRoutes } from './renders-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { SignInGuard } from './sign-in-guard.ts';
 import { sameOrigin, Sessions } from './session.ts';
@@ -101,6 +102,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(membersRoutes, dashboard);
     await memberPages.register(playgroundRoutes, dashboard);
     await memberPages.register(deliveriesRoutes, dashboard);
+    await memberPages.register(rendersRoutes, dashboard);
     await memberPages.register(accountRoutes, dashboard);
     await memberPages.register(storageRoutes, dashboard);
     await memberPages.register(monitorsRoutes, dashboard);

@@ -46,11 +46,13 @@ export function choosePasswordPage(options: { csrf: string; email: string; token
   });
 }
 
-/** The one answer to every accepted sign-up, whoever owns the address: the mail says the rest. */
-export function checkMailPage(email: string): Html {
+/** The one answer to every accepted sign-up, whoever owns the address: the mail says the rest. `mailed`: SMTP_URL is set. */
+export function checkMailPage(email: string, mailed = true): Html {
   return messagePage({
     title: 'Check your mail',
-    text: html`We sent a mail to <strong>${email}</strong>. Follow its link to confirm the address, then sign in. If the address has an account already, the mail says how to sign in.`,
+    text: mailed
+      ? html`We sent a mail to <strong>${email}</strong>. Follow its link to confirm the address, then sign in. If the address has an account already, the mail says how to sign in.`
+      : html`No mail is sent from this installation (<code>SMTP_URL</code> is not set): the mail to <strong>${email}</strong> is in the outbox, where <code>npx shutterbus mail outbox</code> shows it. Follow its link to confirm the address, then sign in.`,
     link: { href: '/dashboard/sign-in', label: 'Sign in' },
   });
 }

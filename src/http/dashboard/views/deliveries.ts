@@ -2,6 +2,7 @@
 import type { DeliveryRecord } from '../../../delivery/records.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice, type Viewer } from './layout.ts';
+import { statusPill } from './status.ts';
 
 /** Everything the deliveries page shows; `rows` null: this installation records no deliveries. */
 export interface DeliveriesView {
@@ -22,7 +23,7 @@ export interface DeliveryView {
 }
 
 const time = (iso: string | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '');
-const pill = (status: string) => html`<span class="pill ${status === 'delivered' ? 'ok' : status === 'dead' ? 'bad' : 'warn'}">${status.replace('_', ' ')}</span>`;
+const pill = statusPill;
 
 const resendForm = (viewer: Viewer, id: string) =>
   html`<form class="inline" method="post" action="/dashboard/deliveries/${id}/resend">${csrfField(viewer.csrf)}<button class="secondary copy resend" type="submit">Send again</button></form>`;

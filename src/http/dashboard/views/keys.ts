@@ -12,6 +12,8 @@ export interface KeysView {
   revealSecret: boolean;
   /** Set when the keys answer email_not_verified: whether this viewer can fix it by verifying. */
   unverified?: { viewerVerified: boolean };
+  /** False when this installation sends no mail (no SMTP_URL): links wait in `npx shutterbus mail outbox`. */
+  mailed?: boolean;
   signedUrl: string;
   notices: Notice[];
 }
@@ -29,7 +31,10 @@ export function keysPage(view: KeysView): Html {
         This is a free workspace, and free workspaces work once at least one member has confirmed an email address. No one has yet.
         ${view.unverified.viewerVerified
           ? html`Ask a teammate to follow the link in their invitation.`
-          : html`We sent a link to <strong>${viewer.email}</strong>; open it and your keys work at once.
+          : view.mailed === false
+            ? html`No mail is sent from this installation (<code>SMTP_URL</code> is not set): the link for <strong>${viewer.email}</strong> is in <code>npx shutterbus mail outbox</code>; open it and your keys work at once.
+            <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(viewer.csrf)}<button class="link" type="submit">Make a new link</button></form>`
+            : html`We sent a link to <strong>${viewer.email}</strong>; open it and your keys work at once.
             <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(viewer.csrf)}<button class="link" type="submit">Send the link again</button></form>`}`,
     });
   }

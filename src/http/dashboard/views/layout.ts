@@ -22,6 +22,7 @@ const tabs = [
   ['keys', 'Keys'],
   ['members', 'Members'],
   ['usage', 'Usage'],
+  ['renders', 'Renders'],
   ['playground', 'Playground'],
   ['deliveries', 'Deliveries'],
   ['account', 'Account'],
@@ -38,6 +39,7 @@ export function layout(options: { title: string; viewer?: Viewer; active?: strin
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Shutterbus</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/assets/style.css">
 </head>
 <body>

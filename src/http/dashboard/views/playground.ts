@@ -70,9 +70,11 @@ function field(parameter: Parameter, choices: Choices): Html {
 function form(view: PlaygroundView): Html {
   const groups = new Map<string, Parameter[]>();
   for (const parameter of playgroundFields()) groups.set(parameter.group, [...(groups.get(parameter.group) ?? []), parameter]);
-  return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground">${csrfField(view.viewer.csrf)}
+  // #result: without JavaScript, the answer opens scrolled to the result (a redirect keeps the fragment).
+  return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground#result">${csrfField(view.viewer.csrf)}
   ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices))}</fieldset>`)}
-  <div class="row"><button type="submit" id="render">Render</button><span class="muted small" id="render-state" role="status">Renders with this workspace's keys and counts toward its quota like any screenshot.</span></div>
+  <div class="row render-actions"><button type="submit" id="render">Render</button><button type="button" class="secondary" id="render-cancel" hidden>Cancel</button>
+    <span class="mono small" id="render-elapsed" aria-hidden="true"></span><span class="muted small" id="render-state" role="status">Renders with this workspace's keys and counts toward its quota like any screenshot.</span></div>
 </form>`;
 }
 
@@ -80,7 +82,9 @@ const kilobytes = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${(bytes / 
 
 function outcome(result: PlaygroundResult | PlaygroundError): Html {
   if ('error_code' in result) {
-    return html`<div class="notice bad" id="render-error"><strong><code id="error-code">${result.error_code}</code></strong> <span id="error-message">${result.error_message}</span>
+    return html`<div class="notice bad" id="render-error"><p><strong id="failure-title">${result.render_id ? 'The render failed' : 'The request was refused'}</strong></p>
+  <strong><code id="error-code">${result.error_code}</code></strong> <span id="error-message">${result.error_message}</span>
+  ${result.render_id ? html`<p class="small"><a id="render-link" href="/dashboard/renders/${result.render_id}">Its timeline, and the page as it was when it failed</a></p>` : ''}
   ${result.error_details?.length ? html`<ul class="small">${result.error_details.map((d) => html`<li><code>${d.parameter ?? ''}</code> ${d.message ?? ''}</li>`)}</ul>` : ''}</div>`;
   }
   const image = result.content_type.startsWith('image/');
@@ -89,7 +93,7 @@ function outcome(result: PlaygroundResult | PlaygroundError): Html {
   ${image
     ? html`<a href="${result.file_url}"><img id="result-image" class="shot" src="${result.file_url}" alt="The rendered screenshot"></a>`
     : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`}
-  <p class="small muted" id="result-facts"><span id="result-size">${kilobytes(result.size_bytes)}</span> · ${result.content_type.split(';')[0]} · ${timing} · render <code>${result.render_id}</code></p>
+  <p class="small muted" id="result-facts"><span id="result-size">${kilobytes(result.size_bytes)}</span> · ${result.content_type.split(';')[0]} · ${timing} · render <a href="/dashboard/renders/${result.render_id}"><code>${result.render_id}</code></a></p>
 </div>`;
 }
 
@@ -113,7 +117,7 @@ export function playgroundPage(view: PlaygroundView): Html {
     body: html`<h1>Playground</h1>
 <div class="playground">
 ${form(view)}
-<section class="card stack" id="result" aria-live="polite">
+<section class="card stack" id="result" aria-live="polite"${view.result ? html` data-outcome="${'error_code' in view.result ? 'failed' : 'succeeded'}"` : ''}>
   <h2>Result</h2>
   ${view.result ? outcome(view.result) : html`<p class="muted">Choose the options and press Render. The page's address keeps your choices and the result, so you can send it to a teammate.</p>`}
   ${code(view)}

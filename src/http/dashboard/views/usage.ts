@@ -4,6 +4,7 @@ import type { RecentRender } from '../../../workspaces/recent-renders.ts';
 import type { Workspace } from '../../../workspaces/workspace.ts';
 import { html, trusted, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';
+import { renderTarget, statusPill } from './status.ts';
 
 /** A webhook delivery as the usage page lists it. */
 export type DeliveryRow = Pick<DeliveryRecord, 'id' | 'render_id' | 'webhook_url' | 'status' | 'attempts' | 'last_error' | 'updated_at'>;
@@ -42,11 +43,6 @@ export function dailyChart(month: string, days: Record<string, number>): Html {
   );
 }
 
-const statusPill = (status: string) => {
-  const kind = status === 'succeeded' || status === 'delivered' ? 'ok' : status === 'failed' || status === 'dead' ? 'bad' : 'warn';
-  return html`<span class="pill ${kind}">${status}</span>`;
-};
-
 const time = (iso: string | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '');
 
 /** The usage page. */
@@ -66,11 +62,11 @@ export function usagePage(view: UsageView): Html {
   ${dailyChart(view.month, view.days)}
 </section>
 <section class="card">
-  <h2>Latest renders</h2>
+  <h2>Latest renders <a class="small" href="/dashboard/renders">All of them</a></h2>
   ${view.renders.length === 0
     ? html`<p class="muted">No finished renders yet.</p>`
     : html`<table id="renders"><thead><tr><th>When</th><th>URL</th><th>Status</th><th>Why</th></tr></thead><tbody>${view.renders.map(
-        (r) => html`<tr><td class="small">${time(r.finished_at ?? r.created_at)}</td><td class="url small">${r.url}</td><td>${statusPill(r.status)}</td>
+        (r) => html`<tr><td class="small">${time(r.finished_at ?? r.created_at)}</td><td class="url small">${renderTarget(r)}</td><td>${statusPill(r.status)}</td>
           <td class="small">${r.error_code ? html`<code>${r.error_code}</code> ${r.error_message ?? ''}` : html`<span class="muted">${r.format}</span>`}</td></tr>`,
       )}</tbody></table>`}
 </section>
