@@ -1,4 +1,4 @@
-// The render failure rules (contract §3) as pure functions over what a render observed.
+// The render failure rules (docs/api.md) as pure functions over what a render observed.
 
 import { errorTable, ServiceError, type ErrorCode, type ErrorDetails, type ErrorRow } from '../src/errors.ts';
 import type { PageObservation, RenderOptions, SubRequestOutcome } from '../src/domain/options.ts';
@@ -38,7 +38,7 @@ export const selectorNotFound: RenderRule = ({ missingSelectors }, options) => {
   return error_details.length > 0 ? fail('selector_not_found', { error_details }) : null;
 };
 
-/** The failure text of a request the render's blocking (block_* options, contract §3b) stopped. */
+/** The failure text of a request the render's blocking (block_* options, docs/blocking.md) stopped. */
 export const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
 
 /** True when the render itself stopped the request (Chromium adds `.Inspector` when DevTools did): it was never made, so it never failed. */

@@ -11,7 +11,7 @@ const bold = (text) => colour('1', text);
 const dim = (text) => colour('2', text);
 
 // A curl line that works without internet. ALLOW_PRIVATE_TARGETS stays as configured (false by
-// default, contract §1), so the service cannot fetch its own loopback pages: the line sends the page
+// default, README.md, configuration), so the service cannot fetch its own loopback pages: the line sends the page
 // itself as an html document. With private targets allowed it renders the service's own /docs.
 const hello = '<body style="font:32px system-ui;display:grid;place-items:center;height:100vh;margin:0;background:#0f172a;color:#e2e8f0"><h1>Hello from Shutterbus</h1></body>';
 const curl = ownPages

@@ -1,4 +1,4 @@
-// The contract's error table, in code: every error_code with its HTTP status and public message.
+// The API's error table, in code: every error_code with its HTTP status and public message.
 
 /** One row of the error table. `retryable`: a worker may try the render again. */
 export interface ErrorRow {
@@ -7,7 +7,7 @@ export interface ErrorRow {
   retryable?: boolean;
 }
 
-/** error_code → status and public message (contract §4). */
+/** error_code → status and public message (docs/api.md). */
 export const errorTable = {
   request_not_valid: { status: 400, message: 'The request is not valid.' },
   url_not_allowed: { status: 400, message: 'The URL is not allowed: only public http and https addresses can be rendered.' },
@@ -75,7 +75,7 @@ export function statusOf(code: ErrorCode): number {
   return errorTable[code].status;
 }
 
-/** The JSON body every failure answers with (contract §4). */
+/** The JSON body every failure answers with (docs/api.md). */
 export function errorBody(code: ErrorCode, details: ErrorDetails = {}, message?: string) {
   return { is_successful: false as const, error_code: code, error_message: message ?? errorTable[code].message, ...details };
 }

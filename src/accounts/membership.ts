@@ -54,7 +54,7 @@ export class Membership {
 
   /**
    * Creates a workspace, its owner a member with an account (an invitation if the address has none).
-   * The owner starts unverified in it (contract §2), whatever the address proved elsewhere.
+   * The owner starts unverified in it (docs/operations.md), whatever the address proved elsewhere.
    */
   async createWorkspace(input: { plan: Plan; quota?: number; owner?: string }): Promise<Workspace> {
     const workspace = await this.workspaces.create(input);

@@ -1,4 +1,4 @@
-// The `shutterbus` operator CLI (contract §2): JSON on stdout, errors as JSON on stderr.
+// The `shutterbus` operator CLI (docs/operations.md): JSON on stdout, errors as JSON on stderr.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connect } from '@nats-io/transport-node';

@@ -50,7 +50,7 @@ function headerOf(headers: HeaderSource, name: string): string | undefined {
 }
 
 /**
- * True when a webhook delivery is genuine, by either header set it carries (contract §8):
+ * True when a webhook delivery is genuine, by either header set it carries (docs/api.md):
  * `X-Signature`, the hex HMAC of `"{X-Webhook-Timestamp}.{raw body}"`, or the Standard Webhooks
  * `webhook-signature`, a `v1,` base64 HMAC of `"{webhook-id}.{webhook-timestamp}.{raw body}"`; both
  * keyed with the secret key, and the timestamp within `toleranceSeconds` of now (either way).

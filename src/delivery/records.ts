@@ -39,7 +39,7 @@ export interface DeliveryRecord extends DeliveryJob {
   updated_at: string;
 }
 
-/** The webhook body (contract §8). */
+/** The webhook body (docs/api.md). */
 export interface WebhookPayload {
   id: string;
   type: 'render.succeeded' | 'render.failed' | 'monitor.changed' | 'monitor.failed';

@@ -8,7 +8,7 @@ import { resolvePublic, type TargetPolicy } from '../net/target.ts';
 import { hmacHex } from '../signing.ts';
 import { endSpan, startSpan, traceCarrier } from '../tracing.ts';
 
-/** A receiver has this long to answer one attempt (contract §8). */
+/** A receiver has this long to answer one attempt (docs/api.md). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** What one attempt came to. `refused`: the address rules forbid the target now; never retried. */
@@ -31,7 +31,7 @@ export interface DeliveryAttempt {
 }
 
 /**
- * The headers of a signed delivery (contract §8): ours, and the same id, timestamp and a signature
+ * The headers of a signed delivery (docs/api.md): ours, and the same id, timestamp and a signature
  * under the Standard Webhooks names, so that its libraries verify a delivery as they are (the key is
  * the secret key's bytes: `new Webhook(secretKey, { format: 'raw' })`).
  */

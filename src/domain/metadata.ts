@@ -1,4 +1,4 @@
-// What the metadata_* options gather about a page (contract §3c): as the render observed it, as a
+// What the metadata_* options gather about a page (docs/api.md): as the render observed it, as a
 // render record keeps it, and as the API, the status route and the webhook show it.
 
 /** The page's Open Graph tags (`og:*`); `image` and `url` made absolute. Absent tags are null. */
@@ -39,7 +39,7 @@ export interface PublicMetadata extends MetadataFields {
   content?: { url: string; format: 'html' | 'markdown' };
 }
 
-/** The metadata_* switches, in the order of the contract. */
+/** The metadata_* switches, in the documented order. */
 export const metadataOptions = [
   'metadata_image_size',
   'metadata_page_title',

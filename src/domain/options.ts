@@ -21,7 +21,7 @@ export type PaperFormat = 'a0' | 'a1' | 'a2' | 'a3' | 'a4' | 'a5' | 'a6' | 'lett
 /** A condition navigation (or a script) waits for; `networkidle` is `networkidle0`. */
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'networkidle0' | 'networkidle2';
 
-/** Render options after validation, with defaults applied; names as in the public API (contract §3, §3a). */
+/** Render options after validation, with defaults applied; names as in the public API (docs/api.md). */
 export interface RenderOptions {
   /** The page; exactly one of url, html and markdown is set. */
   url?: string;
@@ -73,7 +73,7 @@ export interface RenderOptions {
   hover?: string;
   error_on_hover_selector_not_found: boolean;
 
-  /** Blocking (contract §3b). */
+  /** Blocking (docs/blocking.md). */
   block_ads: boolean;
   block_trackers: boolean;
   block_cookie_banners: boolean;
@@ -165,7 +165,7 @@ export type BlockedResource = 'document' | 'stylesheet' | 'image' | 'media' | 'f
 /** Every option's default, from the parameter table; only `url` has none. */
 export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions, 'url' | 'html' | 'markdown'>;
 
-/** The tallest full-page capture, in CSS pixels (contract §9). */
+/** The tallest full-page capture, in CSS pixels (docs/api.md). */
 export const FULL_PAGE_MAX_HEIGHT = 16384;
 
 /**

@@ -25,7 +25,7 @@ import { bulkRoutes } from './bulk.ts';
 import { accountRoutes } from './account.ts';
 import { animateRoutes } from './animate.ts';
 
-/** Largest accepted request body (contract §9). */
+/** Largest accepted request body (docs/api.md). */
 export const BODY_LIMIT = 1024 * 1024;
 
 /** What the ingress needs from the rest of the system; `buildApp` makes the repeat views itself. */
@@ -103,14 +103,14 @@ export function buildApp(deps: AppDeps) {
       createHttpServer((req, res) => repeatViews.answer(req, res) || keyRefusals.answer(req, res) || handler(req, res)),
     // Fastify's handler would answer malformed HTTP with its own body, after server.ts already has.
     clientErrorHandler: () => {},
-    // Fastify's own bad-URL answers are not the contract's; these go through the error handler too.
+    // Fastify's own bad-URL answers are not the API's; these go through the error handler too.
     frameworkErrors: (err, request, reply) => answerError(err, request, reply),
     loggerInstance: log,
     bodyLimit: BODY_LIMIT,
     // Which proxies' X-Forwarded-For and X-Forwarded-Proto count (TRUST_PROXY): request.ip is the client's
     // address for the sign-in limits only when the hops in front are the ones named.
     trustProxy: trustProxyOption(services.config.trustProxy),
-    // Fastify's own 503 body is not the contract's; the onRequest hook below answers instead.
+    // Fastify's own 503 body is not the API's; the onRequest hook below answers instead.
     return503OnClosing: false,
     logController: new AccessLog(),
   });

@@ -1,4 +1,4 @@
-// Who is asking: the access key, the email rule and the signature, checked in the contract's order.
+// Who is asking: the access key, the email rule and the signature, checked in the documented order.
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { signatureMatches, splitSignedQuery } from '../signing.ts';
@@ -40,7 +40,7 @@ export interface Caller {
 }
 
 /**
- * Runs the checks of contract §4 up to the parameters: access key (401), email verification (403),
+ * Runs the checks of docs/api.md up to the parameters: access key (401), email verification (403),
  * a sent signature that does not match (403), a required signature that was not sent (403).
  */
 export async function authenticate(request: FastifyRequest, raw: RawParams, cache: WorkspaceCache): Promise<Caller> {

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 document of the public HTTP API, generated from the parameter table, the
-// output formats and the error table: never a hand-kept copy of any of them (contract §10).
+// output formats and the error table: never a hand-kept copy of any of them (docs/operations.md).
 import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes } from '../domain/options.ts';
 import { animateParameters } from '../domain/animation.ts';
@@ -107,7 +107,7 @@ function fileContent(formats = outputFormats()): Json {
   );
 }
 
-/** The schemas of the metadata fields (contract §3c), each present when its `metadata_*` row exists. */
+/** The schemas of the metadata fields (docs/api.md), each present when its `metadata_*` row exists. */
 const metadataFields: Record<string, Json> = {
   image_size: { type: 'object', properties: { width: { type: 'integer' }, height: { type: 'integer' } }, description: 'The image in pixels.' },
   page_title: { type: ['string', 'null'], description: "The page's title; null when it has none." },
@@ -401,7 +401,7 @@ function takeResponses(formats = outputFormats()): Json {
     },
     '202': { description: 'async=true: accepted; the result is at status_url and in the webhook.', headers: renderIdHeader, content: { 'application/json': { schema: ref('AsyncAnswer') } } },
     '302': {
-      description: 'A cached signed GET seen before: the file, at no charge (contract §6).',
+      description: 'A cached signed GET seen before: the file, at no charge (docs/api.md).',
       headers: { Location: { description: 'The cached file.', schema: { type: 'string', format: 'uri' } }, ...renderIdHeader },
     },
     ...errorResponses(takeCodes),

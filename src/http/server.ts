@@ -1,4 +1,4 @@
-// The ingress's node:http server: bounded client timeouts, and the contract's JSON for everything
+// The ingress's node:http server: bounded client timeouts, and the API's JSON for everything
 // Node answers by itself (malformed HTTP, oversized headers, slow clients, odd Expect headers).
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,14 +13,14 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 // Node only looks for expired requests this often (30 s by default), so this bounds how late a 408 comes.
 const TIMEOUT_CHECK_INTERVAL_MS = 500;
 
-/** Client time limits in milliseconds; tests pass shorter ones, production keeps the contract's. */
+/** Client time limits in milliseconds; tests pass shorter ones, production keeps the API's. */
 export interface ServerTimeouts {
   headersTimeout?: number;
   requestTimeout?: number;
   keepAliveTimeout?: number;
 }
 
-/** A node:http server around `handler` that answers every failure Node meets before it with contract JSON. */
+/** A node:http server around `handler` that answers every failure Node meets before it with the API's JSON error. */
 export function createHttpServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   timeouts: ServerTimeouts = {},
@@ -31,7 +31,7 @@ export function createHttpServer(
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
       headersTimeout: timeouts.headersTimeout ?? HEADERS_TIMEOUT_MS,
       requestTimeout: timeouts.requestTimeout ?? REQUEST_TIMEOUT_MS,
-      // Node's own answer to a missing Host is an empty 400; the listener below sends the contract's.
+      // Node's own answer to a missing Host is an empty 400; the listener below sends the API's.
       requireHostHeader: false,
     },
     (req, res) => {

@@ -1,4 +1,4 @@
-// Per-render blocking on a warm page (contract §3b): ads, trackers, social and chat widgets never
+// Per-render blocking on a warm page (docs/blocking.md): ads, trackers, social and chat widgets never
 // loaded; consent banners answered or hidden; overlays hidden; block_requests and block_resources.
 //
 // Nothing here runs for a render that asks for none of it. Otherwise everything goes through one

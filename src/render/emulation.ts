@@ -10,7 +10,7 @@ import type { RenderOptions } from '../domain/options.ts';
 import { localeOf, parseHeaderLine } from '../domain/combinations.ts';
 import { untilAborted } from './steps.ts';
 
-// The largest image a render may make, in device pixels (contract §3a, device_scale_factor).
+// The largest image a render may make, in device pixels (docs/api.md, device_scale_factor).
 const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
 
 /** What a page is sized by: viewport in CSS px and device scale factor. */

@@ -22,12 +22,12 @@ interface RuleSetSource {
   network: boolean;
   /** Its element-hiding rules hide what they match. */
   cosmetic: boolean;
-  /** Rules of our own in the same syntax, where the lists leave a gap the contract names. */
+  /** Rules of our own in the same syntax, where the lists leave a gap the documentation names. */
   own?: string[];
 }
 
 // The AdGuard Widgets filter blocks Intercom, Zendesk, HubSpot and LiveChat only on a few sites
-// (their support chats double as sign-in help there); contract §3b names them, so these vendors'
+// (their support chats double as sign-in help there); docs/blocking.md names them, so these vendors'
 // widget hosts and launchers are added as rules of our own.
 const CHAT_VENDORS = [
   '||widget.intercom.io^$third-party', '||js.intercomcdn.com^$third-party', '||api-iam.intercom.io^$third-party',

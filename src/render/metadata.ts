@@ -1,4 +1,4 @@
-// The metadata_* options (contract §3c): what the page says about itself, read in the same visit
+// The metadata_* options (docs/api.md): what the page says about itself, read in the same visit
 // as the output, after it was made. A render that asks for none of it never comes here.
 import type { Page } from 'playwright-core';
 import type { OpenGraph, PageMetadata } from '../domain/metadata.ts';

@@ -7,7 +7,7 @@ import { countRequests, needsRequestCount, timeLeft, untilAborted, waitForCondit
 type Undo = () => Promise<void>;
 
 /**
- * Runs the page actions `options` asks for, in the contract's order: styles, hide_selectors,
+ * Runs the page actions `options` asks for, in the documented order: styles, hide_selectors,
  * scripts (then scripts_wait_until), wait_for_selector, click, hover. The returned undo removes
  * what they added (style elements, the mouse over an element). A render asking none of them
  * costs nothing: no evaluate, no listener.

@@ -38,7 +38,7 @@ export interface Workspace {
   updated_at: string;
 }
 
-/** The public view of a workspace (contract §2): what the CLI prints. */
+/** The public view of a workspace (docs/operations.md): what the CLI prints. */
 export function describeWorkspace(workspace: Workspace) {
   const { workspace_id, plan, quota, access_key, secret_key, require_signed_requests, members } = workspace;
   return { workspace_id, plan, quota, access_key, secret_key, require_signed_requests, members };
@@ -94,7 +94,7 @@ export class WorkspaceStore {
       access_key: newKey('ak_'),
       secret_key: newKey('sk_'),
       require_signed_requests: false,
-      // A new owner starts unverified (contract §2).
+      // A new owner starts unverified (docs/operations.md).
       members: input.owner ? [{ email: normalizeEmail(input.owner), role: 'owner', verified: false }] : [],
       created_at: now,
       updated_at: now,

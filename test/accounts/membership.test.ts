@@ -64,7 +64,7 @@ membership('verifying an address verifies it in every workspace it belongs to', 
     const workspace = await members.workspaces.get(id);
     assert.is(workspace?.members.find((m) => m.email === 'two@example.com')?.verified, true, id);
   }
-  // Added after the verification: starts verified. But the owner of a new workspace starts unverified (contract §2).
+  // Added after the verification: starts verified. But the owner of a new workspace starts unverified (docs/operations.md).
   const third = await members.createWorkspace({ plan: 'free', owner: 'third@example.com' });
   const { member } = await members.add(third.workspace_id, 'two@example.com', 'member', { operator: true });
   assert.is(member.verified, true);

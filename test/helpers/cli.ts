@@ -23,7 +23,7 @@ export function shutterbus(stack: Pick<TestStack, 'env'>, ...args: string[]): Pr
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
-      // A failure is one JSON line on stderr, the last one (contract §2).
+      // A failure is one JSON line on stderr, the last one (docs/operations.md).
       const text = code === 0 ? stdout : stderr.trim().split('\n').at(-1) ?? '';
       let json: Record<string, any> = {};
       try {

@@ -112,7 +112,7 @@ function parseResponses(raw: Buffer): Response[] {
   return responses;
 }
 
-/** Asserts a contract error body (contract §4) with this status and code. */
+/** Asserts a contract error body (docs/api.md) with this status and code. */
 function assertError(response: Response | undefined, status: number, code: string): void {
   assert.ok(response, `a ${status} response arrived`);
   assert.is(response.status, status);

@@ -82,7 +82,7 @@ cached('repeat views answered from memory keep every check: header key, rotation
   for (let i = 0; i < 3; i++) assert.is((await call(`${service.base}/api/take?${url}`)).status, 302);
   assert.is(await redirects(), before + 3, 'every redirect is counted');
 
-  // A key in the header comes first (contract §4): the signature is then another workspace's to match.
+  // A key in the header comes first (docs/api.md): the signature is then another workspace's to match.
   const withHeader = await call(`${service.base}/api/take?${url}`, { headers: { 'x-access-key': other.access_key } });
   assert.is(withHeader.json?.error_code, 'signature_is_not_valid');
   const head = await fetch(`${service.base}/api/take?${url}`, { method: 'HEAD', redirect: 'manual' });

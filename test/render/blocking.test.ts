@@ -1,4 +1,4 @@
-// Blocking (contract §3b) against real Chromium: each switch on one fixture page of ads, a tracker,
+// Blocking (docs/blocking.md) against real Chromium: each switch on one fixture page of ads, a tracker,
 // social and chat widgets, a OneTrust-style consent banner, an unknown cookie notice and a
 // newsletter overlay. Chromium goes through the egress proxy, which resolves every host name to
 // the fixture site: a vendor request the browser made arrives there under its host name, so the

@@ -1,4 +1,4 @@
-// Emulation options (contract §3a) against real Chromium and the local fixture site, each shown by
+// Emulation options (docs/api.md) against real Chromium and the local fixture site, each shown by
 // its visible effect: band colours of /em/probe, image sizes, what the fixture server received;
 // and that nothing of them survives into the next render on the same warm page.
 

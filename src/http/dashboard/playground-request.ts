@@ -59,7 +59,7 @@ export function choicesQuery(choices: Choices): string {
   return query.toString();
 }
 
-/** The request as a signed GET of /api/take (contract §5): the raw query with `access_key`, signed, `signature` last. */
+/** The request as a signed GET of /api/take (docs/api.md): the raw query with `access_key`, signed, `signature` last. */
 export function signedTakeUrl(baseUrl: string, choices: Choices, keys: { access_key: string; secret_key: string }): { path: string; url: string } {
   const query = new URLSearchParams(choicesQuery(choices));
   query.append('access_key', keys.access_key);

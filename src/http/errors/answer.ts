@@ -1,4 +1,4 @@
-// The API's one error handler: every failure, ours or Fastify's, answered with the contract's body and status.
+// The API's one error handler: every failure, ours or Fastify's, answered with the API's error body and status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, errorTable, isErrorCode, ServiceError, type ErrorCode } from '../../errors.ts';
 import { NATS_RETRY_AFTER_SECONDS } from '../../jetstream/connection.ts';
@@ -11,7 +11,7 @@ declare module 'fastify' {
   }
 }
 
-/** Maps Fastify's own failures (parsing, limits, routing) onto the contract's codes. */
+/** Maps Fastify's own failures (parsing, limits, routing) onto the API's error codes. */
 const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'request_body_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'request_not_valid',
@@ -32,7 +32,7 @@ const fastifyParameters: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length',
 };
 
-/** Answers a failure with the contract's body: the error handler, and Fastify's own routing failures. */
+/** Answers a failure with the API's error body: the error handler, and Fastify's own routing failures. */
 export function answerError(raw: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
   // An outage of NATS or of the store is the caller's 503 with Retry-After, never a 500.
   const err = asOutage(raw);

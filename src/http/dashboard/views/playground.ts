@@ -16,7 +16,7 @@ export interface PlaygroundResult {
   cached: boolean;
 }
 
-/** A refusal or a failed render: the contract's error code and message. */
+/** A refusal or a failed render: the API's error code and message. */
 export interface PlaygroundError {
   render_id?: string;
   error_code: string;
