@@ -260,6 +260,9 @@ storage("a workspace's default storage: set by an owner through the CLI, used wi
   } finally {
     await nc.close();
   }
+  // And back: the rest of the stack's processes hold the first key only.
+  const back = await shutterbus({ env: { ...stack.env, SECRETS_KEY_PREVIOUS: newKey } }, 'secrets', 'reseal');
+  assert.ok(back.json.workspaces >= 1, back.stderr);
 
   const cleared = await shutterbus(stack, 'storage', 'clear', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
   assert.is(cleared.code, 0, cleared.stderr);
