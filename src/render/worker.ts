@@ -4,6 +4,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import {
+  LATE,
   renderMachine,
   type CapturePageInput,
   type RecordStartInput,
@@ -218,11 +219,18 @@ export function renderMessages(deps: RenderMessageDeps) {
         announce(unstored, image, true);
         early.tell();
       };
+      // Once its caller was answered, a render whose caller refused the unstored image (and so
+      // abandoned it) stops trying: its end is recorded already.
+      const putUnlessAbandoned = async (fileName: string, bytes: Buffer, format: OutputFormat) => {
+        const current = early.answered ? await records.get(input.request.render_id).catch(() => null) : null;
+        if (current && isFinal(current)) throw new ServiceError('temporary_unavailable', {}, { message: LATE.message });
+        await store.put(fileName, bytes, format);
+      };
       const put = async (format: OutputFormat, bytes: Buffer) => {
         const fileName = newFileName(format, expiresAt);
         const attempt = (): Promise<void> => {
           const deadline = until;
-          return retryWhile(() => store.put(fileName, bytes, format), isStoreUnavailable, deadline, signal).catch((err) => {
+          return retryWhile(() => putUnlessAbandoned(fileName, bytes, format), isStoreUnavailable, deadline, signal).catch((err) => {
             if (!isStoreUnavailable(err) || deadline !== promptBy || signal.aborted) throw err;
             answerEarly();
             return attempt();

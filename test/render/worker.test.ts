@@ -274,6 +274,26 @@ worker("the store out of reach past a synchronous caller's timeout: the image an
   assert.equal(seen.settled.map((s) => s.record.status), ['succeeded']);
 });
 
+worker('an unstored image its caller refused: the render stops trying the store, and its redelivery ends it uncharged', async () => {
+  const request = await newRequest({ options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 }, answer_by: Date.now() + 4000 });
+  const { handle, seen } = handlers(undefined, () => true);
+  // The ingress that cannot take the image (a json answer) abandons the render as soon as it hears it.
+  const refusing = nc.subscribe(names.renderDone(request.render_id), { max: 1, callback: () => void records.abandon(request, 'temporary_unavailable') });
+  const started = Date.now();
+  const disposition = await handle(deliveryOf(request));
+  refusing.unsubscribe();
+  assert.is(disposition.kind, 'retry', JSON.stringify(disposition));
+  assert.ok(Date.now() - started < 15_000, `stopped trying the store once abandoned: ${Date.now() - started} ms`);
+  assert.is(seen.stored.length, 0);
+
+  assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.ok(record.abandoned);
+  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
+  assert.is(seen.webhooks.length, 0);
+});
+
 worker("a request whose caller's deadline passed: failed late without rendering, never a charge", async () => {
   const { handle, seen } = handlers();
   const request = await newRequest({ answer_by: Date.now() - 1 });
