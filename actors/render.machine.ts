@@ -11,7 +11,9 @@
 // Every end is a final state whose output is the whole verdict: the stored file and its image, the
 // failure, or `retryLater` with the delay the broker is to wait before delivering the request
 // again (the machine keeps no timer of its own). `render.cancel` (the worker is stopping) ends any
-// state in `retryLater` at once, aborting what is under way.
+// state in `retryLater` at once, aborting what is under way. `render.answered` (its caller was
+// answered with the image before it was stored: the store was out of reach) leaves the render with
+// nobody waiting, so no deadline of a caller's ends it any more.
 
 import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
@@ -73,8 +75,11 @@ export interface StoredImage {
   warnings?: RenderWarning[];
 }
 
-/** Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again). */
-export type RenderEvent = { type: 'render.cancel' };
+/**
+ * Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again),
+ * or its caller was answered already (with the image, before it was stored).
+ */
+export type RenderEvent = { type: 'render.cancel' } | { type: 'render.answered' };
 
 /** A failure as the output carries it; `cause` is for logs only, never recorded or returned. */
 interface FailureVerdict {
@@ -170,6 +175,7 @@ export const renderMachine = setup({
   initial: 'admitting',
   on: {
     'render.cancel': { target: '.retryLater', actions: 'recordCancel' },
+    'render.answered': { actions: assign({ answerBy: undefined }) },
   },
   states: {
     admitting: {

@@ -394,6 +394,7 @@ function takeResponses(formats = outputFormats()): Json {
       headers: {
         ...renderIdHeader,
         [WARNINGS_HEADER]: { description: 'The codes of the render\'s warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.', schema: { type: 'string' } },
+        'X-Render-Stored': { description: 'false on an image answered before it was stored (the object store was out of reach; it is stored when the store is back); absent otherwise.', schema: { type: 'string', enum: ['false'] } },
         ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
         ...(parameterByName.has('store') ? storeHeaders : {}),
       },

@@ -142,7 +142,10 @@ export function takeFlow(app: FastifyInstance) {
       await publish(() => renderQueue.submit(renderRequest));
       return { kind: 'accepted', renderId: renderRequest.render_id };
     }
-    return { kind: 'ended', result: await publish(() => renderQueue.submitAndWait(renderRequest)), cached: cacheKey !== undefined };
+    // When the store is out of reach the image may come before it is stored: answered as it is
+    // unless the answer needs its file (json) or its upload to the customer's bucket (docs/operations.md).
+    const takesUnstored = take.control.response_type !== 'json' && store === undefined;
+    return { kind: 'ended', result: await publish(() => renderQueue.submitAndWait(renderRequest, takesUnstored)), cached: cacheKey !== undefined };
   };
 
   /** A failed render's error, as the caller hears it; a refused upload says where the service's own copy is. */

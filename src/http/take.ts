@@ -13,6 +13,9 @@ import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { storeHeaders } from './store.ts';
 
+/** Says `false` on an image answered before it was stored; the render stores it when the store is back. */
+export const UNSTORED_ANSWER_HEADER = 'X-Render-Stored';
+
 /** The parameters of a GET (or HEAD) or POST render request, before validation. */
 export function rawParams(request: FastifyRequest): RawParams {
   if (request.method !== 'POST') {
@@ -59,9 +62,11 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
-  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image }: RenderResult, cached: boolean) => {
+  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image, unstored }: RenderResult, cached: boolean) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') throw flow.failure(record);
+    // The store was out of reach: the image answers before it is stored (docs/operations.md, "Outages").
+    if (unstored) reply.header(UNSTORED_ANSWER_HEADER, 'false');
     const fileName = record.file_name!;
     // Never silent: a cut capture or fonts that did not load are said in every kind of answer.
     if (record.warnings) reply.header(WARNINGS_HEADER, record.warnings.map((w) => w.code).join(','));

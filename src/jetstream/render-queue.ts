@@ -60,14 +60,16 @@ export class RenderQueue {
   /**
    * Submits and waits for the render to end, until the request's `answer_by`. The result arrives as
    * a message on the render's own subject; at the deadline the render is abandoned unless it ended
-   * (then its record answers), so a caller answered with an error is never charged.
+   * (then its record answers), so a caller answered with an error is never charged. An image
+   * announced before it was stored (the store out of reach) is the answer when `takesUnstored` and
+   * it came inline; otherwise the render is abandoned at once the same way.
    */
-  async submitAndWait(request: RenderRequest): Promise<RenderResult> {
+  async submitAndWait(request: RenderRequest, takesUnstored = false): Promise<RenderResult> {
     const done = this.nc.subscribe(names.renderDone(request.render_id), { max: 1 });
     try {
       await this.submit(request);
       const result = await firstResult(done, request.answer_by! - Date.now());
-      if (result) return result;
+      if (result && (!result.unstored || (takesUnstored && result.image))) return result;
       const record = await this.records.abandon(request, 'temporary_unavailable').catch((err) => {
         throw unavailable(err);
       });
@@ -78,13 +80,14 @@ export class RenderQueue {
     }
   }
 
-  /** Waits for a render someone else submitted (a concurrent first view of a cached URL). */
+  /** Waits for a render someone else submitted (a concurrent first view of a cached URL): its stored end. */
   async waitFor(renderId: string, waitSeconds: number): Promise<RenderResult> {
-    const done = this.nc.subscribe(names.renderDone(renderId), { max: 1 });
+    const done = this.nc.subscribe(names.renderDone(renderId));
     try {
       const known = await this.records.get(renderId);
       if (known && isFinal(known)) return { record: known };
-      const result = await firstResult(done, waitSeconds * 1000);
+      // An image announced before it is stored has no file to redirect to: the stored end is waited for.
+      const result = await firstResult(done, waitSeconds * 1000, (heard) => !heard.unstored);
       if (result) return result;
       const latest = await this.records.get(renderId);
       if (latest && isFinal(latest)) return { record: latest };
@@ -112,13 +115,17 @@ export class RenderQueue {
   }
 }
 
-async function firstResult(subscription: Subscription, waitMs: number): Promise<RenderResult | null> {
+/** The first result heard on `subscription` that `accept` takes, or null after `waitMs`. */
+async function firstResult(subscription: Subscription, waitMs: number, accept: (result: RenderResult) => boolean = () => true): Promise<RenderResult | null> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), waitMs);
   });
   const next = (async () => {
-    for await (const message of subscription) return readRenderDone(message);
+    for await (const message of subscription) {
+      const result = readRenderDone(message);
+      if (accept(result)) return result;
+    }
     return null;
   })();
   try {

@@ -82,16 +82,26 @@ const RECORD_HEADER = 'Shutterbus-Record';
 /** Images up to this size travel in the done message, sparing the waiting ingress a read from the bucket. */
 const INLINE_IMAGE_LIMIT = 768 * 1024;
 
-/** A render's end as announced to the ingress waiting for it: the record, and the image when small. */
+/** The header of a done message sent before the image is stored (docs/operations.md, "Outages"). */
+const UNSTORED_HEADER = 'Shutterbus-Unstored';
+
+/**
+ * A render's end as announced to the ingress waiting for it: the record, and the image when small.
+ * `unstored`: the store did not answer within the caller's timeout, so the image (inline, when small)
+ * is announced before it is stored; the record is not written yet and has no file, and the worker
+ * keeps trying the store. A caller may be answered with the image, or refused (the render abandoned).
+ */
 export interface RenderResult {
   record: RenderRecord;
   image?: Buffer;
+  unstored?: true;
 }
 
-/** The payload and headers of a done message. */
-export function renderDoneMessage(record: RenderRecord, image?: Buffer): [Uint8Array, { headers: MsgHdrs }] {
+/** The payload and headers of a done message; `unstored` marks an image announced before it is stored. */
+export function renderDoneMessage(record: RenderRecord, image?: Buffer, unstored = false): [Uint8Array, { headers: MsgHdrs }] {
   const headers = natsHeaders();
   headers.set(RECORD_HEADER, JSON.stringify(record));
+  if (unstored) headers.set(UNSTORED_HEADER, '1');
   const inline = image && image.length <= INLINE_IMAGE_LIMIT ? image : new Uint8Array();
   return [inline, { headers }];
 }
@@ -99,5 +109,6 @@ export function renderDoneMessage(record: RenderRecord, image?: Buffer): [Uint8A
 /** Reads a done message back. */
 export function readRenderDone(message: Msg): RenderResult {
   const record = JSON.parse(message.headers!.get(RECORD_HEADER)) as RenderRecord;
-  return message.data.length > 0 ? { record, image: Buffer.from(message.data) } : { record };
+  const unstored = message.headers!.has(UNSTORED_HEADER) ? { unstored: true as const } : {};
+  return message.data.length > 0 ? { record, image: Buffer.from(message.data), ...unstored } : { record, ...unstored };
 }

@@ -4,6 +4,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import {
+  LATE,
   renderMachine,
   type CapturePageInput,
   type RecordStartInput,
@@ -17,7 +18,7 @@ import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { retryWhile } from '../retry.ts';
 import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
-import { isFinal, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { isFinal, pendingRecord, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { OutputFormat, PageObservation } from '../domain/options.ts';
 import type { RecordedMetadata } from '../domain/metadata.ts';
 import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
@@ -88,6 +89,17 @@ const OUTAGE_PATIENCE_MS = 3 * 60_000;
  */
 const UPLOAD_PATIENCE_MS = 2 * 60_000;
 const SYNC_UPLOAD_PATIENCE_MS = 5000;
+/**
+ * A caller waiting hears its image within its own timeout: the store is tried until then (and at
+ * least this long after the capture), and past that the image is announced before it is stored.
+ */
+const MIN_STORE_TRY_MS = 2000;
+
+/** A render's caller answered with the image before it was stored; `tell` informs the render actor. */
+interface EarlyAnswer {
+  answered: boolean;
+  tell: () => void;
+}
 
 /** A monitor's capture is the baseline of its next tick: kept two intervals at least (docs/monitors.md). */
 const monitorFileLifetime = (request: RenderRequest) =>
@@ -114,7 +126,7 @@ export function renderMessages(deps: RenderMessageDeps) {
   const { log, nc, records, store } = deps;
   const worker = `${hostname()}:${process.pid}`;
 
-  const announce = (record: RenderRecord, image?: Buffer) => nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image));
+  const announce = (record: RenderRecord, image?: Buffer, unstored = false) => nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image, unstored));
 
   // Until when a render waits out an outage: its caller's deadline, or a few minutes when nobody waits.
   const patience = (answerBy: number | undefined) => (answerBy ?? Date.now() + OUTAGE_PATIENCE_MS) - 1000;
@@ -174,7 +186,7 @@ export function renderMessages(deps: RenderMessageDeps) {
 
   // The machine's steps, on this worker's records, browser and bucket. `version` holds the record
   // as this delivery last read or wrote it.
-  const renderActors = (answerBy: number | undefined, version: { known?: Versioned<RenderRecord> }) => ({
+  const renderActors = (answerBy: number | undefined, version: { known?: Versioned<RenderRecord> }, early: EarlyAnswer) => ({
     recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
       // A synchronous caller learns the render id with its answer, so nobody can look at the record
       // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
@@ -188,16 +200,52 @@ export function renderMessages(deps: RenderMessageDeps) {
       // A cached file lives as long as its cache entry; any other as long as the render records.
       const lifetime = input.request.cache?.ttl ?? monitorFileLifetime(input.request) ?? DEFAULT_FILE_LIFETIME_SECONDS;
       const expiresAt = new Date(Date.now() + lifetime * 1000);
-      // The output is in hand: an outage of the store is waited out rather than rendering again.
+      const { image, metadata, warnings } = input.observation;
+      const { options } = input.request;
+      // The output is in hand: an outage of the store is waited out rather than rendering again. A
+      // caller waiting is not kept past its own timeout for it: then the image is announced unstored
+      // (its ingress answers with it, or refuses and abandons the render), and the store is tried on
+      // as for an asynchronous render, nobody waiting (docs/operations.md, "Outages").
+      const promptBy = answerBy === undefined
+        ? undefined
+        : Math.min(patience(answerBy), Math.max(Date.parse(input.request.created_at) + options.timeout * 1000, Date.now() + MIN_STORE_TRY_MS));
+      let until = promptBy ?? patience(undefined);
+      const answerEarly = () => {
+        if (early.answered) return;
+        early.answered = true;
+        until = patience(undefined);
+        const unstored: RenderRecord = {
+          ...(version.known?.value ?? pendingRecord(input.request)),
+          status: 'succeeded',
+          finished_at: new Date().toISOString(),
+          size_bytes: image.length,
+          ...(warnings && warnings.length > 0 ? { warnings } : {}),
+        };
+        announce(unstored, image, true);
+        early.tell();
+      };
+      // Once its caller was answered, a render whose caller refused the unstored image (and so
+      // abandoned it) stops trying: its end is recorded already.
+      const putUnlessAbandoned = async (fileName: string, bytes: Buffer, format: OutputFormat) => {
+        const current = early.answered ? await records.get(input.request.render_id).catch(() => null) : null;
+        if (current && isFinal(current)) throw new ServiceError('temporary_unavailable', {}, { message: LATE.message });
+        await store.put(fileName, bytes, format);
+      };
       const put = async (format: OutputFormat, bytes: Buffer) => {
         const fileName = newFileName(format, expiresAt);
-        await retryWhile(() => store.put(fileName, bytes, format), isStoreUnavailable, patience(answerBy), signal).catch((err) => {
+        const attempt = (): Promise<void> => {
+          const deadline = until;
+          return retryWhile(() => putUnlessAbandoned(fileName, bytes, format), isStoreUnavailable, deadline, signal).catch((err) => {
+            if (!isStoreUnavailable(err) || deadline !== promptBy || signal.aborted) throw err;
+            answerEarly();
+            return attempt();
+          });
+        };
+        await attempt().catch((err) => {
           throw isStoreUnavailable(err) ? new ServiceError('temporary_unavailable', {}, { cause: err }) : err;
         });
         return fileName;
       };
-      const { image, metadata, warnings } = input.observation;
-      const { options } = input.request;
       const fileName = await put(options.format, image);
       // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
       const slices = options.full_page_slices
@@ -245,8 +293,15 @@ export function renderMessages(deps: RenderMessageDeps) {
   };
 
   /** Runs one render actor to its verdict; the loop stopping cancels it, which still ends with an output. */
-  const runRender = async (request: RenderRequest, answerBy: number | undefined, delivery: Delivery<RenderRequest>, version: { known?: Versioned<RenderRecord> }): Promise<RenderOutput> => {
-    const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy, version) }), {
+  const runRender = async (
+    request: RenderRequest,
+    answerBy: number | undefined,
+    delivery: Delivery<RenderRequest>,
+    version: { known?: Versioned<RenderRecord> },
+    early: Omit<EarlyAnswer, 'tell'>,
+  ): Promise<RenderOutput> => {
+    const told: EarlyAnswer = Object.assign(early, { tell: () => actor.send({ type: 'render.answered' }) });
+    const actor = createActor(renderMachine.provide({ actors: renderActors(answerBy, version, told) }), {
       input: { request, answerBy, deliveryCount: delivery.deliveryCount, isLastDelivery: delivery.isLastDelivery },
     });
     const output = toPromise(actor);
@@ -290,7 +345,8 @@ export function renderMessages(deps: RenderMessageDeps) {
     const steps = new StepLog();
     steps.mark('started');
     const failureCapture = new FailureCaptureSlot();
-    const output = await withStepLog(steps, () => withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(request, answerBy, delivery, version))));
+    const early = { answered: false };
+    const output = await withStepLog(steps, () => withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(request, answerBy, delivery, version, early))));
     endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
@@ -308,7 +364,8 @@ export function renderMessages(deps: RenderMessageDeps) {
     // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
     const captured = output.status === 'failed' && failureCapture.image ? await storeFailureCapture(failureCapture.image, line) : undefined;
     const withCapture = (record: RenderRecord): RenderRecord => (captured ? { ...record, failure_capture: captured } : record);
-    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), { answerBy, image, known: version.known });
+    // A caller answered with the image before it was stored waits no more.
+    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), { answerBy: early.answered ? undefined : answerBy, image, known: version.known });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };

@@ -16,7 +16,7 @@ let workspace: Workspace;
 let auth: { headers: Record<string, string> };
 const spawned: ChildProcess[] = [];
 // A short ack wait keeps a synchronous caller's patience (timeout + ack wait + 5 s) short.
-const settings = { RENDER_ACK_WAIT: '5', RENDER_CONCURRENCY: '3' };
+const settings = { RENDER_ACK_WAIT: '5', RENDER_CONCURRENCY: '4' };
 
 outages.before(async () => {
   stack = await startStack();
@@ -89,35 +89,60 @@ outages('an async render accepted before NATS dies ends succeeded once NATS is b
   assert.is(after.in_flight, 0, 'no reservation left');
 });
 
-outages('the store down for 20 s: async succeeds after, sync gets the image if it is back in time, else 503 and no charge', async () => {
+outages('the store down for 20 s: a sync caller is answered within its timeout, async succeeds after, each charged once', async () => {
   const before = await usage();
   await stack.s3.kill();
   await waitFor(async () => (await readiness()).dependencies.object_store === 'unavailable', '/readyz notices the store');
 
+  const started = Date.now();
+  const timed = async (query: Record<string, string>) => {
+    const asked = Date.now();
+    const answer = await take(query);
+    return { answer, seconds: (Date.now() - asked) / 1000 };
+  };
+  // Each waits its timeout (10 s) and a few seconds, not 10 + RENDER_ACK_WAIT + 5: the store is still down then.
+  const early = timed({ timeout: '10', url: `${stack.site.url}/?early-image` });
+  const refused = timed({ timeout: '10', response_type: 'json', url: `${stack.site.url}/?early-json` });
   const asyncRender = await take({ async: 'true', url: `${stack.site.url}/?async-outage` });
   assert.is(asyncRender.status, 202);
-  const started = Date.now();
-  // Waits at most 5 + 5 + 5 s: the store is still down then.
-  const impatient = take({ timeout: '5', url: `${stack.site.url}/?impatient` });
   // Waits up to 40 + 5 + 5 s: the store is back at 20 s.
   const patient = take({ timeout: '40', url: `${stack.site.url}/?patient` });
 
-  const refused = await impatient;
-  assertUnavailable(refused, 'a sync render that outlived its patience');
-  assert.ok(Date.now() - started < 20_000, 'answered before the store came back');
+  const image = await early;
+  assert.is(image.answer.status, 200, `the image before it is stored: ${image.answer.status} ${image.answer.bytes.toString().slice(0, 200)}`);
+  assert.ok(image.answer.contentType.startsWith('image/png'), image.answer.contentType);
+  assert.is(image.answer.headers.get('x-render-stored'), 'false', 'the answer says the image is not stored yet');
+  assert.ok(image.seconds < 10 + 5, `answered within its timeout and a few seconds: ${image.seconds} s`);
+  const json = await refused;
+  assertUnavailable(json.answer, 'a sync json render, which needs a stored file');
+  assert.ok(json.seconds < 10 + 5, `json refused within its timeout and a few seconds: ${json.seconds} s`);
+  assert.ok(Date.now() - started < 20_000, 'both answered before the store came back');
+
   await pause(Math.max(0, 20_000 - (Date.now() - started)));
   await stack.s3.restart();
 
   const served = await patient;
   assert.is(served.status, 200, JSON.stringify(served.json));
   assert.ok(served.contentType.startsWith('image/png'));
+  assert.is(served.headers.get('x-render-stored'), null, 'a stored image says nothing of the kind');
   await waitFor(async () => (await statusOf(asyncRender.json!.render_id)) === 'succeeded', 'the async render succeeded', 60_000, 500);
-  const renderId = refused.headers.get('x-render-id');
-  if (renderId) assert.is(await statusOf(renderId), 'failed', 'the refused render ended failed');
 
+  // The image answered before the store came back is stored once it is, under the same render.
+  const earlyId = image.answer.headers.get('x-render-id')!;
+  await waitFor(async () => (await statusOf(earlyId)) === 'succeeded', 'the early-answered render stored its image', 60_000, 500);
+  const record = (await call(`${service.base}/api/renders/${earlyId}`, auth)).json as { file_url: string };
+  const file = await call(record.file_url);
+  assert.is(file.status, 200, 'its file is served');
+  assert.ok(file.bytes.equals(image.answer.bytes), 'the file is the image the caller got');
+
+  const refusedId = json.answer.headers.get('x-render-id');
+  assert.ok(refusedId, 'the refused render is named');
+  await waitFor(async () => (await statusOf(refusedId!)) === 'failed', 'the refused render ended failed', 10_000, 500);
+
+  // Settled after the store came back, which may be past the reservations' lapse: still once each.
+  await waitFor(async () => (await usage()).in_flight === 0, 'no reservation left', 10_000, 500);
   const after = await usage();
-  assert.is(after.used, before.used + 2, 'the async and the patient render charged; the refused one not');
-  assert.is(after.in_flight, 0, 'no reservation left');
+  assert.is(after.used, before.used + 3, 'the async, the patient and the early-answered render charged once each; the refused one not');
 });
 
 outages('a process started while NATS is down waits for it, then starts', async () => {

@@ -42,8 +42,11 @@ const observation: PageObservation = { finalUrl: 'https://example.com/', mainSta
 
 type Capture = (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
 
-/** The worker's handlers on the real records, with `capture` as the browser; and what they did. */
-function handlers(capture: Capture = async () => observation) {
+/**
+ * The worker's handlers on the real records, with `capture` as the browser; and what they did.
+ * `storeDown`: while it says true, the bucket refuses connections as an unreachable store does.
+ */
+function handlers(capture: Capture = async () => observation, storeDown?: () => boolean) {
   const seen: Seen = { captures: [], stored: [], settled: [], webhooks: [], lines: [] };
   const log = pino({ level: 'info' }, { write: (line: string) => void seen.lines.push(JSON.parse(line)) });
   const messages = renderMessages({
@@ -52,7 +55,12 @@ function handlers(capture: Capture = async () => observation) {
     js,
     topology,
     records,
-    store: { put: async (fileName) => void seen.stored.push(fileName) },
+    store: {
+      put: async (fileName) => {
+        if (storeDown?.()) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+        seen.stored.push(fileName);
+      },
+    },
     capturePage: (input, signal) => (seen.captures.push(input), capture(input, signal)),
     settle: async (record) => void seen.settled.push({ record }),
     enqueueWebhook: async (record) => void seen.webhooks.push(record),
@@ -233,6 +241,57 @@ worker('a synchronous render: pending until its end, written once; its caller an
   assert.ok(record.abandoned);
   assert.equal(abandoned.seen.settled.map((s) => s.record.status), ['failed']);
   assert.is(seen.settled.length, 1);
+});
+
+worker("the store out of reach past a synchronous caller's timeout: the image announced unstored, then stored after the deadline, charged once", async () => {
+  // Timeout 1 s: the store is tried 2 s after the capture; the caller's deadline is at 4 s, the store back at 6 s.
+  const request = await newRequest({ options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 }, answer_by: Date.now() + 4000 });
+  const backAt = Date.now() + 6000;
+  const { handle, seen } = handlers(undefined, () => Date.now() < backAt);
+  const done = announcements(request.render_id);
+  const heardAt: number[] = [];
+  const timing = nc.subscribe(names.renderDone(request.render_id), { callback: () => void heardAt.push(Date.now()) });
+  const started = Date.now();
+  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+  await done.flush();
+  timing.unsubscribe();
+
+  assert.is(done.heard.length, 2, 'announced unstored, then ended');
+  const [early, end] = done.heard;
+  assert.is(early.unstored, true);
+  assert.ok(early.image?.equals(image), 'the unstored announcement carries the image');
+  assert.is(early.record.status, 'succeeded');
+  assert.is(early.record.file_name, undefined);
+  assert.ok(heardAt[0] - started < 3000, `announced within the caller's timeout and 2 s: ${heardAt[0] - started} ms`);
+  assert.ok(heardAt[0] < request.answer_by!, 'before the caller\'s deadline');
+  assert.is(end.unstored, undefined);
+
+  // Nobody waits once answered: the deadline that passed meanwhile does not end the render as late.
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'succeeded');
+  assert.equal(seen.stored, [record.file_name]);
+  assert.is(end.record.file_name, record.file_name);
+  assert.equal(seen.settled.map((s) => s.record.status), ['succeeded']);
+});
+
+worker('an unstored image its caller refused: the render stops trying the store, and its redelivery ends it uncharged', async () => {
+  const request = await newRequest({ options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 }, answer_by: Date.now() + 4000 });
+  const { handle, seen } = handlers(undefined, () => true);
+  // The ingress that cannot take the image (a json answer) abandons the render as soon as it hears it.
+  const refusing = nc.subscribe(names.renderDone(request.render_id), { max: 1, callback: () => void records.abandon(request, 'temporary_unavailable') });
+  const started = Date.now();
+  const disposition = await handle(deliveryOf(request));
+  refusing.unsubscribe();
+  assert.is(disposition.kind, 'retry', JSON.stringify(disposition));
+  assert.ok(Date.now() - started < 15_000, `stopped trying the store once abandoned: ${Date.now() - started} ms`);
+  assert.is(seen.stored.length, 0);
+
+  assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'ack' });
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'failed');
+  assert.ok(record.abandoned);
+  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
+  assert.is(seen.webhooks.length, 0);
 });
 
 worker("a request whose caller's deadline passed: failed late without rendering, never a charge", async () => {
