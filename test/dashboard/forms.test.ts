@@ -6,6 +6,7 @@ import { hashPassword, passwordMatches } from '../../src/accounts/password.ts';
 import { html } from '../../src/http/dashboard/views/html.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { signUp as signUpAt, Visitor } from '../helpers/visitor.ts';
 
 const forms = suite('dashboard forms: CSRF, limits, sessions, owners');
 let stack: TestStack;
@@ -20,50 +21,8 @@ forms.after(async () => {
   await stack?.stop();
 });
 
-/** A cookie jar of one: the session cookie, and the CSRF token of the last page read. */
-class Visitor {
-  cookie = '';
-  csrf = '';
-  async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
-    const response = await fetch(`${service.base}${path}`, { headers: { cookie: this.cookie }, redirect: 'manual' });
-    this.keep(response);
-    const text = await response.text();
-    this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
-    return { status: response.status, text, location: response.headers.get('location') };
-  }
-  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = { origin: service.base }) {
-    const response = await fetch(`${service.base}${path}`, {
-      method: 'POST',
-      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
-      body: new URLSearchParams({ _csrf: this.csrf, ...fields }),
-      redirect: 'manual',
-    });
-    this.keep(response);
-    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
-  }
-  private keep(response: Response) {
-    const jar = new Map(this.cookie.split('; ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair]));
-    for (const set of response.headers.getSetCookie()) {
-      const pair = set.split(';')[0];
-      jar.set(pair.slice(0, pair.indexOf('=')), pair);
-    }
-    this.cookie = [...jar.values()].join('; ');
-  }
-}
 
-/** A new account: the sign-up form (one answer for every address), then the sign-in form. */
-async function signUp(email: string): Promise<Visitor> {
-  const visitor = new Visitor();
-  await visitor.get('/dashboard/sign-up');
-  const answer = await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' });
-  assert.is(answer.status, 200, answer.text);
-  assert.match(answer.text, /Check your mail/);
-  await visitor.get('/dashboard/sign-in');
-  const signedIn = await visitor.post('/dashboard/sign-in', { email, password: 'a long enough password' });
-  assert.is(signedIn.status, 303, signedIn.text);
-  await visitor.get('/dashboard/keys');
-  return visitor;
-}
+const signUp = (email: string) => signUpAt(service.base, email);
 
 forms('html escapes every interpolation; passwords are stored as scrypt hashes', async () => {
   const name = '<script>alert("x")</script>&\'';
@@ -108,7 +67,7 @@ forms('a tampered session cookie is no session', async () => {
 
 forms('sign-in: a stranger\'s wrong passwords refuse the stranger, never the owner\'s own browser', async () => {
   const owner = await signUp('limited@example.com');
-  const stranger = new Visitor();
+  const stranger = new Visitor(service.base);
   await stranger.get('/dashboard/sign-in');
   for (let attempt = 0; attempt < 5; attempt++) {
     assert.is((await stranger.post('/dashboard/sign-in', { email: 'limited@example.com', password: `wrong ${attempt}` })).status, 401);
@@ -120,7 +79,7 @@ forms('sign-in: a stranger\'s wrong passwords refuse the stranger, never the own
   await owner.post('/dashboard/sign-out', {});
   await owner.get('/dashboard/sign-in');
   assert.is((await owner.post('/dashboard/sign-in', { email: 'limited@example.com', password: 'a long enough password' })).status, 303);
-  const fresh = new Visitor();
+  const fresh = new Visitor(service.base);
   await fresh.get('/dashboard/sign-in');
   assert.is((await fresh.post('/dashboard/sign-in', { email: 'csrf@example.com', password: 'a long enough password' })).status, 303, 'other emails still sign in');
 });
@@ -144,7 +103,7 @@ forms('the last owner cannot be demoted or removed; verification marks the membe
   assert.is((await fetch(verifyLink.replace(/token=.*/, 'token=forged.token'))).status, 400);
 
   // Signing up proves nothing about the mailbox: a pending invitation is not claimed that way.
-  const impostor = new Visitor();
+  const impostor = new Visitor(service.base);
   await impostor.get('/dashboard/sign-up');
   const claim = await impostor.post('/dashboard/sign-up', { email: 'deputy@example.com', password: 'a long enough password' });
   assert.is(claim.status, 200);
@@ -163,7 +122,7 @@ forms('a member added at the CLI who signs up gets a link to choose a password (
   const added = await shutterbus(stack, 'member', 'add', '--workspace', created.workspace_id, '--email', 'Cli.Added@example.com', '--role', 'admin');
   assert.equal(added.json, { email: 'cli.added@example.com', role: 'admin', verified: false });
 
-  const visitor = new Visitor();
+  const visitor = new Visitor(service.base);
   await visitor.get('/dashboard/sign-up');
   const signUp = await visitor.post('/dashboard/sign-up', { email: 'cli.added@example.com', password: 'typed into the sign-up form' });
   assert.is(signUp.status, 200);
@@ -175,7 +134,7 @@ forms('a member added at the CLI who signs up gets a link to choose a password (
   assert.not.match(mail, /\/dashboard\/accept\?token=/, 'no invitation is re-sent');
   assert.not.match(mail, new RegExp(created.workspace_id), 'the mail names no workspace');
   const link = mail.match(/http\S+\/dashboard\/password\?token=\S+/)![0];
-  const member = new Visitor();
+  const member = new Visitor(service.base);
   const choose = await member.get(link.slice(service.base.length));
   assert.is(choose.status, 200);
   const token = /name="token" value="([^"]+)"/.exec(choose.text)![1];

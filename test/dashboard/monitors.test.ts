@@ -3,6 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
 import { call, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { signUp as signUpAt, Visitor } from '../helpers/visitor.ts';
 
 const pages = suite('dashboard: monitors');
 let stack: TestStack;
@@ -18,39 +19,9 @@ pages.after(async () => {
   await stack?.stop();
 });
 
-/** A cookie jar of one: the session cookie, and the CSRF token of the last page read. */
-class Visitor {
-  cookie = '';
-  csrf = '';
-  async get(path: string) {
-    const response = await fetch(`${service.base}${path}`, { headers: { cookie: this.cookie }, redirect: 'manual' });
-    this.keep(response);
-    const text = await response.text();
-    this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
-    return { status: response.status, text, location: response.headers.get('location') };
-  }
-  async post(path: string, fields: Record<string, string>) {
-    const response = await fetch(`${service.base}${path}`, {
-      method: 'POST',
-      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: service.base },
-      body: new URLSearchParams({ _csrf: this.csrf, ...fields }),
-      redirect: 'manual',
-    });
-    this.keep(response);
-    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
-  }
-  private keep(response: Response) {
-    const set = response.headers.get('set-cookie');
-    if (set) this.cookie = set.split(';')[0];
-  }
-}
 
 async function signUp(email: string): Promise<{ visitor: Visitor; workspaceId: string }> {
-  const visitor = new Visitor();
-  await visitor.get('/dashboard/sign-up');
-  assert.is((await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' })).status, 200);
-  await visitor.get('/dashboard/sign-in');
-  assert.is((await visitor.post('/dashboard/sign-in', { email, password: 'a long enough password' })).status, 303);
+  const visitor = await signUpAt(service.base, email);
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await visitor.get('/dashboard/keys')).text)![1];
   return { visitor, workspaceId };
 }
@@ -97,7 +68,7 @@ pages('a free workspace: its shortest interval and its number of monitors; owner
   await owner.post('/dashboard/members/invite', { email: 'looker@example.com', role: 'member' });
   const outbox = (await shutterbus(stack, 'mail', 'outbox')).json.messages as { to: string; text: string }[];
   const accept = outbox.filter((m) => m.to === 'looker@example.com').at(-1)!.text.match(/http\S+\/dashboard\/accept\?token=\S+/)![0];
-  const member = new Visitor();
+  const member = new Visitor(service.base);
   const token = /name="token" value="([^"]+)"/.exec((await member.get(accept.slice(service.base.length))).text)![1];
   assert.is((await member.post('/dashboard/accept', { token, password: 'chosen through the mailed link' })).status, 303);
   const seen = await member.get('/dashboard/monitors');

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
 import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 import { startS3, type S3Server } from '../helpers/stack.ts';
+import { signUp as signUpAt, Visitor } from '../helpers/visitor.ts';
 
 const page = suite('dashboard storage page');
 const keys = { accessKey: 'DASHKEY', secretKey: `dash-secret-${randomBytes(10).toString('hex')}`, bucket: 'dash-bucket' };
@@ -25,51 +26,15 @@ page.after(async () => {
   await stack?.stop();
 });
 
-/** A cookie jar of one: the session cookie, and the CSRF token of the last page read. */
-class Visitor {
-  cookie = '';
-  csrf = '';
-  async get(path: string) {
-    const response = await fetch(`${service.base}${path}`, { headers: { cookie: this.cookie }, redirect: 'manual' });
-    this.keep(response);
-    const text = await response.text();
-    this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
-    return { status: response.status, text, location: response.headers.get('location') };
-  }
-  async post(path: string, fields: Record<string, string>, csrf = this.csrf) {
-    const response = await fetch(`${service.base}${path}`, {
-      method: 'POST',
-      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: service.base },
-      body: new URLSearchParams({ _csrf: csrf, ...fields }),
-      redirect: 'manual',
-    });
-    this.keep(response);
-    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
-  }
-  private keep(response: Response) {
-    const set = response.headers.get('set-cookie');
-    if (set) this.cookie = set.split(';')[0];
-  }
-}
 
-async function signUp(email: string): Promise<Visitor> {
-  const visitor = new Visitor();
-  await visitor.get('/dashboard/sign-up');
-  const answer = await visitor.post('/dashboard/sign-up', { email, password: 'a long enough password' });
-  assert.is(answer.status, 200, answer.text);
-  await visitor.get('/dashboard/sign-in');
-  const signedIn = await visitor.post('/dashboard/sign-in', { email, password: 'a long enough password' });
-  assert.is(signedIn.status, 303, signedIn.text);
-  await visitor.get('/dashboard/keys');
-  return visitor;
-}
+const signUp = (email: string) => signUpAt(service.base, email);
 
 const fields = (secret = keys.secretKey) => ({ endpoint: customer.endpoint, bucket: keys.bucket, access_key_id: keys.accessKey, secret_access_key: secret });
 
 page('an owner saves, tests and clears the default storage; the secret is never shown', async () => {
   const owner = await signUp('storage-owner@example.com');
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await owner.get('/dashboard/storage')).text)![1];
-  assert.is((await owner.post('/dashboard/storage', fields(), 'forged')).status, 403, 'a form without the session\'s CSRF token is refused');
+  assert.is((await owner.post('/dashboard/storage', { ...fields(), _csrf: 'forged' })).status, 403, 'a form without the session\'s CSRF token is refused');
 
   const saved = await owner.post('/dashboard/storage', fields());
   assert.is(saved.status, 303, saved.text);

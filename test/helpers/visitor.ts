@@ -1,0 +1,53 @@
+// The dashboard's forms over plain HTTP: one visitor's cookie jar and the CSRF token of the last page read.
+import * as assert from 'uvu/assert';
+
+/** A cookie jar of one: the session cookie, and the CSRF token of the last page read. */
+export class Visitor {
+  cookie = '';
+  csrf = '';
+
+  constructor(private readonly base: string) {}
+
+  async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
+    const response = await fetch(`${this.base}${path}`, { headers: { cookie: this.cookie }, redirect: 'manual' });
+    this.keep(response);
+    const text = await response.text();
+    this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
+    return { status: response.status, text, location: response.headers.get('location') };
+  }
+
+  /** Posts a form with the last CSRF token (a `_csrf` field overrides it) and our own origin unless told otherwise. */
+  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = { origin: this.base }) {
+    const response = await fetch(`${this.base}${path}`, {
+      method: 'POST',
+      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ _csrf: this.csrf, ...fields }),
+      redirect: 'manual',
+    });
+    this.keep(response);
+    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
+  }
+
+  private keep(response: Response) {
+    const jar = new Map(this.cookie.split('; ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair]));
+    for (const set of response.headers.getSetCookie()) {
+      const pair = set.split(';')[0];
+      jar.set(pair.slice(0, pair.indexOf('=')), pair);
+    }
+    this.cookie = [...jar.values()].join('; ');
+  }
+}
+
+/** A new account on the dashboard at `base`: the sign-up form (one answer for every address), then the sign-in form. */
+export async function signUp(base: string, email: string, password = 'a long enough password'): Promise<Visitor> {
+  const visitor = new Visitor(base);
+  await visitor.get('/dashboard/sign-up');
+  const answer = await visitor.post('/dashboard/sign-up', { email, password });
+  assert.is(answer.status, 200, answer.text);
+  assert.match(answer.text, /Check your mail/);
+  await visitor.get('/dashboard/sign-in');
+  const signedIn = await visitor.post('/dashboard/sign-in', { email, password });
+  assert.is(signedIn.status, 303, signedIn.text);
+  await visitor.get('/dashboard/keys');
+  return visitor;
+}
