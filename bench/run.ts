@@ -12,6 +12,7 @@ import { CpuMeter, hammerRounds, labelTree, roundsRatio, loop, perShot, pssMb, t
 import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { startBenchStack } from './stack.ts';
+import { alternate, measureTenants, startTraceSink } from './tenants.ts';
 
 const mode = process.argv[2];
 if (mode === 'soak' || mode === 'profile') {
@@ -164,6 +165,26 @@ for (const [name, params] of Object.entries(variantOptions)) {
 // The app-shell page: its 4,600 px scroller scrolled through and let out into one full-page capture.
 variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(site.appShell, { full_page: 'true' }), { concurrency: 1, count: 12, maxSeconds: 15 });
 
+// Many workspaces: the light page at c=4 for one workspace, 24 round-robin and a Zipf-like mix over
+// 200, interleaved in rounds on this stack, with its memory during each loop.
+log('many workspaces: the light page at c=4');
+const tenants = await measureTenants(stack, site.light, { rounds: 2, shots: 160, maxSeconds: 20 });
+
+// Tracing: a plain png on a second stack whose service exports spans to a local OTLP sink, in
+// rounds alternated with the plain png on this one (tracing off).
+log('tracing: a plain png with spans exported to a local sink');
+const sink = await startTraceSink();
+const tracedStack = await startBenchStack(site, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+const takeOn = async (target: typeof stack) => {
+  const response = await fetch(`${target.base}/api/take?url=${encodeURIComponent(site.light)}`, { headers: { 'x-access-key': target.workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+};
+const tracing = await alternate({ 'tracing off': () => takeOn(stack), 'tracing on (OTLP to a local sink)': () => takeOn(tracedStack) }, 3, { concurrency: 1, count: 15, maxSeconds: 10 });
+await tracedStack.stop();
+const tracePosts = sink.posts();
+await sink.close();
+
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process,
 // from the one-process stack and from an ingress-only process on the same NATS and store (ROLES=ingress,
 // as infra/production deploys it: no render ever ran there, so Playwright's AsyncLocalStorage is off).
@@ -234,6 +255,13 @@ const lines = [
   `${'light page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ plain png`,
   ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
   '',
+  `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50   peak PSS MB  rounds (shots/s)`,
+  ...Object.entries(tenants.median).map(([name, r]) => `${row(name, r)}  ${ratio(r.perSecond, tenants.median['one workspace'].perSecond).toFixed(2).padStart(13)} ${ratio(r.p50, tenants.median['one workspace'].p50).toFixed(2).padStart(5)} ${r.peakMb.toFixed(0).padStart(12)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`),
+  '',
+  `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
+  ...Object.entries(tracing).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`),
+  `OTLP export requests the sink received: ${tracePosts}`,
+,
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  rounds ${http.bare.rounds.join(' ')}  ${JSON.stringify(http.bare.statuses)}`,
   ...([
@@ -281,13 +309,23 @@ const targetsIssue18 = {
   idle_memory_mb: { value: Math.round(idleMb), goal: '≤ 450', met: idleMb <= 450 },
   first_shot_seconds: { value: targets.first_shot_seconds.value, goal: '≤ 1.5', met: firstShotSeconds <= 1.5 },
 };
+const one = tenants.median['one workspace'];
+const roundRobin = tenants.median['24 workspaces round-robin'];
+const targetsTenants = {
+  rr24_throughput_vs_one: { value: ratio(roundRobin.perSecond, one.perSecond), goal: '≥ 0.9', met: roundRobin.perSecond / one.perSecond >= 0.9 },
+  rr24_p50_vs_one: { value: ratio(roundRobin.p50, one.p50), goal: '≤ 1.2', met: roundRobin.p50 / one.p50 <= 1.2 },
+  rr24_stack_pss_mb: { value: Math.round(roundRobin.peakMb), goal: '≤ 1500', met: roundRobin.peakMb <= 1500 },
+  tracing_p50_vs_off: { value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50), goal: '(reported)', met: true },
+};
 const targetLine = (name: string, t: { value: unknown; goal: string; met: boolean; beside?: string }) =>
   `  ${name.padEnd(24)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${(t.met ? 'met' : 'NOT met').padEnd(7)}${t.beside ? `  (${t.beside})` : ''}`;
 for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t));
 lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
 for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
+lines.push('', 'targets (many workspaces: 24 round-robin ÷ one workspace, light page, c=4)');
+for (const [name, t] of Object.entries(targetsTenants)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
+Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18, tenants, tracing, targetsTenants });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
