@@ -82,6 +82,15 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
 
 // The screenshot itself, on an open CDP session.
 async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Omit<Capture, 'warnings'>> {
+  if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
+    // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
+    // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
+    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
+      format: captureFormat(options.format),
+      ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
+    }));
+    return { image: Buffer.from(shot.data, 'base64'), selectorFound };
+  }
   clip ??= await viewportClip(session, options, deadline);
   // This session does not share Playwright's device-metrics override, so the clip's scale
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile

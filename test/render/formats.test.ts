@@ -105,7 +105,7 @@ test('metadata: title, Open Graph and icon made absolute, the web font, status, 
   assert.is((await rig.render('/article', {})).metadata, undefined);
 });
 
-test('cost: a png without metadata makes the two CDP calls it always made, and nothing of the page', async () => {
+test('cost: a png without metadata makes one CDP call, the capture, and nothing of the page', async () => {
   const calls: string[] = [];
   const page = new Proxy({}, { get: (_, name) => { calls.push(`page.${String(name)}`); return () => Promise.resolve(); } }) as unknown as Page;
   const replies: Record<string, unknown> = {
@@ -116,7 +116,7 @@ test('cost: a png without metadata makes the two CDP calls it always made, and n
   const options = { ...renderDefaults, url: 'https://example.com/' };
   const output = await makeOutput(page, options, new AbortController().signal, session);
   assert.is(output.bytes.toString(), 'png');
-  assert.equal(calls, ['Page.getLayoutMetrics', 'Page.captureScreenshot']);
+  assert.equal(calls, ['Page.captureScreenshot']);
   assert.is(wantsMetadata(options), false);
 });
 
