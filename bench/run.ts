@@ -1,6 +1,7 @@
 // `make bench`: Shutterbus end to end beside a raw Playwright loop on the same pages, and its HTTP
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
-// `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts).
+// `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
+// `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,12 +16,12 @@ import { startBenchStack } from './stack.ts';
 import { alternate, measureTenants, startTraceSink } from './tenants.ts';
 
 const mode = process.argv[2];
-if (mode === 'soak' || mode === 'profile') {
-  await import(mode === 'soak' ? './soak.ts' : './profile.ts');
+if (mode === 'soak' || mode === 'profile' || mode === 'png') {
+  await import(mode === 'soak' ? './soak.ts' : mode === 'png' ? './png-speed.ts' : './profile.ts');
   process.exit(0);
 }
 if (mode !== undefined) {
-  process.stderr.write(`usage: make bench [ARGS=soak|profile] (got ${JSON.stringify(mode)})\n`);
+  process.stderr.write(`usage: make bench [ARGS=soak|profile|png] (got ${JSON.stringify(mode)})\n`);
   process.exit(2);
 }
 
