@@ -169,7 +169,7 @@ variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(
 // Many workspaces: the light page at c=4 for one workspace, 24 round-robin and a Zipf-like mix over
 // 200, interleaved in rounds on this stack, with its memory during each loop.
 log('many workspaces: the light page at c=4');
-const tenants = await measureTenants(stack, site.light, { rounds: 2, shots: 160, maxSeconds: 20 });
+const tenants = await measureTenants(stack, site.light, { rounds: 3, shots: 120, maxSeconds: 15 });
 
 // Tracing: a plain png on a second stack whose service exports spans to a local OTLP sink, in
 // rounds alternated with the plain png on this one (tracing off).

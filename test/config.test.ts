@@ -64,10 +64,12 @@ test('every kind of bad value is refused with one line naming the variable', () 
   refused({ RENDER_CONCURRENCY: '0' }, 'RENDER_CONCURRENCY');
 });
 
-test('RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine\'s memory', () => {
+test('RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine\'s memory, at most 768 MB per CPU', () => {
   const budget = defaultRenderMemoryBudgetMb();
   assert.is(loadConfig({}).renderMemoryBudgetMb, budget);
-  assert.ok(budget >= 512 && budget <= os.totalmem() / 4 / 1024 / 1024 + 512, `default ${budget} MB`);
+  const expected = Math.max(512, Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 768 * os.availableParallelism()));
+  assert.ok(budget === expected || budget < expected, `default ${budget} MB (a container's limit may lower it)`);
+  assert.ok(budget >= 512, `default ${budget} MB`);
   assert.is(loadConfig({ RENDER_MEMORY_BUDGET: '1536' }).renderMemoryBudgetMb, 1536);
   refused({ RENDER_MEMORY_BUDGET: '1.5G' }, 'RENDER_MEMORY_BUDGET');
   refused({ RENDER_MEMORY_BUDGET: '64' }, 'RENDER_MEMORY_BUDGET');

@@ -57,7 +57,7 @@ const WIPE_LIMIT_MS = 5000;
 const BLANK = '<!doctype html><title>wipe</title>';
 
 // Chromium's memory is read at most this often, and only while renders come and go.
-const MEASURE_EVERY_MS = 1000;
+const MEASURE_EVERY_MS = 2000;
 
 // Each warm page keeps a listener on the network events a render watches (steps.ts) for its whole
 // life, so a render's own listeners coming and going cost no message to Playwright's server (its
@@ -183,7 +183,7 @@ export class PagePool {
     );
   }
 
-  // Reads Chromium's memory (at most once a second, without blocking) and, over the budget,
+  // Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and, over the budget,
   // closes as many idle pages, least recently used first, as the excess takes at the pages'
   // average share; the next reading closes more if that was not enough.
   #measure(): void {

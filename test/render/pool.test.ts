@@ -109,7 +109,7 @@ test('within the memory budget every workspace\'s page stays warm; over it, idle
   const tight = new PagePool(browser, { maxPages: 50, maxRenders: 100, memoryBudgetMb: 1, measureMb: () => treeMemoryMb(browserPid) });
   try {
     const older = await render(tight, 'ws_tight_a');
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await new Promise((resolve) => setTimeout(resolve, 2100));
     const newer = await tight.acquire('ws_tight_b', 1);
     await newer.page.goto(`${site.url}/`);
     tight.release(newer);
