@@ -262,7 +262,7 @@ const lines = [
   `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
   ...Object.entries(tracing).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`),
   `OTLP export requests the sink received: ${tracePosts}`,
-,
+  '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  rounds ${http.bare.rounds.join(' ')}  ${JSON.stringify(http.bare.statuses)}`,
   ...([
