@@ -1,7 +1,8 @@
 // `make bench`: Shutterbus end to end beside a raw Playwright loop on the same pages, and its HTTP
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
 // `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
-// `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts).
+// `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
+// the many-workspace rows alone on a stack of their own (bench/tenants-run.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,15 +14,15 @@ import { CpuMeter, hammerRounds, labelTree, roundsRatio, loop, perShot, pssMb, t
 import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { startBenchStack } from './stack.ts';
-import { alternate, measureTenants, startTraceSink } from './tenants.ts';
+import { alternate, measureTenants, startTraceSink, tenantLines } from './tenants.ts';
 
 const mode = process.argv[2];
-if (mode === 'soak' || mode === 'profile' || mode === 'png') {
-  await import(mode === 'soak' ? './soak.ts' : mode === 'png' ? './png-speed.ts' : './profile.ts');
+if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants') {
+  await import({ soak: './soak.ts', profile: './profile.ts', png: './png-speed.ts', tenants: './tenants-run.ts' }[mode]);
   process.exit(0);
 }
 if (mode !== undefined) {
-  process.stderr.write(`usage: make bench [ARGS=soak|profile|png] (got ${JSON.stringify(mode)})\n`);
+  process.stderr.write(`usage: make bench [ARGS=soak|profile|png|tenants] (got ${JSON.stringify(mode)})\n`);
   process.exit(2);
 }
 
@@ -256,8 +257,7 @@ const lines = [
   `${'light page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ plain png`,
   ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
   '',
-  `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50   peak PSS MB  rounds (shots/s)`,
-  ...Object.entries(tenants.median).map(([name, r]) => `${row(name, r)}  ${ratio(r.perSecond, tenants.median['one workspace'].perSecond).toFixed(2).padStart(13)} ${ratio(r.p50, tenants.median['one workspace'].p50).toFixed(2).padStart(5)} ${r.peakMb.toFixed(0).padStart(12)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`),
+  ...tenantLines(tenants, row),
   '',
   `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
   ...Object.entries(tracing).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`),

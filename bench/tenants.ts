@@ -12,6 +12,8 @@ import type { BenchStack } from './stack.ts';
 export interface TenantLoop extends LoopResult {
   /** Highest stack PSS sampled during the loop, MB. */
   peakMb: number;
+  /** Highest PSS of the service's Chromium (browser and every process below it) sampled during the loop, MB: what RENDER_MEMORY_BUDGET bounds. */
+  chromiumPeakMb: number;
   /** Distinct workspaces the measured shots went to. */
   workspaces: number;
 }
@@ -78,15 +80,20 @@ export async function measureTenants(stack: BenchStack, url: string, options: { 
       // The warm-up shots go through the same pick: the loop then sees tenants coming back.
       const seen = new Set<string>();
       let peakMb = 0;
-      const sampler = setInterval(() => (peakMb = Math.max(peakMb, pssMb(stack.pids()))), 500);
+      let chromiumPeakMb = 0;
+      const sample = () => {
+        peakMb = Math.max(peakMb, pssMb(stack.pids()));
+        chromiumPeakMb = Math.max(chromiumPeakMb, pssMb(stack.chromiumPids()));
+      };
+      const sampler = setInterval(sample, 500);
       const result = await loop(async () => {
         const workspace = mix.pick();
         seen.add(workspace.workspace_id);
         await take(workspace);
       }, { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: round === 0 ? mix.warmup : 4 });
       clearInterval(sampler);
-      peakMb = Math.max(peakMb, pssMb(stack.pids()));
-      rounds[name].push({ ...result, peakMb, workspaces: seen.size });
+      sample();
+      rounds[name].push({ ...result, peakMb, chromiumPeakMb, workspaces: seen.size });
     }
   }
   const medianLoop = (loops: TenantLoop[]): TenantLoop => ({
@@ -94,6 +101,7 @@ export async function measureTenants(stack: BenchStack, url: string, options: { 
     p50: median(loops, (l) => l.p50).p50,
     p95: median(loops, (l) => l.p95).p95,
     peakMb: Math.max(...loops.map((l) => l.peakMb)),
+    chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
   });
   return { rounds, median: Object.fromEntries(Object.entries(rounds).map(([name, loops]) => [name, medianLoop(loops)])) };
 }
@@ -128,4 +136,14 @@ export async function alternate(sides: Record<string, () => Promise<void>>, roun
   return Object.fromEntries(Object.entries(runs).map(([name, loops]) => [name, {
     ...median(loops, (l) => l.perSecond), p50: median(loops, (l) => l.p50).p50, p95: median(loops, (l) => l.p95).p95,
   }]));
+}
+
+/** The rows as printed: each mix beside one workspace, with its rounds. */
+export function tenantLines(tenants: TenantRows, row: (name: string, r: LoopResult) => string): string[] {
+  const one = tenants.median['one workspace'];
+  const ratio = (a: number, b: number) => (Math.round((a / b) * 100) / 100).toFixed(2);
+  return [
+    `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50  peak PSS MB: stack Chromium  rounds (shots/s)`,
+    ...Object.entries(tenants.median).map(([name, r]) => `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`),
+  ];
 }
