@@ -1,6 +1,8 @@
 // `make bench`: Shutterbus end to end beside a raw Playwright loop on the same pages, and its HTTP
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
-// `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts).
+// `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
+// `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
+// the many-workspace rows alone on a stack of their own (bench/tenants-run.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,14 +15,15 @@ import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { animationLines, measureAnimations } from './animate.ts';
 import { startBenchStack } from './stack.ts';
+import { alternate, measureTenants, startTraceSink, tenantLines } from './tenants.ts';
 
 const mode = process.argv[2];
-if (mode === 'soak' || mode === 'profile') {
-  await import(mode === 'soak' ? './soak.ts' : './profile.ts');
+if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants') {
+  await import({ soak: './soak.ts', profile: './profile.ts', png: './png-speed.ts', tenants: './tenants-run.ts' }[mode]);
   process.exit(0);
 }
 if (mode !== undefined) {
-  process.stderr.write(`usage: make bench [ARGS=soak|profile] (got ${JSON.stringify(mode)})\n`);
+  process.stderr.write(`usage: make bench [ARGS=soak|profile|png|tenants] (got ${JSON.stringify(mode)})\n`);
   process.exit(2);
 }
 
@@ -169,6 +172,26 @@ variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(
 log('animations: /api/animate');
 const animations = await measureAnimations(stack, site.heavy, site.light);
 
+// Many workspaces: the light page at c=4 for one workspace, 24 round-robin and a Zipf-like mix over
+// 200, interleaved in rounds on this stack, with its memory during each loop.
+log('many workspaces: the light page at c=4');
+const tenants = await measureTenants(stack, site.light, { rounds: 3, shots: 120, maxSeconds: 15 });
+
+// Tracing: a plain png on a second stack whose service exports spans to a local OTLP sink, in
+// rounds alternated with the plain png on this one (tracing off).
+log('tracing: a plain png with spans exported to a local sink');
+const sink = await startTraceSink();
+const tracedStack = await startBenchStack(site, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+const takeOn = async (target: typeof stack) => {
+  const response = await fetch(`${target.base}/api/take?url=${encodeURIComponent(site.light)}`, { headers: { 'x-access-key': target.workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+};
+const tracing = await alternate({ 'tracing off': () => takeOn(stack), 'tracing on (OTLP to a local sink)': () => takeOn(tracedStack) }, 3, { concurrency: 1, count: 15, maxSeconds: 10 });
+await tracedStack.stop();
+const tracePosts = sink.posts();
+await sink.close();
+
 // HTTP: cached signed redirects and 401 rejections, beside a bare Fastify route in its own process,
 // from the one-process stack and from an ingress-only process on the same NATS and store (ROLES=ingress,
 // as infra/production deploys it: no render ever ran there, so Playwright's AsyncLocalStorage is off).
@@ -240,6 +263,11 @@ const lines = [
   ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
   '',
   ...animationLines(animations),
+  ...tenantLines(tenants, row),
+  '',
+  `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
+  ...Object.entries(tracing).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`),
+  `OTLP export requests the sink received: ${tracePosts}`,
   '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  rounds ${http.bare.rounds.join(' ')}  ${JSON.stringify(http.bare.statuses)}`,
@@ -288,13 +316,23 @@ const targetsIssue18 = {
   idle_memory_mb: { value: Math.round(idleMb), goal: '≤ 450', met: idleMb <= 450 },
   first_shot_seconds: { value: targets.first_shot_seconds.value, goal: '≤ 1.5', met: firstShotSeconds <= 1.5 },
 };
+const one = tenants.median['one workspace'];
+const roundRobin = tenants.median['24 workspaces round-robin'];
+const targetsTenants = {
+  rr24_throughput_vs_one: { value: ratio(roundRobin.perSecond, one.perSecond), goal: '≥ 0.9', met: roundRobin.perSecond / one.perSecond >= 0.9 },
+  rr24_p50_vs_one: { value: ratio(roundRobin.p50, one.p50), goal: '≤ 1.2', met: roundRobin.p50 / one.p50 <= 1.2 },
+  rr24_stack_pss_mb: { value: Math.round(roundRobin.peakMb), goal: '≤ 1500', met: roundRobin.peakMb <= 1500 },
+  tracing_p50_vs_off: { value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50), goal: '(reported)', met: true },
+};
 const targetLine = (name: string, t: { value: unknown; goal: string; met: boolean; beside?: string }) =>
   `  ${name.padEnd(24)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${(t.met ? 'met' : 'NOT met').padEnd(7)}${t.beside ? `  (${t.beside})` : ''}`;
 for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t));
 lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
 for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
+lines.push('', 'targets (many workspaces: 24 round-robin ÷ one workspace, light page, c=4)');
+for (const [name, t] of Object.entries(targetsTenants)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, animations, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18 });
+Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, animations, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18, tenants, tracing, targetsTenants });
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -3,9 +3,13 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { connect } from '@nats-io/transport-node';
 import os from 'node:os';
 import path from 'node:path';
-import type { Workspace } from '../src/workspaces/workspace.ts';
+import { loadConfig } from '../src/config.ts';
+import { ensureTopology } from '../src/jetstream/topology.ts';
+import { createSealer } from '../src/secrets/key.ts';
+import { WorkspaceStore, type Workspace } from '../src/workspaces/workspace.ts';
 import { createWorkspace, spawnService, type TestStack } from '../test/helpers/service.ts';
 import { freePort, startNats, startS3 } from '../test/helpers/stack.ts';
 import { findProcess, isChromium, labelTree, listProcesses, processTree } from './measure.ts';
@@ -26,6 +30,8 @@ export interface BenchStack {
   labels(): Map<number, string>;
   /** The Chromium processes below the service now. */
   chromiumPids(): number[];
+  /** Creates `count` more pro workspaces (the many-workspace rows), over one NATS connection. */
+  createWorkspaces(count: number): Promise<Workspace[]>;
   /** Starts a second service process on the same NATS and store running only `ROLES=ingress`, as production deploys it. */
   startIngress(): Promise<{ base: string; process: ChildProcess; stop(): Promise<void> }>;
   /** Stops the service (SIGTERM, waits for its exit), then NATS and s3rver. */
@@ -75,6 +81,22 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
       const processes = listProcesses();
       const tree = new Set(processTree([service.pid!], processes));
       return processes.filter((proc) => tree.has(proc.pid) && isChromium(proc)).map((proc) => proc.pid);
+    },
+    createWorkspaces: async (count) => {
+      const nc = await connect({ servers: nats.url.split(',') });
+      try {
+        const config = loadConfig(stack.env);
+        const topology = await ensureTopology(nc, config);
+        const store = new WorkspaceStore(topology.workspaces, topology.accessKeys, createSealer(config));
+        const created: Workspace[] = [];
+        for (let i = 0; i < count; i++) {
+          const { workspace_id } = await store.create({ plan: 'pro', quota: 1_000_000, owner: 'owner@example.com' });
+          created.push(await store.update(workspace_id, (current) => ({ ...current, members: [{ email: 'owner@example.com', role: 'owner' as const, verified: true }] })));
+        }
+        return created;
+      } finally {
+        await nc.close();
+      }
     },
     startIngress: async () => {
       const ingressPort = await freePort();

@@ -1,5 +1,6 @@
 // The one reader of process.env: every setting, validated once at start and frozen.
 import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 /** Which parts of Shutterbus a process runs; each scales on its own. */
@@ -38,6 +39,8 @@ export interface Config {
   webhookRetrySchedule: readonly number[];
   /** Renders one worker process runs at once. */
   renderConcurrency: number;
+  /** Memory (MB, PSS) one worker's Chromium may hold with warm pages before idle ones are closed (docs/performance.md). */
+  renderMemoryBudgetMb: number;
   /** Deliveries of one render request before it ends as failed. */
   renderMaxDeliver: number;
   /** Seconds JetStream waits for an ack (or an in-progress heartbeat) before redelivering. */
@@ -226,6 +229,18 @@ export function parseGeoProxies(raw: string): Record<string, string> {
   return proxies;
 }
 
+/**
+ * RENDER_MEMORY_BUDGET's default, in MB: a quarter of the machine's memory (or of the container's
+ * limit where that is lower, cgroups), but no more than 768 MB per CPU, since a worker serves only
+ * as many workspaces as its CPUs render for (a warm page holds ≈ 40 MB); never under 512 MB.
+ */
+export function defaultRenderMemoryBudgetMb(): number {
+  const limit = process.constrainedMemory();
+  const bytes = limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem();
+  const cpus = Math.max(1, os.availableParallelism());
+  return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 768 * cpus));
+}
+
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -265,6 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),
     webhookRetrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h'),
     renderConcurrency: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
+    renderMemoryBudgetMb: integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216),
     renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
     renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),
     renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),

@@ -209,7 +209,7 @@ async function startRenderer(config: Config, log: Logger) {
   const browser = new BrowserHost({
     executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log),
     noSandbox: config.chromiumNoSandbox, browserUser: config.chromiumUser, env: config.browserEnv,
-    rendererMemoryMb: config.rendererMemoryMb,
+    rendererMemoryMb: config.rendererMemoryMb, memoryBudgetMb: config.renderMemoryBudgetMb,
   });
   try {
     await browser.start();

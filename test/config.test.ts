@@ -2,7 +2,8 @@
 // variable, and the result frozen.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, loadConfig, parseDurations } from '../src/config.ts';
+import os from 'node:os';
+import { ConfigError, defaultRenderMemoryBudgetMb, loadConfig, parseDurations } from '../src/config.ts';
 
 const refused = (env: Record<string, string>, variable: string) => {
   try {
@@ -61,6 +62,17 @@ test('every kind of bad value is refused with one line naming the variable', () 
   refused({ NATS_PASSWORD: 'secret' }, 'NATS_USER');
   refused({ SMTP_URL: 'mail.example.com' }, 'SMTP_URL');
   refused({ RENDER_CONCURRENCY: '0' }, 'RENDER_CONCURRENCY');
+});
+
+test('RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine\'s memory, at most 768 MB per CPU', () => {
+  const budget = defaultRenderMemoryBudgetMb();
+  assert.is(loadConfig({}).renderMemoryBudgetMb, budget);
+  const expected = Math.max(512, Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 768 * os.availableParallelism()));
+  assert.ok(budget === expected || budget < expected, `default ${budget} MB (a container's limit may lower it)`);
+  assert.ok(budget >= 512, `default ${budget} MB`);
+  assert.is(loadConfig({ RENDER_MEMORY_BUDGET: '1536' }).renderMemoryBudgetMb, 1536);
+  refused({ RENDER_MEMORY_BUDGET: '1.5G' }, 'RENDER_MEMORY_BUDGET');
+  refused({ RENDER_MEMORY_BUDGET: '64' }, 'RENDER_MEMORY_BUDGET');
 });
 
 test('durations take ms, s, m, h and d', () => {

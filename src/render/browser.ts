@@ -14,14 +14,23 @@ import { markDeadlineEnd } from './steps.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
+import { treeMemoryMb } from './processes.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
   executablePath: string;
   proxyUrl?: string;
   log?: (entry: object) => void;
-  /** Warm pages kept open (default 6); each holds one renderer process. */
+  /**
+   * Warm pages kept open at most; each holds one renderer process. Default: 256 with a memory
+   * budget (the budget is then what bounds them), 6 without one.
+   */
   poolSize?: number;
+  /**
+   * Memory this browser (its processes' PSS, read from /proc) may hold with warm pages, in MB
+   * (RENDER_MEMORY_BUDGET): above it, idle warm pages are closed, least recently used first.
+   */
+  memoryBudgetMb?: number;
   /** Renders one context serves before it is replaced (default 100). */
   rendersPerContext?: number;
   /** The fontconfig file Chromium renders with; by default fonts.ts's (the machine's plus language preferences). */
@@ -271,8 +280,14 @@ export class BrowserHost {
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
     }
     this.#browser = browser;
-    this.#pool = new PagePool(browser, { maxPages: this.#options.poolSize ?? 6, maxRenders: this.#options.rendersPerContext ?? 100 });
     this.#pid = findProcessWithArg(this.#marker);
+    const pid = this.#pid;
+    const { memoryBudgetMb } = this.#options;
+    this.#pool = new PagePool(browser, {
+      maxPages: this.#options.poolSize ?? (memoryBudgetMb === undefined ? 6 : 256),
+      maxRenders: this.#options.rendersPerContext ?? 100,
+      ...(memoryBudgetMb !== undefined && pid !== null ? { memoryBudgetMb, measureMb: () => treeMemoryMb(pid) } : {}),
+    });
     this.#memoryWatch?.stop();
     this.#memoryWatch = this.#pid === null ? null : new RendererMemoryWatch(this.#pid, memoryMb, (pid, mb) => {
       this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });

@@ -16,6 +16,15 @@ export function captureFormat(format: OutputFormat): 'png' | 'jpeg' | 'webp' {
   return format === 'jpeg' || format === 'webp' ? format : 'png';
 }
 
+/**
+ * True when Chromium's png is not the output itself but the input of finishImage (converted to
+ * another format or scaled): then its size does not matter and Chromium's fast PNG encoding
+ * (optimizeForSpeed: about half the encoding CPU, files 1.3–2× larger; docs/performance.md) is used.
+ */
+export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image_width' | 'image_height'>): boolean {
+  return captureFormat(options.format) === 'png' && (options.format !== 'png' || options.image_width !== undefined || options.image_height !== undefined);
+}
+
 /** The image as `options` asks for it; unchanged (and no work done) when Chromium's capture is it already. */
 export async function finishImage(image: Buffer, options: RenderOptions): Promise<Buffer> {
   const { image_width: width, image_height: height, format } = options;

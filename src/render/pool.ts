@@ -1,6 +1,8 @@
 // Warm contexts and pages, each dedicated to one workspace: a render takes a page that is already
 // open and gives it back wiped of every trace of the render before the next render gets it.
 // Opening a page costs a renderer process (~200 ms here); wiping one costs a few CDP calls.
+// Pages are kept by recent use within a memory budget read from Chromium's processes, and once
+// several workspaces render, blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 
@@ -29,6 +31,15 @@ export interface PoolOptions {
   maxPages: number;
   /** Renders on one context before it is closed and replaced. */
   maxRenders: number;
+  /**
+   * Memory Chromium may hold with its warm pages, in MB: once `measureMb` reads more, idle pages
+   * are closed, least recently used first (docs/performance.md). Unset: only `maxPages` counts.
+   */
+  memoryBudgetMb?: number;
+  /** Chromium's memory now (the browser and every process below it, PSS), in MB; null when unknown. */
+  measureMb?: () => Promise<number | null>;
+  /** Blank pages kept ready once several workspaces render (default 2). */
+  spares?: number;
 }
 
 // Permissions held at "ask" for every origin of a warm context: a page's request (auto-denied in
@@ -45,12 +56,29 @@ const WIPE_LIMIT_MS = 5000;
 // Served in place of each touched origin while wiping, so session storage can be cleared in it.
 const BLANK = '<!doctype html><title>wipe</title>';
 
+// Chromium's memory is read at most this often, and only while renders come and go.
+const MEASURE_EVERY_MS = 2000;
+
+// Each warm page keeps a listener on the network events a render watches (steps.ts) for its whole
+// life, so a render's own listeners coming and going cost no message to Playwright's server (its
+// client subscribes to an event on the first listener and unsubscribes on the last).
+const ignore = () => {};
+
 /** Warm pages of one browser, keyed by workspace and device scale factor. */
 export class PagePool {
   readonly #browser: Browser;
   readonly #options: PoolOptions;
   readonly #pages = new Set<WarmPage>();
   #spare: Promise<void> | null = null;
+  // Spare pages being opened by #topUp.
+  #sparesOpening = 0;
+  // The last workspace that asked, and whether more than one has: only then are spares kept.
+  #lastKey: string | null = null;
+  #severalWorkspaces = false;
+  #measuring = false;
+  #measuredAt = 0;
+  /** Chromium's memory at the last reading, MB (null before the first or where it cannot be read). */
+  #memoryMb: number | null = null;
 
   constructor(browser: Browser, options: PoolOptions) {
     this.#browser = browser;
@@ -67,6 +95,8 @@ export class PagePool {
   /** A page for `key`: an idle one of that key, one being wiped, the unclaimed spare, or a new one. */
   async acquire(key: string, deviceScaleFactor: number): Promise<WarmPage> {
     const fits = (warm: WarmPage) => warm.deviceScaleFactor === deviceScaleFactor;
+    if (this.#lastKey !== null && this.#lastKey !== key) this.#severalWorkspaces = true;
+    this.#lastKey = key;
     for (;;) {
       const pages = [...this.#pages].filter(fits);
       const idle = pages.find((warm) => warm.key === key && warm.state === 'idle');
@@ -78,18 +108,22 @@ export class PagePool {
       }
       const spare = pages.find((warm) => warm.key === null && warm.state === 'idle');
       if (spare) {
-        // A new spare only where several workspaces render: a worker serving one keeps no unclaimed
-        // page (a renderer, ≈ 20 MB) at idle, and a second workspace's first render opens it again.
-        if ([...this.#pages].some((warm) => warm.key !== null && warm.key !== key)) void this.prewarm();
-        return this.#claim(spare, key);
+        // Spares only where several workspaces render: a worker serving one keeps no unclaimed
+        // page (a renderer, ≈ 20 MB) at idle, and a second workspace's first render opens them.
+        const claimed = this.#claim(spare, key);
+        this.#topUp();
+        return claimed;
       }
       this.#evictIdle();
-      return this.#claim(await this.#open(key, deviceScaleFactor), key);
+      const opened = this.#claim(await this.#open(key, deviceScaleFactor), key);
+      this.#topUp();
+      return opened;
     }
   }
 
   /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
   release(warm: WarmPage): void {
+    this.#measure();
     if (warm.renders >= this.#options.maxRenders || this.#pages.size > this.#options.maxPages) {
       this.discard(warm);
       return;
@@ -117,6 +151,57 @@ export class PagePool {
     return this.#pages.size;
   }
 
+  /** Blank pages (never used by anyone) open and waiting for a workspace's first render. */
+  get spares(): number {
+    return [...this.#pages].filter((warm) => warm.key === null).length;
+  }
+
+  /** Chromium's memory at the last reading, MB (null when not read yet or not readable). */
+  get memoryMb(): number | null {
+    return this.#memoryMb;
+  }
+
+  #overBudget(): boolean {
+    const budget = this.#options.memoryBudgetMb;
+    return budget !== undefined && this.#memoryMb !== null && this.#memoryMb > budget;
+  }
+
+  // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
+  // one at a time in the background, so that a workspace without a warm page need not wait for a
+  // new context and renderer. None while Chromium is over its memory budget.
+  #topUp(): void {
+    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || this.#overBudget()) return;
+    const ready = [...this.#pages].filter((warm) => warm.key === null).length;
+    if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
+    this.#sparesOpening += 1;
+    void this.#open(null, 1).then(
+      () => {
+        this.#sparesOpening -= 1;
+        this.#topUp();
+      },
+      () => void (this.#sparesOpening -= 1),
+    );
+  }
+
+  // Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and, over the budget,
+  // closes as many idle pages, least recently used first, as the excess takes at the pages'
+  // average share; the next reading closes more if that was not enough.
+  #measure(): void {
+    const { measureMb, memoryBudgetMb } = this.#options;
+    if (!measureMb || memoryBudgetMb === undefined || this.#measuring || Date.now() - this.#measuredAt < MEASURE_EVERY_MS) return;
+    this.#measuring = true;
+    measureMb().then((mb) => {
+      this.#memoryMb = mb;
+      if (mb === null || mb <= memoryBudgetMb) return;
+      const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
+      const perPage = mb / Math.max(1, this.#pages.size);
+      for (const warm of idle.slice(0, Math.max(1, Math.ceil((mb - memoryBudgetMb) / perPage)))) void this.discard(warm);
+    }, () => {}).finally(() => {
+      this.#measuring = false;
+      this.#measuredAt = Date.now();
+    });
+  }
+
   #claim(warm: WarmPage, key: string): WarmPage {
     warm.key = key;
     warm.state = 'busy';
@@ -124,9 +209,10 @@ export class PagePool {
     return warm;
   }
 
-  // Makes room for one more page by closing the least recently used idle one.
+  // Makes room for one more page by closing the least recently used idle one (at the page count's
+  // bound, or over the memory budget).
   #evictIdle(): void {
-    if (this.#pages.size < this.#options.maxPages) return;
+    if (this.#pages.size < this.#options.maxPages && !this.#overBudget()) return;
     const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
     if (idle[0]) void this.discard(idle[0]);
   }
@@ -152,6 +238,7 @@ export class PagePool {
       context.on('request', (request) => addOrigin(warm.origins, request.url()));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
       page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+      page.on('request', ignore).on('response', ignore).on('requestfinished', ignore).on('requestfailed', ignore);
       this.#pages.add(warm);
       return warm;
     } catch (error) {
@@ -223,14 +310,17 @@ export async function wipe(warm: WarmPage): Promise<void> {
     }
   }
   await page.goto('about:blank');
-  // The back/forward list would let the next render's scripts go back to this one's pages.
-  await session.send('Page.resetNavigationHistory');
-  await page.evaluate("window.name = ''");
+  // The rest is independent of each other: sent at once, answered in one round trip's time.
+  // Network.clearBrowserCookies clears the whole context's cookies (what context.clearCookies does).
   const origins = new Set([...warm.origins, ...documentOrigins]);
-  for (const origin of origins) await session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
-  await session.send('Network.clearBrowserCache');
-  await session.send('Network.clearBrowserCookies');
-  await context.clearCookies();
+  await Promise.all([
+    // The back/forward list would let the next render's scripts go back to this one's pages.
+    session.send('Page.resetNavigationHistory'),
+    page.evaluate("window.name = ''"),
+    ...[...origins].map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+    session.send('Network.clearBrowserCache'),
+    session.send('Network.clearBrowserCookies'),
+  ]);
   warm.origins.clear();
   warm.documentOrigins.clear();
 }

@@ -1,6 +1,7 @@
 // The machine's processes as Linux's /proc shows them: finding Chromium, the trees below a pid,
 // and their memory. Where there is no /proc every scan finds nothing.
 import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /** One running process: its id, its parent's, and its command line. */
 export interface ProcessEntry {
@@ -71,4 +72,57 @@ export function pssMb(pids: number[]): number {
     }
   }
   return kb / 1024;
+}
+
+/**
+ * `root` and every process below it, from the children lists of each thread (/proc/<pid>/task/*
+ * /children: cheaper than a scan of the whole of /proc); empty where there is no /proc.
+ */
+export function descendantsOf(root: number): number[] {
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    found.push(pid);
+    for (const thread of threads) {
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8');
+      } catch {
+        // The thread ended meanwhile.
+      }
+      for (const child of children.split(' ')) if (child !== '') queue.push(Number(child));
+    }
+  }
+  return found;
+}
+
+/**
+ * The memory `root` and its descendants hold, in MB, read without blocking: their summed PSS
+ * (/proc/<pid>/smaps_rollup), or their resident size (/proc/<pid>/statm) for a process whose
+ * smaps this process may not read; null when nothing could be read.
+ */
+export async function treeMemoryMb(root: number): Promise<number | null> {
+  const pids = descendantsOf(root);
+  if (pids.length === 0) return null;
+  const kb = await Promise.all(pids.map(async (pid) => {
+    try {
+      const match = /^Pss:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      if (match) return Number(match[1]);
+    } catch {
+      // Not ours to read, or gone: the resident size below.
+    }
+    try {
+      return Number((await readFile(`/proc/${pid}/statm`, 'utf8')).split(' ')[1]) * 4;
+    } catch {
+      return 0;
+    }
+  }));
+  return kb.reduce((sum, value) => sum + value, 0) / 1024;
 }

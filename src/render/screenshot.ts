@@ -3,7 +3,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
-import { captureFormat } from './image.ts';
+import { captureFormat, pngIsIntermediate } from './image.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
 
 /** The captured image, whether `selector` (when asked for) matched an element, and what the caller should know. */
@@ -82,6 +82,16 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
 
 // The screenshot itself, on an open CDP session.
 async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Omit<Capture, 'warnings'>> {
+  if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
+    // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
+    // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
+    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
+      format: captureFormat(options.format),
+      ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
+      ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
+    }));
+    return { image: Buffer.from(shot.data, 'base64'), selectorFound };
+  }
   clip ??= await viewportClip(session, options, deadline);
   // This session does not share Playwright's device-metrics override, so the clip's scale
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
@@ -90,6 +100,7 @@ async function captureWith(session: CDPSession, clip: Clip | undefined, beyondVi
   const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
     format: captureFormat(options.format),
     ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
+    ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
     clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
     captureBeyondViewport: beyondViewport,
   }));
@@ -304,7 +315,8 @@ async function captureBySections(page: Page, session: CDPSession, clip: Clip, op
       view.requestAnimationFrame(() => view.requestAnimationFrame(() => resolve()));
     }), y));
     const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-      format: 'png', clip: { x: 0, y, width, height, scale }, captureBeyondViewport: false,
+      // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
+      format: 'png', optimizeForSpeed: true, clip: { x: 0, y, width, height, scale }, captureBeyondViewport: false,
     }));
     sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
   }

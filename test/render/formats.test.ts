@@ -6,9 +6,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import type { CDPSession, Page } from 'playwright-core';
-import { renderDefaults } from '../../src/domain/options.ts';
+import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { wantsMetadata } from '../../src/domain/metadata.ts';
 import { makeOutput } from '../../src/render/output.ts';
+import { capture } from '../../src/render/screenshot.ts';
 import { formatPages, SCRIPTED_TEXT, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
@@ -105,7 +106,7 @@ test('metadata: title, Open Graph and icon made absolute, the web font, status, 
   assert.is((await rig.render('/article', {})).metadata, undefined);
 });
 
-test('cost: a png without metadata makes the two CDP calls it always made, and nothing of the page', async () => {
+test('cost: a png without metadata makes one CDP call, the capture, and nothing of the page', async () => {
   const calls: string[] = [];
   const page = new Proxy({}, { get: (_, name) => { calls.push(`page.${String(name)}`); return () => Promise.resolve(); } }) as unknown as Page;
   const replies: Record<string, unknown> = {
@@ -116,8 +117,23 @@ test('cost: a png without metadata makes the two CDP calls it always made, and n
   const options = { ...renderDefaults, url: 'https://example.com/' };
   const output = await makeOutput(page, options, new AbortController().signal, session);
   assert.is(output.bytes.toString(), 'png');
-  assert.equal(calls, ['Page.getLayoutMetrics', 'Page.captureScreenshot']);
+  assert.equal(calls, ['Page.captureScreenshot']);
   assert.is(wantsMetadata(options), false);
+});
+
+test('cost: only a png that is converted or scaled afterwards is captured with the fast PNG encoding', async () => {
+  const sent: Array<Record<string, unknown>> = [];
+  const page = new Proxy({}, { get: () => () => Promise.resolve() }) as unknown as Page;
+  const session = {
+    send: (method: string, params: Record<string, unknown>) => {
+      if (method === 'Page.captureScreenshot') sent.push(params);
+      return Promise.resolve(method === 'Page.captureScreenshot' ? { data: Buffer.from('png').toString('base64') } : { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } });
+    },
+  } as unknown as CDPSession;
+  const url = 'https://example.com/';
+  const asked: Array<Partial<RenderOptions>> = [{ format: 'png' }, { format: 'jpeg' }, { format: 'webp' }, { format: 'gif' }, { format: 'tiff' }, { format: 'png', image_width: 640 }];
+  for (const options of asked) await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, new AbortController().signal, session);
+  assert.equal(sent.map((params) => params.optimizeForSpeed === true), [false, false, false, true, true, true]);
 });
 
 test.run();

@@ -1,23 +1,48 @@
 // The warm page pool against real Chromium: a page that keeps its renderer busy after its render
-// does not hold the workspace's next render hostage.
+// does not hold the workspace's next render hostage; blank spares wait for new workspaces; pages
+// are kept within a memory budget read from Chromium's processes.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { randomUUID } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumArgs } from '../../src/render/chromium.ts';
-import { PagePool } from '../../src/render/pool.ts';
+import { PagePool, type WarmPage } from '../../src/render/pool.ts';
+import { findProcess, treeMemoryMb } from '../../src/render/processes.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('PagePool');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 
+const MARKER = `--shutterbus-pool-test=${randomUUID()}`;
+
 let site: FixtureSite;
 let browser: Browser;
+let browserPid: number;
 
 test.before(async () => {
   site = await startFixtureSite();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: chromiumArgs() });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...chromiumArgs(), MARKER] });
+  browserPid = findProcess([MARKER])!;
 });
+
+// Waits until `done()` holds (checked every 50 ms), failing after `ms`.
+async function until(done: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const endsAt = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > endsAt) assert.unreachable(`timed out waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// One render of the fixture page on `workspace`'s page, given back and wiped.
+async function render(pool: PagePool, workspace: string): Promise<WarmPage> {
+  const warm = await pool.acquire(workspace, 1);
+  await warm.page.goto(`${site.url}/`);
+  pool.release(warm);
+  await warm.wiped;
+  return warm;
+}
 test.after(async () => {
   await browser?.close();
   await site?.close();
@@ -43,5 +68,67 @@ test('a page whose renderer is busy when it is given back is replaced, not waite
   assert.is(pool.size, 1, 'the busy page was closed');
   await pool.discard(next);
 });
+
+test('once two workspaces render, blank pages wait; a new workspace takes one and opens nothing', async () => {
+  const pool = new PagePool(browser, { maxPages: 10, maxRenders: 100, spares: 2 });
+  try {
+    const a = await render(pool, 'ws_spare_a');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(pool.spares, 0, 'a pool serving one workspace keeps no spare');
+    const b = await render(pool, 'ws_spare_b');
+    await until(() => pool.spares === 2, 'two spares');
+    const size = pool.size;
+    const c = await pool.acquire('ws_spare_c', 1);
+    assert.is(pool.size, size, 'no page was opened for the new workspace');
+    assert.is(pool.spares, 1, 'it took a spare');
+    assert.ok(c !== a && c !== b, 'not another workspace\'s page');
+    assert.is(c.renders, 1, 'a page nobody rendered on before');
+    assert.is(c.page.url(), 'about:blank');
+    assert.is(c.key, 'ws_spare_c');
+    pool.release(c);
+    await c.wiped;
+    await until(() => pool.spares === 2, 'the spare replaced');
+    assert.is(await pool.acquire('ws_spare_a', 1), a, 'each workspace keeps its own page');
+  } finally {
+    await closeAll(pool);
+  }
+});
+
+test('within the memory budget every workspace\'s page stays warm; over it, idle pages close, least recently used first', async () => {
+  const roomy = new PagePool(browser, { maxPages: 50, maxRenders: 100, memoryBudgetMb: 1_000_000, measureMb: () => treeMemoryMb(browserPid) });
+  try {
+    const first = new Map<string, WarmPage>();
+    for (let i = 0; i < 8; i++) first.set(`ws_roomy_${i}`, await render(roomy, `ws_roomy_${i}`));
+    for (const [workspace, warm] of first) assert.is(await render(roomy, workspace), warm, `${workspace} found its warm page`);
+    assert.ok((roomy.memoryMb ?? 0) > 50, `Chromium's memory was read: ${roomy.memoryMb} MB`);
+  } finally {
+    await closeAll(roomy);
+  }
+
+  // A budget far under what Chromium holds: the reading after a render closes the idle pages.
+  const tight = new PagePool(browser, { maxPages: 50, maxRenders: 100, memoryBudgetMb: 1, measureMb: () => treeMemoryMb(browserPid) });
+  try {
+    const older = await render(tight, 'ws_tight_a');
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const newer = await tight.acquire('ws_tight_b', 1);
+    await newer.page.goto(`${site.url}/`);
+    tight.release(newer);
+    await until(() => older.page.isClosed(), 'the idle page closed');
+    assert.ok((tight.memoryMb ?? 0) > 1, 'over the budget it read');
+    assert.not.ok(newer.page.isClosed(), 'a page being wiped is not closed under it');
+    await newer.wiped;
+    const again = await tight.acquire('ws_tight_a', 1);
+    assert.is.not(again, older, 'the workspace whose page closed gets a fresh one');
+    assert.is(again.renders, 1);
+  } finally {
+    await closeAll(tight);
+  }
+});
+
+// Closes every page a test's pool opened (its contexts are all the browser has), spares still opening included.
+async function closeAll(_pool: PagePool): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await Promise.all(browser.contexts().map((context) => context.close().catch(() => {})));
+}
 
 test.run();

@@ -1,0 +1,149 @@
+// The many-workspace rows of `make bench`: the light page at c=4 for one workspace, for 24
+// workspaces round-robin and for a Zipf-like mix over 200, interleaved in rounds on one stack, with
+// the stack's memory (PSS) during each loop; and a plain png with tracing on beside tracing off.
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Workspace } from '../src/workspaces/workspace.ts';
+import { loop, pssMb, type LoopResult } from './measure.ts';
+import type { BenchStack } from './stack.ts';
+
+/** One many-workspace loop: throughput and latency, and the stack's memory while it ran. */
+export interface TenantLoop extends LoopResult {
+  /** Highest stack PSS sampled during the loop, MB. */
+  peakMb: number;
+  /** Highest PSS of the service's Chromium (browser and every process below it) sampled during the loop, MB: what RENDER_MEMORY_BUDGET bounds. */
+  chromiumPeakMb: number;
+  /** Distinct workspaces the measured shots went to. */
+  workspaces: number;
+}
+
+/** The rows: each mix's loops over the rounds, and the medians by mix. */
+export interface TenantRows {
+  rounds: Record<string, TenantLoop[]>;
+  median: Record<string, TenantLoop>;
+}
+
+// A small seeded generator, so every run draws the same Zipf sequence.
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Picks index k of `n` with probability ∝ 1 / (k + 1)^s. */
+export function zipf(n: number, s: number, seed: number): () => number {
+  const random = mulberry32(seed);
+  const weights = Array.from({ length: n }, (_, k) => 1 / (k + 1) ** s);
+  const total = weights.reduce((sum, w) => sum + w, 0);
+  const cumulative: number[] = [];
+  let running = 0;
+  for (const w of weights) cumulative.push((running += w / total));
+  return () => {
+    const r = random();
+    const index = cumulative.findIndex((c) => r <= c);
+    return index === -1 ? n - 1 : index;
+  };
+}
+
+const median = <T>(values: T[], by: (value: T) => number): T => [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
+
+/**
+ * Runs the three mixes `rounds` times, interleaved (the order turned each round), on `stack`:
+ * the same light page, c=4, `shots` shots each. Each mix is warmed once before its first round
+ * (a round-robin pass, or as many Zipf draws), as a stack serving those tenants would be.
+ */
+export async function measureTenants(stack: BenchStack, url: string, options: { rounds: number; shots: number; maxSeconds: number }): Promise<TenantRows> {
+  const many = await stack.createWorkspaces(200);
+  const one = stack.workspace;
+  const take = async (workspace: Workspace) => {
+    const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
+    const bytes = await response.arrayBuffer();
+    if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+  };
+  let next = 0;
+  const draw = zipf(200, 1, 26);
+  const mixes: Record<string, { pick: () => Workspace; warmup: number }> = {
+    'one workspace': { pick: () => one, warmup: 4 },
+    '24 workspaces round-robin': { pick: () => many[next++ % 24], warmup: 24 },
+    '200 workspaces, Zipf (s=1)': { pick: () => many[draw()], warmup: 48 },
+  };
+  const rounds: Record<string, TenantLoop[]> = Object.fromEntries(Object.keys(mixes).map((name) => [name, []]));
+  const names = Object.keys(mixes);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+      const mix = mixes[name];
+      // The warm-up shots go through the same pick: the loop then sees tenants coming back.
+      const seen = new Set<string>();
+      let peakMb = 0;
+      let chromiumPeakMb = 0;
+      const sample = () => {
+        peakMb = Math.max(peakMb, pssMb(stack.pids()));
+        chromiumPeakMb = Math.max(chromiumPeakMb, pssMb(stack.chromiumPids()));
+      };
+      const sampler = setInterval(sample, 500);
+      const result = await loop(async () => {
+        const workspace = mix.pick();
+        seen.add(workspace.workspace_id);
+        await take(workspace);
+      }, { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: round === 0 ? mix.warmup : 4 });
+      clearInterval(sampler);
+      sample();
+      rounds[name].push({ ...result, peakMb, chromiumPeakMb, workspaces: seen.size });
+    }
+  }
+  const medianLoop = (loops: TenantLoop[]): TenantLoop => ({
+    ...median(loops, (l) => l.perSecond),
+    p50: median(loops, (l) => l.p50).p50,
+    p95: median(loops, (l) => l.p95).p95,
+    peakMb: Math.max(...loops.map((l) => l.peakMb)),
+    chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
+  });
+  return { rounds, median: Object.fromEntries(Object.entries(rounds).map(([name, loops]) => [name, medianLoop(loops)])) };
+}
+
+/** A local OTLP/HTTP sink: accepts every POST and discards it. */
+export async function startTraceSink(): Promise<{ url: string; posts(): number; close(): Promise<void> }> {
+  let posts = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      posts++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    posts: () => posts,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Plain png loops on two stacks, alternated round by round; the median of each side's rounds. */
+export async function alternate(sides: Record<string, () => Promise<void>>, rounds: number, shape: { concurrency: number; count: number; maxSeconds: number }): Promise<Record<string, LoopResult>> {
+  const runs: Record<string, LoopResult[]> = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
+  const names = Object.keys(sides);
+  for (let round = 0; round < rounds; round++) {
+    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+      runs[name].push(await loop(sides[name], shape));
+    }
+  }
+  return Object.fromEntries(Object.entries(runs).map(([name, loops]) => [name, {
+    ...median(loops, (l) => l.perSecond), p50: median(loops, (l) => l.p50).p50, p95: median(loops, (l) => l.p95).p95,
+  }]));
+}
+
+/** The rows as printed: each mix beside one workspace, with its rounds. */
+export function tenantLines(tenants: TenantRows, row: (name: string, r: LoopResult) => string): string[] {
+  const one = tenants.median['one workspace'];
+  const ratio = (a: number, b: number) => (Math.round((a / b) * 100) / 100).toFixed(2);
+  return [
+    `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50  peak PSS MB: stack Chromium  rounds (shots/s)`,
+    ...Object.entries(tenants.median).map(([name, r]) => `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`),
+  ];
+}
