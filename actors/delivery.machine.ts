@@ -63,7 +63,11 @@ const notProvided = (name: string) => async (): Promise<never> => {
 };
 
 const lastErrorOf = (context: DeliveryContext): string | undefined =>
-  context.lastResult ? (context.lastResult.outcome === 'delivered' ? undefined : context.lastResult.error) : context.lastError;
+  context.lastResult
+    ? context.lastResult.outcome === 'delivered'
+      ? undefined
+      : context.lastResult.error
+    : context.lastError;
 
 /** The delivery actor; the sender provides `sendWebhook` and `recordAttempt` through `.provide()`. */
 export const deliveryMachine = setup({
@@ -113,7 +117,10 @@ export const deliveryMachine = setup({
           target: 'recording',
           actions: assign({
             attempts: ({ context }) => context.attempts + 1,
-            lastResult: ({ event }) => ({ outcome: 'failed' as const, error: String((event.error as Error)?.message ?? event.error) }),
+            lastResult: ({ event }) => ({
+              outcome: 'failed' as const,
+              error: String((event.error as Error)?.message ?? event.error),
+            }),
           }),
         },
       },
@@ -123,7 +130,11 @@ export const deliveryMachine = setup({
       // makes the same attempt again (the count did not move) rather than skip one.
       invoke: {
         src: 'recordAttempt',
-        input: ({ context }) => ({ deliveryId: context.deliveryId, attempt: context.attempts, result: context.lastResult! }),
+        input: ({ context }) => ({
+          deliveryId: context.deliveryId,
+          attempt: context.attempts,
+          result: context.lastResult!,
+        }),
         onDone: 'judging',
       },
     },
@@ -145,7 +156,8 @@ export const deliveryMachine = setup({
   output: ({ context }): DeliveryOutput => {
     const last_error = lastErrorOf(context);
     if (context.lastResult?.outcome === 'delivered') return { status: 'delivered', attempts: context.attempts };
-    if (context.delayMs !== undefined) return { status: 'retryLater', attempts: context.attempts, delayMs: context.delayMs, last_error };
+    if (context.delayMs !== undefined)
+      return { status: 'retryLater', attempts: context.attempts, delayMs: context.delayMs, last_error };
     return { status: 'dead', attempts: context.attempts, ...(last_error === undefined ? {} : { last_error }) };
   },
 });

@@ -94,7 +94,15 @@ interface FailureVerdict {
  * image in hand), `failed` (final: record it), `retryLater` (hand the wait to the broker).
  */
 export type RenderOutput =
-  | { status: 'succeeded'; stored: StoredImage; image: Buffer; format: OutputFormat; size_bytes: number; vision?: string; uploaded?: StoreResult }
+  | {
+      status: 'succeeded';
+      stored: StoredImage;
+      image: Buffer;
+      format: OutputFormat;
+      size_bytes: number;
+      vision?: string;
+      uploaded?: StoreResult;
+    }
   | ({ status: 'failed'; stored?: StoredImage } & FailureVerdict)
   | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 
@@ -125,10 +133,18 @@ const CANCELLED: RenderFailure = {
 };
 
 // A guard and its failure-recording transition for each rule, in the order the rules are checked.
-const RULE_ORDER: RenderRuleName[] = ['hostReturnedError', 'selectorNotFound', 'requestFailedMatched', 'contentMissing', 'contentContains'];
+const RULE_ORDER: RenderRuleName[] = [
+  'hostReturnedError',
+  'selectorNotFound',
+  'requestFailedMatched',
+  'contentMissing',
+  'contentContains',
+];
 
-const ruleFailed = (rule: RenderRuleName) => ({ context }: { context: RenderContext }) =>
-  context.observation !== undefined && renderRules[rule](context.observation, context.request.options) !== null;
+const ruleFailed =
+  (rule: RenderRuleName) =>
+  ({ context }: { context: RenderContext }) =>
+    context.observation !== undefined && renderRules[rule](context.observation, context.request.options) !== null;
 
 const notProvided = (name: string) => async (): Promise<never> => {
   throw new Error(`${name} actor not provided`);
@@ -186,7 +202,10 @@ export const renderMachine = setup({
         src: 'recordStart',
         input: ({ context }) => ({ request: context.request }),
         onDone: 'capturing',
-        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+        onError: {
+          target: 'deciding',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
       },
     },
     capturing: {
@@ -196,15 +215,24 @@ export const renderMachine = setup({
           renderId: context.request.render_id,
           options: context.request.options,
           workspaceId: context.request.workspace_id,
-          ...(context.request.kind === 'animation' && context.request.animation ? { animation: context.request.animation } : {}),
+          ...(context.request.kind === 'animation' && context.request.animation
+            ? { animation: context.request.animation }
+            : {}),
         }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
-        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+        onError: {
+          target: 'deciding',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
       },
     },
     judging: {
       always: [
-        ...RULE_ORDER.map((rule) => ({ guard: rule, target: 'deciding', actions: { type: 'recordRuleFailure' as const, params: { rule } } })),
+        ...RULE_ORDER.map((rule) => ({
+          guard: rule,
+          target: 'deciding',
+          actions: { type: 'recordRuleFailure' as const, params: { rule } },
+        })),
         { target: 'storing' },
       ],
     },
@@ -218,7 +246,10 @@ export const renderMachine = setup({
           { guard: 'wantsUpload', target: 'uploading', actions: assign({ stored: ({ event }) => event.output }) },
           { target: 'succeeded', actions: assign({ stored: ({ event }) => event.output }) },
         ],
-        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+        onError: {
+          target: 'deciding',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
       },
     },
     uploading: {
@@ -230,12 +261,19 @@ export const renderMachine = setup({
           { target: 'succeeded', actions: assign({ uploaded: ({ event }) => event.output }) },
         ],
         // The upload retries what may pass itself; what reaches here is final, and the own file stays.
-        onError: { target: 'deciding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+        onError: {
+          target: 'deciding',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
       },
     },
     deciding: {
       always: [
-        { guard: and(['failureRetryable', not('lastDelivery'), not('pastAnswerBy')]), target: 'retryLater', actions: 'planRetry' },
+        {
+          guard: and(['failureRetryable', not('lastDelivery'), not('pastAnswerBy')]),
+          target: 'retryLater',
+          actions: 'planRetry',
+        },
         { target: 'failed' },
       ],
     },
@@ -250,14 +288,24 @@ export const renderMachine = setup({
     const { failure, stored, observation, uploaded } = context;
     if (failure || !stored || !observation) {
       const { code, message, details, cause } = failure ?? failureFromError(new Error('render ended without a result'));
-      const verdict: FailureVerdict = { error_code: code, error_message: message, details, ...(cause === undefined ? {} : { cause }) };
-      if (context.retryDelayMs !== undefined) return { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
+      const verdict: FailureVerdict = {
+        error_code: code,
+        error_message: message,
+        details,
+        ...(cause === undefined ? {} : { cause }),
+      };
+      if (context.retryDelayMs !== undefined)
+        return { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
       // A refused upload keeps the service's own file (docs/storage.md); any other failure has none.
       const kept = stored && code === 'storage_upload_failed' ? { stored } : {};
       return { status: 'failed', ...verdict, ...kept };
     }
     return {
-      status: 'succeeded', stored, image: observation.image, format: context.request.options.format, size_bytes: stored.size_bytes,
+      status: 'succeeded',
+      stored,
+      image: observation.image,
+      format: context.request.options.format,
+      size_bytes: stored.size_bytes,
       ...(observation.vision !== undefined ? { vision: observation.vision } : {}),
       ...(uploaded ? { uploaded } : {}),
     };

@@ -42,7 +42,8 @@ export const selectorNotFound: RenderRule = ({ missingSelectors }, options) => {
 export const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
 
 /** True when the render itself stopped the request (Chromium adds `.Inspector` when DevTools did): it was never made, so it never failed. */
-export const wasBlocked = (request: SubRequestOutcome): boolean => request.failure?.startsWith(BLOCKED_BY_CLIENT) === true;
+export const wasBlocked = (request: SubRequestOutcome): boolean =>
+  request.failure?.startsWith(BLOCKED_BY_CLIENT) === true;
 
 /**
  * A sub-request matching a fail_if_request_failed pattern failed at the network level or answered
@@ -67,19 +68,29 @@ export const requestFailedMatched: RenderRule = ({ subRequests }, options) => {
 /** The first fail_if_content_missing text absent from the visible text. */
 export const contentMissing: RenderRule = ({ visibleText }, options) => {
   const text = normalise(visibleText);
-  const missing = options.fail_if_content_missing.find((wanted) => normalise(wanted) !== '' && !text.includes(normalise(wanted)));
+  const missing = options.fail_if_content_missing.find(
+    (wanted) => normalise(wanted) !== '' && !text.includes(normalise(wanted)),
+  );
   return missing === undefined ? null : fail('content_missing_specified_string', { matched_string: missing });
 };
 
 /** The first fail_if_content_contains text present in the visible text. */
 export const contentContains: RenderRule = ({ visibleText }, options) => {
   const text = normalise(visibleText);
-  const found = options.fail_if_content_contains.find((unwanted) => normalise(unwanted) !== '' && text.includes(normalise(unwanted)));
+  const found = options.fail_if_content_contains.find(
+    (unwanted) => normalise(unwanted) !== '' && text.includes(normalise(unwanted)),
+  );
   return found === undefined ? null : fail('content_contains_specified_string', { matched_string: found });
 };
 
 /** The rules in the order they are checked. */
-export const renderRules = { hostReturnedError, selectorNotFound, requestFailedMatched, contentMissing, contentContains };
+export const renderRules = {
+  hostReturnedError,
+  selectorNotFound,
+  requestFailedMatched,
+  contentMissing,
+  contentContains,
+};
 
 /** Names of the render rules; the machine's guards carry the same names. */
 export type RenderRuleName = keyof typeof renderRules;
@@ -87,7 +98,7 @@ export type RenderRuleName = keyof typeof renderRules;
 /** A wildcard pattern (`*` any run, `?` one character) as a regexp anchored to the whole URL. */
 export function wildcardPattern(pattern: string): RegExp {
   const source = Array.from(pattern, (char) =>
-    char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\\/-]/g, '\\$&'),
+    char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'),
   ).join('');
   return new RegExp(`^${source}$`, 's');
 }
@@ -95,9 +106,21 @@ export function wildcardPattern(pattern: string): RegExp {
 /** A thrown error as a render failure: a ServiceError keeps its code; anything else is internal and retryable. */
 export function failureFromError(error: unknown): RenderFailure {
   if (error instanceof ServiceError) {
-    return { code: error.code, message: error.message, details: error.details, retryable: (errorTable[error.code] as ErrorRow).retryable ?? false, cause: error.cause ?? error };
+    return {
+      code: error.code,
+      message: error.message,
+      details: error.details,
+      retryable: (errorTable[error.code] as ErrorRow).retryable ?? false,
+      cause: error.cause ?? error,
+    };
   }
-  return { code: 'internal_application_error', message: errorTable.internal_application_error.message, details: {}, retryable: true, cause: error };
+  return {
+    code: 'internal_application_error',
+    message: errorTable.internal_application_error.message,
+    details: {},
+    retryable: true,
+    cause: error,
+  };
 }
 
 // Case-insensitive, and a line break in innerText matches a space in the wanted text.

@@ -26,14 +26,28 @@ export interface AnimationCosts {
 const isFfmpeg = (argv: string[]) => /(^|\/)ffmpeg$/.test(argv[0] ?? '');
 
 /** Measures recordings of `scrollUrl` and their effect on screenshots of `plainUrl`. */
-export async function measureAnimations(stack: BenchStack, scrollUrl: string, plainUrl: string): Promise<AnimationCosts> {
+export async function measureAnimations(
+  stack: BenchStack,
+  scrollUrl: string,
+  plainUrl: string,
+): Promise<AnimationCosts> {
   const { base, workspace } = stack;
   const headers = { 'x-access-key': workspace.access_key };
   const animate = async (format: string, seconds: number) => {
-    const search = new URLSearchParams({ url: scrollUrl, format, scenario: 'scroll', duration: String(seconds), scroll_complete: 'false', scroll_by: '600', scroll_duration: '800', scroll_delay: '200' });
+    const search = new URLSearchParams({
+      url: scrollUrl,
+      format,
+      scenario: 'scroll',
+      duration: String(seconds),
+      scroll_complete: 'false',
+      scroll_by: '600',
+      scroll_duration: '800',
+      scroll_delay: '200',
+    });
     const response = await fetch(`${base}/api/animate?${search}`, { headers });
     const bytes = await response.arrayBuffer();
-    if (response.status !== 200) throw new Error(`animate answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
+    if (response.status !== 200)
+      throw new Error(`animate answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
     return bytes.byteLength;
   };
   const take = async () => {
@@ -45,7 +59,8 @@ export async function measureAnimations(stack: BenchStack, scrollUrl: string, pl
   const labels = () => {
     const labelled = stack.labels();
     const argv = new Map(listProcesses().map((proc) => [proc.pid, proc.argv]));
-    for (const [pid, label] of labelled) if (label === 'service' && isFfmpeg(argv.get(pid) ?? [])) labelled.set(pid, 'ffmpeg');
+    for (const [pid, label] of labelled)
+      if (label === 'service' && isFfmpeg(argv.get(pid) ?? [])) labelled.set(pid, 'ffmpeg');
     return labelled;
   };
   const ffmpegPids = () => [...labels()].filter(([, label]) => label === 'ffmpeg').map(([pid]) => pid);
@@ -66,7 +81,13 @@ export async function measureAnimations(stack: BenchStack, scrollUrl: string, pl
     const used = meter.stop();
     clearInterval(sampler);
     const cpuMs = Object.fromEntries(Object.entries(used).map(([label, ms]) => [label, Math.round(ms)]));
-    recordings[format] = { wallMs, bytes, cpuMs, peakStackMb: Math.round(peakStackMb), peakFfmpegMb: Math.round(peakFfmpegMb) };
+    recordings[format] = {
+      wallMs,
+      bytes,
+      cpuMs,
+      peakStackMb: Math.round(peakStackMb),
+      peakFfmpegMb: Math.round(peakFfmpegMb),
+    };
   }
 
   const plainAlone = await loop(take, { concurrency: 1, count: 15, maxSeconds: 10 });
@@ -79,13 +100,17 @@ export async function measureAnimations(stack: BenchStack, scrollUrl: string, pl
 /** The report's lines for `costs`. */
 export function animationLines(costs: AnimationCosts): string[] {
   const groups = (cpu: Record<string, number>) => {
-    const chromium = Object.entries(cpu).filter(([label]) => label.startsWith('chromium')).reduce((sum, [, ms]) => sum + ms, 0);
+    const chromium = Object.entries(cpu)
+      .filter(([label]) => label.startsWith('chromium'))
+      .reduce((sum, [, ms]) => sum + ms, 0);
     return `service ${cpu.service ?? 0} ms, Chromium ${chromium} ms, ffmpeg ${cpu.ffmpeg ?? 0} ms`;
   };
   return [
     '/api/animate, 5 s scroll of the heavy page (1280×720, 25 fps)',
-    ...Object.entries(costs.recordings).map(([format, r]) =>
-      `  ${format.padEnd(4)} wall ${(r.wallMs / 1000).toFixed(1)} s, ${Math.round(r.bytes / 1024)} KB; CPU: ${groups(r.cpuMs)}; peak PSS: stack ${r.peakStackMb} MB, ffmpeg ${r.peakFfmpegMb} MB`),
+    ...Object.entries(costs.recordings).map(
+      ([format, r]) =>
+        `  ${format.padEnd(4)} wall ${(r.wallMs / 1000).toFixed(1)} s, ${Math.round(r.bytes / 1024)} KB; CPU: ${groups(r.cpuMs)}; peak PSS: stack ${r.peakStackMb} MB, ffmpeg ${r.peakFfmpegMb} MB`,
+    ),
     `  plain png p50 alone ${costs.plainAlone.p50.toFixed(0)} ms, beside a recording ${costs.plainBeside.p50.toFixed(0)} ms (× ${(costs.plainBeside.p50 / costs.plainAlone.p50).toFixed(2)}; ${costs.plainBeside.shots} shots)`,
   ];
 }

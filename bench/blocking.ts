@@ -21,15 +21,24 @@ export async function measureRules(): Promise<RuleCosts> {
     const bytes = compiled.serialize();
     const loading = performance.now();
     const engine = FiltersEngine.deserialize(bytes);
-    sets[name] = { compileMs: Math.round(compileMs), loadMs: Math.round((performance.now() - loading) * 10) / 10, compiledMb: Math.round(bytes.length / 1e5) / 10 };
+    sets[name] = {
+      compileMs: Math.round(compileMs),
+      loadMs: Math.round((performance.now() - loading) * 10) / 10,
+      compiledMb: Math.round(bytes.length / 1e5) / 10,
+    };
     if (RULE_SETS[name].network) engines.push(engine);
   }
-  const urls = Array.from({ length: 20_000 }, (_, i) => `https://cdn${i % 97}.example${i % 13}.net/assets/${i % 7 === 0 ? 'ads/' : ''}file${i}.js?v=${i}`);
-  for (const url of urls.slice(0, 500)) for (const engine of engines) engine.match(Request.fromRawDetails({ url, sourceUrl: 'https://news.example.org/a', type: 'script' }));
+  const urls = Array.from(
+    { length: 20_000 },
+    (_, i) => `https://cdn${i % 97}.example${i % 13}.net/assets/${i % 7 === 0 ? 'ads/' : ''}file${i}.js?v=${i}`,
+  );
+  for (const url of urls.slice(0, 500))
+    for (const engine of engines)
+      engine.match(Request.fromRawDetails({ url, sourceUrl: 'https://news.example.org/a', type: 'script' }));
   const started = performance.now();
   for (const url of urls) {
     const request = Request.fromRawDetails({ url, sourceUrl: 'https://news.example.org/a', type: 'script' });
     for (const engine of engines) engine.match(request);
   }
-  return { sets, matchMicroseconds: Math.round(((performance.now() - started) * 1000) / urls.length * 10) / 10 };
+  return { sets, matchMicroseconds: Math.round((((performance.now() - started) * 1000) / urls.length) * 10) / 10 };
 }

@@ -6,7 +6,8 @@ import dns from 'node:dns';
 const local = new Set((process.env.BENCH_LOCAL_NAMES ?? '').split(',').filter(Boolean));
 const original = dns.promises.lookup;
 dns.promises.lookup = async (hostname, options) => {
-  if (local.has(hostname)) return options?.all ? [{ address: '127.0.0.1', family: 4 }] : { address: '127.0.0.1', family: 4 };
+  if (local.has(hostname))
+    return options?.all ? [{ address: '127.0.0.1', family: 4 }] : { address: '127.0.0.1', family: 4 };
   if (hostname === 'localhost') return original(hostname, options);
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
 };

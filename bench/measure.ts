@@ -21,7 +21,10 @@ export interface LoopResult {
  * Runs `shot` with `concurrency` workers until `count` shots are done or `maxSeconds` pass
  * (whichever first), after `warmup` unmeasured shots.
  */
-export async function loop(shot: () => Promise<void>, options: { concurrency: number; count: number; maxSeconds: number; warmup?: number }): Promise<LoopResult> {
+export async function loop(
+  shot: () => Promise<void>,
+  options: { concurrency: number; count: number; maxSeconds: number; warmup?: number },
+): Promise<LoopResult> {
   for (let i = 0; i < (options.warmup ?? 2); i++) await shot();
   const latencies: number[] = [];
   const started = performance.now();
@@ -37,7 +40,13 @@ export async function loop(shot: () => Promise<void>, options: { concurrency: nu
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { shots: latencies.length, seconds, perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95) };
+  return {
+    shots: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+  };
 }
 
 /** The `p`th percentile of `values` (nearest rank), in the values' unit. */
@@ -47,10 +56,15 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** Requests per second autocannon got from `url` in `seconds` (and the status codes it saw). */
-export async function hammer(url: string, seconds: number, headers: Record<string, string> = {}): Promise<{ perSecond: number; statuses: Record<string, number> }> {
+export async function hammer(
+  url: string,
+  seconds: number,
+  headers: Record<string, string> = {},
+): Promise<{ perSecond: number; statuses: Record<string, number> }> {
   const result = await autocannon({ url, connections: 10, duration: seconds, headers });
   const statuses: Record<string, number> = {};
-  for (const [code, count] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (count as { count: number }).count;
+  for (const [code, count] of Object.entries(result.statusCodeStats ?? {}))
+    statuses[code] = (count as { count: number }).count;
   return { perSecond: result.requests.average, statuses };
 }
 
@@ -68,7 +82,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * drift over the run (it is shared) falls on every URL alike instead of on whichever came last.
  */
 export async function hammerRounds<K extends string>(
-  targets: Record<K, { url: string; headers?: Record<string, string> }>, rounds: number, seconds: number,
+  targets: Record<K, { url: string; headers?: Record<string, string> }>,
+  rounds: number,
+  seconds: number,
 ): Promise<Record<K, HammerResult>> {
   const names = Object.keys(targets) as K[];
   const runs = new Map(names.map((name) => [name, [] as Awaited<ReturnType<typeof hammer>>[]]));
@@ -77,12 +93,22 @@ export async function hammerRounds<K extends string>(
       runs.get(name)!.push(await hammer(targets[name].url, seconds, targets[name].headers));
     }
   }
-  return Object.fromEntries(names.map((name) => {
-    const all = runs.get(name)!;
-    const statuses: Record<string, number> = {};
-    for (const run of all) for (const [code, count] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
-    return [name, { perSecond: median(all.map((run) => run.perSecond)), rounds: all.map((run) => Math.round(run.perSecond)), statuses }];
-  })) as Record<K, HammerResult>;
+  return Object.fromEntries(
+    names.map((name) => {
+      const all = runs.get(name)!;
+      const statuses: Record<string, number> = {};
+      for (const run of all)
+        for (const [code, count] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+      return [
+        name,
+        {
+          perSecond: median(all.map((run) => run.perSecond)),
+          rounds: all.map((run) => Math.round(run.perSecond)),
+          statuses,
+        },
+      ];
+    }),
+  ) as Record<K, HammerResult>;
 }
 
 /** The median of the rounds' ratios of `a` to `b` (rounds measured side by side by hammerRounds). */
@@ -193,7 +219,11 @@ export class CpuMeter {
 }
 
 /** `after` − `before` per group, each ÷ `shots`, rounded to 0.1 ms; `total` sums the groups. */
-export function perShot(before: Record<string, number>, after: Record<string, number>, shots: number): Record<string, number> {
+export function perShot(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  shots: number,
+): Record<string, number> {
   const result: Record<string, number> = {};
   let total = 0;
   for (const [label, ms] of Object.entries(after)) {

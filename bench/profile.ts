@@ -27,11 +27,16 @@ interface CpuProfile {
 
 const site = await startBenchSite();
 const profileFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-profile-')), 'service.cpuprofile');
-const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`, BENCH_CPU_PROFILE: profileFile });
+const stack = await startBenchStack(site, {
+  NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`,
+  BENCH_CPU_PROFILE: profileFile,
+});
 // The bundle as it was when the service started (another build may replace it meanwhile).
 const bundle = readFileSync(path.join(import.meta.dirname, '../dist/main.js'), 'utf8').split('\n');
 const take = async () => {
-  const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(site.light)}`, { headers: { 'x-access-key': stack.workspace.access_key } });
+  const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(site.light)}`, {
+    headers: { 'x-access-key': stack.workspace.access_key },
+  });
   const bytes = await response.arrayBuffer();
   if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
 };
@@ -63,12 +68,19 @@ let shots = 0;
 const meter = new CpuMeter(stack.labels).start();
 stack.service.kill('SIGUSR2');
 await new Promise((resolve) => setTimeout(resolve, 200));
-const result = await loop(async () => { await take(); shots++; }, { concurrency: CONCURRENCY, count: SHOTS, maxSeconds: 120, warmup: 0 });
+const result = await loop(
+  async () => {
+    await take();
+    shots++;
+  },
+  { concurrency: CONCURRENCY, count: SHOTS, maxSeconds: 120, warmup: 0 },
+);
 stack.service.kill('SIGUSR2');
 const cpu = perShot({}, meter.stop(), shots);
 const threads = perShot(threadsBefore, { ...threadCpu(stack.service.pid!), ...userSystem(stack.service.pid!) }, shots);
 threads.total = Math.round((threads.total / 2) * 10) / 10;
-for (let waited = 0; !existsSync(profileFile) && waited < 20_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+for (let waited = 0; !existsSync(profileFile) && waited < 20_000; waited += 100)
+  await new Promise((resolve) => setTimeout(resolve, 100));
 await new Promise((resolve) => setTimeout(resolve, 500));
 await stack.stop();
 await site.close();
@@ -109,7 +121,7 @@ const ownerOf = (nodeId: number): string => {
   return moduleOf('', 0, nodes.get(nodeId)!.callFrame.functionName);
 };
 let sampled = 0;
-for (const [index, nodeId] of profile.samples.entries()) {
+for (const nodeId of profile.samples) {
   // Each sample weighs the same: the sampler interrupts the thread every 0.5 ms of wall time, but a
   // thread waiting for a CPU takes its pending sample only when it runs again, with a long gap before
   // it; weighing by the gap would charge the machine's load to whatever ran next (syscalls mostly).
@@ -126,12 +138,22 @@ for (const [index, nodeId] of profile.samples.entries()) {
 }
 // Each share of the samples is scaled to the service's CPU per shot that /proc measured.
 const serviceMs = cpu.service ?? 0;
-const top = (map: Map<string, number>, count: number) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
-  .map(([name, us]) => ({ name, share: Math.round((us / sampled) * 1000) / 10, msPerShot: Math.round((us / sampled) * serviceMs * 100) / 100 }));
+const top = (map: Map<string, number>, count: number) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, us]) => ({
+      name,
+      share: Math.round((us / sampled) * 1000) / 10,
+      msPerShot: Math.round((us / sampled) * serviceMs * 100) / 100,
+    }));
 const summary = {
   at: new Date().toISOString(),
   machine: { cpus: os.cpus().length, load: os.loadavg().map((value) => Math.round(value * 100) / 100) },
-  shots, concurrency: CONCURRENCY, perSecond: Math.round(result.perSecond * 100) / 100, p50: Math.round(result.p50),
+  shots,
+  concurrency: CONCURRENCY,
+  perSecond: Math.round(result.perSecond * 100) / 100,
+  p50: Math.round(result.p50),
   cpuPerShotMs: cpu,
   serviceThreadsMsPerShot: threads,
   profiledServiceMsPerShot: Math.round(((sampled * SAMPLE_MS) / shots) * 10) / 10,
@@ -139,11 +161,16 @@ const summary = {
   owners: top(byOwner, 25),
   functions: top(byFunction, 30),
 };
-const column = (rows: { name: string; share: number; msPerShot: number }[]) => rows.map((row) => `  ${row.msPerShot.toFixed(2).padStart(6)} ${`${row.share.toFixed(1)}%`.padStart(6)}  ${row.name}`).join('\n');
+const column = (rows: { name: string; share: number; msPerShot: number }[]) =>
+  rows
+    .map((row) => `  ${row.msPerShot.toFixed(2).padStart(6)} ${`${row.share.toFixed(1)}%`.padStart(6)}  ${row.name}`)
+    .join('\n');
 process.stdout.write(`
 Shutterbus CPU profile — ${summary.machine.cpus} CPUs, load ${summary.machine.load.join(' ')}
 ${shots} light shots at concurrency ${CONCURRENCY}: ${summary.perSecond} shots/s, p50 ${summary.p50} ms
-CPU ms per shot (/proc): ${Object.entries(cpu).map(([label, ms]) => `${label} ${ms}`).join(', ')}
+CPU ms per shot (/proc): ${Object.entries(cpu)
+  .map(([label, ms]) => `${label} ${ms}`)
+  .join(', ')}
 the service, CPU ms per shot: by thread ${threads['main thread']} main, ${threads['other threads']} other; by mode ${threads.user} user, ${threads.kernel} kernel
 service's main thread, V8 profile: ${summary.profiledServiceMsPerShot} ms per shot in non-idle samples; below, each share × the service's ${serviceMs} ms
 

@@ -19,7 +19,9 @@ import { alternate, measureTenants, startTraceSink, tenantLines } from './tenant
 
 const mode = process.argv[2];
 if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants') {
-  await import({ soak: './soak.ts', profile: './profile.ts', png: './png-speed.ts', tenants: './tenants-run.ts' }[mode]);
+  await import(
+    { soak: './soak.ts', profile: './profile.ts', png: './png-speed.ts', tenants: './tenants-run.ts' }[mode]
+  );
   process.exit(0);
 }
 if (mode !== undefined) {
@@ -32,7 +34,10 @@ const SHOTS = { count: 40, maxSeconds: 20 };
 // Four interleaved rounds of 3 s per URL (bench/measure.ts, hammerRounds).
 const HAMMER_ROUNDS = 4;
 const HAMMER_SECONDS = 3;
-const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model }, at: new Date().toISOString() };
+const results: Record<string, unknown> = {
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
+  at: new Date().toISOString(),
+};
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const site = await startBenchSite();
@@ -49,24 +54,34 @@ const baselineA: Record<string, LoopResult> = {};
 const baselineB: Record<string, LoopResult> = {};
 // Baseline B's CPU per shot, measured like the service's: the bench process (Playwright's client) and its Chromium.
 const baselineCpu: Record<string, Record<string, number>> = {};
-const benchLabels = () => new Map([...labelTree([process.pid])].map(([pid, label]) => [pid, label === 'service' ? 'client' : label]));
+const benchLabels = () =>
+  new Map([...labelTree([process.pid])].map(([pid, label]) => [pid, label === 'service' ? 'client' : label]));
 /** One baseline B loop on `url`, with its CPU per shot. */
 const measureB = async (url: string) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
   let shots = 0;
   const meter = new CpuMeter(benchLabels).start();
-  const result = await loop(async () => { await rawShot(page, url); shots++; }, { concurrency: 1, ...SHOTS });
+  const result = await loop(
+    async () => {
+      await rawShot(page, url);
+      shots++;
+    },
+    { concurrency: 1, ...SHOTS },
+  );
   const cpu = perShot({}, meter.stop(), shots);
   await context.close();
   return { result, cpu };
 };
 for (const [name, url] of Object.entries(pages)) {
-  baselineA[name] = await loop(async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-    await rawShot(await context.newPage(), url);
-    await context.close();
-  }, { concurrency: 1, ...SHOTS });
+  baselineA[name] = await loop(
+    async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+      await rawShot(await context.newPage(), url);
+      await context.close();
+    },
+    { concurrency: 1, ...SHOTS },
+  );
   ({ result: baselineB[name], cpu: baselineCpu[name] } = await measureB(url));
 }
 
@@ -75,7 +90,9 @@ log('stack: nats, s3rver, shutterbus');
 const stack = await startBenchStack(site);
 const { base, workspace } = stack;
 const take = async (url: string) => {
-  const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
+  const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   const bytes = await response.arrayBuffer();
   if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
 };
@@ -90,7 +107,8 @@ const takeWith = async (url: string, params: Record<string, string>) => {
   const search = new URLSearchParams({ url, ...params });
   const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
   const bytes = await response.arrayBuffer();
-  if (response.status !== 200 || bytes.byteLength === 0) throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
+  if (response.status !== 200 || bytes.byteLength === 0)
+    throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
 };
 // The same idle stack once a render has loaded every rule engine (the light page, every switch on).
 await takeWith(site.light, { block_ads: 'true', block_trackers: 'true', block_annoyances: 'true' });
@@ -114,19 +132,28 @@ for (const name of Object.keys(pages) as (keyof typeof pages)[]) {
   const before = e2eMeter.read();
   const shotsBefore = e2eShots[name];
   for (const concurrency of [1, 2, 4]) {
-    e2e[`${name}_c${concurrency}`] = await loop(async () => { await take(pages[name]); e2eShots[name]++; }, { concurrency, ...SHOTS, count: SHOTS.count * concurrency });
+    e2e[`${name}_c${concurrency}`] = await loop(
+      async () => {
+        await take(pages[name]);
+        e2eShots[name]++;
+      },
+      { concurrency, ...SHOTS, count: SHOTS.count * concurrency },
+    );
   }
   const after = e2eMeter.read();
   e2eCpu[name] = perShot(before, after, e2eShots[name] - shotsBefore);
   // Only the loops' CPU counts towards every shot's figure, not the idle stack's during the baseline.
-  for (const [label, ms] of Object.entries(after)) e2eCpuUsed[label] = (e2eCpuUsed[label] ?? 0) + ms - (before[label] ?? 0);
+  for (const [label, ms] of Object.entries(after))
+    e2eCpuUsed[label] = (e2eCpuUsed[label] ?? 0) + ms - (before[label] ?? 0);
   baselineBAfter[name] = (await measureB(pages[name])).result;
 }
 e2eMeter.stop();
 e2eCpu.all = perShot({}, e2eCpuUsed, e2eShots.light + e2eShots.heavy);
 clearInterval(sampler);
 await browser.close();
-const limitB = Object.fromEntries(Object.keys(pages).map((name) => [name, Math.max(baselineB[name].perSecond, baselineBAfter[name].perSecond)]));
+const limitB = Object.fromEntries(
+  Object.keys(pages).map((name) => [name, Math.max(baselineB[name].perSecond, baselineBAfter[name].perSecond)]),
+);
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
 log('blocking: the ad-heavy page');
@@ -147,18 +174,43 @@ const rules = await measureRules();
 log('options and formats: the light page');
 const variantOptions: Record<string, Record<string, string>> = {
   'plain png': {},
-  'emulation: dark, zone, ua, geo': { dark_mode: 'true', time_zone: 'Asia/Tokyo', user_agent: 'Mozilla/5.0 Bench', geolocation_latitude: '35.6', geolocation_longitude: '139.7' },
+  'emulation: dark, zone, ua, geo': {
+    dark_mode: 'true',
+    time_zone: 'Asia/Tokyo',
+    user_agent: 'Mozilla/5.0 Bench',
+    geolocation_latitude: '35.6',
+    geolocation_longitude: '139.7',
+  },
   'device iphone_13 (mobile, 3×)': { viewport_device: 'iphone_13' },
   'request: headers, cookies': { headers: 'X-Bench: 1', cookies: 'bench=1' },
-  'page: styles, hide, scripts': { styles: 'h1 { color: teal }', hide_selectors: 'footer', scripts: 'document.title = "bench"' },
+  'page: styles, hide, scripts': {
+    styles: 'h1 { color: teal }',
+    hide_selectors: 'footer',
+    scripts: 'document.title = "bench"',
+  },
   'wait_until networkidle0': { wait_until: 'networkidle0' },
   'full_page (scroll on)': { full_page: 'true' },
-  'metadata: title, og, icon, fonts': { metadata_page_title: 'true', metadata_open_graph: 'true', metadata_icon: 'true', metadata_fonts: 'true', response_type: 'json' },
-  ...Object.fromEntries(['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'].map((format) => [`format ${format}`, { format }])),
+  'metadata: title, og, icon, fonts': {
+    metadata_page_title: 'true',
+    metadata_open_graph: 'true',
+    metadata_icon: 'true',
+    metadata_fonts: 'true',
+    response_type: 'json',
+  },
+  ...Object.fromEntries(
+    ['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'].map((format) => [
+      `format ${format}`,
+      { format },
+    ]),
+  ),
   // Uploaded to a bucket of the stack's own local store (docs/storage.md), with its keys in the request.
   'store=true to a local bucket': {
-    store: 'true', storage_path: 'bench/store', storage_endpoint: stack.s3.endpoint, storage_bucket: 'shutterbus-bench',
-    storage_access_key_id: stack.s3.accessKey, storage_secret_access_key: stack.s3.secretKey,
+    store: 'true',
+    storage_path: 'bench/store',
+    storage_endpoint: stack.s3.endpoint,
+    storage_bucket: 'shutterbus-bench',
+    storage_access_key_id: stack.s3.accessKey,
+    storage_secret_access_key: stack.s3.secretKey,
   },
 };
 const variants: Record<string, LoopResult> = {};
@@ -166,7 +218,11 @@ for (const [name, params] of Object.entries(variantOptions)) {
   variants[name] = await loop(() => takeWith(site.light, params), { concurrency: 1, count: 12, maxSeconds: 15 });
 }
 // The app-shell page: its 4,600 px scroller scrolled through and let out into one full-page capture.
-variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(site.appShell, { full_page: 'true' }), { concurrency: 1, count: 12, maxSeconds: 15 });
+variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(site.appShell, { full_page: 'true' }), {
+  concurrency: 1,
+  count: 12,
+  maxSeconds: 15,
+});
 
 // Animations: a scrolling mp4 and gif, and a recording's effect on plain screenshots beside it.
 log('animations: /api/animate');
@@ -183,11 +239,17 @@ log('tracing: a plain png with spans exported to a local sink');
 const sink = await startTraceSink();
 const tracedStack = await startBenchStack(site, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
 const takeOn = async (target: typeof stack) => {
-  const response = await fetch(`${target.base}/api/take?url=${encodeURIComponent(site.light)}`, { headers: { 'x-access-key': target.workspace.access_key } });
+  const response = await fetch(`${target.base}/api/take?url=${encodeURIComponent(site.light)}`, {
+    headers: { 'x-access-key': target.workspace.access_key },
+  });
   const bytes = await response.arrayBuffer();
   if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
 };
-const tracing = await alternate({ 'tracing off': () => takeOn(stack), 'tracing on (OTLP to a local sink)': () => takeOn(tracedStack) }, 3, { concurrency: 1, count: 15, maxSeconds: 10 });
+const tracing = await alternate(
+  { 'tracing off': () => takeOn(stack), 'tracing on (OTLP to a local sink)': () => takeOn(tracedStack) },
+  3,
+  { concurrency: 1, count: 15, maxSeconds: 10 },
+);
 await tracedStack.stop();
 const tracePosts = sink.posts();
 await sink.close();
@@ -209,74 +271,116 @@ const viewTwice = async (url: string) => {
   }
   return status;
 };
-const redirects = (await viewTwice(`${base}${signedPath}`)) === 302 && (await viewTwice(`${ingress.base}${signedPath}`)) === 302;
-const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-const bareUrl = await new Promise<string>((resolve) => bare.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+const redirects =
+  (await viewTwice(`${base}${signedPath}`)) === 302 && (await viewTwice(`${ingress.base}${signedPath}`)) === 302;
+const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare.ts')], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const bareUrl = await new Promise<string>((resolve) =>
+  bare.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())),
+);
 const badKey = { headers: { 'x-access-key': 'not-a-key' } };
-const measured = await hammerRounds({
-  bare: { url: `${bareUrl}/bare` },
-  rejected: { url: `${ingress.base}/api/take?url=${encodeURIComponent(site.light)}`, ...badKey },
-  redirect: { url: `${ingress.base}${signedPath}` },
-  rejectedOneProcess: { url: `${base}/api/take?url=${encodeURIComponent(site.light)}`, ...badKey },
-  redirectOneProcess: { url: `${base}${signedPath}` },
-}, HAMMER_ROUNDS, HAMMER_SECONDS);
-const http = { ...measured, redirect: redirects ? measured.redirect : null, redirectOneProcess: redirects ? measured.redirectOneProcess : null };
+const measured = await hammerRounds(
+  {
+    bare: { url: `${bareUrl}/bare` },
+    rejected: { url: `${ingress.base}/api/take?url=${encodeURIComponent(site.light)}`, ...badKey },
+    redirect: { url: `${ingress.base}${signedPath}` },
+    rejectedOneProcess: { url: `${base}/api/take?url=${encodeURIComponent(site.light)}`, ...badKey },
+    redirectOneProcess: { url: `${base}${signedPath}` },
+  },
+  HAMMER_ROUNDS,
+  HAMMER_SECONDS,
+);
+const http = {
+  ...measured,
+  redirect: redirects ? measured.redirect : null,
+  redirectOneProcess: redirects ? measured.redirectOneProcess : null,
+};
 bare.kill('SIGTERM');
 await ingress.stop();
 await stack.stop();
 await site.close();
 
 // The table: every figure beside its baseline, and the targets of issues 6 and 18.
-const bestOf = (page: string) => Object.entries(e2e).filter(([name]) => name.startsWith(`${page}_`)).sort((a, b) => b[1].perSecond - a[1].perSecond)[0];
+const bestOf = (page: string) =>
+  Object.entries(e2e)
+    .filter(([name]) => name.startsWith(`${page}_`))
+    .sort((a, b) => b[1].perSecond - a[1].perSecond)[0];
 const best = bestOf('light');
 const bestHeavy = bestOf('heavy');
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 // CPU ms per shot of one group of processes: the service's Node processes, or all of Chromium's.
-const chromiumMs = (cpu: Record<string, number>) => Math.round(Object.entries(cpu).filter(([label]) => label.startsWith('chromium')).reduce((sum, [, ms]) => sum + ms, 0) * 10) / 10;
+const chromiumMs = (cpu: Record<string, number>) =>
+  Math.round(
+    Object.entries(cpu)
+      .filter(([label]) => label.startsWith('chromium'))
+      .reduce((sum, [, ms]) => sum + ms, 0) * 10,
+  ) / 10;
 const kinds = ['browser', 'renderer', 'gpu', 'network', 'utility', 'zygote'];
-const cpuRow = (name: string, cpu: Record<string, number>, node: number) => `${name.padEnd(34)} ${node.toFixed(1).padStart(8)} ${chromiumMs(cpu).toFixed(1).padStart(9)}  ${
-  kinds.map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(9)).join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
+const cpuRow = (name: string, cpu: Record<string, number>, node: number) =>
+  `${name.padEnd(34)} ${node.toFixed(1).padStart(8)} ${chromiumMs(cpu).toFixed(1).padStart(9)}  ${kinds
+    .map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(9))
+    .join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
 const serviceCpuMs = e2eCpu.all.service ?? 0;
 const baselineChromiumMs = ratio(chromiumMs(baselineCpu.light) + chromiumMs(baselineCpu.heavy), 2);
-const row = (name: string, r: LoopResult) => `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
+const row = (name: string, r: LoopResult) =>
+  `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
 const lines = [
   `Shutterbus benchmark — ${os.cpus().length} CPUs, ${results.at}`,
   '',
   `${'shots (1280×720 png)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
-  ...Object.keys(pages).flatMap((name) => [row(`A raw, fresh context/shot (${name})`, baselineA[name]), row(`B raw, one page reused (${name})`, baselineB[name])]),
+  ...Object.keys(pages).flatMap((name) => [
+    row(`A raw, fresh context/shot (${name})`, baselineA[name]),
+    row(`B raw, one page reused (${name})`, baselineB[name]),
+  ]),
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
   ...Object.keys(pages).map((name) => row(`B again, after the ${name} loops`, baselineBAfter[name])),
   `best ÷ B (the better of B's two runs): light ${ratio(best[1].perSecond, limitB.light).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, limitB.heavy).toFixed(2)} (${bestHeavy[0]})`,
   '',
   `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(9)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
-  ...Object.keys(pages).map((name) => cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0)),
-  ...Object.keys(pages).map((name) => cpuRow(`Shutterbus ${name}, c=1,2,4: service`, e2eCpu[name], e2eCpu[name].service ?? 0)),
+  ...Object.keys(pages).map((name) =>
+    cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0),
+  ),
+  ...Object.keys(pages).map((name) =>
+    cpuRow(`Shutterbus ${name}, c=1,2,4: service`, e2eCpu[name], e2eCpu[name].service ?? 0),
+  ),
   cpuRow('Shutterbus, every e2e shot: service', e2eCpu.all, serviceCpuMs),
   '',
   `${'ad-heavy page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
   ...Object.entries(blocking).map(([name, r]) => row(`Shutterbus ads, ${name}`, r)),
   `stack memory idle with the rule engines loaded: ${idleWithRulesMb.toFixed(0)} MB`,
-  `rules (compile from the lists / load compiled / size): ${Object.entries(rules.sets).map(([name, set]) => `${name} ${set.compileMs} ms / ${set.loadMs} ms / ${set.compiledMb} MB`).join(', ')}`,
+  `rules (compile from the lists / load compiled / size): ${Object.entries(rules.sets)
+    .map(([name, set]) => `${name} ${set.compileMs} ms / ${set.loadMs} ms / ${set.compiledMb} MB`)
+    .join(', ')}`,
   `one request matched against every network rule set: ${rules.matchMicroseconds} µs`,
   '',
   `${'light page, c=1'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ plain png`,
-  ...Object.entries(variants).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`),
+  ...Object.entries(variants).map(
+    ([name, r]) => `${row(name, r)}  ${ratio(r.p50, variants['plain png'].p50).toFixed(2).padStart(6)}`,
+  ),
   '',
   ...animationLines(animations),
   ...tenantLines(tenants, row),
   '',
   `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
-  ...Object.entries(tracing).map(([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`),
+  ...Object.entries(tracing).map(
+    ([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`,
+  ),
   `OTLP export requests the sink received: ${tracePosts}`,
   '',
   `${'http (autocannon, 10 connections)'.padEnd(34)} ${'req/s'.padStart(8)}  statuses`,
   `${'bare Fastify 302 route'.padEnd(34)} ${http.bare.perSecond.toFixed(0).padStart(8)}  rounds ${http.bare.rounds.join(' ')}  ${JSON.stringify(http.bare.statuses)}`,
-  ...([
-    ['cached signed 302, ingress only', http.redirect],
-    ['bad key 401, ingress only', http.rejected],
-    ['cached signed 302, one process', http.redirectOneProcess],
-    ['bad key 401, one process', http.rejectedOneProcess],
-  ] as const).map(([name, r]) => `${name.padEnd(34)} ${(r?.perSecond.toFixed(0) ?? 'n/a').padStart(8)}  rounds ${r?.rounds.join(' ') ?? '-'}  ${JSON.stringify(r?.statuses ?? {})}`),
+  ...(
+    [
+      ['cached signed 302, ingress only', http.redirect],
+      ['bad key 401, ingress only', http.rejected],
+      ['cached signed 302, one process', http.redirectOneProcess],
+      ['bad key 401, one process', http.rejectedOneProcess],
+    ] as const
+  ).map(
+    ([name, r]) =>
+      `${name.padEnd(34)} ${(r?.perSecond.toFixed(0) ?? 'n/a').padStart(8)}  rounds ${r?.rounds.join(' ') ?? '-'}  ${JSON.stringify(r?.statuses ?? {})}`,
+  ),
   '',
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
   `start → first screenshot: ${firstShotSeconds.toFixed(2)} s`,
@@ -289,28 +393,61 @@ const rejectedRatio = roundsRatio(http.rejected, http.bare);
 const redirectOneProcessRatio = http.redirectOneProcess ? roundsRatio(http.redirectOneProcess, http.bare) : null;
 const rejectedOneProcessRatio = roundsRatio(http.rejectedOneProcess, http.bare);
 const targets = {
-  throughput_vs_A: { value: ratio(best[1].perSecond, baselineA.light.perSecond), goal: '≥ 2.0', met: best[1].perSecond / baselineA.light.perSecond >= 2, at: best[0] },
-  p50_c1_vs_A: { value: ratio(e2e.light_c1.p50, baselineA.light.p50), goal: '≤ 0.75', met: e2e.light_c1.p50 / baselineA.light.p50 <= 0.75 },
-  redirect_vs_bare: { value: redirectRatio === null ? null : ratio(redirectRatio, 1), goal: '≥ 0.5', met: (redirectRatio ?? 0) >= 0.5 },
+  throughput_vs_A: {
+    value: ratio(best[1].perSecond, baselineA.light.perSecond),
+    goal: '≥ 2.0',
+    met: best[1].perSecond / baselineA.light.perSecond >= 2,
+    at: best[0],
+  },
+  p50_c1_vs_A: {
+    value: ratio(e2e.light_c1.p50, baselineA.light.p50),
+    goal: '≤ 0.75',
+    met: e2e.light_c1.p50 / baselineA.light.p50 <= 0.75,
+  },
+  redirect_vs_bare: {
+    value: redirectRatio === null ? null : ratio(redirectRatio, 1),
+    goal: '≥ 0.5',
+    met: (redirectRatio ?? 0) >= 0.5,
+  },
   rejected_vs_bare: { value: ratio(rejectedRatio, 1), goal: '(reported)', met: true },
   idle_memory_mb: { value: Math.round(idleMb), goal: '< 700', met: idleMb < 700 },
   idle_memory_rules_mb: { value: Math.round(idleWithRulesMb), goal: '< 700', met: idleWithRulesMb < 700 },
-  block_ads_vs_none: { value: ratio(blocking.block_ads.p50, blocking.none.p50), goal: '≤ 1.0', met: blocking.block_ads.p50 <= blocking.none.p50 },
+  block_ads_vs_none: {
+    value: ratio(blocking.block_ads.p50, blocking.none.p50),
+    goal: '≤ 1.0',
+    met: blocking.block_ads.p50 <= blocking.none.p50,
+  },
   first_shot_seconds: { value: Math.round(firstShotSeconds * 100) / 100, goal: '≤ 3', met: firstShotSeconds <= 3 },
 };
 const targetsIssue18 = {
-  light_vs_B: { value: ratio(best[1].perSecond, limitB.light), goal: '≥ 0.93', met: best[1].perSecond / limitB.light >= 0.93, at: best[0] },
-  heavy_vs_B: { value: ratio(bestHeavy[1].perSecond, limitB.heavy), goal: '≥ 0.85', met: bestHeavy[1].perSecond / limitB.heavy >= 0.85, at: bestHeavy[0] },
+  light_vs_B: {
+    value: ratio(best[1].perSecond, limitB.light),
+    goal: '≥ 0.93',
+    met: best[1].perSecond / limitB.light >= 0.93,
+    at: best[0],
+  },
+  heavy_vs_B: {
+    value: ratio(bestHeavy[1].perSecond, limitB.heavy),
+    goal: '≥ 0.85',
+    met: bestHeavy[1].perSecond / limitB.heavy >= 0.85,
+    at: bestHeavy[0],
+  },
   service_cpu_ms_per_shot: {
-    value: serviceCpuMs, goal: '≤ 30', met: serviceCpuMs <= 30,
+    value: serviceCpuMs,
+    goal: '≤ 30',
+    met: serviceCpuMs <= 30,
     beside: `Chromium ${chromiumMs(e2eCpu.all)} ms/shot; baseline B's Chromium ${baselineChromiumMs} ms/shot`,
   },
   redirect_vs_bare: {
-    value: targets.redirect_vs_bare.value, goal: '≥ 0.85', met: (redirectRatio ?? 0) >= 0.85,
+    value: targets.redirect_vs_bare.value,
+    goal: '≥ 0.85',
+    met: (redirectRatio ?? 0) >= 0.85,
     beside: `an ingress-only process; the one-process stack ${redirectOneProcessRatio === null ? 'n/a' : ratio(redirectOneProcessRatio, 1)}`,
   },
   rejected_vs_bare: {
-    value: targets.rejected_vs_bare.value, goal: '≥ 0.5', met: rejectedRatio >= 0.5,
+    value: targets.rejected_vs_bare.value,
+    goal: '≥ 0.5',
+    met: rejectedRatio >= 0.5,
     beside: `an ingress-only process; the one-process stack ${ratio(rejectedOneProcessRatio, 1)}`,
   },
   idle_memory_mb: { value: Math.round(idleMb), goal: '≤ 450', met: idleMb <= 450 },
@@ -319,10 +456,18 @@ const targetsIssue18 = {
 const one = tenants.median['one workspace'];
 const roundRobin = tenants.median['24 workspaces round-robin'];
 const targetsTenants = {
-  rr24_throughput_vs_one: { value: ratio(roundRobin.perSecond, one.perSecond), goal: '≥ 0.9', met: roundRobin.perSecond / one.perSecond >= 0.9 },
+  rr24_throughput_vs_one: {
+    value: ratio(roundRobin.perSecond, one.perSecond),
+    goal: '≥ 0.9',
+    met: roundRobin.perSecond / one.perSecond >= 0.9,
+  },
   rr24_p50_vs_one: { value: ratio(roundRobin.p50, one.p50), goal: '≤ 1.2', met: roundRobin.p50 / one.p50 <= 1.2 },
   rr24_stack_pss_mb: { value: Math.round(roundRobin.peakMb), goal: '≤ 1500', met: roundRobin.peakMb <= 1500 },
-  tracing_p50_vs_off: { value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50), goal: '(reported)', met: true },
+  tracing_p50_vs_off: {
+    value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50),
+    goal: '(reported)',
+    met: true,
+  },
 };
 const targetLine = (name: string, t: { value: unknown; goal: string; met: boolean; beside?: string }) =>
   `  ${name.padEnd(24)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${(t.met ? 'met' : 'NOT met').padEnd(7)}${t.beside ? `  (${t.beside})` : ''}`;
@@ -332,7 +477,28 @@ for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(na
 lines.push('', 'targets (many workspaces: 24 round-robin ÷ one workspace, light page, c=4)');
 for (const [name, t] of Object.entries(targetsTenants)) lines.push(targetLine(name, t));
 process.stdout.write(`\n${lines.join('\n')}\n`);
-Object.assign(results, { baselineA, baselineB, baselineBAfter, baselineCpu, e2e, e2eCpu, blocking, idleWithRulesMb, rules, variants, animations, http, idleMb, loadMb, firstShotSeconds, targets, targetsIssue18, tenants, tracing, targetsTenants });
+Object.assign(results, {
+  baselineA,
+  baselineB,
+  baselineBAfter,
+  baselineCpu,
+  e2e,
+  e2eCpu,
+  blocking,
+  idleWithRulesMb,
+  rules,
+  variants,
+  animations,
+  http,
+  idleMb,
+  loadMb,
+  firstShotSeconds,
+  targets,
+  targetsIssue18,
+  tenants,
+  tracing,
+  targetsTenants,
+});
 const out = path.join(import.meta.dirname, 'results');
 mkdirSync(out, { recursive: true });
 writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

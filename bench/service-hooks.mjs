@@ -12,12 +12,16 @@ session.connect();
 let profiling = false;
 process.on('SIGUSR2', () => {
   if (process.env.BENCH_GC_REPORT) {
-    session.post('HeapProfiler.collectGarbage', () => writeFileSync(process.env.BENCH_GC_REPORT, JSON.stringify(process.memoryUsage())));
+    session.post('HeapProfiler.collectGarbage', () =>
+      writeFileSync(process.env.BENCH_GC_REPORT, JSON.stringify(process.memoryUsage())),
+    );
     return;
   }
   if (!profiling) {
     profiling = true;
-    session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
+    session.post('Profiler.enable', () =>
+      session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')),
+    );
     return;
   }
   profiling = false;

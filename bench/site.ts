@@ -29,8 +29,15 @@ export interface BenchSite {
  * site). The service under test resolves them to 127.0.0.1 (bench/local-names.mjs).
  */
 export const AD_PAGE_HOSTS = [
-  'securepubads.g.doubleclick.net', 'ad.doubleclick.net', 'static.hotjar.com', 'sb.scorecardresearch.com',
-  'www.googletagmanager.com', 'js.driftt.com', 'embed.tawk.to', 's7.addthis.com', 'platform.linkedin.com',
+  'securepubads.g.doubleclick.net',
+  'ad.doubleclick.net',
+  'static.hotjar.com',
+  'sb.scorecardresearch.com',
+  'www.googletagmanager.com',
+  'js.driftt.com',
+  'embed.tawk.to',
+  's7.addthis.com',
+  'platform.linkedin.com',
 ];
 
 // The ad-heavy page: an article with six ad frames (each a slow ad server answer, an image and a
@@ -59,22 +66,35 @@ ${[1, 2, 3, 4, 5, 6].map((i) => `<iframe src="${on('ad.doubleclick.net', `/ddm/a
 // What the third parties answer: scripts that do some work (as ad and widget scripts do), ad
 // frames that take a while (an auction) and carry an image and a script, a tracking pixel.
 function thirdParty(path: string): { type: string; body: string | Buffer; delayMs?: number } | undefined {
-  const busyScript = (ms: number, what: string) => `(() => { const end = performance.now() + ${ms}; let x = 0; while (performance.now() < end) x += Math.sqrt(x + 1); window['${what}'] = x; })();`;
+  const busyScript = (ms: number, what: string) =>
+    `(() => { const end = performance.now() + ${ms}; let x = 0; while (performance.now() < end) x += Math.sqrt(x + 1); window['${what}'] = x; })();`;
   if (path.startsWith('/ddm/adi/slot')) {
-    return { type: 'text/html', delayMs: 150, body: `<body style="margin:0;background:#fc0"><img src="/img/${path.slice(-1)}.png" width="300" height="250"><script src="/ad/render.js"></script></body>` };
+    return {
+      type: 'text/html',
+      delayMs: 150,
+      body: `<body style="margin:0;background:#fc0"><img src="/img/${path.slice(-1)}.png" width="300" height="250"><script src="/ad/render.js"></script></body>`,
+    };
   }
   if (path === '/ad/render.js') return { type: 'text/javascript', body: busyScript(20, 'adRendered') };
   if (path === '/tag/js/gpt.js') return { type: 'text/javascript', body: busyScript(30, 'gpt') };
-  if (path.startsWith('/gtag/') || path.startsWith('/c/hotjar') || path === '/in.js') return { type: 'text/javascript', body: busyScript(15, path) };
+  if (path.startsWith('/gtag/') || path.startsWith('/c/hotjar') || path === '/in.js')
+    return { type: 'text/javascript', body: busyScript(15, path) };
   if (path.startsWith('/include/') || path.startsWith('/bench/')) {
-    return { type: 'text/javascript', body: `${busyScript(25, path)} const l = document.createElement('div'); l.style.cssText = 'position:fixed;right:20px;bottom:110px;width:60px;height:60px;border-radius:30px;background:#07f;z-index:95'; document.body.appendChild(l);` };
+    return {
+      type: 'text/javascript',
+      body: `${busyScript(25, path)} const l = document.createElement('div'); l.style.cssText = 'position:fixed;right:20px;bottom:110px;width:60px;height:60px;border-radius:30px;background:#07f;z-index:95'; document.body.appendChild(l);`,
+    };
   }
-  if (path === '/static/widget.html') return { type: 'text/html', body: '<body style="margin:0;background:#39f">Share</body>' };
+  if (path === '/static/widget.html')
+    return { type: 'text/html', body: '<body style="margin:0;background:#39f">Share</body>' };
   if (path.startsWith('/b?')) return { type: 'image/gif', body: Buffer.alloc(0) };
   return undefined;
 }
 
-const FONTS = ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'];
+const FONTS = [
+  '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf',
+  '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf',
+];
 
 /** A valid RGB PNG of `width`×`height` with a colour gradient (so it is not trivially small). */
 export function gradientPng(width: number, height: number, hue: number): Buffer {
@@ -119,7 +139,8 @@ function crc32(data: Buffer): number {
 }
 
 const paragraph = 'Shutterbus renders pages to images through a warm pool of browser pages. ';
-const text = (bytes: number) => Array.from({ length: Math.ceil(bytes / 400) }, () => `<p>${paragraph.repeat(5)}</p>`).join('');
+const text = (bytes: number) =>
+  Array.from({ length: Math.ceil(bytes / 400) }, () => `<p>${paragraph.repeat(5)}</p>`).join('');
 
 const lightPage = `<!doctype html><html><head><meta charset="utf-8"><title>Light</title></head>
 <body style="font-family:sans-serif;margin:24px"><h1>A 20 KB article</h1><img src="/img/0.png" width="640" height="320" alt="">${text(19000)}</body></html>`;
@@ -174,7 +195,8 @@ export async function startBenchSite(): Promise<BenchSite> {
       res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
       return void res.end('<!doctype html><title>Not found</title><h1>Not found</h1>');
     }
-    const body = path === '/heavy' ? heavyPage : path === '/short' ? shortPage : path === '/app-shell' ? appShellPage : lightPage;
+    const body =
+      path === '/heavy' ? heavyPage : path === '/short' ? shortPage : path === '/app-shell' ? appShellPage : lightPage;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(body);
   });
@@ -188,6 +210,10 @@ export async function startBenchSite(): Promise<BenchSite> {
     missing: `${base}/missing`,
     ads: `${base.replace('127.0.0.1', 'news.bench.test')}/ads`,
     thirdPartyRequests: () => thirdPartyRequests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -47,7 +47,8 @@ const cycle: [number, RenderKind][] = [
 ];
 const pattern: RenderKind[] = [];
 // Interleaved rather than in blocks, so that concurrent renders mix kinds.
-for (let round = 0; pattern.length < 40; round++) for (const [times, kind] of cycle) if (round < times) pattern.push(kind);
+for (let round = 0; pattern.length < 40; round++)
+  for (const [times, kind] of cycle) if (round < times) pattern.push(kind);
 
 // The webhook receiver: each delivery resolves the render waiting for it.
 const waiting = new Map<string, (type: string) => void>();
@@ -72,27 +73,43 @@ const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}
 
 log('soak: stack');
 const gcReport = path.join(mkdtempSync(path.join(os.tmpdir(), 'shutterbus-soak-')), 'memory.json');
-const stack = await startBenchStack(site, { NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`, BENCH_GC_REPORT: gcReport });
+const stack = await startBenchStack(site, {
+  NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`,
+  BENCH_GC_REPORT: gcReport,
+});
 const headers = { 'x-access-key': stack.workspace.access_key };
 
 /** One render of `kind`; resolves with whether its outcome was the expected one (and why not). Async ones end when their webhook arrives. */
 async function render(kind: RenderKind): Promise<string | null> {
-  const query = new URLSearchParams({ ...kind.params, ...(kind.async ? { async: 'true', webhook_url: webhookUrl } : {}) });
+  const query = new URLSearchParams({
+    ...kind.params,
+    ...(kind.async ? { async: 'true', webhook_url: webhookUrl } : {}),
+  });
   const response = await fetch(`${stack.base}/api/take?${query}`, { headers, signal: AbortSignal.timeout(60_000) });
   const body = Buffer.from(await response.arrayBuffer());
   if (kind.async) {
     if (response.status !== 202) return `${kind.name}: ${response.status} ${body.toString().slice(0, 120)}`;
     const renderId = (JSON.parse(body.toString()) as { render_id: string }).render_id;
-    const type = arrived.get(renderId) ?? await new Promise<string>((resolve) => {
-      const timer = setTimeout(() => resolve('no webhook in 60 s'), 60_000);
-      waiting.set(renderId, (delivered) => { clearTimeout(timer); resolve(delivered); });
-    });
+    const type =
+      arrived.get(renderId) ??
+      (await new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve('no webhook in 60 s'), 60_000);
+        waiting.set(renderId, (delivered) => {
+          clearTimeout(timer);
+          resolve(delivered);
+        });
+      }));
     waiting.delete(renderId);
     arrived.delete(renderId);
     return type === 'render.succeeded' ? null : `${kind.name}: ${type}`;
   }
-  if (kind.fails) return response.status === 502 && body.toString().includes('host_returned_error') ? null : `${kind.name}: ${response.status} ${body.toString().slice(0, 120)}`;
-  return response.status === 200 && body.length > 500 ? null : `${kind.name}: ${response.status} ${body.toString().slice(0, 120)}`;
+  if (kind.fails)
+    return response.status === 502 && body.toString().includes('host_returned_error')
+      ? null
+      : `${kind.name}: ${response.status} ${body.toString().slice(0, 120)}`;
+  return response.status === 200 && body.length > 500
+    ? null
+    : `${kind.name}: ${response.status} ${body.toString().slice(0, 120)}`;
 }
 
 // The service's Chromium processes, by their process group (Chromium's helpers keep the browser's, even orphaned).
@@ -135,7 +152,10 @@ async function run(from: number, to: number): Promise<void> {
       const problem = await render(kind).catch((error: Error) => `${kind.name}: ${error.message}`);
       latencies[index] = performance.now() - t;
       if (problem) failures.push(`#${index} ${problem}`);
-      if (index % 100 === 99) log(`soak: ${index + 1} renders, ${((performance.now() - started) / 1000).toFixed(0)} s, ${chromiumCounts.at(-1)} Chromium processes, ${failures.length} unexpected outcomes`);
+      if (index % 100 === 99)
+        log(
+          `soak: ${index + 1} renders, ${((performance.now() - started) / 1000).toFixed(0)} s, ${chromiumCounts.at(-1)} Chromium processes, ${failures.length} unexpected outcomes`,
+        );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -149,11 +169,22 @@ const settledMemory = async () => {
   // Then a full GC in the service: how much of its memory is live JavaScript heap.
   rmSync(gcReport, { force: true });
   stack.service.kill('SIGUSR2');
-  for (let waited = 0; !existsSync(gcReport) && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let waited = 0; !existsSync(gcReport) && waited < 10_000; waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   await new Promise((resolve) => setTimeout(resolve, 200));
   const usage = JSON.parse(readFileSync(gcReport, 'utf8')) as NodeJS.MemoryUsage;
   const mb = (bytes: number) => Math.round(bytes / 1048576);
-  return { total, byLabel, serviceAfterGc: { heapUsed: mb(usage.heapUsed), heapTotal: mb(usage.heapTotal), external: mb(usage.external), arrayBuffers: mb(usage.arrayBuffers), rss: mb(usage.rss) } };
+  return {
+    total,
+    byLabel,
+    serviceAfterGc: {
+      heapUsed: mb(usage.heapUsed),
+      heapTotal: mb(usage.heapTotal),
+      external: mb(usage.external),
+      arrayBuffers: mb(usage.arrayBuffers),
+      rss: mb(usage.rss),
+    },
+  };
 };
 
 // One unmeasured cycle first, so that one-time costs (the ad rule engine's load, the first pdf)
@@ -177,7 +208,8 @@ const renders = latencies.filter((ms) => ms !== undefined).length;
 await stack.stop();
 await site.close();
 receiver.close();
-const leftover = () => listProcesses().filter((proc) => isChromium(proc) && chromiumGroups.has(processGroup(proc.pid) ?? -1)).length;
+const leftover = () =>
+  listProcesses().filter((proc) => isChromium(proc) && chromiumGroups.has(processGroup(proc.pid) ?? -1)).length;
 let leftoverChromium = leftover();
 for (let waited = 0; leftoverChromium > 0 && waited < 5000; waited += 250) {
   await new Promise((resolve) => setTimeout(resolve, 250));
@@ -206,7 +238,12 @@ const soak = {
       first200: { p50: Math.round(percentile(firstWindow, 50)), p95: Math.round(percentile(firstWindow, 95)) },
       last200: { p50: Math.round(percentile(lastWindow, 50)), p95: Math.round(percentile(lastWindow, 95)) },
     },
-    chromiumProcesses: { maxInFirst200: firstWindowMaxChromium, max: Math.max(...chromiumCounts), atEnd: chromiumCounts.at(-1), processGroups: [...chromiumGroups] },
+    chromiumProcesses: {
+      maxInFirst200: firstWindowMaxChromium,
+      max: Math.max(...chromiumCounts),
+      atEnd: chromiumCounts.at(-1),
+      processGroups: [...chromiumGroups],
+    },
     unexpectedOutcomes: failures.length,
     firstUnexpected: failures.slice(0, 5),
   },
@@ -216,11 +253,23 @@ process.stdout.write(`
 Shutterbus soak — ${d.machine.cpus} CPUs, load ${d.machine.load.join(' ')}, ${d.at}
 ${renders} mixed renders (+ a 40-render warm-up) at concurrency ${CONCURRENCY} in ${d.seconds} s${timedOut ? ' (stopped at the time limit)' : ''}; ${failures.length} unexpected outcomes
 stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB
-  by process, MB (first ${WINDOW} → all): ${Object.keys(d.memoryByProcessMb.afterAll).map((label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`).join(', ')}
-the service after a full GC, MB (first ${WINDOW} → all): ${Object.keys(d.serviceAfterFullGcMb.afterAll).map((key) => `${key} ${d.serviceAfterFullGcMb.afterFirst200[key as keyof NodeJS.MemoryUsage]} → ${d.serviceAfterFullGcMb.afterAll[key as keyof NodeJS.MemoryUsage]}`).join(', ')}
+  by process, MB (first ${WINDOW} → all): ${Object.keys(d.memoryByProcessMb.afterAll)
+    .map(
+      (label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`,
+    )
+    .join(', ')}
+the service after a full GC, MB (first ${WINDOW} → all): ${Object.keys(d.serviceAfterFullGcMb.afterAll)
+  .map(
+    (key) =>
+      `${key} ${d.serviceAfterFullGcMb.afterFirst200[key as keyof NodeJS.MemoryUsage]} → ${d.serviceAfterFullGcMb.afterAll[key as keyof NodeJS.MemoryUsage]}`,
+  )
+  .join(', ')}
 latency first ${WINDOW}: p50 ${d.latencyMs.first200.p50} ms, p95 ${d.latencyMs.first200.p95} ms; last ${WINDOW}: p50 ${d.latencyMs.last200.p50} ms, p95 ${d.latencyMs.last200.p95} ms
 Chromium processes under the service (sampled every second): max ${d.chromiumProcesses.max} (max ${d.chromiumProcesses.maxInFirst200} in the first ${WINDOW}), ${d.chromiumProcesses.atEnd} at the end
-${failures.slice(0, 5).map((line) => `  unexpected: ${line}\n`).join('')}
+${failures
+  .slice(0, 5)
+  .map((line) => `  unexpected: ${line}\n`)
+  .join('')}
 targets (issue 18)
   memoryGrowth      ${String(soak.memoryGrowth).padStart(6)}  goal ≤ 1.1   ${soak.memoryGrowth <= 1.1 ? 'met' : 'NOT met'}
   p95Growth         ${String(soak.p95Growth).padStart(6)}  goal ≤ 1.1   ${soak.p95Growth <= 1.1 ? 'met' : 'NOT met'}

@@ -50,10 +50,18 @@ async function stopService(service: ChildProcess): Promise<void> {
 export async function startBenchStack(site: BenchSite, extraEnv: Record<string, string> = {}): Promise<BenchStack> {
   const [nats, s3] = await Promise.all([startNats(), startS3()]);
   const stack: TestStack = {
-    nats, s3, site: { url: site.light, hits: new Map(), received: [], close: site.close },
+    nats,
+    s3,
+    site: { url: site.light, hits: new Map(), received: [], close: site.close },
     env: {
-      NATS_URL: nats.url, S3_ENDPOINT: s3.endpoint, S3_ACCESS_KEY: s3.accessKey, S3_SECRET_KEY: s3.secretKey,
-      S3_BUCKET: 'shutterbus-bench', S3_REGION: 'us-east-1', ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn',
+      NATS_URL: nats.url,
+      S3_ENDPOINT: s3.endpoint,
+      S3_ACCESS_KEY: s3.accessKey,
+      S3_SECRET_KEY: s3.secretKey,
+      S3_BUCKET: 'shutterbus-bench',
+      S3_REGION: 'us-east-1',
+      ALLOW_PRIVATE_TARGETS: 'true',
+      LOG_LEVEL: 'warn',
       DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-bench-')),
     },
     stop: async () => void (await Promise.allSettled([nats.stop(), s3.stop()])),
@@ -62,20 +70,31 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
   const port = await freePort();
   const spawnedAt = performance.now();
   // The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
-  const service = await spawnService(stack, {
-    PORT: String(port), LOG_LEVEL: 'info',
-    NODE_OPTIONS: [`--import ${path.join(import.meta.dirname, 'local-names.mjs')}`, extraEnv.NODE_OPTIONS ?? ''].join(' ').trim(),
-    BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
-    ...Object.fromEntries(Object.entries(extraEnv).filter(([name]) => name !== 'NODE_OPTIONS')),
-  }, 'dist');
-  const named = () => ({ 'nats-server': findProcess(['-p', String(nats.port)]), s3rver: findProcess(['--port', String(s3.port)]) });
+  const service = await spawnService(
+    stack,
+    {
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      NODE_OPTIONS: [`--import ${path.join(import.meta.dirname, 'local-names.mjs')}`, extraEnv.NODE_OPTIONS ?? '']
+        .join(' ')
+        .trim(),
+      BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
+      ...Object.fromEntries(Object.entries(extraEnv).filter(([name]) => name !== 'NODE_OPTIONS')),
+    },
+    'dist',
+  );
+  const named = () => ({
+    'nats-server': findProcess(['-p', String(nats.port)]),
+    s3rver: findProcess(['--port', String(s3.port)]),
+  });
   return {
     base: `http://127.0.0.1:${port}`,
     workspace,
     s3: { endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey },
     service,
     spawnedAt,
-    pids: () => [...processTree([service.pid!]), ...Object.values(named())].filter((pid): pid is number => pid !== null),
+    pids: () =>
+      [...processTree([service.pid!]), ...Object.values(named())].filter((pid): pid is number => pid !== null),
     labels: () => labelTree([service.pid!], named()),
     chromiumPids: () => {
       const processes = listProcesses();
@@ -91,7 +110,12 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
         const created: Workspace[] = [];
         for (let i = 0; i < count; i++) {
           const { workspace_id } = await store.create({ plan: 'pro', quota: 1_000_000, owner: 'owner@example.com' });
-          created.push(await store.update(workspace_id, (current) => ({ ...current, members: [{ email: 'owner@example.com', role: 'owner' as const, verified: true }] })));
+          created.push(
+            await store.update(workspace_id, (current) => ({
+              ...current,
+              members: [{ email: 'owner@example.com', role: 'owner' as const, verified: true }],
+            })),
+          );
         }
         return created;
       } finally {
@@ -100,7 +124,11 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
     },
     startIngress: async () => {
       const ingressPort = await freePort();
-      const ingress = await spawnService(stack, { PORT: String(ingressPort), LOG_LEVEL: 'info', ROLES: 'ingress' }, 'dist');
+      const ingress = await spawnService(
+        stack,
+        { PORT: String(ingressPort), LOG_LEVEL: 'info', ROLES: 'ingress' },
+        'dist',
+      );
       return { base: `http://127.0.0.1:${ingressPort}`, process: ingress, stop: () => stopService(ingress) };
     },
     stop: async () => {

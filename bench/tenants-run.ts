@@ -9,10 +9,13 @@ import { measureTenants, tenantLines } from './tenants.ts';
 
 const site = await startBenchSite();
 const stack = await startBenchStack(site);
-const row = (name: string, r: LoopResult) => `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
+const row = (name: string, r: LoopResult) =>
+  `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
 try {
   const tenants = await measureTenants(stack, site.light, { rounds: 3, shots: 120, maxSeconds: 15 });
-  process.stdout.write(`Many workspaces, ${os.cpus().length} CPUs, ${new Date().toISOString()}\n\n${tenantLines(tenants, row).join('\n')}\n`);
+  process.stdout.write(
+    `Many workspaces, ${os.cpus().length} CPUs, ${new Date().toISOString()}\n\n${tenantLines(tenants, row).join('\n')}\n`,
+  );
 } finally {
   await stack.stop();
   await site.close();

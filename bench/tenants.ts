@@ -50,18 +50,25 @@ export function zipf(n: number, s: number, seed: number): () => number {
   };
 }
 
-const median = <T>(values: T[], by: (value: T) => number): T => [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
+const median = <T>(values: T[], by: (value: T) => number): T =>
+  [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
 
 /**
  * Runs the three mixes `rounds` times, interleaved (the order turned each round), on `stack`:
  * the same light page, c=4, `shots` shots each. Each mix is warmed once before its first round
  * (a round-robin pass, or as many Zipf draws), as a stack serving those tenants would be.
  */
-export async function measureTenants(stack: BenchStack, url: string, options: { rounds: number; shots: number; maxSeconds: number }): Promise<TenantRows> {
+export async function measureTenants(
+  stack: BenchStack,
+  url: string,
+  options: { rounds: number; shots: number; maxSeconds: number },
+): Promise<TenantRows> {
   const many = await stack.createWorkspaces(200);
   const one = stack.workspace;
   const take = async (workspace: Workspace) => {
-    const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(url)}`, { headers: { 'x-access-key': workspace.access_key } });
+    const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(url)}`, {
+      headers: { 'x-access-key': workspace.access_key },
+    });
     const bytes = await response.arrayBuffer();
     if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
   };
@@ -86,11 +93,14 @@ export async function measureTenants(stack: BenchStack, url: string, options: { 
         chromiumPeakMb = Math.max(chromiumPeakMb, pssMb(stack.chromiumPids()));
       };
       const sampler = setInterval(sample, 500);
-      const result = await loop(async () => {
-        const workspace = mix.pick();
-        seen.add(workspace.workspace_id);
-        await take(workspace);
-      }, { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: round === 0 ? mix.warmup : 4 });
+      const result = await loop(
+        async () => {
+          const workspace = mix.pick();
+          seen.add(workspace.workspace_id);
+          await take(workspace);
+        },
+        { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: round === 0 ? mix.warmup : 4 },
+      );
       clearInterval(sampler);
       sample();
       rounds[name].push({ ...result, peakMb, chromiumPeakMb, workspaces: seen.size });
@@ -103,7 +113,10 @@ export async function measureTenants(stack: BenchStack, url: string, options: { 
     peakMb: Math.max(...loops.map((l) => l.peakMb)),
     chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
   });
-  return { rounds, median: Object.fromEntries(Object.entries(rounds).map(([name, loops]) => [name, medianLoop(loops)])) };
+  return {
+    rounds,
+    median: Object.fromEntries(Object.entries(rounds).map(([name, loops]) => [name, medianLoop(loops)])),
+  };
 }
 
 /** A local OTLP/HTTP sink: accepts every POST and discards it. */
@@ -125,7 +138,11 @@ export async function startTraceSink(): Promise<{ url: string; posts(): number; 
 }
 
 /** Plain png loops on two stacks, alternated round by round; the median of each side's rounds. */
-export async function alternate(sides: Record<string, () => Promise<void>>, rounds: number, shape: { concurrency: number; count: number; maxSeconds: number }): Promise<Record<string, LoopResult>> {
+export async function alternate(
+  sides: Record<string, () => Promise<void>>,
+  rounds: number,
+  shape: { concurrency: number; count: number; maxSeconds: number },
+): Promise<Record<string, LoopResult>> {
   const runs: Record<string, LoopResult[]> = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
   const names = Object.keys(sides);
   for (let round = 0; round < rounds; round++) {
@@ -133,9 +150,16 @@ export async function alternate(sides: Record<string, () => Promise<void>>, roun
       runs[name].push(await loop(sides[name], shape));
     }
   }
-  return Object.fromEntries(Object.entries(runs).map(([name, loops]) => [name, {
-    ...median(loops, (l) => l.perSecond), p50: median(loops, (l) => l.p50).p50, p95: median(loops, (l) => l.p95).p95,
-  }]));
+  return Object.fromEntries(
+    Object.entries(runs).map(([name, loops]) => [
+      name,
+      {
+        ...median(loops, (l) => l.perSecond),
+        p50: median(loops, (l) => l.p50).p50,
+        p95: median(loops, (l) => l.p95).p95,
+      },
+    ]),
+  );
 }
 
 /** The rows as printed: each mix beside one workspace, with its rounds. */
@@ -144,6 +168,9 @@ export function tenantLines(tenants: TenantRows, row: (name: string, r: LoopResu
   const ratio = (a: number, b: number) => (Math.round((a / b) * 100) / 100).toFixed(2);
   return [
     `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50  peak PSS MB: stack Chromium  rounds (shots/s)`,
-    ...Object.entries(tenants.median).map(([name, r]) => `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`),
+    ...Object.entries(tenants.median).map(
+      ([name, r]) =>
+        `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`,
+    ),
   ];
 }

@@ -13,7 +13,8 @@ const dim = (text) => colour('2', text);
 // A curl line that works without internet. ALLOW_PRIVATE_TARGETS stays as configured (false by
 // default, README.md, configuration), so the service cannot fetch its own loopback pages: the line sends the page
 // itself as an html document. With private targets allowed it renders the service's own /docs.
-const hello = '<body style="font:32px system-ui;display:grid;place-items:center;height:100vh;margin:0;background:#0f172a;color:#e2e8f0"><h1>Hello from Shutterbus</h1></body>';
+const hello =
+  '<body style="font:32px system-ui;display:grid;place-items:center;height:100vh;margin:0;background:#0f172a;color:#e2e8f0"><h1>Hello from Shutterbus</h1></body>';
 const curl = ownPages
   ? `curl -o shot.png -H 'X-Access-Key: ${demo.access_key}' '${base}/api/take?${new URLSearchParams({ url: `${base}/docs`, wait_until: 'networkidle0' })}'`
   : `curl -o shot.png -H 'X-Access-Key: ${demo.access_key}' -G '${base}/api/take' --data-urlencode 'html=${hello}'`;
@@ -29,7 +30,11 @@ const lines = [
   `  secret key     ${demo.secret_key}`,
   `  signed URL     ${demo.signed_example_url} ${dim('(renders https://example.com: needs internet)')}`,
   '',
-  bold(ownPages ? 'Try it (works offline: renders this service\'s own API reference):' : 'Try it (works offline: the page is sent as an html document):'),
+  bold(
+    ownPages
+      ? "Try it (works offline: renders this service's own API reference):"
+      : 'Try it (works offline: the page is sent as an html document):',
+  ),
   `  ${curl}`,
   `  ${dim('then open shot.png, or run: file shot.png')}`,
   '',

@@ -36,7 +36,14 @@ if (values['access-key-id'] && values['secret-access-key']) {
   AWSAccount.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
 }
 const configureBuckets = values.bucket ? [{ name: values.bucket }] : [];
-const server = new S3rver({ silent: true, address: values.address, port, directory, configureBuckets, serviceEndpoint: values['service-endpoint'] });
+const server = new S3rver({
+  silent: true,
+  address: values.address,
+  port,
+  directory,
+  configureBuckets,
+  serviceEndpoint: values['service-endpoint'],
+});
 
 try {
   const { address, port: boundPort } = await server.run();
@@ -50,7 +57,10 @@ try {
 function shutdown() {
   // Keep-alive sockets can hold close() open; the data is on disk already, so do not wait long.
   setTimeout(() => process.exit(0), 2000).unref();
-  server.close().then(() => process.exit(0), () => process.exit(0));
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(0),
+  );
 }
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);

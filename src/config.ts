@@ -126,7 +126,10 @@ export function parseDurations(name: string, raw: string): number[] {
 
 /** A comma-separated list of nats:// or tls:// addresses. */
 function natsServers(raw: string): string[] {
-  const servers = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const servers = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (servers.length === 0) throw new ConfigError('NATS_URL: name at least one server');
   return servers.map((server) => absoluteUrl('NATS_URL', server, ['nats:', 'tls:']));
 }
@@ -135,7 +138,8 @@ function natsAuth(env: Env): Config['natsAuth'] {
   const user = env.NATS_USER || undefined;
   const pass = env.NATS_PASSWORD || undefined;
   if (!user && !pass) return undefined;
-  if (!user || !pass) throw new ConfigError(`${user ? 'NATS_PASSWORD' : 'NATS_USER'}: set both NATS_USER and NATS_PASSWORD, or neither`);
+  if (!user || !pass)
+    throw new ConfigError(`${user ? 'NATS_PASSWORD' : 'NATS_USER'}: set both NATS_USER and NATS_PASSWORD, or neither`);
   return { user, pass };
 }
 
@@ -157,7 +161,8 @@ function previousSecrets(env: Env): string[] {
   if (raw === undefined || raw === '') return [];
   return raw.split(',').map((part, index) => {
     const value = part.trim();
-    if (value.length < 32) throw new ConfigError(`SECRETS_KEY_PREVIOUS: key ${index + 1} is shorter than 32 characters`);
+    if (value.length < 32)
+      throw new ConfigError(`SECRETS_KEY_PREVIOUS: key ${index + 1} is shorter than 32 characters`);
     return value;
   });
 }
@@ -168,9 +173,14 @@ function trustProxy(raw: string | undefined): TrustProxy {
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) {
     // Fastify believes no forwarded header for a bare hop count: it cannot tell a proxy from a client sending the header.
-    throw new ConfigError(`TRUST_PROXY: a hop count (${raw}) cannot tell a proxy from a client; name the proxies' addresses or CIDR ranges`);
+    throw new ConfigError(
+      `TRUST_PROXY: a hop count (${raw}) cannot tell a proxy from a client; name the proxies' addresses or CIDR ranges`,
+    );
   }
-  const proxies = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const proxies = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (proxies.length === 0) throw new ConfigError('TRUST_PROXY: name at least one proxy address');
   for (const proxy of proxies) {
     if (['loopback', 'linklocal', 'uniquelocal'].includes(proxy)) continue;
@@ -178,7 +188,9 @@ function trustProxy(raw: string | undefined): TrustProxy {
     const family = isIP(address);
     const badBits = bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128));
     if (family === 0 || badBits || extra !== undefined) {
-      throw new ConfigError(`TRUST_PROXY: "${proxy}" is not true, false, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+      throw new ConfigError(
+        `TRUST_PROXY: "${proxy}" is not true, false, an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
+      );
     }
   }
   return proxies;
@@ -186,7 +198,10 @@ function trustProxy(raw: string | undefined): TrustProxy {
 
 function roles(raw: string): Set<Role> {
   const known: Role[] = ['ingress', 'render', 'delivery'];
-  const chosen = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const chosen = raw
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = chosen.filter((r) => !known.includes(r as Role));
   if (unknown.length > 0) throw new ConfigError(`ROLES: unknown role "${unknown[0]}" (known: ${known.join(', ')})`);
   if (chosen.length === 0) throw new ConfigError('ROLES: name at least one of ingress, render, delivery');
@@ -195,7 +210,17 @@ function roles(raw: string): Set<Role> {
 
 // What of the service's environment Chromium may see: how to find programs, fonts, the time zone
 // and the locale. Its credentials (S3_*, SECRETS_KEY, ...) are never passed on.
-const BROWSER_ENV_NAMES = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LANGUAGE', 'LC_ALL', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH'];
+const BROWSER_ENV_NAMES = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TZ',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'FONTCONFIG_FILE',
+  'FONTCONFIG_PATH',
+];
 
 function browserEnv(env: Env): Record<string, string> {
   const kept: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin' };
@@ -214,16 +239,21 @@ function deepFreeze<T>(value: T): T {
 /** GEO_PROXIES: `de=http://user:pass@host:port,us=http://…`; a code is two letters. */
 export function parseGeoProxies(raw: string): Record<string, string> {
   const proxies: Record<string, string> = {};
-  for (const part of raw.split(',').map((item) => item.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)) {
     const match = /^([a-zA-Z]{2})=(.+)$/.exec(part);
-    if (!match) throw new ConfigError(`GEO_PROXIES: "${part.replace(/\/\/[^@/]*@/, '//…@')}" is not code=http://host:port`);
+    if (!match)
+      throw new ConfigError(`GEO_PROXIES: "${part.replace(/\/\/[^@/]*@/, '//…@')}" is not code=http://host:port`);
     let url: URL;
     try {
       url = new URL(match[2]);
     } catch {
       throw new ConfigError(`GEO_PROXIES: the proxy of ${match[1]} is not an absolute URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`GEO_PROXIES: the proxy of ${match[1]} must use http: or https:`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError(`GEO_PROXIES: the proxy of ${match[1]} must use http: or https:`);
     proxies[match[1].toLowerCase()] = match[2];
   }
   return proxies;
@@ -278,7 +308,10 @@ export function loadConfig(env: Env = process.env): Config {
     rendererMemoryMb: integer(env, 'RENDERER_MEMORY_LIMIT_MB', 1024, 128, 16384),
     roles: roles(env.ROLES || 'ingress,render,delivery'),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),
-    webhookRetrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h'),
+    webhookRetrySchedule: parseDurations(
+      'WEBHOOK_RETRY_SCHEDULE',
+      env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h',
+    ),
     renderConcurrency: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
     renderMemoryBudgetMb: integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216),
     renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
@@ -290,11 +323,16 @@ export function loadConfig(env: Env = process.env): Config {
     production: env.NODE_ENV === 'production',
     secretsKey: secret(env, 'SECRETS_KEY'),
     secretsKeyPrevious: previousSecrets(env),
-    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ? absoluteUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT, ['http:', 'https:']) : undefined,
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? absoluteUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT, ['http:', 'https:'])
+      : undefined,
     smtpUrl: env.SMTP_URL ? absoluteUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
     mailFrom: env.MAIL_FROM || 'Shutterbus <no-reply@shutterbus.local>',
     geoProxies: parseGeoProxies(env.GEO_PROXIES || ''),
-    visionApiUrl: absoluteUrl('VISION_API_URL', env.VISION_API_URL || 'https://api.openai.com/v1/chat/completions', ['http:', 'https:']),
+    visionApiUrl: absoluteUrl('VISION_API_URL', env.VISION_API_URL || 'https://api.openai.com/v1/chat/completions', [
+      'http:',
+      'https:',
+    ]),
     visionModel: env.VISION_MODEL || 'gpt-4o',
   };
   return deepFreeze(config);

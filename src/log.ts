@@ -49,8 +49,10 @@ let batchedStdout: BatchedStdout | undefined;
  * censored, should one ever be logged by mistake. Nothing logs them on purpose.
  */
 const secretFields = {
-  paths: ['storage_secret_access_key', 'secret_access_key', 'secretKey', 'secretAccessKey']
-    .flatMap((name) => [name, `*.${name}`]),
+  paths: ['storage_secret_access_key', 'secret_access_key', 'secretKey', 'secretAccessKey'].flatMap((name) => [
+    name,
+    `*.${name}`,
+  ]),
   censor: '[redacted]',
 };
 
@@ -59,7 +61,11 @@ const secretFields = {
  * by hand), the same lines are printed readably by pino-pretty in a worker thread; a container or a
  * pipe never loads it. `destination` (tests) takes the lines instead.
  */
-export function createLogger(config: Pick<Config, 'logLevel'>, pretty: boolean = process.stdout.isTTY === true, destination?: DestinationStream): Logger {
+export function createLogger(
+  config: Pick<Config, 'logLevel'>,
+  pretty: boolean = process.stdout.isTTY === true,
+  destination?: DestinationStream,
+): Logger {
   const options = { level: config.logLevel, base: { pid: process.pid }, timestamp: isoTime, redact: secretFields };
   if (destination) return pino(options, destination);
   if (!pretty) return pino(options, (batchedStdout ??= new BatchedStdout()));

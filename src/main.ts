@@ -64,20 +64,28 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
   let rendererOwned = false;
   // A browser that cannot start (its sandbox refused) stops the start at once, not once NATS and
   // the store have answered: the waits below give way to it.
-  const browserFailed: Promise<never> = renderer ? renderer.then(() => new Promise<never>(() => {})) : new Promise<never>(() => {});
+  const browserFailed: Promise<never> = renderer
+    ? renderer.then(() => new Promise<never>(() => {}))
+    : new Promise<never>(() => {});
   browserFailed.catch(() => undefined);
   let ingress: ReturnType<typeof prepareIngress> | undefined;
   let ingressOwned = false;
   try {
     const connecting = connectNats(config, `shutterbus-${process.pid}`);
     const nc: NatsConnection = await Promise.race([connecting, browserFailed]).catch((err) => {
-      void connecting.then((late) => late.close(), () => undefined);
+      void connecting.then(
+        (late) => late.close(),
+        () => undefined,
+      );
       throw err;
     });
     closers.push(() => nc.drain());
     const natsLink = new NatsLink(nc, log);
     const js = jetstream(nc);
-    const topology = await Promise.race([untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config)), browserFailed]);
+    const topology = await Promise.race([
+      untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config)),
+      browserFailed,
+    ]);
     const records = new RenderRecords(topology.renders);
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
@@ -86,7 +94,11 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const workspaceStore = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const monitors = new MonitorManager(new MonitorStore(topology.monitors), js);
     const store = new FileStore(config.s3);
-    const storeReady = retryWhile(() => store.ensureBucket(), isStoreUnavailable, Date.now() + STORE_START_PATIENCE_MS).catch((err) => {
+    const storeReady = retryWhile(
+      () => store.ensureBucket(),
+      isStoreUnavailable,
+      Date.now() + STORE_START_PATIENCE_MS,
+    ).catch((err) => {
       throw new Error(`the object store at ${config.s3.endPoint} did not answer`, { cause: err });
     });
     await Promise.race([storeReady, browserFailed]);
@@ -94,7 +106,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     const readiness: ReadinessCheck[] = [
       { name: 'nats', check: async () => void (await nc.rtt()) },
       // Every stream and bucket has its own leader: each must answer, or renders and reads fail.
-      { name: 'jetstream', check: async () => void (await Promise.all(allStreams.map((stream) => topology.jsm.streams.info(stream)))) },
+      {
+        name: 'jetstream',
+        check: async () => void (await Promise.all(allStreams.map((stream) => topology.jsm.streams.info(stream)))),
+      },
       { name: 'object_store', check: () => store.ping() },
     ];
     for (const gauge of queueGauges(topology.jsm)) addGaugeCollector(gauge);
@@ -102,14 +117,34 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     // The ingress is built while the browser starts (building it is this thread's work, the launch
     // mostly Chromium's); it listens once every role is up.
     ingress = config.roles.has('ingress')
-      ? prepareIngress({ config, log, nc, js, topology, records, store, settlement, cache, workspaceStore, recentRenders, webhooks, readiness, natsLink, sealer, monitors: { manager: monitors, sealer } })
+      ? prepareIngress({
+          config,
+          log,
+          nc,
+          js,
+          topology,
+          records,
+          store,
+          settlement,
+          cache,
+          workspaceStore,
+          recentRenders,
+          webhooks,
+          readiness,
+          natsLink,
+          sealer,
+          monitors: { manager: monitors, sealer },
+        })
       : undefined;
     ingress?.catch(() => undefined);
 
     if (renderer) {
       const { proxy, browser } = await renderer;
       rendererOwned = true;
-      closers.push(() => proxy.close(), () => browser.close());
+      closers.push(
+        () => proxy.close(),
+        () => browser.close(),
+      );
       readiness.push({
         name: 'browser',
         check: async () => {
@@ -118,13 +153,33 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       });
       const settle = (record: RenderRecord) => settlement.settle(record);
       // A monitor's render is compared with its last capture once it ended (docs/monitors.md).
-      const observer = new MonitorObserver({ log, monitors: monitors.store, store, deliveries: webhooks, filesBaseUrl: config.filesBaseUrl });
+      const observer = new MonitorObserver({
+        log,
+        monitors: monitors.store,
+        store,
+        deliveries: webhooks,
+        filesBaseUrl: config.filesBaseUrl,
+      });
       const enqueueWebhook = async (record: RenderRecord) => {
         await webhooks.enqueue(record, config.filesBaseUrl);
         await observer.observe(record);
       };
       const customerBuckets = { sealer, allowPrivate: config.allowPrivateTargets };
-      const worker = await startRenderWorker({ config, log, nc, js, topology, records, store, browser, settle, enqueueWebhook, sealer, egress: proxy, customerBuckets });
+      const worker = await startRenderWorker({
+        config,
+        log,
+        nc,
+        js,
+        topology,
+        records,
+        store,
+        browser,
+        settle,
+        enqueueWebhook,
+        sealer,
+        egress: proxy,
+        customerBuckets,
+      });
       closers.push(() => worker.stop());
       const scheduler = await startMonitorScheduler({
         js,
@@ -143,7 +198,14 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     }
 
     if (config.roles.has('delivery')) {
-      const sender = await startDeliveryWorker({ config, log, js, deliveries: webhooks, workspaces: workspaceStore, renders: records });
+      const sender = await startDeliveryWorker({
+        config,
+        log,
+        js,
+        deliveries: webhooks,
+        workspaces: workspaceStore,
+        renders: records,
+      });
       closers.push(() => sender.stop());
     }
 
@@ -174,26 +236,49 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
 }
 
 /** The ingress app, ready to listen, and the workspace cache it reads (watching KV). */
-async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink' | 'monitors'> & {
-  nc: NatsConnection;
-  js: JetStreamClient;
-  topology: Topology;
-  records: RenderRecords;
-  store: FileStore;
-  cache: RenderCache;
-  workspaceStore: WorkspaceStore;
-  recentRenders: RecentRenders;
-  webhooks: DeliveryQueue;
-  sealer: Sealer;
-}) {
+async function prepareIngress(
+  deps: Pick<AppDeps, 'config' | 'log' | 'settlement' | 'readiness' | 'natsLink' | 'monitors'> & {
+    nc: NatsConnection;
+    js: JetStreamClient;
+    topology: Topology;
+    records: RenderRecords;
+    store: FileStore;
+    cache: RenderCache;
+    workspaceStore: WorkspaceStore;
+    recentRenders: RecentRenders;
+    webhooks: DeliveryQueue;
+    sealer: Sealer;
+  },
+) {
   const { config, log, nc, js, topology, records, workspaceStore, settlement, readiness, natsLink, sealer } = deps;
   const renderQueue = new RenderQueue(nc, js, topology, records, config.renderQueueLimit, sealer);
-  const checkTarget = (raw: string, param: string) => checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
+  const checkTarget = (raw: string, param: string) =>
+    checkTargetUrl(raw, { allowPrivate: config.allowPrivateTargets, param });
   const workspaces = new WorkspaceCache(workspaceStore, topology, log);
   await workspaces.start();
   try {
-    const dashboard = await createDashboardDeps({ config, log, topology, sealer, workspaces: workspaceStore, ledger: settlement.ledger, recentRenders: deps.recentRenders, deliveries: deps.webhooks, monitors: deps.monitors?.manager, renders: records });
-    const services = { config, renderQueue, fileStore: deps.store, workspaces, settlement, renderCache: deps.cache, checkTarget, sealer };
+    const dashboard = await createDashboardDeps({
+      config,
+      log,
+      topology,
+      sealer,
+      workspaces: workspaceStore,
+      ledger: settlement.ledger,
+      recentRenders: deps.recentRenders,
+      deliveries: deps.webhooks,
+      monitors: deps.monitors?.manager,
+      renders: records,
+    });
+    const services = {
+      config,
+      renderQueue,
+      fileStore: deps.store,
+      workspaces,
+      settlement,
+      renderCache: deps.cache,
+      checkTarget,
+      sealer,
+    };
     const app = buildApp({ ...services, log, readiness, natsLink, dashboard, monitors: deps.monitors });
     await app.ready();
     return { app, workspaces };
@@ -205,11 +290,19 @@ async function prepareIngress(deps: Pick<AppDeps, 'config' | 'log' | 'settlement
 
 /** The egress proxy and, behind it, the browser a render worker drives. */
 async function startRenderer(config: Config, log: Logger) {
-  const proxy = await startEgressProxy({ allowPrivate: config.allowPrivateTargets, log: (entry) => log.debug(entry, 'egress') });
+  const proxy = await startEgressProxy({
+    allowPrivate: config.allowPrivateTargets,
+    log: (entry) => log.debug(entry, 'egress'),
+  });
   const browser = new BrowserHost({
-    executablePath: config.chromiumPath, proxyUrl: proxy.url, log: browserLog(log),
-    noSandbox: config.chromiumNoSandbox, browserUser: config.chromiumUser, env: config.browserEnv,
-    rendererMemoryMb: config.rendererMemoryMb, memoryBudgetMb: config.renderMemoryBudgetMb,
+    executablePath: config.chromiumPath,
+    proxyUrl: proxy.url,
+    log: browserLog(log),
+    noSandbox: config.chromiumNoSandbox,
+    browserUser: config.chromiumUser,
+    env: config.browserEnv,
+    rendererMemoryMb: config.rendererMemoryMb,
+    memoryBudgetMb: config.renderMemoryBudgetMb,
   });
   try {
     await browser.start();

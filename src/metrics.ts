@@ -31,7 +31,10 @@ class CounterSeries {
 /** A monotonically increasing count, by label set. */
 export class Counter {
   private readonly series = new Map<string, CounterSeries>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
 
   /** The series of `labels`; a hot path with fixed labels keeps it and counts on it directly. */
   labels(labels: Labels = {}): CounterSeries {
@@ -45,7 +48,11 @@ export class Counter {
 
   /** The exposition lines of this counter. */
   render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.series].map(([key, series]) => `${this.name}${key} ${series.value}`)];
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} counter`,
+      ...[...this.series].map(([key, series]) => `${this.name}${key} ${series.value}`),
+    ];
   }
 }
 
@@ -68,7 +75,11 @@ class HistogramSeries {
 /** Observations in cumulative buckets (seconds), by label set. */
 export class Histogram {
   private readonly series = new Map<string, HistogramSeries>();
-  constructor(readonly name: string, readonly help: string, private readonly buckets: number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: number[],
+  ) {}
 
   /** The series of `labels`; a hot path with fixed labels keeps it and observes on it directly. */
   labels(labels: Labels = {}): HistogramSeries {
@@ -84,9 +95,15 @@ export class Histogram {
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [key, entry] of this.series) {
-      const base = key ? key.slice(1, -1) + ',' : '';
-      this.buckets.forEach((bound, index) => lines.push(`${this.name}_bucket{${base}le="${bound}"} ${entry.counts[index]}`));
-      lines.push(`${this.name}_bucket{${base}le="+Inf"} ${entry.count}`, `${this.name}_sum${key} ${entry.sum}`, `${this.name}_count${key} ${entry.count}`);
+      const base = key ? `${key.slice(1, -1)},` : '';
+      this.buckets.forEach((bound, index) => {
+        lines.push(`${this.name}_bucket{${base}le="${bound}"} ${entry.counts[index]}`);
+      });
+      lines.push(
+        `${this.name}_bucket{${base}le="+Inf"} ${entry.count}`,
+        `${this.name}_sum${key} ${entry.sum}`,
+        `${this.name}_count${key} ${entry.count}`,
+      );
     }
     return lines;
   }
@@ -95,12 +112,29 @@ export class Histogram {
 /** Every metric this process keeps. */
 export const metrics = {
   httpResponses: new Counter('shutterbus_http_responses_total', 'HTTP responses by route and status.'),
-  httpDuration: new Histogram('shutterbus_http_duration_seconds', 'HTTP response time by route.', [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]),
+  httpDuration: new Histogram(
+    'shutterbus_http_duration_seconds',
+    'HTTP response time by route.',
+    [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  ),
   renders: new Counter('shutterbus_renders_total', 'Renders ended on this worker, by status and error code.'),
-  renderDuration: new Histogram('shutterbus_render_duration_seconds', 'Time from a worker taking a render to its end.', [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 90]),
-  browserRestarts: new Counter('shutterbus_browser_restarts_total', 'Times this worker\'s Chromium was lost (crashed, killed or hung) and launched again.'),
-  webhookAttempts: new Counter('shutterbus_webhook_attempts_total', 'Webhook attempts by outcome (delivered, failed, refused, gone).'),
-  webhookDeadLetters: new Counter('shutterbus_webhook_dead_letters_total', 'Webhook deliveries that used every attempt and were dead-lettered.'),
+  renderDuration: new Histogram(
+    'shutterbus_render_duration_seconds',
+    'Time from a worker taking a render to its end.',
+    [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 90],
+  ),
+  browserRestarts: new Counter(
+    'shutterbus_browser_restarts_total',
+    "Times this worker's Chromium was lost (crashed, killed or hung) and launched again.",
+  ),
+  webhookAttempts: new Counter(
+    'shutterbus_webhook_attempts_total',
+    'Webhook attempts by outcome (delivered, failed, refused, gone).',
+  ),
+  webhookDeadLetters: new Counter(
+    'shutterbus_webhook_dead_letters_total',
+    'Webhook deliveries that used every attempt and were dead-lettered.',
+  ),
 };
 
 /**
@@ -127,7 +161,11 @@ async function collectedLines(): Promise<string[]> {
   return collectors.flatMap((collector, index) => {
     const values = read[index];
     if (!values) return [];
-    return [`# HELP ${collector.name} ${collector.help}`, `# TYPE ${collector.name} gauge`, ...values.map(({ labels, value }) => `${collector.name}${labelText(labels)} ${value}`)];
+    return [
+      `# HELP ${collector.name} ${collector.help}`,
+      `# TYPE ${collector.name} gauge`,
+      ...values.map(({ labels, value }) => `${collector.name}${labelText(labels)} ${value}`),
+    ];
   });
 }
 

@@ -28,7 +28,9 @@ function decodedName(name: string): string {
  * `encoded`: a name that decodes to `signature` without being sent as is (`signatur%65`), which
  * the parameter parser would read as a signature the check never saw.
  */
-export function splitSignedQuery(rawQuery: string): { signed: string; signature: string } | 'absent' | 'misplaced' | 'encoded' {
+export function splitSignedQuery(
+  rawQuery: string,
+): { signed: string; signature: string } | 'absent' | 'misplaced' | 'encoded' {
   const parameters = rawQuery.split('&');
   const names = parameters.map((parameter) => parameter.split('=')[0]);
   if (names.some((name) => name !== 'signature' && decodedName(name) === 'signature')) return 'encoded';

@@ -40,7 +40,10 @@ export async function startTracing(config: Pick<Config, 'otlpEndpoint' | 'roles'
   ]);
   const exporter = new otlp.OTLPTraceExporter({ url: `${config.otlpEndpoint}/v1/traces` });
   const provider = new sdk.TracerProvider({
-    resource: resources.resourceFromAttributes({ 'service.name': 'shutterbus', 'shutterbus.roles': [...config.roles].join(',') }),
+    resource: resources.resourceFromAttributes({
+      'service.name': 'shutterbus',
+      'shutterbus.roles': [...config.roles].join(','),
+    }),
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter, scheduledDelayMillis: 1000 })],
   });
   active = { api, tracer: provider.getTracer('shutterbus'), propagator: new core.W3CTraceContextPropagator() };
@@ -60,7 +63,12 @@ export function tracingOn(): boolean {
  * (an incoming `traceparent` is honoured), else of the span of the surrounding `inSpan`.
  * Undefined when tracing is off.
  */
-export function startSpan(name: string, parent?: Span | TraceCarrier, attributes?: Attributes, kind: 'server' | 'client' | 'consumer' | 'internal' = 'internal'): Span | undefined {
+export function startSpan(
+  name: string,
+  parent?: Span | TraceCarrier,
+  attributes?: Attributes,
+  kind: 'server' | 'client' | 'consumer' | 'internal' = 'internal',
+): Span | undefined {
   if (!active) return undefined;
   const { api, tracer, propagator } = active;
   parent ??= current.getStore();
@@ -70,7 +78,12 @@ export function startSpan(name: string, parent?: Span | TraceCarrier, attributes
       : 'spanContext' in parent && typeof parent.spanContext === 'function'
         ? api.trace.setSpan(api.ROOT_CONTEXT, parent as Span)
         : propagator.extract(api.ROOT_CONTEXT, parent as TraceCarrier, getter);
-  const spanKind = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, consumer: api.SpanKind.CONSUMER, internal: api.SpanKind.INTERNAL }[kind];
+  const spanKind = {
+    server: api.SpanKind.SERVER,
+    client: api.SpanKind.CLIENT,
+    consumer: api.SpanKind.CONSUMER,
+    internal: api.SpanKind.INTERNAL,
+  }[kind];
   return tracer.startSpan(name, { attributes, kind: spanKind }, context);
 }
 

@@ -78,7 +78,11 @@ architecture('no two folders import each other (each folder of src/ and actors/ 
   // A folder is a first-level folder of src/ (http, jetstream, render, …) or actors/; src/*.ts files stand alone.
   const folderOf = (file: string) => {
     const parts = file.split(path.sep);
-    return parts[0] === 'src' && parts.length > 2 ? `src/${parts[1]}` : parts.length > 1 && parts[0] !== 'src' ? parts[0] : file;
+    return parts[0] === 'src' && parts.length > 2
+      ? `src/${parts[1]}`
+      : parts.length > 1 && parts[0] !== 'src'
+        ? parts[0]
+        : file;
   };
   const folders = new Map<string, Set<string>>();
   for (const [file, targets] of importGraph()) {
@@ -93,7 +97,9 @@ architecture('no two folders import each other (each folder of src/ and actors/ 
 architecture('actors/ import nothing of the browser, the broker or HTTP', () => {
   const offending = [...importGraph()]
     .filter(([file]) => file.startsWith('actors'))
-    .flatMap(([file, targets]) => [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`));
+    .flatMap(([file, targets]) =>
+      [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`),
+    );
   assert.equal(offending, []);
 });
 

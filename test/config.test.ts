@@ -35,7 +35,12 @@ test('an empty environment gives the documented defaults', () => {
 });
 
 test('ports, BASE_URL and NATS_URL follow each other', () => {
-  const config = loadConfig({ PORT: '8080', LOCAL_NATS_PORT: '5222', LOCAL_S3_PORT: '9100', BASE_URL: 'https://shots.example.com/' });
+  const config = loadConfig({
+    PORT: '8080',
+    LOCAL_NATS_PORT: '5222',
+    LOCAL_S3_PORT: '9100',
+    BASE_URL: 'https://shots.example.com/',
+  });
   assert.is(config.baseUrl, 'https://shots.example.com', 'a trailing slash is dropped');
   assert.equal(config.natsServers, ['nats://127.0.0.1:5222']);
   assert.is(config.s3.endPoint, 'http://127.0.0.1:9100');
@@ -64,10 +69,13 @@ test('every kind of bad value is refused with one line naming the variable', () 
   refused({ RENDER_CONCURRENCY: '0' }, 'RENDER_CONCURRENCY');
 });
 
-test('RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine\'s memory, at most 768 MB per CPU', () => {
+test("RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine's memory, at most 768 MB per CPU", () => {
   const budget = defaultRenderMemoryBudgetMb();
   assert.is(loadConfig({}).renderMemoryBudgetMb, budget);
-  const expected = Math.max(512, Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 768 * os.availableParallelism()));
+  const expected = Math.max(
+    512,
+    Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 768 * os.availableParallelism()),
+  );
   assert.ok(budget === expected || budget < expected, `default ${budget} MB (a container's limit may lower it)`);
   assert.ok(budget >= 512, `default ${budget} MB`);
   assert.is(loadConfig({ RENDER_MEMORY_BUDGET: '1536' }).renderMemoryBudgetMb, 1536);
@@ -80,7 +88,12 @@ test('durations take ms, s, m, h and d', () => {
 });
 
 test('the configuration is frozen, nested parts included', () => {
-  const config = loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'k'.repeat(32), NATS_USER: 'render', NATS_PASSWORD: 'p' });
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    SECRETS_KEY: 'k'.repeat(32),
+    NATS_USER: 'render',
+    NATS_PASSWORD: 'p',
+  });
   assert.is(config.production, true);
   assert.equal(config.natsAuth, { user: 'render', pass: 'p' });
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.s3) && Object.isFrozen(config.roles));

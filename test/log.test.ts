@@ -8,9 +8,21 @@ const logs = suite('logger');
 
 logs('fields holding a storage secret are censored, at the top and one level down', () => {
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk, _encoding, done) { lines.push(chunk.toString()); done(); } });
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
   const log = createLogger({ logLevel: 'info' }, false, sink as unknown as Parameters<typeof createLogger>[2]);
-  log.info({ storage_secret_access_key: 'top-secret-1', store: { secret_access_key: 'top-secret-2', bucket: 'shots' }, s3: { secretKey: 'top-secret-3' } }, 'a line');
+  log.info(
+    {
+      storage_secret_access_key: 'top-secret-1',
+      store: { secret_access_key: 'top-secret-2', bucket: 'shots' },
+      s3: { secretKey: 'top-secret-3' },
+    },
+    'a line',
+  );
   const text = lines.join('');
   for (const secret of ['top-secret-1', 'top-secret-2', 'top-secret-3']) assert.not.match(text, secret);
   const line = JSON.parse(lines[0]);

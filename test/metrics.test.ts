@@ -9,8 +9,16 @@ test('counters and gauges read at the scrape; a gauge whose read fails is left o
   metrics.webhookDeadLetters.inc();
   metrics.browserRestarts.inc();
   let depth = 3;
-  addGaugeCollector({ name: 'test_depth', help: 'A test gauge.', read: async () => [{ labels: { queue: 'a"b' }, value: depth }] });
-  addGaugeCollector({ name: 'test_broken', help: 'A gauge whose source is down.', read: () => Promise.reject(new Error('down')) });
+  addGaugeCollector({
+    name: 'test_depth',
+    help: 'A test gauge.',
+    read: async () => [{ labels: { queue: 'a"b' }, value: depth }],
+  });
+  addGaugeCollector({
+    name: 'test_broken',
+    help: 'A gauge whose source is down.',
+    read: () => Promise.reject(new Error('down')),
+  });
   let text = await renderMetrics();
   assert.match(text, /^shutterbus_webhook_attempts_total\{outcome="delivered"\} 2$/m);
   assert.match(text, /^shutterbus_webhook_dead_letters_total 1$/m);

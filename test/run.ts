@@ -112,7 +112,7 @@ function runFile(file: string): Promise<FileResult> {
       killGroup(child, 'SIGKILL');
       const summary = parseUvuSummary(output);
       const seconds = (Date.now() - started) / 1000;
-      let passed = summary?.passed ?? 0;
+      const passed = summary?.passed ?? 0;
       let failed = summary?.failed ?? 0;
       const lingered = note?.startsWith('still running') ?? false;
       if (!summary && code !== 0) {

@@ -38,7 +38,15 @@ export class AccountStore {
     const address = normalizeEmail(email);
     const now = new Date().toISOString();
     const { value } = await updateJson<Account>(this.bucket, keyOf(address), (current) => {
-      const base: Account = current ?? { email: address, password_hash: null, verified: false, workspace_ids: [], token_nonce: nonce(), created_at: now, updated_at: now };
+      const base: Account = current ?? {
+        email: address,
+        password_hash: null,
+        verified: false,
+        workspace_ids: [],
+        token_nonce: nonce(),
+        created_at: now,
+        updated_at: now,
+      };
       const next = change(base);
       if (next === undefined) return current === null ? base : undefined;
       return { ...next, updated_at: now };
@@ -51,20 +59,31 @@ export class AccountStore {
     const address = normalizeEmail(email);
     const now = new Date().toISOString();
     return createJson<Account>(this.bucket, keyOf(address), {
-      email: address, password_hash: passwordHash, verified: false, workspace_ids: [], token_nonce: nonce(), created_at: now, updated_at: now,
+      email: address,
+      password_hash: passwordHash,
+      verified: false,
+      workspace_ids: [],
+      token_nonce: nonce(),
+      created_at: now,
+      updated_at: now,
     });
   }
 
   /** Records that the account belongs to a workspace. */
   async join(email: string, workspaceId: string): Promise<Account> {
     return this.update(email, (current) =>
-      current.workspace_ids.includes(workspaceId) ? current : { ...current, workspace_ids: [...current.workspace_ids, workspaceId] },
+      current.workspace_ids.includes(workspaceId)
+        ? current
+        : { ...current, workspace_ids: [...current.workspace_ids, workspaceId] },
     );
   }
 
   /** Records that the account left a workspace. */
   async leave(email: string, workspaceId: string): Promise<Account> {
-    return this.update(email, (current) => ({ ...current, workspace_ids: current.workspace_ids.filter((id) => id !== workspaceId) }));
+    return this.update(email, (current) => ({
+      ...current,
+      workspace_ids: current.workspace_ids.filter((id) => id !== workspaceId),
+    }));
   }
 
   /** Sets a new password (the invitation link's nonce is spent with it). */

@@ -1,6 +1,14 @@
 // Who belongs to which workspace, changed in one place for the CLI and the dashboard alike.
 import { ServiceError } from '../errors.ts';
-import { canManage, normalizeEmail, type Member, type Plan, type Role, type Workspace, type WorkspaceStore } from '../workspaces/workspace.ts';
+import {
+  canManage,
+  normalizeEmail,
+  type Member,
+  type Plan,
+  type Role,
+  type Workspace,
+  type WorkspaceStore,
+} from '../workspaces/workspace.ts';
 import type { Account, AccountStore } from './accounts.ts';
 
 /** Who asks for a change: an operator at the CLI (no rules), or a member in the dashboard (roles apply). */
@@ -11,14 +19,22 @@ const isOperator = (actor: Actor): actor is { operator: true } => 'operator' in 
 /** Refuses unless the actor is an owner of the workspace as it is now. */
 function requireOwner(workspace: Workspace, actor: Actor): void {
   if (!isOperator(actor) && workspace.members.find((m) => m.email === normalizeEmail(actor.email))?.role !== 'owner') {
-    throw new ServiceError('forbidden', {}, { message: 'Only owners of the workspace can change roles and remove members.' });
+    throw new ServiceError(
+      'forbidden',
+      {},
+      { message: 'Only owners of the workspace can change roles and remove members.' },
+    );
   }
 }
 
 /** Refuses a change that would leave the workspace without an owner. */
 function keepAnOwner(workspace: Workspace): Workspace {
   if (!workspace.members.some((m) => m.role === 'owner')) {
-    throw new ServiceError('forbidden', {}, { message: 'A workspace must keep at least one owner: make someone else an owner first.' });
+    throw new ServiceError(
+      'forbidden',
+      {},
+      { message: 'A workspace must keep at least one owner: make someone else an owner first.' },
+    );
   }
   return workspace;
 }
@@ -42,11 +58,20 @@ export class Membership {
    * invitation link, where the mailbox's owner chooses the password, since a sign-up form proves
    * nothing about the mailbox and the invited workspaces must not go to whoever typed the address.
    */
-  async signUp(email: string, passwordHash: string): Promise<{ outcome: 'created'; account: Account; workspace: Workspace } | { outcome: 'taken' } | { outcome: 'invited'; account: Account }> {
+  async signUp(
+    email: string,
+    passwordHash: string,
+  ): Promise<
+    | { outcome: 'created'; account: Account; workspace: Workspace }
+    | { outcome: 'taken' }
+    | { outcome: 'invited'; account: Account }
+  > {
     const created = await this.accounts.create(email, passwordHash);
     if (!created) {
       const existing = await this.accounts.get(email);
-      return existing && existing.password_hash === null ? { outcome: 'invited', account: existing } : { outcome: 'taken' };
+      return existing && existing.password_hash === null
+        ? { outcome: 'invited', account: existing }
+        : { outcome: 'taken' };
     }
     const workspace = await this.createWorkspace({ plan: 'free', owner: email });
     return { outcome: 'created', account: (await this.accounts.get(email))!, workspace };
@@ -67,12 +92,20 @@ export class Membership {
    * owner may add an owner. The address gets an account if it had none, so it sees the workspace
    * once it signs in; `account.password_hash === null` says it has yet to choose a password.
    */
-  async add(workspaceId: string, email: string, role: Role, actor: Actor): Promise<{ workspace: Workspace; member: Member; account: Account; added: boolean }> {
+  async add(
+    workspaceId: string,
+    email: string,
+    role: Role,
+    actor: Actor,
+  ): Promise<{ workspace: Workspace; member: Member; account: Account; added: boolean }> {
     const address = normalizeEmail(email);
     const allowed = (workspace: Workspace) => {
       if (isOperator(actor)) return;
       if (!canManage(workspace, actor.email)) throw new ServiceError('forbidden');
-      if (role === 'owner' && workspace.members.find((m) => m.email === normalizeEmail(actor.email))?.role !== 'owner') {
+      if (
+        role === 'owner' &&
+        workspace.members.find((m) => m.email === normalizeEmail(actor.email))?.role !== 'owner'
+      ) {
         throw new ServiceError('forbidden', {}, { message: 'Only owners can invite owners.' });
       }
     };
@@ -88,7 +121,9 @@ export class Membership {
       added = !existing;
       if (existing && !isOperator(actor)) return current;
       const members = existing
-        ? current.members.map((m) => (m.email === address ? { ...m, role, verified: account.verified || m.verified } : m))
+        ? current.members.map((m) =>
+            m.email === address ? { ...m, role, verified: account.verified || m.verified } : m,
+          )
         : [...current.members, { email: address, role, verified: account.verified }];
       return { ...current, members };
     });
@@ -101,7 +136,10 @@ export class Membership {
     return this.workspaces.update(workspaceId, (current) => {
       requireOwner(current, actor);
       if (!current.members.some((m) => m.email === address)) throw notMember(address, workspaceId);
-      return keepAnOwner({ ...current, members: current.members.map((m) => (m.email === address ? { ...m, role } : m)) });
+      return keepAnOwner({
+        ...current,
+        members: current.members.map((m) => (m.email === address ? { ...m, role } : m)),
+      });
     });
   }
 
@@ -129,7 +167,9 @@ export class Membership {
 
   /** The mailbox proved (its link was followed): the account is verified, and its membership in every workspace. */
   async verify(email: string): Promise<Account> {
-    const account = await this.accounts.update(email, (current) => (current.verified ? current : { ...current, verified: true }));
+    const account = await this.accounts.update(email, (current) =>
+      current.verified ? current : { ...current, verified: true },
+    );
     for (const workspaceId of account.workspace_ids) {
       const workspace = await this.workspaces.get(workspaceId);
       if (!workspace?.members.some((m) => m.email === account.email && !m.verified)) continue;

@@ -9,7 +9,9 @@ export class UsageError extends Error {}
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
 /** The values parseArgs reads for `F`: a string or boolean per given flag. */
-export type FlagValues<F extends FlagSpec> = ReturnType<typeof parseArgs<{ options: F; strict: true; allowPositionals: false }>>['values'];
+export type FlagValues<F extends FlagSpec> = ReturnType<
+  typeof parseArgs<{ options: F; strict: true; allowPositionals: false }>
+>['values'];
 
 /** One CLI command: the flags it allows and what it does with them. */
 export interface Command<Context> {
@@ -21,7 +23,9 @@ export interface Command<Context> {
 
 /** A command whose `run` sees its own flags typed. */
 export function command<const F extends FlagSpec, Context>(
-  flags: F, run: (flags: FlagValues<F>, context: Context) => Promise<unknown>, options: { readOnly?: boolean } = {},
+  flags: F,
+  run: (flags: FlagValues<F>, context: Context) => Promise<unknown>,
+  options: { readOnly?: boolean } = {},
 ): Command<Context> {
   return { flags, run: run as Command<Context>['run'], readOnly: options.readOnly ?? false };
 }
@@ -31,7 +35,10 @@ export function parseFlags(args: string[], spec: FlagSpec): FlagValues<FlagSpec>
   try {
     return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')) {
+    if (
+      typeof (err as { code?: unknown }).code === 'string' &&
+      (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')
+    ) {
       throw new UsageError((err as Error).message.replace(/\n/g, ' '));
     }
     throw err;
@@ -46,6 +53,7 @@ export function required(value: string | undefined, name: string): string {
 
 /** A string flag that must be one of `choices`. */
 export function choice<T extends string>(value: string | undefined, name: string, choices: readonly T[]): T {
-  if (value === undefined || !choices.includes(value as T)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
+  if (value === undefined || !choices.includes(value as T))
+    throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
   return value as T;
 }

@@ -5,5 +5,9 @@ import { command } from './args.ts';
 
 /** The mail commands, keyed by their command words. */
 export const mailCommands = {
-  'mail outbox': command({}, async (_flags, { topology }: { topology: Topology }) => ({ messages: await new Outbox(topology.jsm).list() }), { readOnly: true }),
+  'mail outbox': command(
+    {},
+    async (_flags, { topology }: { topology: Topology }) => ({ messages: await new Outbox(topology.jsm).list() }),
+    { readOnly: true },
+  ),
 };

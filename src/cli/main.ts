@@ -1,7 +1,7 @@
 // The `shutterbus` operator CLI (docs/operations.md): JSON on stdout, errors as JSON on stderr.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
@@ -11,7 +11,14 @@ import { AccountStore, emailPattern } from '../accounts/accounts.ts';
 import { Membership } from '../accounts/membership.ts';
 import { signedExampleUrl } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
-import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role, type Workspace } from '../workspaces/workspace.ts';
+import {
+  canManage,
+  describeWorkspace,
+  normalizeEmail,
+  WorkspaceStore,
+  type Role,
+  type Workspace,
+} from '../workspaces/workspace.ts';
 import { choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { monitorCommands } from './monitors.ts';
@@ -84,9 +91,16 @@ const commands: Record<string, Command<Context>> = {
     { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
     async (flags, { membership }: Context) => {
       const plan = choice(flags.plan, 'plan', ['free', 'pro'] as const);
-      if (flags.quota !== undefined && !/^\d{1,9}$/.test(flags.quota)) throw new UsageError('--quota must be a whole number');
+      if (flags.quota !== undefined && !/^\d{1,9}$/.test(flags.quota))
+        throw new UsageError('--quota must be a whole number');
       const owner = flags.owner === undefined ? undefined : email(flags.owner, 'owner');
-      return describeWorkspace(await membership.createWorkspace({ plan, quota: flags.quota === undefined ? undefined : Number(flags.quota), owner }));
+      return describeWorkspace(
+        await membership.createWorkspace({
+          plan,
+          quota: flags.quota === undefined ? undefined : Number(flags.quota),
+          owner,
+        }),
+      );
     },
   ),
   'workspace show': command(
@@ -125,13 +139,17 @@ const commands: Record<string, Command<Context>> = {
     const { workspace_id } = await workspaceOf(flags.workspace, context);
     return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, email(flags.as, 'as')));
   }),
-  usage: command({ ...workspaceFlag, month: { type: 'string' } }, async (flags, context: Context) => {
-    const workspace = await workspaceOf(flags.workspace, context);
-    const month = flags.month ?? monthOf(new Date());
-    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
-    const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
-    return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
-  }, { readOnly: true }),
+  usage: command(
+    { ...workspaceFlag, month: { type: 'string' } },
+    async (flags, context: Context) => {
+      const workspace = await workspaceOf(flags.workspace, context);
+      const month = flags.month ?? monthOf(new Date());
+      if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
+      const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
+      return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
+    },
+    { readOnly: true },
+  ),
   'secrets reseal': command({}, async (_flags, context: Context) => ({
     workspaces: await context.workspaces.reseal(),
     session_secret: await resealSessionSecret(context.topology.dashboard, context.sealer),
@@ -160,7 +178,9 @@ function fail(code: string, message: string, exitCode: number): never {
 
 /** The command named by the leading words of `argv` (two words, else one), and the arguments after them. */
 function commandOf(argv: string[]): { name: string; rest: string[] } | null {
-  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate !== undefined && Object.hasOwn(commands, candidate));
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find(
+    (candidate) => candidate !== undefined && Object.hasOwn(commands, candidate),
+  );
   return name === undefined ? null : { name, rest: argv.slice(name.split(' ').length) };
 }
 
@@ -172,7 +192,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const called = commandOf(argv);
   if (!called) fail('usage', usage, 2);
-  let flags;
+  let flags: ReturnType<typeof parseFlags>;
   try {
     flags = parseFlags(called.rest, commands[called.name].flags);
   } catch (err) {
@@ -188,16 +208,24 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) fail('configuration_not_valid', err.message, 1);
     throw err;
   }
-  let nc;
+  let nc: NatsConnection;
   try {
     nc = await connect({ servers: [...config.natsServers], ...config.natsAuth, name: 'shutterbus-cli', timeout: 5000 });
   } catch (err) {
-    fail('temporary_unavailable', `NATS at ${config.natsServers.join(',')} did not answer: ${(err as Error).message}`, 1);
+    fail(
+      'temporary_unavailable',
+      `NATS at ${config.natsServers.join(',')} did not answer: ${(err as Error).message}`,
+      1,
+    );
   }
   try {
     // Opening is idempotent: an attempt that found a stream without a leader (or hung) is made again.
     const until = Date.now() + JETSTREAM_PATIENCE_MS;
-    const topology = await retryWhile(() => withTimeout(ensureTopology(nc, config), Math.max(1000, until - Date.now())), isNatsUnavailable, until);
+    const topology = await retryWhile(
+      () => withTimeout(ensureTopology(nc, config), Math.max(1000, until - Date.now())),
+      isNatsUnavailable,
+      until,
+    );
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);
     const chosen = commands[called.name];
@@ -209,8 +237,13 @@ async function main(argv: string[]): Promise<void> {
     await nc.close();
     if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
     if (err instanceof ServiceError) fail(err.code, err.message, 1);
-    if (isNatsUnavailable(err)) fail('temporary_unavailable', `JetStream did not answer (${(err as Error).message}); retry shortly`, 1);
-    fail('internal_application_error', errorTable.internal_application_error.message + ` (${(err as Error).message})`, 1);
+    if (isNatsUnavailable(err))
+      fail('temporary_unavailable', `JetStream did not answer (${(err as Error).message}); retry shortly`, 1);
+    fail(
+      'internal_application_error',
+      `${errorTable.internal_application_error.message} (${(err as Error).message})`,
+      1,
+    );
   }
 }
 

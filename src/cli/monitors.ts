@@ -14,10 +14,19 @@ export interface MonitorCommandContext {
 
 /** The monitor commands, keyed by their command words. */
 export const monitorCommands = {
-  'monitors list': command({ workspace: { type: 'string' } }, async ({ workspace }, { config, topology }: MonitorCommandContext) => {
-    const monitors = await new MonitorStore(topology.monitors).list(workspace);
-    return { monitors: monitors.map((monitor) => ({ workspace_id: monitor.workspace_id, ...publicMonitor(monitor, config.filesBaseUrl, false) })) };
-  }, { readOnly: true }),
+  'monitors list': command(
+    { workspace: { type: 'string' } },
+    async ({ workspace }, { config, topology }: MonitorCommandContext) => {
+      const monitors = await new MonitorStore(topology.monitors).list(workspace);
+      return {
+        monitors: monitors.map((monitor) => ({
+          workspace_id: monitor.workspace_id,
+          ...publicMonitor(monitor, config.filesBaseUrl, false),
+        })),
+      };
+    },
+    { readOnly: true },
+  ),
   'monitors remove': command({ id: { type: 'string' } }, async ({ id }, { topology }: MonitorCommandContext) => {
     const store = new MonitorStore(topology.monitors);
     const monitorId = required(id, 'id');

@@ -30,14 +30,18 @@ const windowFlags = {
 
 function windowOf(flags: FlagValues<typeof windowFlags>): { start: WindowStart; workspace?: string; dryRun: boolean } {
   const { since, 'from-seq': fromSeq, workspace, 'dry-run': dryRun } = flags;
-  if ((since === undefined) === (fromSeq === undefined)) throw new UsageError('give either --since ISO_TIME or --from-seq N');
-  if (workspace !== undefined && !/^ws_[0-9a-f]{16}$/.test(workspace)) throw new UsageError('--workspace must be a workspace id');
+  if ((since === undefined) === (fromSeq === undefined))
+    throw new UsageError('give either --since ISO_TIME or --from-seq N');
+  if (workspace !== undefined && !/^ws_[0-9a-f]{16}$/.test(workspace))
+    throw new UsageError('--workspace must be a workspace id');
   if (fromSeq !== undefined) {
-    if (!/^\d{1,15}$/.test(fromSeq) || Number(fromSeq) < 1) throw new UsageError('--from-seq must be a stream sequence, 1 or more');
+    if (!/^\d{1,15}$/.test(fromSeq) || Number(fromSeq) < 1)
+      throw new UsageError('--from-seq must be a stream sequence, 1 or more');
     return { start: { fromSeq: Number(fromSeq) }, workspace, dryRun };
   }
   const moment = new Date(since!);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(since!) || Number.isNaN(moment.getTime())) throw new UsageError('--since must be an ISO time like 2025-01-31T12:00:00Z');
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(since!) || Number.isNaN(moment.getTime()))
+    throw new UsageError('--since must be an ISO time like 2025-01-31T12:00:00Z');
   return { start: { since: moment }, workspace, dryRun };
 }
 
@@ -91,7 +95,13 @@ export const replayCommands = {
       // A delivery whose record aged out of the bucket has nothing left to send.
       const known = dryRun ? await queue.get(job.id) : await queue.resend(job.id);
       if (!known) continue;
-      items.push({ id: job.id, render_id: job.render_id, workspace_id: job.workspace_id, webhook_url: job.webhook_url, stream_seq: msg.seq });
+      items.push({
+        id: job.id,
+        render_id: job.render_id,
+        workspace_id: job.workspace_id,
+        webhook_url: job.webhook_url,
+        stream_seq: msg.seq,
+      });
     }
     return { replayed: items.length, dry_run: dryRun, items };
   }),

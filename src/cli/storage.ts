@@ -4,7 +4,12 @@ import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { checkTargetUrl } from '../net/target.ts';
 import { createSealer } from '../secrets/key.ts';
-import { changeDefaultStorage, defaultStorageOf, describeStorage, storageInputProblems } from '../workspaces/storage.ts';
+import {
+  changeDefaultStorage,
+  defaultStorageOf,
+  describeStorage,
+  storageInputProblems,
+} from '../workspaces/storage.ts';
 import type { Workspace, WorkspaceStore } from '../workspaces/workspace.ts';
 import { command, required, UsageError } from './args.ts';
 
@@ -27,8 +32,13 @@ async function workspaceOf(id: string | undefined, workspaces: WorkspaceStore): 
 export const storageCommands = {
   'storage set': command(
     {
-      workspace: { type: 'string' }, as: { type: 'string' }, endpoint: { type: 'string' }, bucket: { type: 'string' },
-      'access-key-id': { type: 'string' }, 'secret-access-key': { type: 'string' }, region: { type: 'string' },
+      workspace: { type: 'string' },
+      as: { type: 'string' },
+      endpoint: { type: 'string' },
+      bucket: { type: 'string' },
+      'access-key-id': { type: 'string' },
+      'secret-access-key': { type: 'string' },
+      region: { type: 'string' },
     },
     async (flags, { config, workspaces }: StorageCommandContext) => {
       const workspace = await workspaceOf(flags.workspace, workspaces);
@@ -54,8 +64,11 @@ export const storageCommands = {
     { readOnly: true },
   ),
   // After a SECRETS_KEY rotation: every default sealed with an earlier key, sealed with the current one.
-  'storage clear': command({ workspace: { type: 'string' }, as: { type: 'string' } }, async (flags, { workspaces }: StorageCommandContext) => {
-    const workspace = await workspaceOf(flags.workspace, workspaces);
-    return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, required(flags.as, 'as'), null));
-  }),
+  'storage clear': command(
+    { workspace: { type: 'string' }, as: { type: 'string' } },
+    async (flags, { workspaces }: StorageCommandContext) => {
+      const workspace = await workspaceOf(flags.workspace, workspaces);
+      return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, required(flags.as, 'as'), null));
+    },
+  ),
 };

@@ -16,22 +16,26 @@ export function deliveryQueueOf(topology: Topology): DeliveryQueue {
 
 /** The webhook commands, keyed by their command words. */
 export const webhookCommands = {
-  'webhooks dead': command({ workspace: { type: 'string' } }, async ({ workspace }, { topology }: WebhookCommandContext) => {
-    const dead = (await deliveryQueueOf(topology).all()).filter(
-      (record) => record.status === 'dead' && (workspace === undefined || record.workspace_id === workspace),
-    );
-    return {
-      deliveries: dead.map(({ id, render_id, workspace_id, webhook_url, attempts, last_error, updated_at }) => ({
-        id,
-        render_id,
-        workspace_id,
-        webhook_url,
-        attempts,
-        last_error: last_error ?? null,
-        dead_since: updated_at,
-      })),
-    };
-  }, { readOnly: true }),
+  'webhooks dead': command(
+    { workspace: { type: 'string' } },
+    async ({ workspace }, { topology }: WebhookCommandContext) => {
+      const dead = (await deliveryQueueOf(topology).all()).filter(
+        (record) => record.status === 'dead' && (workspace === undefined || record.workspace_id === workspace),
+      );
+      return {
+        deliveries: dead.map(({ id, render_id, workspace_id, webhook_url, attempts, last_error, updated_at }) => ({
+          id,
+          render_id,
+          workspace_id,
+          webhook_url,
+          attempts,
+          last_error: last_error ?? null,
+          dead_since: updated_at,
+        })),
+      };
+    },
+    { readOnly: true },
+  ),
   'webhooks redrive': command(
     { id: { type: 'string' }, all: { type: 'boolean' }, workspace: { type: 'string' } },
     async ({ id, all = false, workspace }, { topology }: WebhookCommandContext) => {
@@ -42,7 +46,9 @@ export const webhookCommands = {
         if (!(await queue.resend(id))) throw new ServiceError('not_found', {}, { message: `No delivery ${id}.` });
         return { redriven: 1 };
       }
-      const dead = (await queue.all()).filter((r) => r.status === 'dead' && (workspace === undefined || r.workspace_id === workspace));
+      const dead = (await queue.all()).filter(
+        (r) => r.status === 'dead' && (workspace === undefined || r.workspace_id === workspace),
+      );
       for (const record of dead) await queue.resend(record.id);
       return { redriven: dead.length };
     },

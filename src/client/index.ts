@@ -32,10 +32,17 @@ export function signUrl(params: TakeParams, keys: Keys, baseUrl: string = DEFAUL
 }
 
 /** A signed POST: send exactly `body` with the `headers` (specification §5: never re-serialise it). */
-export function signBody(params: TakeParams, keys: Keys): { body: string; signature: string; headers: Record<string, string> } {
+export function signBody(
+  params: TakeParams,
+  keys: Keys,
+): { body: string; signature: string; headers: Record<string, string> } {
   const body = JSON.stringify(params);
   const signature = hmacHex(keys.secretKey, body);
-  return { body, signature, headers: { 'content-type': 'application/json', 'x-access-key': keys.accessKey, 'x-signature': signature } };
+  return {
+    body,
+    signature,
+    headers: { 'content-type': 'application/json', 'x-access-key': keys.accessKey, 'x-signature': signature },
+  };
 }
 
 /** Headers as Node, fetch or a plain object hold them. */
@@ -63,14 +70,24 @@ export function verifyWebhook(
   toleranceSeconds = 300,
   now: number = Date.now(),
 ): boolean {
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const body =
+    typeof rawBody === 'string'
+      ? Buffer.from(rawBody)
+      : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
   const fresh = (timestamp: string | undefined): timestamp is string =>
-    timestamp !== undefined && /^\d{1,12}$/.test(timestamp) && Math.abs(now / 1000 - Number(timestamp)) <= toleranceSeconds;
+    timestamp !== undefined &&
+    /^\d{1,12}$/.test(timestamp) &&
+    Math.abs(now / 1000 - Number(timestamp)) <= toleranceSeconds;
   return verifyOwn(secretKey, headers, body, fresh) || verifyStandard(secretKey, headers, body, fresh);
 }
 
 /** `X-Webhook-Timestamp` and `X-Signature`. */
-function verifyOwn(secretKey: string, headers: HeaderSource, body: Buffer, fresh: (timestamp: string | undefined) => boolean): boolean {
+function verifyOwn(
+  secretKey: string,
+  headers: HeaderSource,
+  body: Buffer,
+  fresh: (timestamp: string | undefined) => boolean,
+): boolean {
   const timestamp = headerOf(headers, 'x-webhook-timestamp');
   const signature = headerOf(headers, 'x-signature');
   if (!fresh(timestamp) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
@@ -79,12 +96,20 @@ function verifyOwn(secretKey: string, headers: HeaderSource, body: Buffer, fresh
 }
 
 /** `webhook-id`, `webhook-timestamp` and `webhook-signature` (Standard Webhooks: space-separated `v1,<base64>` entries). */
-function verifyStandard(secretKey: string, headers: HeaderSource, body: Buffer, fresh: (timestamp: string | undefined) => boolean): boolean {
+function verifyStandard(
+  secretKey: string,
+  headers: HeaderSource,
+  body: Buffer,
+  fresh: (timestamp: string | undefined) => boolean,
+): boolean {
   const id = headerOf(headers, 'webhook-id');
   const timestamp = headerOf(headers, 'webhook-timestamp');
   const signatures = headerOf(headers, 'webhook-signature');
   if (!id || !fresh(timestamp) || !signatures) return false;
-  const expected = createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(`${id}.${timestamp}.`).update(body).digest();
+  const expected = createHmac('sha256', Buffer.from(secretKey, 'utf8'))
+    .update(`${id}.${timestamp}.`)
+    .update(body)
+    .digest();
   return signatures.split(' ').some((entry) => {
     const [version, signature] = entry.split(',');
     if (version !== 'v1' || !signature || !/^[A-Za-z0-9+/]{43}=$/.test(signature)) return false;

@@ -65,7 +65,9 @@ export function webhookPayload(record: RenderRecord, filesBaseUrl: string, creat
       format: record.format,
       // A failed render has a file only when the upload to the customer's storage was refused: its own copy is kept.
       ...(record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
-      ...(succeeded && record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) } : {}),
+      ...(succeeded && record.metadata
+        ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) }
+        : {}),
       ...(succeeded ? publicExtras(record, (name) => fileUrl(filesBaseUrl, name)) : {}),
       ...(succeeded && record.warnings ? { warnings: record.warnings } : {}),
       ...(succeeded && record.store ? { store: record.store } : {}),
@@ -106,7 +108,12 @@ export class DeliveryQueue {
     if (!render.webhook_url) return;
     // webhook_errors=false: only a success is announced.
     if (render.status === 'failed' && render.webhook_errors === false) return;
-    const about = { render_id: render.render_id, workspace_id: render.workspace_id, webhook_url: render.webhook_url, ...(render.webhook_sign === false ? { unsigned: true as const } : {}) };
+    const about = {
+      render_id: render.render_id,
+      workspace_id: render.workspace_id,
+      webhook_url: render.webhook_url,
+      ...(render.webhook_sign === false ? { unsigned: true as const } : {}),
+    };
     await this.enqueueEvent(about, webhookPayload(render, filesBaseUrl), render.trace);
   }
 
@@ -115,29 +122,43 @@ export class DeliveryQueue {
    * id as `enqueue` is, and sent, signed and retried like a render's webhook; `trace` joins its
    * attempts to the trace of the request behind it.
    */
-  async enqueueEvent(about: Pick<DeliveryJob, 'render_id' | 'workspace_id' | 'webhook_url' | 'unsigned'>, payload: WebhookPayload, trace?: RenderRecord['trace']): Promise<void> {
+  async enqueueEvent(
+    about: Pick<DeliveryJob, 'render_id' | 'workspace_id' | 'webhook_url' | 'unsigned'>,
+    payload: WebhookPayload,
+    trace?: RenderRecord['trace'],
+  ): Promise<void> {
     const now = new Date().toISOString();
     const job: DeliveryJob = { id: payload.id, ...about, body: JSON.stringify(payload), round: 0 };
     const fresh: DeliveryRecord = { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now };
     // Announced again (redelivery, replay): the record that exists decides whether it is still to send.
     const recorded = (await createJson(this.bucket, job.id, fresh)) ? fresh : (await this.get(job.id))!;
     if (recorded.round === 0 && recorded.status === 'pending' && recorded.attempts === 0) {
-      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), { msgID: job.id, headers: traceHeaders(trace) });
+      await this.js.publish(names.deliverySubject(job.workspace_id), JSON.stringify(jobOf(recorded)), {
+        msgID: job.id,
+        headers: traceHeaders(trace),
+      });
     }
   }
 
   /** Starts a new round of a recorded delivery (redrive, replay): same id and body, attempts from zero. */
   async resend(id: string): Promise<DeliveryRecord | null> {
     const { value } = await updateJson<DeliveryRecord>(this.bucket, id, (current) =>
-      current ? { ...current, status: 'pending', attempts: 0, round: current.round + 1, updated_at: new Date().toISOString() } : undefined,
+      current
+        ? { ...current, status: 'pending', attempts: 0, round: current.round + 1, updated_at: new Date().toISOString() }
+        : undefined,
     );
     if (!value) return null;
-    await this.js.publish(names.deliverySubject(value.workspace_id), JSON.stringify(jobOf(value)), { msgID: `${id}.${value.round}` });
+    await this.js.publish(names.deliverySubject(value.workspace_id), JSON.stringify(jobOf(value)), {
+      msgID: `${id}.${value.round}`,
+    });
     return value;
   }
 
   /** Changes a delivery's record with compare-and-set; `change` returns undefined to leave it. */
-  async update(id: string, change: (current: DeliveryRecord) => DeliveryRecord | undefined): Promise<DeliveryRecord | null> {
+  async update(
+    id: string,
+    change: (current: DeliveryRecord) => DeliveryRecord | undefined,
+  ): Promise<DeliveryRecord | null> {
     const { value } = await updateJson<DeliveryRecord>(this.bucket, id, (current) => {
       if (!current) return undefined;
       const next = change(current);

@@ -74,26 +74,46 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
   let pinned: string;
   try {
     url = new URL(attempt.webhookUrl);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { outcome: 'refused', error: `${url.protocol} is not allowed` };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return { outcome: 'refused', error: `${url.protocol} is not allowed` };
     pinned = await resolvePublic(url.hostname, { ...policy, param: 'webhook_url' });
   } catch (err) {
-    if (err instanceof ServiceError && err.code === 'url_not_allowed') return { outcome: 'refused', error: describe(err) };
-    return { outcome: 'failed', error: err instanceof ServiceError ? err.code : String((err as Error)?.message ?? err) };
+    if (err instanceof ServiceError && err.code === 'url_not_allowed')
+      return { outcome: 'refused', error: describe(err) };
+    return {
+      outcome: 'failed',
+      error: err instanceof ServiceError ? err.code : String((err as Error)?.message ?? err),
+    };
   }
   const family = pinned.includes(':') ? 6 : 4;
   // Node asks for every address when it may race families; either way, only the pinned one is answered.
   const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
-    options?.all ? callback(null, [{ address: pinned, family }]) : callback(null, pinned, family)) as unknown as LookupFunction;
+    options?.all
+      ? callback(null, [{ address: pinned, family }])
+      : callback(null, pinned, family)) as unknown as LookupFunction;
   const timestamp = attempt.timestamp ?? Math.floor(Date.now() / 1000);
   // With tracing on, the request carries the render's trace on to the receiver (traceparent).
-  const span = startSpan('POST webhook', undefined, { 'http.request.method': 'POST', 'server.address': url.hostname, 'shutterbus.delivery_id': attempt.id }, 'client');
-  const signed = attempt.unsigned ? unsignedHeaders(attempt.id, timestamp) : webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
+  const span = startSpan(
+    'POST webhook',
+    undefined,
+    { 'http.request.method': 'POST', 'server.address': url.hostname, 'shutterbus.delivery_id': attempt.id },
+    'client',
+  );
+  const signed = attempt.unsigned
+    ? unsignedHeaders(attempt.id, timestamp)
+    : webhookHeaders(attempt.id, attempt.body, attempt.secretKey, timestamp);
   const headers = { ...signed, ...traceCarrier(span) };
   const client = url.protocol === 'https:' ? https : http;
   const result = await new Promise<AttemptResult>((resolve) => {
     const request = client.request(
       url,
-      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(attempt.body) }, lookup, agent: false, timeout: ATTEMPT_TIMEOUT_MS },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(attempt.body) },
+        lookup,
+        agent: false,
+        timeout: ATTEMPT_TIMEOUT_MS,
+      },
       (response) => {
         response.resume();
         response.once('end', () => clearTimeout(deadline));
@@ -101,11 +121,19 @@ export async function sendWebhook(attempt: DeliveryAttempt, policy: TargetPolicy
         if (status >= 200 && status < 300) return resolve({ outcome: 'delivered', status });
         if (status === 410) return resolve({ outcome: 'gone', status, error: 'HTTP 410' });
         const retryAfter = retryAfterSeconds(response.headers['retry-after'] as string | undefined);
-        resolve({ outcome: 'failed', status, error: `HTTP ${status}`, ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}) });
+        resolve({
+          outcome: 'failed',
+          status,
+          error: `HTTP ${status}`,
+          ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+        });
       },
     );
     // The whole attempt, connection included, is bounded; `timeout` alone only covers idle sockets.
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`)), ATTEMPT_TIMEOUT_MS);
+    const deadline = setTimeout(
+      () => request.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`)),
+      ATTEMPT_TIMEOUT_MS,
+    );
     request.once('timeout', () => request.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`)));
     request.once('error', (err) => {
       clearTimeout(deadline);

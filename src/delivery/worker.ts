@@ -1,9 +1,21 @@
 // The delivery role: one delivery actor per delivery of a DELIVERIES job, resumed from its KV record.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { deliveryMachine, type AttemptOutcome, type DeliveryOutput, type RecordAttemptInput, type SendWebhookInput } from '../../actors/delivery.machine.ts';
+import {
+  deliveryMachine,
+  type AttemptOutcome,
+  type DeliveryOutput,
+  type RecordAttemptInput,
+  type SendWebhookInput,
+} from '../../actors/delivery.machine.ts';
 import type { Config } from '../config.ts';
-import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
+import {
+  jsonMessage,
+  logConsumeError,
+  startConsumeLoop,
+  type Delivery,
+  type Disposition,
+} from '../jetstream/consume.ts';
 import { DELIVERY_ACK_WAIT_SECONDS, names } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
@@ -69,7 +81,17 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
         const workspace = await workspaces.get(job.workspace_id);
         if (!workspace) return { outcome: 'refused', error: `workspace ${job.workspace_id} no longer exists` };
         timestamp = Math.floor(Date.now() / 1000);
-        return deps.sendWebhook({ id: job.id, webhookUrl: job.webhook_url, body: job.body, secretKey: workspace.secret_key, timestamp, ...(job.unsigned ? { unsigned: true } : {}) }, policy);
+        return deps.sendWebhook(
+          {
+            id: job.id,
+            webhookUrl: job.webhook_url,
+            body: job.body,
+            secretKey: workspace.secret_key,
+            timestamp,
+            ...(job.unsigned ? { unsigned: true } : {}),
+          },
+          policy,
+        );
       }),
       recordAttempt: fromPromise<void, RecordAttemptInput>(async ({ input: { attempt, result } }) => {
         await settle(job, (current) => ({
@@ -79,7 +101,16 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
           ...(result.outcome === 'delivered' ? {} : { last_error: result.error }),
         }));
         metrics.webhookAttempts.inc({ outcome: result.outcome });
-        log.info({ delivery_id: job.id, render_id: job.render_id, attempt, outcome: result.outcome, status: 'status' in result ? result.status : undefined }, 'webhook attempt');
+        log.info(
+          {
+            delivery_id: job.id,
+            render_id: job.render_id,
+            attempt,
+            outcome: result.outcome,
+            status: 'status' in result ? result.status : undefined,
+          },
+          'webhook attempt',
+        );
       }),
     };
   };
@@ -87,7 +118,12 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
   /** Runs one delivery actor from the recorded attempts to its verdict. */
   const runDelivery = (job: DeliveryJob, record: DeliveryRecord): Promise<DeliveryOutput> => {
     const actor = createActor(deliveryMachine.provide({ actors: deliveryActors(job) }), {
-      input: { deliveryId: job.id, attempts: record.attempts, schedule: config.webhookRetrySchedule, lastError: record.last_error },
+      input: {
+        deliveryId: job.id,
+        attempts: record.attempts,
+        schedule: config.webhookRetrySchedule,
+        lastError: record.last_error,
+      },
     });
     const output = toPromise(actor);
     actor.start();
@@ -100,20 +136,36 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
     if (!record) {
       // The record is written before its job is published, so it will be there: never ack the job away.
       if (delivery.deliveryCount >= MISSING_RECORD_PATIENCE) {
-        log.error({ delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount }, 'webhook job has no delivery record; terminated');
+        log.error(
+          { delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount },
+          'webhook job has no delivery record; terminated',
+        );
         return { kind: 'term', reason: 'no delivery record' };
       }
-      log.warn({ delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount }, 'webhook job before its delivery record; retried');
+      log.warn(
+        { delivery_id: job.id, render_id: job.render_id, deliveries: delivery.deliveryCount },
+        'webhook job before its delivery record; retried',
+      );
       return { kind: 'retry', delayMs: Math.min(30_000, 1000 * delivery.deliveryCount) };
     }
     // A job of an older round (a redrive or replay started a new one), or a delivery already ended.
     if (record.round !== job.round || record.status === 'delivered' || record.status === 'dead') return { kind: 'ack' };
     // Each attempt joins the trace of the render it announces (docs/operations.md).
-    const span = startSpan('webhook delivery', carrierOf(delivery.header), { 'shutterbus.delivery_id': job.id, 'shutterbus.render_id': job.render_id }, 'consumer');
+    const span = startSpan(
+      'webhook delivery',
+      carrierOf(delivery.header),
+      { 'shutterbus.delivery_id': job.id, 'shutterbus.render_id': job.render_id },
+      'consumer',
+    );
     const output = await inSpan(span, () => runDelivery(job, record));
     endSpan(span, output.status === 'delivered' ? undefined : output.last_error);
     if (output.status === 'retryLater') {
-      await settle(job, (current) => ({ ...current, status: 'backing_off', attempts: output.attempts, last_error: output.last_error }));
+      await settle(job, (current) => ({
+        ...current,
+        status: 'backing_off',
+        attempts: output.attempts,
+        last_error: output.last_error,
+      }));
       return { kind: 'retry', delayMs: output.delayMs };
     }
     await settle(job, (current) => ({
@@ -122,9 +174,16 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
       attempts: output.attempts,
       ...(output.status === 'dead' && output.last_error ? { last_error: output.last_error } : {}),
     }));
-    if (output.status === 'delivered') await deps.renders?.addStep(job.render_id, 'delivered').catch((err) => log.warn({ err, render_id: job.render_id }, 'timeline not recorded'));
+    if (output.status === 'delivered')
+      await deps.renders
+        ?.addStep(job.render_id, 'delivered')
+        .catch((err) => log.warn({ err, render_id: job.render_id }, 'timeline not recorded'));
     if (output.status === 'dead') metrics.webhookDeadLetters.inc();
-    if (output.status === 'dead') log.warn({ delivery_id: job.id, render_id: job.render_id, attempts: output.attempts, last_error: output.last_error }, 'webhook dead-lettered');
+    if (output.status === 'dead')
+      log.warn(
+        { delivery_id: job.id, render_id: job.render_id, attempts: output.attempts, last_error: output.last_error },
+        'webhook dead-lettered',
+      );
     return { kind: 'ack' };
   };
 }

@@ -9,8 +9,19 @@ export { animationFormats, type AnimationFormat };
 
 /** The scroll curves of `scroll_easing`, as ScreenshotOne names them. */
 export const scrollEasings = [
-  'linear', 'ease_in_quad', 'ease_out_quad', 'ease_in_out_quad', 'ease_in_cubic', 'ease_out_cubic', 'ease_in_out_cubic',
-  'ease_in_quart', 'ease_out_quart', 'ease_in_out_quart', 'ease_in_quint', 'ease_out_quint', 'ease_in_out_quint',
+  'linear',
+  'ease_in_quad',
+  'ease_out_quad',
+  'ease_in_out_quad',
+  'ease_in_cubic',
+  'ease_out_cubic',
+  'ease_in_out_cubic',
+  'ease_in_quart',
+  'ease_out_quart',
+  'ease_in_out_quart',
+  'ease_in_quint',
+  'ease_out_quint',
+  'ease_in_out_quint',
 ] as const;
 
 /** One curve of `scroll_easing`. */
@@ -50,41 +61,139 @@ export const MAX_ANIMATION_SECONDS = 30;
 const flag: ValueType = { kind: 'boolean' };
 const integer = (min: number, max: number): ValueType => ({ kind: 'integer', min, max });
 const milliseconds = integer(0, MAX_ANIMATION_SECONDS * 1000);
-const row = (name: string, type: Parameter['type'], description: string, extra: Partial<Parameter> = {}): Parameter =>
-  ({ name, type, group: 'animation', role: 'option', description, ...extra });
+const row = (
+  name: string,
+  type: Parameter['type'],
+  description: string,
+  extra: Partial<Parameter> = {},
+): Parameter => ({ name, type, group: 'animation', role: 'option', description, ...extra });
 
 /** The rows only /api/animate has, in the order the API reference lists them. */
 export const animationParameters: readonly Parameter[] = [
-  row('format', { kind: 'enum', values: animationFormats }, 'Output format: mp4 (H.264), webm (VP9), mov (ProRes 4444), avi (MPEG-4) or gif.', { default: 'mp4', group: 'output' }),
+  row(
+    'format',
+    { kind: 'enum', values: animationFormats },
+    'Output format: mp4 (H.264), webm (VP9), mov (ProRes 4444), avi (MPEG-4) or gif.',
+    { default: 'mp4', group: 'output' },
+  ),
   row('duration', { kind: 'number', min: 1, max: MAX_ANIMATION_SECONDS }, 'Seconds of recording.', { default: 5 }),
-  row('width', integer(16, 3840), 'Width of the output in pixels; with only one of width and height, aspect_ratio gives the other.', { defaultText: 'the viewport' }),
+  row(
+    'width',
+    integer(16, 3840),
+    'Width of the output in pixels; with only one of width and height, aspect_ratio gives the other.',
+    { defaultText: 'the viewport' },
+  ),
   row('height', integer(16, 2160), 'Height of the output in pixels.', { defaultText: 'the viewport' }),
-  row('aspect_ratio', { kind: 'enum', values: ['4:3', '16:9'] }, 'Width to height of the output when only one of width and height is given.', { default: '4:3' }),
-  row('scenario', { kind: 'enum', values: ['default', 'scroll', ''] }, 'default: the page as it plays; scroll: scrolled down through and back.', { default: 'default' }),
-  row('scroll_duration', integer(100, MAX_ANIMATION_SECONDS * 1000), 'Milliseconds one scroll step takes.', { default: 1500 }),
+  row(
+    'aspect_ratio',
+    { kind: 'enum', values: ['4:3', '16:9'] },
+    'Width to height of the output when only one of width and height is given.',
+    { default: '4:3' },
+  ),
+  row(
+    'scenario',
+    { kind: 'enum', values: ['default', 'scroll', ''] },
+    'default: the page as it plays; scroll: scrolled down through and back.',
+    { default: 'default' },
+  ),
+  row('scroll_duration', integer(100, MAX_ANIMATION_SECONDS * 1000), 'Milliseconds one scroll step takes.', {
+    default: 1500,
+  }),
   row('scroll_delay', milliseconds, 'Milliseconds of pause after each scroll step.', { default: 500 }),
   row('scroll_by', integer(1, 100_000), 'Pixels of one scroll step.', { default: 1000 }),
-  row('scroll_start_immediately', flag, 'Start scrolling as soon as the recording starts; false: after scroll_start_delay.', { default: true }),
-  row('scroll_start_delay', milliseconds, 'Milliseconds to wait before the first scroll when scroll_start_immediately is false.', { default: 0 }),
-  row('scroll_complete', flag, 'Record until the scroll (and the scroll back) is complete, even past duration (at most 30 s in all).', { default: true }),
+  row(
+    'scroll_start_immediately',
+    flag,
+    'Start scrolling as soon as the recording starts; false: after scroll_start_delay.',
+    { default: true },
+  ),
+  row(
+    'scroll_start_delay',
+    milliseconds,
+    'Milliseconds to wait before the first scroll when scroll_start_immediately is false.',
+    { default: 0 },
+  ),
+  row(
+    'scroll_complete',
+    flag,
+    'Record until the scroll (and the scroll back) is complete, even past duration (at most 30 s in all).',
+    { default: true },
+  ),
   row('scroll_back', flag, 'Scroll back to the top once the end is reached.', { default: true }),
-  row('scroll_back_after_duration', milliseconds, 'Start scrolling back after this many milliseconds, even before the end.'),
-  row('scroll_back_algorithm', { kind: 'enum', values: ['once', 'repeat'] }, 'once: back to the top in one scroll step; repeat: in steps of scroll_by, as on the way down.', { default: 'once' }),
-  row('scroll_stop_after_duration', milliseconds, 'Stop scrolling after this many milliseconds (with scroll_back=false).'),
-  row('scroll_till_selector', { kind: 'string', maxLength: 1000 }, 'Scroll until the first element matching this selector is at the top, not to the end of the page.'),
-  row('scroll_till_selector_adjust_top', integer(-10_000, 10_000), 'Pixels to add to where scroll_till_selector stops (negative: above it).', { default: 0 }),
-  row('scroll_to_end_after', milliseconds, 'After this many milliseconds, the next scroll step goes straight to the end (scenario=scroll).'),
-  row('scroll_easing', { kind: 'enum', values: scrollEasings }, 'The curve of each scroll step.', { default: 'ease_in_out_quint' }),
-  row('scroll_try_navigate', flag, 'Go on to another page during the scroll: scroll_navigate_to_url, or a link of the page matching scroll_navigate_link_hints.', { default: false }),
-  row('scroll_navigate_after', milliseconds, 'Milliseconds of scrolling before the navigation of scroll_try_navigate.', { defaultText: 'half the duration' }),
-  row('scroll_navigate_to_url', { kind: 'string', maxLength: 8192 }, 'Where scroll_try_navigate goes; it obeys the address rules of url.'),
-  row('scroll_navigate_link_hints', { kind: 'list', item: { kind: 'string', maxLength: 200 }, maxItems: 20 }, 'Words a link of the page is looked for by (its text or address) when no scroll_navigate_to_url is given.', { default: ['pricing', 'about', 'customers'] }),
+  row(
+    'scroll_back_after_duration',
+    milliseconds,
+    'Start scrolling back after this many milliseconds, even before the end.',
+  ),
+  row(
+    'scroll_back_algorithm',
+    { kind: 'enum', values: ['once', 'repeat'] },
+    'once: back to the top in one scroll step; repeat: in steps of scroll_by, as on the way down.',
+    { default: 'once' },
+  ),
+  row(
+    'scroll_stop_after_duration',
+    milliseconds,
+    'Stop scrolling after this many milliseconds (with scroll_back=false).',
+  ),
+  row(
+    'scroll_till_selector',
+    { kind: 'string', maxLength: 1000 },
+    'Scroll until the first element matching this selector is at the top, not to the end of the page.',
+  ),
+  row(
+    'scroll_till_selector_adjust_top',
+    integer(-10_000, 10_000),
+    'Pixels to add to where scroll_till_selector stops (negative: above it).',
+    { default: 0 },
+  ),
+  row(
+    'scroll_to_end_after',
+    milliseconds,
+    'After this many milliseconds, the next scroll step goes straight to the end (scenario=scroll).',
+  ),
+  row('scroll_easing', { kind: 'enum', values: scrollEasings }, 'The curve of each scroll step.', {
+    default: 'ease_in_out_quint',
+  }),
+  row(
+    'scroll_try_navigate',
+    flag,
+    'Go on to another page during the scroll: scroll_navigate_to_url, or a link of the page matching scroll_navigate_link_hints.',
+    { default: false },
+  ),
+  row(
+    'scroll_navigate_after',
+    milliseconds,
+    'Milliseconds of scrolling before the navigation of scroll_try_navigate.',
+    { defaultText: 'half the duration' },
+  ),
+  row(
+    'scroll_navigate_to_url',
+    { kind: 'string', maxLength: 8192 },
+    'Where scroll_try_navigate goes; it obeys the address rules of url.',
+  ),
+  row(
+    'scroll_navigate_link_hints',
+    { kind: 'list', item: { kind: 'string', maxLength: 200 }, maxItems: 20 },
+    'Words a link of the page is looked for by (its text or address) when no scroll_navigate_to_url is given.',
+    { default: ['pricing', 'about', 'customers'] },
+  ),
 ];
 
 /** The /api/take rows an animation has no use for: it captures neither one image nor a document. */
 const screenshotOnly = new Set([
-  'format', 'image_quality', 'image_width', 'image_height', 'selector', 'full_page', 'full_page_scroll', 'full_page_scroll_delay',
-  'full_page_scroll_by', 'full_page_max_height', 'capture_beyond_viewport', 'metadata_image_size',
+  'format',
+  'image_quality',
+  'image_width',
+  'image_height',
+  'selector',
+  'full_page',
+  'full_page_scroll',
+  'full_page_scroll_delay',
+  'full_page_scroll_by',
+  'full_page_max_height',
+  'capture_beyond_viewport',
+  'metadata_image_size',
 ]);
 
 /**
@@ -106,29 +215,54 @@ const animationRules: Rule[] = [
     const set = CLIP.filter((name) => given(values, name));
     if (set.length === 0) return [];
     if (values.format !== 'gif') return set.map((parameter) => ({ parameter, message: 'needs format=gif' }));
-    if (set.length < CLIP.length) return CLIP.filter((name) => !set.includes(name)).map((parameter) => ({ parameter, message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height' }));
+    if (set.length < CLIP.length)
+      return CLIP.filter((name) => !set.includes(name)).map((parameter) => ({
+        parameter,
+        message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height',
+      }));
     // The viewport as the render will have it: given, else the device preset's, else the default.
-    const preset = given(values, 'viewport_device') ? devices.find(String(values.viewport_device))?.viewport : undefined;
+    const preset = given(values, 'viewport_device')
+      ? devices.find(String(values.viewport_device))?.viewport
+      : undefined;
     const width = Number(values.viewport_width ?? preset?.width ?? 1280);
     const height = Number(values.viewport_height ?? preset?.height ?? 720);
-    const outside = Number(values.clip_x) + Number(values.clip_width) > width || Number(values.clip_y) + Number(values.clip_height) > height;
+    const outside =
+      Number(values.clip_x) + Number(values.clip_width) > width ||
+      Number(values.clip_y) + Number(values.clip_height) > height;
     return outside ? [{ parameter: 'clip_x', message: 'the rectangle must lie inside the viewport' }] : [];
   },
-  (values) => (values.omit_background === true && values.format !== 'mov' ? [{ parameter: 'omit_background', message: 'needs format=mov (ProRes 4444 with alpha)' }] : []),
-  (values) => (given(values, 'scroll_stop_after_duration') && values.scroll_back !== false ? [{ parameter: 'scroll_stop_after_duration', message: 'needs scroll_back=false' }] : []),
-  (values) => (given(values, 'scroll_stop_after_duration') && given(values, 'scroll_back_after_duration') ? [{ parameter: 'scroll_back_after_duration', message: 'not with scroll_stop_after_duration' }] : []),
-  (values) => (given(values, 'scroll_to_end_after') && values.scenario !== 'scroll' ? [{ parameter: 'scroll_to_end_after', message: 'needs scenario=scroll' }] : []),
+  (values) =>
+    values.omit_background === true && values.format !== 'mov'
+      ? [{ parameter: 'omit_background', message: 'needs format=mov (ProRes 4444 with alpha)' }]
+      : [],
+  (values) =>
+    given(values, 'scroll_stop_after_duration') && values.scroll_back !== false
+      ? [{ parameter: 'scroll_stop_after_duration', message: 'needs scroll_back=false' }]
+      : [],
+  (values) =>
+    given(values, 'scroll_stop_after_duration') && given(values, 'scroll_back_after_duration')
+      ? [{ parameter: 'scroll_back_after_duration', message: 'not with scroll_stop_after_duration' }]
+      : [],
+  (values) =>
+    given(values, 'scroll_to_end_after') && values.scenario !== 'scroll'
+      ? [{ parameter: 'scroll_to_end_after', message: 'needs scenario=scroll' }]
+      : [],
   (values) => {
     const url = values.scroll_navigate_to_url;
     if (url === undefined) return [];
     try {
       const { protocol } = new URL(String(url));
       if (protocol === 'http:' || protocol === 'https:') return [];
-    } catch { /* refused below */ }
+    } catch {
+      /* refused below */
+    }
     return [{ parameter: 'scroll_navigate_to_url', message: 'must be an absolute http or https URL' }];
   },
   // The whole render includes the page's load: the recording alone must leave room for it.
-  (values) => (given(values, 'timeout') && Number(values.timeout) <= Number(values.duration ?? 5) ? [{ parameter: 'timeout', message: 'must be more than duration' }] : []),
+  (values) =>
+    given(values, 'timeout') && Number(values.timeout) <= Number(values.duration ?? 5)
+      ? [{ parameter: 'timeout', message: 'must be more than duration' }]
+      : [],
 ];
 
 /** Every refusal of the /api/animate rules in parsed values. */
@@ -141,14 +275,23 @@ export function animateRefusals(values: Record<string, unknown>): Refusal[] {
  * `aspect_ratio`, or the frame (the clip of a gif, else the viewport) at the device scale.
  * Video encoders need even sides: a video's are rounded down to even.
  */
-export function outputSize(animation: AnimationOptions, frame: { width: number; height: number }, format: AnimationFormat): { width: number; height: number } {
+export function outputSize(
+  animation: AnimationOptions,
+  frame: { width: number; height: number },
+  format: AnimationFormat,
+): { width: number; height: number } {
   const [w, h] = animation.aspect_ratio === '16:9' ? [16, 9] : [4, 3];
   const { width, height } = animation;
-  const size = width !== undefined && height !== undefined ? { width, height }
-    : width !== undefined ? { width, height: Math.round((width * h) / w) }
-    : height !== undefined ? { width: Math.round((height * w) / h), height }
-    : frame;
-  if (format === 'gif') return { width: Math.max(1, Math.round(size.width)), height: Math.max(1, Math.round(size.height)) };
+  const size =
+    width !== undefined && height !== undefined
+      ? { width, height }
+      : width !== undefined
+        ? { width, height: Math.round((width * h) / w) }
+        : height !== undefined
+          ? { width: Math.round((height * w) / h), height }
+          : frame;
+  if (format === 'gif')
+    return { width: Math.max(1, Math.round(size.width)), height: Math.max(1, Math.round(size.height)) };
   const even = (n: number) => Math.max(2, Math.floor(n / 2) * 2);
   return { width: even(size.width), height: even(size.height) };
 }

@@ -19,7 +19,8 @@ export type Rule = (values: Values) => Refusal[];
 export const given = (values: Values, name: string) => values[name] !== undefined;
 
 /** Headers a caller may not set: the browser and the egress proxy own them. */
-const FORBIDDEN_HEADERS = /^(host|content-length|cookie|connection|proxy-.*|transfer-encoding|upgrade|keep-alive|te|trailer)$/i;
+const FORBIDDEN_HEADERS =
+  /^(host|content-length|cookie|connection|proxy-.*|transfer-encoding|upgrade|keep-alive|te|trailer)$/i;
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\r\n]*)$/;
 
 /** A `Name: value` line split in two, or null when it is not one. */
@@ -29,19 +30,41 @@ export function parseHeaderLine(line: string): { name: string; value: string } |
 }
 
 /** The attributes of a Set-Cookie string this service honours, or null when it has no name=value. */
-export function parseSetCookie(text: string): { name: string; value: string; domain?: string; path?: string; secure: boolean; httpOnly: boolean; sameSite?: 'Strict' | 'Lax' | 'None'; expires?: number } | null {
+export function parseSetCookie(text: string): {
+  name: string;
+  value: string;
+  domain?: string;
+  path?: string;
+  secure: boolean;
+  httpOnly: boolean;
+  sameSite?: 'Strict' | 'Lax' | 'None';
+  expires?: number;
+} | null {
   const [pair, ...attributes] = text.split(';').map((part) => part.trim());
   const eq = pair.indexOf('=');
   if (eq <= 0) return null;
-  const cookie: ReturnType<typeof parseSetCookie> & object = { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), secure: false, httpOnly: false };
+  const cookie: ReturnType<typeof parseSetCookie> & object = {
+    name: pair.slice(0, eq).trim(),
+    value: pair.slice(eq + 1).trim(),
+    secure: false,
+    httpOnly: false,
+  };
   for (const attribute of attributes) {
     const [key, ...rest] = attribute.split('=');
     const value = rest.join('=').trim();
     switch (key.trim().toLowerCase()) {
-      case 'domain': cookie.domain = value.replace(/^\./, '').toLowerCase(); break;
-      case 'path': cookie.path = value; break;
-      case 'secure': cookie.secure = true; break;
-      case 'httponly': cookie.httpOnly = true; break;
+      case 'domain':
+        cookie.domain = value.replace(/^\./, '').toLowerCase();
+        break;
+      case 'path':
+        cookie.path = value;
+        break;
+      case 'secure':
+        cookie.secure = true;
+        break;
+      case 'httponly':
+        cookie.httpOnly = true;
+        break;
       case 'samesite': {
         const same = value.toLowerCase();
         cookie.sameSite = same === 'strict' ? 'Strict' : same === 'none' ? 'None' : 'Lax';
@@ -87,17 +110,25 @@ export const pageRules: Rule[] = [
     const pages = ['url', 'html', 'markdown'].filter((name) => given(values, name));
     if (pages.length === 1) return [];
     if (pages.length === 0) return [{ parameter: 'url', message: 'is required (or html, or markdown)' }];
-    return pages.slice(1).map((parameter) => ({ parameter, message: `not with ${pages[0]}: give exactly one of url, html and markdown` }));
+    return pages
+      .slice(1)
+      .map((parameter) => ({ parameter, message: `not with ${pages[0]}: give exactly one of url, html and markdown` }));
   },
-  (values) => (given(values, 'viewport_device') && devices.find(String(values.viewport_device)) === undefined
-    ? [{ parameter: 'viewport_device', message: 'is not a known device (e.g. iphone_13, pixel_7, ipad_mini)' }]
-    : []),
+  (values) =>
+    given(values, 'viewport_device') && devices.find(String(values.viewport_device)) === undefined
+      ? [{ parameter: 'viewport_device', message: 'is not a known device (e.g. iphone_13, pixel_7, ipad_mini)' }]
+      : [],
   (values) => {
     const width = Number(values.viewport_width ?? 1280);
     const height = Number(values.viewport_height ?? 720);
     const scale = Number(values.device_scale_factor ?? 1);
     return width * height * scale * scale > 3840 * 2160 * 4
-      ? [{ parameter: 'device_scale_factor', message: 'makes the image too large: width × height × scale² must be at most 3840 × 2160 × 4' }]
+      ? [
+          {
+            parameter: 'device_scale_factor',
+            message: 'makes the image too large: width × height × scale² must be at most 3840 × 2160 × 4',
+          },
+        ]
       : [];
   },
   // A clip's rectangle is an image of its own size: within the capture budget (docs/browser.md).
@@ -105,47 +136,89 @@ export const pageRules: Rule[] = [
     const scale = Number(values.device_scale_factor ?? 1);
     const area = Number(values.clip_width ?? 0) * Number(values.clip_height ?? 0) * scale * scale;
     return area > MAX_CAPTURE_PIXELS
-      ? [{ parameter: 'clip_height', message: 'makes the image too large: clip_width × clip_height × scale² must be at most 3840 × 16384' }]
+      ? [
+          {
+            parameter: 'clip_height',
+            message: 'makes the image too large: clip_width × clip_height × scale² must be at most 3840 × 16384',
+          },
+        ]
       : [];
   },
-  (values) => (given(values, 'time_zone') && !knownTimeZone(String(values.time_zone)) ? [{ parameter: 'time_zone', message: 'is not a known IANA time zone (e.g. Europe/Paris)' }] : []),
+  (values) =>
+    given(values, 'time_zone') && !knownTimeZone(String(values.time_zone))
+      ? [{ parameter: 'time_zone', message: 'is not a known IANA time zone (e.g. Europe/Paris)' }]
+      : [],
   (values) => {
     const latitude = given(values, 'geolocation_latitude');
     const longitude = given(values, 'geolocation_longitude');
-    if (latitude && !longitude) return [{ parameter: 'geolocation_longitude', message: 'is required with geolocation_latitude' }];
-    if (longitude && !latitude) return [{ parameter: 'geolocation_latitude', message: 'is required with geolocation_longitude' }];
-    if (given(values, 'geolocation_accuracy') && !latitude) return [{ parameter: 'geolocation_accuracy', message: 'needs geolocation_latitude and geolocation_longitude' }];
+    if (latitude && !longitude)
+      return [{ parameter: 'geolocation_longitude', message: 'is required with geolocation_latitude' }];
+    if (longitude && !latitude)
+      return [{ parameter: 'geolocation_latitude', message: 'is required with geolocation_longitude' }];
+    if (given(values, 'geolocation_accuracy') && !latitude)
+      return [{ parameter: 'geolocation_accuracy', message: 'needs geolocation_latitude and geolocation_longitude' }];
     return [];
   },
-  (values) => ((values.headers as string[] | undefined) ?? []).flatMap((line): Refusal[] => {
-    const header = parseHeaderLine(line);
-    if (!header) return [{ parameter: 'headers', message: `"${line.slice(0, 60)}" is not a "Name: value" line` }];
-    if (FORBIDDEN_HEADERS.test(header.name)) return [{ parameter: 'headers', message: `${header.name} cannot be set (the browser owns it; use cookies for cookies)` }];
-    if (/^authorization$/i.test(header.name) && given(values, 'authorization')) return [{ parameter: 'headers', message: 'Authorization is given twice: use the authorization parameter' }];
-    return [];
-  }),
+  (values) =>
+    ((values.headers as string[] | undefined) ?? []).flatMap((line): Refusal[] => {
+      const header = parseHeaderLine(line);
+      if (!header) return [{ parameter: 'headers', message: `"${line.slice(0, 60)}" is not a "Name: value" line` }];
+      if (FORBIDDEN_HEADERS.test(header.name))
+        return [
+          {
+            parameter: 'headers',
+            message: `${header.name} cannot be set (the browser owns it; use cookies for cookies)`,
+          },
+        ];
+      if (/^authorization$/i.test(header.name) && given(values, 'authorization'))
+        return [{ parameter: 'headers', message: 'Authorization is given twice: use the authorization parameter' }];
+      return [];
+    }),
   (values) => {
-    const needsUrl = ['headers', 'authorization', 'cookies'].filter((name) => given(values, name) && (!Array.isArray(values[name]) || (values[name] as unknown[]).length > 0));
-    return given(values, 'url') ? [] : needsUrl.map((parameter) => ({ parameter, message: 'goes to the target URL\'s origin: it needs url' }));
+    const needsUrl = ['headers', 'authorization', 'cookies'].filter(
+      (name) => given(values, name) && (!Array.isArray(values[name]) || (values[name] as unknown[]).length > 0),
+    );
+    return given(values, 'url')
+      ? []
+      : needsUrl.map((parameter) => ({ parameter, message: "goes to the target URL's origin: it needs url" }));
   },
   (values) => {
     const host = hostOf(values.url);
     return ((values.cookies as string[] | undefined) ?? []).flatMap((text): Refusal[] => {
       const cookie = parseSetCookie(text);
-      if (!cookie) return [{ parameter: 'cookies', message: `"${text.slice(0, 60)}" is not a Set-Cookie string (name=value; attributes)` }];
+      if (!cookie)
+        return [
+          {
+            parameter: 'cookies',
+            message: `"${text.slice(0, 60)}" is not a Set-Cookie string (name=value; attributes)`,
+          },
+        ];
       if (cookie.domain && host && host !== cookie.domain && !host.endsWith(`.${cookie.domain}`)) {
-        return [{ parameter: 'cookies', message: `${cookie.name}: Domain ${cookie.domain} is not ${host} or a parent of it` }];
+        return [
+          { parameter: 'cookies', message: `${cookie.name}: Domain ${cookie.domain} is not ${host} or a parent of it` },
+        ];
       }
       return [];
     });
   },
-  (values) => (Number(values.navigation_timeout ?? 0) > Number(values.timeout ?? 30) ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }] : []),
+  (values) =>
+    Number(values.navigation_timeout ?? 0) > Number(values.timeout ?? 30)
+      ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }]
+      : [],
   // A caller waiting on the connection gets the shorter limits; an asynchronous render the longer ones.
   (values) => {
     if (values.async === true) return [];
     const over: Refusal[] = [];
-    if (Number(values.timeout ?? 0) > SYNC_MAX_TIMEOUT) over.push({ parameter: 'timeout', message: `must be at most ${SYNC_MAX_TIMEOUT} for a synchronous render (up to ${ASYNC_MAX_TIMEOUT} with async=true)` });
-    if (Number(values.delay ?? 0) > SYNC_MAX_DELAY) over.push({ parameter: 'delay', message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)` });
+    if (Number(values.timeout ?? 0) > SYNC_MAX_TIMEOUT)
+      over.push({
+        parameter: 'timeout',
+        message: `must be at most ${SYNC_MAX_TIMEOUT} for a synchronous render (up to ${ASYNC_MAX_TIMEOUT} with async=true)`,
+      });
+    if (Number(values.delay ?? 0) > SYNC_MAX_DELAY)
+      over.push({
+        parameter: 'delay',
+        message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)`,
+      });
     return over;
   },
 ];
@@ -156,18 +229,45 @@ const captureRules: Rule[] = [
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));
     if (set.length === 0) return [];
-    if (set.length < clip.length) return clip.filter((name) => !set.includes(name)).map((parameter) => ({ parameter, message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height' }));
-    return ['selector', 'full_page'].filter((name) => values[name] !== undefined && values[name] !== false).map((name) => ({ parameter: 'clip_x', message: `not with ${name}` }));
+    if (set.length < clip.length)
+      return clip
+        .filter((name) => !set.includes(name))
+        .map((parameter) => ({
+          parameter,
+          message: 'is required: give all four of clip_x, clip_y, clip_width and clip_height',
+        }));
+    return ['selector', 'full_page']
+      .filter((name) => values[name] !== undefined && values[name] !== false)
+      .map((name) => ({ parameter: 'clip_x', message: `not with ${name}` }));
   },
-  (values) => (values.omit_background === true && !['png', 'webp', undefined].includes(values.format as string | undefined) ? [{ parameter: 'omit_background', message: 'needs a format with transparency: png or webp' }] : []),
+  (values) =>
+    values.omit_background === true && !['png', 'webp', undefined].includes(values.format as string | undefined)
+      ? [{ parameter: 'omit_background', message: 'needs a format with transparency: png or webp' }]
+      : [],
   // A PDF, HTML or Markdown is the whole document: no rectangle to cut, no image to scale.
   (values) => {
     const format = String(values.format ?? 'png');
     if (format === 'jpg' || imageFormats.includes(format as never)) return [];
-    const imageOnly = ['selector', 'clip_x', 'clip_y', 'clip_width', 'clip_height', 'image_width', 'image_height', 'metadata_image_size'];
-    return imageOnly.filter((name) => given(values, name) && values[name] !== false).map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
+    const imageOnly = [
+      'selector',
+      'clip_x',
+      'clip_y',
+      'clip_width',
+      'clip_height',
+      'image_width',
+      'image_height',
+      'metadata_image_size',
+    ];
+    return imageOnly
+      .filter((name) => given(values, name) && values[name] !== false)
+      .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
-  (values) => (values.format === 'pdf' ? [] : Object.keys(values).filter((name) => name.startsWith('pdf_')).map((parameter) => ({ parameter, message: 'needs format=pdf' }))),
+  (values) =>
+    values.format === 'pdf'
+      ? []
+      : Object.keys(values)
+          .filter((name) => name.startsWith('pdf_'))
+          .map((parameter) => ({ parameter, message: 'needs format=pdf' })),
   // Options that refine another one mean nothing without it (docs/options.md).
   (values) => {
     const needs: Array<[string, string, boolean]> = [
@@ -179,53 +279,106 @@ const captureRules: Rule[] = [
       ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
       ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
     ];
-    return needs.filter(([name, , met]) => given(values, name) && values[name] !== false && !met).map(([parameter, what]) => ({ parameter, message: `needs ${what}` }));
+    return needs
+      .filter(([name, , met]) => given(values, name) && values[name] !== false && !met)
+      .map(([parameter, what]) => ({ parameter, message: `needs ${what}` }));
   },
   (values) => {
     const format = String(values.format ?? 'png');
     const image = format === 'jpg' || imageFormats.includes(format as never);
-    return ['full_page_slices', 'vision_prompt'].filter((name) => given(values, name) && values[name] !== false && !image)
+    return ['full_page_slices', 'vision_prompt']
+      .filter((name) => given(values, name) && values[name] !== false && !image)
       .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
   (values) => {
     if (values.full_page_slices !== true) return [];
     const height = Number(values.full_page_slice_height ?? 4000);
     const overlap = Number(values.full_page_slice_overlap_height ?? 0);
-    return height - overlap < 100 ? [{ parameter: 'full_page_slice_overlap_height', message: 'full_page_slice_height minus full_page_slice_overlap_height must be at least 100' }] : [];
+    return height - overlap < 100
+      ? [
+          {
+            parameter: 'full_page_slice_overlap_height',
+            message: 'full_page_slice_height minus full_page_slice_overlap_height must be at least 100',
+          },
+        ]
+      : [];
   },
   (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
-  (values) => (given(values, 'proxy') && given(values, 'ip_country_code') ? [{ parameter: 'ip_country_code', message: 'not with proxy: give one of them' }] : []),
-  (values) => ((values.proxy_bypass_hosts as string[] | undefined) ?? []).filter((host) => !BYPASS_HOST.test(host))
-    .map((host) => ({ parameter: 'proxy_bypass_hosts', message: `"${host.slice(0, 60)}" is not a host name (example.com, or *.example.com)` })),
+  (values) =>
+    given(values, 'proxy') && given(values, 'ip_country_code')
+      ? [{ parameter: 'ip_country_code', message: 'not with proxy: give one of them' }]
+      : [],
+  (values) =>
+    ((values.proxy_bypass_hosts as string[] | undefined) ?? [])
+      .filter((host) => !BYPASS_HOST.test(host))
+      .map((host) => ({
+        parameter: 'proxy_bypass_hosts',
+        message: `"${host.slice(0, 60)}" is not a host name (example.com, or *.example.com)`,
+      })),
   // An Accept-Language header also sets the page's locale (docs/options.md), so it must name one.
   (values) => {
-    const line = ((values.headers as string[] | undefined) ?? []).map(parseHeaderLine).find((header) => header?.name.toLowerCase() === 'accept-language');
+    const line = ((values.headers as string[] | undefined) ?? [])
+      .map(parseHeaderLine)
+      .find((header) => header?.name.toLowerCase() === 'accept-language');
     if (!line || localeOf(line.value) !== undefined) return [];
-    return [{ parameter: 'headers', message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)` }];
+    return [
+      {
+        parameter: 'headers',
+        message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)`,
+      },
+    ];
   },
   // A custom paper: both sides, and not beside a named paper or a page cut to the document.
   (values) => {
     const sides = ['pdf_width', 'pdf_height'].filter((name) => given(values, name));
     if (sides.length === 0) return [];
-    if (sides.length === 1) return [{ parameter: sides[0] === 'pdf_width' ? 'pdf_height' : 'pdf_width', message: 'is required: give both pdf_width and pdf_height' }];
-    return ['pdf_paper_format', 'pdf_fit_one_page'].filter((name) => given(values, name) && values[name] !== false).map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
+    if (sides.length === 1)
+      return [
+        {
+          parameter: sides[0] === 'pdf_width' ? 'pdf_height' : 'pdf_width',
+          message: 'is required: give both pdf_width and pdf_height',
+        },
+      ];
+    return ['pdf_paper_format', 'pdf_fit_one_page']
+      .filter((name) => given(values, name) && values[name] !== false)
+      .map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
   },
-  (values) => (given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true ? [{ parameter: 'pdf_page_ranges', message: 'not with pdf_fit_one_page (one page)' }] : []),
-  (values) => (['pdf_header', 'pdf_footer'] as const).flatMap((name) => {
-    const reference = given(values, name) ? fetchedByTemplate(String(values[name])) : undefined;
-    return reference === undefined ? [] : [{ parameter: name, message: `"${reference.slice(0, 60)}": a template's images, styles and fonts must be inline (data: URLs); nothing is fetched for a template` }];
-  }),
+  (values) =>
+    given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true
+      ? [{ parameter: 'pdf_page_ranges', message: 'not with pdf_fit_one_page (one page)' }]
+      : [],
+  (values) =>
+    (['pdf_header', 'pdf_footer'] as const).flatMap((name) => {
+      const reference = given(values, name) ? fetchedByTemplate(String(values[name])) : undefined;
+      return reference === undefined
+        ? []
+        : [
+            {
+              parameter: name,
+              message: `"${reference.slice(0, 60)}": a template's images, styles and fonts must be inline (data: URLs); nothing is fetched for a template`,
+            },
+          ];
+    }),
   // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
   (values) => {
-    if (values.store !== true) return Object.keys(values).filter((name) => name.startsWith('storage_')).map((parameter) => ({ parameter, message: 'needs store=true' }));
+    if (values.store !== true)
+      return Object.keys(values)
+        .filter((name) => name.startsWith('storage_'))
+        .map((parameter) => ({ parameter, message: 'needs store=true' }));
     if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
     const problem = storagePathProblem(String(values.storage_path));
     const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
-    const endpoint = given(values, 'storage_endpoint') ? storageEndpointProblem(String(values.storage_endpoint)) : undefined;
+    const endpoint = given(values, 'storage_endpoint')
+      ? storageEndpointProblem(String(values.storage_endpoint))
+      : undefined;
     if (endpoint) refused.push({ parameter: 'storage_endpoint', message: endpoint });
     const keys = ['storage_access_key_id', 'storage_secret_access_key'];
     const keysGiven = keys.filter((name) => given(values, name));
-    if (keysGiven.length === 1) refused.push({ parameter: keys.find((name) => !keysGiven.includes(name))!, message: `is required with ${keysGiven[0]}: give both keys or neither` });
+    if (keysGiven.length === 1)
+      refused.push({
+        parameter: keys.find((name) => !keysGiven.includes(name))!,
+        message: `is required with ${keysGiven[0]}: give both keys or neither`,
+      });
     return refused;
   },
 ];
@@ -240,12 +393,21 @@ export function parseProxyUrl(text: string): { url: URL; username: string; passw
   } catch {
     return null;
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || (url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return null;
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.hostname === '' ||
+    (url.pathname !== '/' && url.pathname !== '') ||
+    url.search !== '' ||
+    url.hash !== ''
+  )
+    return null;
   return { url, username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
 }
 
 function proxyRefusals(text: string): Refusal[] {
-  return parseProxyUrl(text) ? [] : [{ parameter: 'proxy', message: 'must be http://[user:password@]host:port or https://…, with no path' }];
+  return parseProxyUrl(text)
+    ? []
+    : [{ parameter: 'proxy', message: 'must be http://[user:password@]host:port or https://…, with no path' }];
 }
 
 /**
@@ -253,11 +415,14 @@ function proxyRefusals(text: string): Refusal[] {
  * of it in order of preference; undefined when it names none.
  */
 export function localeOf(acceptLanguage: string): { locale: string; languages: string[] } | undefined {
-  const ranked = acceptLanguage.split(',').map((part, index) => {
-    const [tag, ...params] = part.trim().split(';');
-    const q = params.map((param) => /^\s*q=([\d.]+)\s*$/.exec(param)).find(Boolean);
-    return { tag: tag.trim(), q: q ? Number(q[1]) : 1, index };
-  }).filter(({ tag, q }) => tag !== '' && tag !== '*' && q > 0);
+  const ranked = acceptLanguage
+    .split(',')
+    .map((part, index) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((param) => /^\s*q=([\d.]+)\s*$/.exec(param)).find(Boolean);
+      return { tag: tag.trim(), q: q ? Number(q[1]) : 1, index };
+    })
+    .filter(({ tag, q }) => tag !== '' && tag !== '*' && q > 0);
   const languages: string[] = [];
   for (const { tag } of ranked.sort((a, b) => b.q - a.q || a.index - b.index)) {
     try {
@@ -281,7 +446,11 @@ export function fetchedByTemplate(template: string): string | undefined {
   for (const [, tag, attributes] of template.matchAll(/<([a-z][\w:-]*)\b([^>]*)>/gi)) {
     for (const [, name, ...values] of attributes.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
       const attribute = name.toLowerCase();
-      if (!/^(src|srcset|poster|data|href|xlink:href)$/.test(attribute) || (attribute === 'href' && tag.toLowerCase() === 'a')) continue;
+      if (
+        !/^(src|srcset|poster|data|href|xlink:href)$/.test(attribute) ||
+        (attribute === 'href' && tag.toLowerCase() === 'a')
+      )
+        continue;
       const value = values.find((part) => part !== undefined) ?? '';
       if (outside(value)) return value;
     }

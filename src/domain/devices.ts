@@ -12,15 +12,32 @@ export interface DevicePreset {
   hasTouch: boolean;
 }
 
-const IPAD_11 = 'Mozilla/5.0 (iPad; CPU OS 11_0 like Mac OS X) AppleWebKit/604.1.34 (KHTML, like Gecko) Version/11.0 Mobile/15A5341f Safari/604.1';
-const IPHONE_4 = 'Mozilla/5.0 (iPhone; CPU iPhone OS 7_1_2 like Mac OS X) AppleWebKit/537.51.2 (KHTML, like Gecko) Version/7.0 Mobile/11D257 Safari/9537.53';
-const IPHONE_5 = 'Mozilla/5.0 (iPhone; CPU iPhone OS 10_3_1 like Mac OS X) AppleWebKit/603.1.30 (KHTML, like Gecko) Version/10.0 Mobile/14E304 Safari/602.1';
-const JIOPHONE_2 = 'Mozilla/5.0 (Mobile; LYF/F300B/LYF-F300B-001-01-15-130718-i;Android; rv:48.0) Gecko/48.0 Firefox/48.0 KAIOS/2.5';
+const IPAD_11 =
+  'Mozilla/5.0 (iPad; CPU OS 11_0 like Mac OS X) AppleWebKit/604.1.34 (KHTML, like Gecko) Version/11.0 Mobile/15A5341f Safari/604.1';
+const IPHONE_4 =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 7_1_2 like Mac OS X) AppleWebKit/537.51.2 (KHTML, like Gecko) Version/7.0 Mobile/11D257 Safari/9537.53';
+const IPHONE_5 =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 10_3_1 like Mac OS X) AppleWebKit/603.1.30 (KHTML, like Gecko) Version/10.0 Mobile/14E304 Safari/602.1';
+const JIOPHONE_2 =
+  'Mozilla/5.0 (Mobile; LYF/F300B/LYF-F300B-001-01-15-130718-i;Android; rv:48.0) Gecko/48.0 Firefox/48.0 KAIOS/2.5';
 
 /** A portrait preset and its landscape twin (width and height swapped), as both lists give them. */
-const withLandscape = (name: string, width: number, height: number, deviceScaleFactor: number, userAgent: string): DevicePreset[] => [
+const withLandscape = (
+  name: string,
+  width: number,
+  height: number,
+  deviceScaleFactor: number,
+  userAgent: string,
+): DevicePreset[] => [
   { name, userAgent, viewport: { width, height }, deviceScaleFactor, isMobile: true, hasTouch: true },
-  { name: `${name} landscape`, userAgent, viewport: { width: height, height: width }, deviceScaleFactor, isMobile: true, hasTouch: true },
+  {
+    name: `${name} landscape`,
+    userAgent,
+    viewport: { width: height, height: width },
+    deviceScaleFactor,
+    isMobile: true,
+    hasTouch: true,
+  },
 ];
 
 /** ScreenshotOne's devices (its public `devices` list) that Playwright's list has no preset for. */
@@ -43,7 +60,10 @@ let byKey: Map<string, DevicePreset> | undefined;
 // Loaded on first use only: a process that never sees viewport_device never loads playwright-core's list.
 function presets(): Map<string, DevicePreset> {
   if (!byKey) {
-    const list = createRequire(import.meta.url)('playwright-core').devices as Record<string, Omit<DevicePreset, 'name'>>;
+    const list = createRequire(import.meta.url)('playwright-core').devices as Record<
+      string,
+      Omit<DevicePreset, 'name'>
+    >;
     const all = [...Object.entries(list).map(([name, preset]) => ({ name, ...preset })), ...screenshotOneOnly];
     byKey = new Map(all.map((preset) => [keyOf(preset.name), preset]));
   }
@@ -63,7 +83,14 @@ export const devices = {
 };
 
 /** The render options a device preset stands for (the parser lays explicit options over them). */
-export function presetOptions(name: string): { viewport_width: number; viewport_height: number; device_scale_factor: number; viewport_mobile: boolean; viewport_has_touch: boolean; user_agent: string } {
+export function presetOptions(name: string): {
+  viewport_width: number;
+  viewport_height: number;
+  device_scale_factor: number;
+  viewport_mobile: boolean;
+  viewport_has_touch: boolean;
+  user_agent: string;
+} {
   const preset = devices.find(name);
   if (!preset) throw new Error(`no device preset ${name}`);
   return {

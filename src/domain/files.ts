@@ -3,8 +3,21 @@ import { randomBytes } from 'node:crypto';
 import type { OutputFormat } from './options.ts';
 
 const extensions: Record<OutputFormat, string> = {
-  png: 'png', jpeg: 'jpg', webp: 'webp', gif: 'gif', avif: 'avif', tiff: 'tiff', jp2: 'jp2', heif: 'heic', pdf: 'pdf', html: 'html', markdown: 'md',
-  mp4: 'mp4', webm: 'webm', mov: 'mov', avi: 'avi',
+  png: 'png',
+  jpeg: 'jpg',
+  webp: 'webp',
+  gif: 'gif',
+  avif: 'avif',
+  tiff: 'tiff',
+  jp2: 'jp2',
+  heif: 'heic',
+  pdf: 'pdf',
+  html: 'html',
+  markdown: 'md',
+  mp4: 'mp4',
+  webm: 'webm',
+  mov: 'mov',
+  avi: 'avi',
 };
 
 /** The file extension of a format, without the dot (`jpeg` → `jpg`, `markdown` → `md`). */

@@ -4,7 +4,19 @@ import type { RenderWarning } from './warnings.ts';
 import { optionDefaults } from './parameters.ts';
 
 /** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type OutputFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'avif' | 'tiff' | 'jp2' | 'heif' | 'pdf' | 'html' | 'markdown' | AnimationFormat;
+export type OutputFormat =
+  | 'png'
+  | 'jpeg'
+  | 'webp'
+  | 'gif'
+  | 'avif'
+  | 'tiff'
+  | 'jp2'
+  | 'heif'
+  | 'pdf'
+  | 'html'
+  | 'markdown'
+  | AnimationFormat;
 
 /** The formats of an animation (/api/animate, docs/animate.md). */
 export const animationFormats = ['mp4', 'webm', 'mov', 'avi', 'gif'] as const;
@@ -160,7 +172,20 @@ export interface RenderOptions {
 }
 
 /** A resource type block_resources names. */
-export type BlockedResource = 'document' | 'stylesheet' | 'image' | 'media' | 'font' | 'script' | 'texttrack' | 'xhr' | 'fetch' | 'eventsource' | 'websocket' | 'manifest' | 'other';
+export type BlockedResource =
+  | 'document'
+  | 'stylesheet'
+  | 'image'
+  | 'media'
+  | 'font'
+  | 'script'
+  | 'texttrack'
+  | 'xhr'
+  | 'fetch'
+  | 'eventsource'
+  | 'websocket'
+  | 'manifest'
+  | 'other';
 
 /** Every option's default, from the parameter table; only `url` has none. */
 export const renderDefaults = optionDefaults() as unknown as Omit<RenderOptions, 'url' | 'html' | 'markdown'>;

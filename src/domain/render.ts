@@ -45,7 +45,10 @@ export interface TimelineStep {
 }
 
 /** `record` with `steps` appended to its timeline, each once (a change applied twice adds nothing). */
-export function withSteps(record: RenderRecord, steps: readonly { step: TimelineStep['step']; at: Date }[]): RenderRecord {
+export function withSteps(
+  record: RenderRecord,
+  steps: readonly { step: TimelineStep['step']; at: Date }[],
+): RenderRecord {
   const timeline = [...(record.timeline ?? [])];
   for (const { step, at } of steps) {
     const iso = at.toISOString();

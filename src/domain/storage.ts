@@ -86,7 +86,8 @@ export function storageEndpointProblem(raw: string): string | undefined {
     return 'must be an absolute http(s) URL';
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (url.pathname !== '/' || url.search || url.hash) return 'must be the service\'s address alone (scheme, host and port): the bucket goes in storage_bucket';
+  if (url.pathname !== '/' || url.search || url.hash)
+    return "must be the service's address alone (scheme, host and port): the bucket goes in storage_bucket";
   return undefined;
 }
 
@@ -133,13 +134,16 @@ export function storeTargetOf(
   const bucket = given.storage_bucket ?? fallback?.bucket;
   const ownKeys = given.storage_access_key_id !== undefined && given.storage_secret_access_key !== undefined;
   // Endpoints are origins (storageEndpointProblem): `https://s3.example/` is `https://s3.example`.
-  const defaultKeys = fallback !== undefined && endpoint !== undefined && new URL(endpoint).origin === new URL(fallback.endpoint).origin;
+  const defaultKeys =
+    fallback !== undefined && endpoint !== undefined && new URL(endpoint).origin === new URL(fallback.endpoint).origin;
   const missing: MissingStorage[] = [];
   const why = fallback ? '' : ' (the workspace has no default storage)';
   if (!endpoint) missing.push({ parameter: 'storage_endpoint', message: `is required with store=true${why}` });
   if (!bucket) missing.push({ parameter: 'storage_bucket', message: `is required with store=true${why}` });
   if (!ownKeys && !defaultKeys) {
-    const message = fallback ? 'are required: storage_endpoint is not the workspace\'s default storage, whose keys stay with it' : `are required with store=true${why}`;
+    const message = fallback
+      ? "are required: storage_endpoint is not the workspace's default storage, whose keys stay with it"
+      : `are required with store=true${why}`;
     missing.push({ parameter: 'storage_access_key_id', message }, { parameter: 'storage_secret_access_key', message });
   }
   if (missing.length > 0 || !endpoint || !bucket) return { missing };

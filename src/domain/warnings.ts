@@ -4,7 +4,8 @@
 /** Every warning code with the message answers carry. */
 export const warningTable = {
   full_page_cut: 'The page is taller than the full-page capture may be: the capture was cut.',
-  fonts_not_loaded: 'The page\'s web fonts were still loading after 5 seconds: the capture went on without waiting longer.',
+  fonts_not_loaded:
+    "The page's web fonts were still loading after 5 seconds: the capture went on without waiting longer.",
 } as const;
 
 /** A warning's code. */

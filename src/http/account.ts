@@ -30,7 +30,8 @@ function listDevices() {
 export const accountRoutes: FastifyPluginAsync = async (app) => {
   const { workspaces, settlement } = app;
 
-  const caller = (request: FastifyRequest) => authenticate(request, { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] }, workspaces);
+  const caller = (request: FastifyRequest) =>
+    authenticate(request, { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] }, workspaces);
 
   app.get('/api/usage', async (request) => {
     const { workspace } = await caller(request);
@@ -44,7 +45,11 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
       available: Math.max(0, workspace.quota - month.used - month.inFlight),
       used: month.used,
       // The limit is on renders in flight: a slot frees when a render ends, at the latest when its reservation lapses.
-      concurrency: { limit, remaining, reset: nanoseconds(remaining > 0 || month.firstLapse === undefined ? now : month.firstLapse) },
+      concurrency: {
+        limit,
+        remaining,
+        reset: nanoseconds(remaining > 0 || month.firstLapse === undefined ? now : month.firstLapse),
+      },
     };
   });
 

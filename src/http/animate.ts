@@ -1,9 +1,25 @@
 // GET|POST /api/animate: an animated capture (a video or a gif of the page playing or scrolling),
 // on the pipeline of /api/take (take.ts, take-flow.ts) with a parameter table of its own (docs/animate.md).
 import type { FastifyPluginAsync } from 'fastify';
-import { animateParameters, animateRefusals, animationParameters, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
+import {
+  animateParameters,
+  animateRefusals,
+  animationParameters,
+  type AnimationFormat,
+  type AnimationOptions,
+} from '../domain/animation.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import { controlDefaults, pageOptions, parseParameters, valuesOfRole, type ParamProblem, type ParameterTable, type RawParams, type TakeControl, type TakeRequest } from './params.ts';
+import {
+  controlDefaults,
+  pageOptions,
+  parseParameters,
+  valuesOfRole,
+  type ParamProblem,
+  type ParameterTable,
+  type RawParams,
+  type TakeControl,
+  type TakeRequest,
+} from './params.ts';
 import { ServiceError } from '../errors.ts';
 import { renderHandler } from './take.ts';
 
@@ -13,12 +29,19 @@ export interface AnimateRequest extends TakeRequest {
 }
 
 /** The table of /api/animate. */
-export const animateTable: ParameterTable = { byName: new Map(animateParameters.map((p) => [p.name, p])), refusals: animateRefusals };
+export const animateTable: ParameterTable = {
+  byName: new Map(animateParameters.map((p) => [p.name, p])),
+  refusals: animateRefusals,
+};
 
 // The rows of the recording itself; `format` is a render option like a screenshot's.
 const recordingRows = animationParameters.filter((p) => p.name !== 'format');
 const recordingNames = new Set(recordingRows.map((p) => p.name));
-const recordingDefaults = Object.fromEntries(recordingRows.filter((p) => p.default !== undefined).map((p) => [p.name, Array.isArray(p.default) ? [...p.default] : p.default]));
+const recordingDefaults = Object.fromEntries(
+  recordingRows
+    .filter((p) => p.default !== undefined)
+    .map((p) => [p.name, Array.isArray(p.default) ? [...p.default] : p.default]),
+);
 const animateControlDefaults = controlDefaults(animateTable);
 
 /** Seconds an animation may take in all when `timeout` is not given: the longest recording and a page's load. */
@@ -31,7 +54,9 @@ export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } 
   const { values } = parsed;
   const given = valuesOfRole(values, animateTable, 'option');
   const page = Object.fromEntries(Object.entries(given).filter(([name]) => !recordingNames.has(name)));
-  const recording = Object.fromEntries(Object.entries(given).filter(([name]) => recordingNames.has(name) && name !== 'format'));
+  const recording = Object.fromEntries(
+    Object.entries(given).filter(([name]) => recordingNames.has(name) && name !== 'format'),
+  );
   const options: RenderOptions = {
     ...pageOptions(page),
     timeout: (values.timeout as number | undefined) ?? ANIMATION_TIMEOUT,
@@ -40,7 +65,10 @@ export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } 
   const animation = { ...recordingDefaults, ...recording } as unknown as AnimationOptions;
   // ScreenshotOne's schema takes an empty scenario as the default one.
   if ((animation.scenario as string) === '') animation.scenario = 'default';
-  const control = { ...animateControlDefaults, ...valuesOfRole(values, animateTable, 'control') } as unknown as TakeControl;
+  const control = {
+    ...animateControlDefaults,
+    ...valuesOfRole(values, animateTable, 'control'),
+  } as unknown as TakeControl;
   return { request: { options, animation, control } };
 }
 
@@ -53,7 +81,10 @@ export const animateRoutes: FastifyPluginAsync = async (app) => {
       return parsed.request;
     },
     // A navigation during the scroll goes where url may go.
-    targets: ({ animation }) => (animation.scroll_try_navigate && animation.scroll_navigate_to_url ? [[animation.scroll_navigate_to_url, 'scroll_navigate_to_url']] : []),
+    targets: ({ animation }) =>
+      animation.scroll_try_navigate && animation.scroll_navigate_to_url
+        ? [[animation.scroll_navigate_to_url, 'scroll_navigate_to_url']]
+        : [],
     cacheScope: '/api/animate',
     renderFields: ({ animation }) => ({ kind: 'animation', animation }),
     // A mov of 30 s is hundreds of MB: it goes from the store to the caller without a stop in memory.

@@ -60,18 +60,33 @@ class AccessLog extends LogController {
     const url = request.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    request.log.info({ method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime), error_code: reply.errorCode }, 'request');
+    request.log.info(
+      {
+        method: request.method,
+        path,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        error_code: reply.errorCode,
+      },
+      'request',
+    );
   }
 }
 
-type ResponseSeries = { responses: ReturnType<typeof metrics.httpResponses.labels>; duration: ReturnType<typeof metrics.httpDuration.labels> };
+type ResponseSeries = {
+  responses: ReturnType<typeof metrics.httpResponses.labels>;
+  duration: ReturnType<typeof metrics.httpDuration.labels>;
+};
 // The metric series of each route and status, found once rather than per response.
 const responseSeries = new Map<string, ResponseSeries>();
 function seriesOf(route: string, status: number): ResponseSeries {
   const key = `${status} ${route}`;
   let series = responseSeries.get(key);
   if (!series) {
-    series = { responses: metrics.httpResponses.labels({ route, status: String(status) }), duration: metrics.httpDuration.labels({ route }) };
+    series = {
+      responses: metrics.httpResponses.labels({ route, status: String(status) }),
+      duration: metrics.httpDuration.labels({ route }),
+    };
     responseSeries.set(key, series);
   }
   return series;
@@ -135,11 +150,17 @@ export function buildApp(deps: AppDeps) {
     try {
       done(null, JSON.parse((body as Buffer).toString('utf8')));
     } catch {
-      done(new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'is not valid JSON' }] }));
+      done(
+        new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'is not valid JSON' }] }),
+      );
     }
   });
   app.addContentTypeParser('*', (_request, _payload, done) => {
-    done(new ServiceError('request_not_valid', { error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }] }));
+    done(
+      new ServiceError('request_not_valid', {
+        error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }],
+      }),
+    );
   });
 
   app.setErrorHandler(answerError);
@@ -157,12 +178,17 @@ export function buildApp(deps: AppDeps) {
     // A span per request, child of an incoming traceparent; routes pass it on (take.ts to the render).
     app.addHook('onRequest', (request, _reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      request.span = startSpan(`${request.method} ${route}`, request.headers as TraceCarrier, { 'http.request.method': request.method, 'http.route': route }, 'server');
+      request.span = startSpan(
+        `${request.method} ${route}`,
+        request.headers as TraceCarrier,
+        { 'http.request.method': request.method, 'http.route': route },
+        'server',
+      );
       done();
     });
     app.addHook('onResponse', (request, reply, done) => {
       request.span?.setAttribute('http.response.status_code', reply.statusCode);
-      endSpan(request.span, reply.statusCode >= 500 ? reply.errorCode ?? String(reply.statusCode) : undefined);
+      endSpan(request.span, reply.statusCode >= 500 ? (reply.errorCode ?? String(reply.statusCode)) : undefined);
       done();
     });
   }

@@ -18,7 +18,10 @@ export function accessKeyOf(request: FastifyRequest, raw?: RawParams): string | 
   const header = request.headers['x-access-key'];
   if (typeof header === 'string' && header !== '') return header;
   // A GET's query is already parsed into `raw`: its first access_key, as URLSearchParams.get gives.
-  const fromQuery = raw?.kind === 'query' ? raw.entries.find(([name]) => name === 'access_key')?.[1] : new URLSearchParams(rawQueryString(request)).get('access_key');
+  const fromQuery =
+    raw?.kind === 'query'
+      ? raw.entries.find(([name]) => name === 'access_key')?.[1]
+      : new URLSearchParams(rawQueryString(request)).get('access_key');
   if (fromQuery) return fromQuery;
   const fromBody = raw?.kind === 'json' ? raw.body.access_key : undefined;
   return typeof fromBody === 'string' && fromBody !== '' ? fromBody : undefined;
@@ -53,13 +56,22 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
   if (request.method !== 'POST' && request.method !== 'PATCH') {
     const split = splitSignedQuery(rawQueryString(request));
     if (split === 'misplaced') {
-      throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature must be the last parameter of the query string.' });
+      throw new ServiceError(
+        'signature_is_not_valid',
+        {},
+        { message: 'The signature must be the last parameter of the query string.' },
+      );
     }
     if (split === 'encoded') {
-      throw new ServiceError('signature_is_not_valid', {}, { message: 'The signature parameter\'s name must be sent as is, not percent-encoded.' });
+      throw new ServiceError(
+        'signature_is_not_valid',
+        {},
+        { message: "The signature parameter's name must be sent as is, not percent-encoded." },
+      );
     }
     if (split !== 'absent') {
-      if (!signatureMatches(workspace.secret_key, split.signed, split.signature)) throw new ServiceError('signature_is_not_valid');
+      if (!signatureMatches(workspace.secret_key, split.signed, split.signature))
+        throw new ServiceError('signature_is_not_valid');
       signed = true;
       signedQuery = split.signed;
     }

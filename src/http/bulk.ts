@@ -20,14 +20,17 @@ type Params = Record<string, unknown>;
 
 /** The bulk body, checked as a whole: a 400 naming each malformed part. */
 function bulkBody(request: FastifyRequest): { options: Params; requests: Params[]; execute: boolean } {
-  const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
+  const refuse = (parameter: string, message: string) =>
+    new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
   if (request.rawBody === undefined) throw refuse('Content-Type', 'must be application/json');
   const body = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse('body', 'must be a JSON object');
   const fields = body as Params;
   const unknown = Object.keys(fields).find((key) => !BODY_KEYS.has(key));
-  if (unknown) throw refuse(unknown, 'is not a field of a bulk request (options, requests, execute, optimize, access_key)');
-  const isObject = (value: unknown): value is Params => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (unknown)
+    throw refuse(unknown, 'is not a field of a bulk request (options, requests, execute, optimize, access_key)');
+  const isObject = (value: unknown): value is Params =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
   const options = fields.options ?? {};
   if (!isObject(options)) throw refuse('options', 'must be a JSON object of /api/take parameters');
   const { requests } = fields;
@@ -45,10 +48,11 @@ function bulkBody(request: FastifyRequest): { options: Params; requests: Params[
 /** One request's parameters as a GET query (lists as repeated keys), without any key or signature of its own. */
 function queryOf(params: Params): string {
   const pairs: string[] = [];
-  const add = (name: string, value: unknown) => pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`);
+  const add = (name: string, value: unknown) =>
+    pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`);
   for (const [name, value] of Object.entries(params)) {
     if (value === null || value === undefined || name === 'access_key' || name === 'signature') continue;
-    if (Array.isArray(value)) value.forEach((item) => add(name, item));
+    if (Array.isArray(value)) for (const item of value) add(name, item);
     else add(name, typeof value === 'object' ? JSON.stringify(value) : value);
   }
   return pairs.join('&');
@@ -87,7 +91,12 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
     const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
     for (;;) {
       try {
-        return flow.json(await flow.run({ workspace: caller.workspace, signedQuery: signed }, { ...take, control: { ...take.control, response_type: 'json' } })).body;
+        return flow.json(
+          await flow.run(
+            { workspace: caller.workspace, signedQuery: signed },
+            { ...take, control: { ...take.control, response_type: 'json' } },
+          ),
+        ).body;
       } catch (err) {
         // The workspace's other renders hold its slots: this request waits its turn, as a client would retry.
         if (err instanceof ServiceError && err.code === 'concurrency_limit_reached' && Date.now() < giveUpAt) {
@@ -100,27 +109,35 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
   };
 
   app.post('/api/bulk', async (request) => {
-    const fields = typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body) ? (request.body as Params) : {};
+    const fields =
+      typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body)
+        ? (request.body as Params)
+        : {};
     const caller = await authenticate(request, { kind: 'json', body: fields }, workspaces);
     const { options, requests, execute } = bulkBody(request);
     const prepared = requests.map((own) => {
       const params = { ...options, ...own };
       const { url, signed } = signedUrl(caller, params);
       try {
-        parseTake({ kind: 'json', body: Object.fromEntries(Object.entries(params).filter(([name]) => name !== 'access_key')) });
+        parseTake({
+          kind: 'json',
+          body: Object.fromEntries(Object.entries(params).filter(([name]) => name !== 'access_key')),
+        });
         return { url, signed };
       } catch (err) {
         return { url, signed, refused: failureAnswer(err).body };
       }
     });
-    if (!execute) return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
+    if (!execute)
+      return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
 
     const limit = planConcurrency[caller.workspace.plan];
     const responses = await inParallel(prepared, limit, async ({ url, signed, refused }) => {
       if (refused) return { url, response: refused };
       const response = await renderNow(caller, signed).catch((err) => {
         const answer = failureAnswer(err);
-        if (answer.status >= 500 && answer.body.error_code === 'internal_application_error') request.log.error({ err }, 'a bulk request failed');
+        if (answer.status >= 500 && answer.body.error_code === 'internal_application_error')
+          request.log.error({ err }, 'a bulk request failed');
         return answer.body;
       });
       return { url, response };

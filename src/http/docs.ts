@@ -23,6 +23,12 @@ export const docsRoutes: FastifyPluginAsync<{ baseUrl: string }> = async (app, {
     staticCSP: contentSecurityPolicy,
     theme: { title: 'Shutterbus API reference' },
     // BaseLayout: no top bar (Swagger's logo and a box to load other documents).
-    uiConfig: { layout: 'BaseLayout', deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false },
+    uiConfig: {
+      layout: 'BaseLayout',
+      deepLinking: true,
+      docExpansion: 'list',
+      defaultModelsExpandDepth: 0,
+      tryItOutEnabled: false,
+    },
   });
 };

@@ -41,7 +41,12 @@ export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessCheck[] }> = as
 
 /** The HTTP app of a process without the ingress role: health, readiness and metrics only. */
 export function buildHealthApp(log: Logger, checks: ReadinessCheck[]) {
-  const app = Fastify({ serverFactory: (handler) => createHttpServer(handler), clientErrorHandler: () => {}, loggerInstance: log, disableRequestLogging: true });
+  const app = Fastify({
+    serverFactory: (handler) => createHttpServer(handler),
+    clientErrorHandler: () => {},
+    loggerInstance: log,
+    disableRequestLogging: true,
+  });
   app.register(healthRoutes, { checks });
   app.setNotFoundHandler((_request, reply) => void reply.code(404).send(errorBody('not_found', {}, 'No such route.')));
   return app;

@@ -12,7 +12,11 @@ const PATH = '/api/take';
 const PREFIX = `${PATH}?`;
 // A string body goes out in one write with the headers; Fastify's answer is the same bytes.
 const BODY = JSON.stringify(errorBody('access_key_invalid'));
-const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(BODY)), 'x-content-type-options': 'nosniff' };
+const HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(Buffer.byteLength(BODY)),
+  'x-content-type-options': 'nosniff',
+};
 const answered = metrics.httpResponses.labels({ route: PATH, status: '401' });
 const duration = metrics.httpDuration.labels({ route: PATH });
 
@@ -40,7 +44,8 @@ export class KeyRefusals {
     // The key as the full checks find it (auth.ts accessKeyOf): a non-empty header, else the query's.
     const header = req.headers['x-access-key'];
     let accessKey = typeof header === 'string' && header !== '' ? header : undefined;
-    if (accessKey === undefined && url.length > PREFIX.length) accessKey = new URLSearchParams(url.slice(PREFIX.length)).get('access_key') || undefined;
+    if (accessKey === undefined && url.length > PREFIX.length)
+      accessKey = new URLSearchParams(url.slice(PREFIX.length)).get('access_key') || undefined;
     if (accessKey !== undefined && !this.workspaces.knownUnknown(accessKey)) return false;
 
     res.writeHead(401, HEADERS);
@@ -49,7 +54,10 @@ export class KeyRefusals {
     answered.inc();
     duration.observe(ms / 1000);
     // The access line the full path writes (app.ts), from the root logger: no child per request.
-    this.log.info({ method: 'GET', path: PATH, status: 401, ms: Math.round(ms), error_code: 'access_key_invalid' }, 'request');
+    this.log.info(
+      { method: 'GET', path: PATH, status: 401, ms: Math.round(ms), error_code: 'access_key_invalid' },
+      'request',
+    );
     return true;
   }
 }

@@ -33,22 +33,29 @@ const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_val
 /** The JSON object body of a POST or PATCH, or 400. */
 function jsonBody(request: FastifyRequest): Record<string, unknown> {
   const body = request.body;
-  if (request.rawBody === undefined) throw notValid([{ parameter: 'Content-Type', message: 'must be application/json' }]);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notValid([{ parameter: 'body', message: 'must be a JSON object' }]);
+  if (request.rawBody === undefined)
+    throw notValid([{ parameter: 'Content-Type', message: 'must be application/json' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw notValid([{ parameter: 'body', message: 'must be a JSON object' }]);
   return body as Record<string, unknown>;
 }
 
 /** Validates `interval` against the plan; a problem, or undefined. */
 function intervalProblem(value: unknown, workspace: Workspace, minInterval: number): ParamProblem | undefined {
   const shortest = shortestInterval(workspace.plan, minInterval);
-  if (typeof value !== 'number' || !Number.isInteger(value)) return { parameter: 'interval', message: 'must be a whole number of seconds' };
-  if (value < shortest) return { parameter: 'interval', message: `must be at least ${shortest} seconds on the ${workspace.plan} plan` };
-  if (value > MAX_INTERVAL_SECONDS) return { parameter: 'interval', message: `must be at most ${MAX_INTERVAL_SECONDS} seconds` };
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    return { parameter: 'interval', message: 'must be a whole number of seconds' };
+  if (value < shortest)
+    return { parameter: 'interval', message: `must be at least ${shortest} seconds on the ${workspace.plan} plan` };
+  if (value > MAX_INTERVAL_SECONDS)
+    return { parameter: 'interval', message: `must be at most ${MAX_INTERVAL_SECONDS} seconds` };
   return undefined;
 }
 
 function thresholdProblem(value: unknown): ParamProblem | undefined {
-  return typeof value === 'number' && value >= 0 && value <= 1 ? undefined : { parameter: 'threshold', message: 'must be a number from 0 to 1' };
+  return typeof value === 'number' && value >= 0 && value <= 1
+    ? undefined
+    : { parameter: 'threshold', message: 'must be a number from 0 to 1' };
 }
 
 /** Registers the monitor routes; the access key is checked as on /api/take. */
@@ -57,7 +64,13 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
   const { store } = manager;
 
   const caller = async (request: FastifyRequest, raw?: RawParams) =>
-    (await authenticate(request, raw ?? { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] }, workspaces)).workspace;
+    (
+      await authenticate(
+        request,
+        raw ?? { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] },
+        workspaces,
+      )
+    ).workspace;
 
   app.post('/api/monitors', async (request, reply) => {
     const body = jsonBody(request);
@@ -66,20 +79,32 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const problems: ParamProblem[] = [];
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);
-    for (const name of answerOnly) if (name in take) problems.push({ parameter: name, message: 'has no meaning for a monitor' });
-    const intervalIssue = interval === undefined ? { parameter: 'interval', message: 'is required' } : intervalProblem(interval, workspace, config.monitorMinInterval);
+    for (const name of answerOnly)
+      if (name in take) problems.push({ parameter: name, message: 'has no meaning for a monitor' });
+    const intervalIssue =
+      interval === undefined
+        ? { parameter: 'interval', message: 'is required' }
+        : intervalProblem(interval, workspace, config.monitorMinInterval);
     if (intervalIssue) problems.push(intervalIssue);
     const thresholdIssue = thresholdProblem(threshold);
     if (thresholdIssue) problems.push(thresholdIssue);
-    if (take.webhook_url === undefined || take.webhook_url === null) problems.push({ parameter: 'webhook_url', message: 'is required' });
+    if (take.webhook_url === undefined || take.webhook_url === null)
+      problems.push({ parameter: 'webhook_url', message: 'is required' });
     const format = take.format === 'jpg' ? 'jpeg' : take.format;
-    if (format !== undefined && format !== null && !monitorFormats.includes(format as OutputFormat) && !problems.some((p) => p.parameter === 'format')) {
+    if (
+      format !== undefined &&
+      format !== null &&
+      !monitorFormats.includes(format as OutputFormat) &&
+      !problems.some((p) => p.parameter === 'format')
+    ) {
       problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });
     }
     if (problems.length > 0 || !('request' in parsed)) throw notValid(problems);
     const limit = planMonitorLimits[workspace.plan].monitors;
     if ((await store.list(workspace.workspace_id)).length >= limit) {
-      throw notValid([{ parameter: 'monitors', message: `the ${workspace.plan} plan allows at most ${limit} monitors` }]);
+      throw notValid([
+        { parameter: 'monitors', message: `the ${workspace.plan} plan allows at most ${limit} monitors` },
+      ]);
     }
     const { options, control } = parsed.request;
     if (options.url !== undefined) await checkTarget(options.url, 'url');
@@ -143,7 +168,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
         if (typeof value === 'string' && value !== '') patch.webhook_url = value;
         else problems.push({ parameter: name, message: 'must be an absolute http or https URL' });
       } else {
-        problems.push({ parameter: name, message: 'cannot be changed (status, interval, threshold and webhook_url can)' });
+        problems.push({
+          parameter: name,
+          message: 'cannot be changed (status, interval, threshold and webhook_url can)',
+        });
       }
     }
     if (problems.length > 0) throw notValid(problems);

@@ -6,9 +6,17 @@ import { answerOnly } from './monitors.ts';
 type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const monitorIdParameter = { name: 'monitorId', in: 'path', required: true, schema: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' } };
+const monitorIdParameter = {
+  name: 'monitorId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' },
+};
 const limits = Object.entries(planMonitorLimits)
-  .map(([plan, { monitors, intervalFactor }]) => `${plan}: at most ${monitors} monitors, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL (default 60 s)`)
+  .map(
+    ([plan, { monitors, intervalFactor }]) =>
+      `${plan}: at most ${monitors} monitors, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL (default 60 s)`,
+  )
   .join('; ');
 
 /** The schemas the monitor paths and events refer to. */
@@ -20,9 +28,22 @@ export function monitorSchemas(takeBody: Json): Json {
       description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}), but ${answerOnly.join(', ')}, which mean nothing here; plus interval and threshold. webhook_url is required.`,
       required: ['interval', 'webhook_url'],
       properties: {
-        ...Object.fromEntries(Object.entries(takeBody.properties as Json).filter(([name]) => !answerOnly.includes(name))),
-        interval: { type: 'integer', minimum: 1, maximum: MAX_INTERVAL_SECONDS, description: `Seconds between ticks. Per plan: ${limits}.` },
-        threshold: { type: 'number', minimum: 0, maximum: 1, default: DEFAULT_THRESHOLD, description: 'The share of pixels that must differ for monitor.changed.' },
+        ...Object.fromEntries(
+          Object.entries(takeBody.properties as Json).filter(([name]) => !answerOnly.includes(name)),
+        ),
+        interval: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_INTERVAL_SECONDS,
+          description: `Seconds between ticks. Per plan: ${limits}.`,
+        },
+        threshold: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          default: DEFAULT_THRESHOLD,
+          description: 'The share of pixels that must differ for monitor.changed.',
+        },
       },
       additionalProperties: false,
     },
@@ -46,7 +67,11 @@ export function monitorSchemas(takeBody: Json): Json {
         changed_share: { type: 'number', minimum: 0, maximum: 1 },
         file_url: { type: 'string', format: 'uri' },
         previous_file_url: { type: 'string', format: 'uri' },
-        diff_url: { type: 'string', format: 'uri', description: 'A PNG: the new capture in grey, changed pixels in red.' },
+        diff_url: {
+          type: 'string',
+          format: 'uri',
+          description: 'A PNG: the new capture in grey, changed pixels in red.',
+        },
       },
     },
     Monitor: {
@@ -66,7 +91,11 @@ export function monitorSchemas(takeBody: Json): Json {
         last_status: { type: ['string', 'null'], enum: ['succeeded', 'failed', null] },
         last_error_code: { type: 'string' },
         last_file_url: nullableUri,
-        changes: { type: 'array', items: ref('MonitorChange'), description: 'Latest first (the last 50); in the answer for one monitor.' },
+        changes: {
+          type: 'array',
+          items: ref('MonitorChange'),
+          description: 'Latest first (the last 50); in the answer for one monitor.',
+        },
       },
     },
     MonitorEvent: {
@@ -84,7 +113,11 @@ export function monitorSchemas(takeBody: Json): Json {
             render_id: { type: 'string', format: 'uuid' },
             changed_share: { type: 'number', description: 'monitor.changed only.' },
             file_url: { type: 'string', format: 'uri', description: 'monitor.changed only: the new capture.' },
-            previous_file_url: { type: 'string', format: 'uri', description: 'monitor.changed only: the capture it was compared with.' },
+            previous_file_url: {
+              type: 'string',
+              format: 'uri',
+              description: 'monitor.changed only: the capture it was compared with.',
+            },
             diff_url: { type: 'string', format: 'uri', description: 'monitor.changed only.' },
             error_code: { type: 'string', description: 'monitor.failed only.' },
             error_message: { type: 'string', description: 'monitor.failed only.' },
@@ -97,7 +130,15 @@ export function monitorSchemas(takeBody: Json): Json {
 
 /** The monitor paths; `errors(codes)` makes the error responses as every other path has them. */
 export function monitorPaths(security: Json[], errors: (codes: string[]) => Json): Json {
-  const common = ['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'temporary_unavailable', 'request_not_valid', 'internal_application_error'];
+  const common = [
+    'access_key_invalid',
+    'email_not_verified',
+    'signature_is_not_valid',
+    'signature_is_required',
+    'temporary_unavailable',
+    'request_not_valid',
+    'internal_application_error',
+  ];
   const json = (schema: Json) => ({ 'application/json': { schema } });
   return {
     '/api/monitors': {
@@ -105,10 +146,14 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         tags: ['monitors'],
         operationId: 'createMonitor',
         summary: 'Create a monitor',
-        description: 'Renders the page now (the baseline) and then every interval; a tick whose capture differs from the last by more than threshold sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
+        description:
+          'Renders the page now (the baseline) and then every interval; a tick whose capture differs from the last by more than threshold sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
         security,
         requestBody: { required: true, content: json(ref('MonitorCreate')) },
-        responses: { '201': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'url_not_allowed', 'name_not_resolved']) },
+        responses: {
+          '201': { description: 'The monitor.', content: json(ref('Monitor')) },
+          ...errors([...common, 'url_not_allowed', 'name_not_resolved']),
+        },
       },
       get: {
         tags: ['monitors'],
@@ -116,7 +161,14 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         summary: "The workspace's monitors",
         security,
         responses: {
-          '200': { description: 'Every monitor, oldest first, without their changes.', content: json({ type: 'object', required: ['monitors'], properties: { monitors: { type: 'array', items: ref('Monitor') } } }) },
+          '200': {
+            description: 'Every monitor, oldest first, without their changes.',
+            content: json({
+              type: 'object',
+              required: ['monitors'],
+              properties: { monitors: { type: 'array', items: ref('Monitor') } },
+            }),
+          },
           ...errors(common),
         },
       },
@@ -129,7 +181,10 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         summary: 'A monitor, with its changes',
         description: "Another workspace's monitor answers like an unknown one.",
         security,
-        responses: { '200': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'not_found']) },
+        responses: {
+          '200': { description: 'The monitor.', content: json(ref('Monitor')) },
+          ...errors([...common, 'not_found']),
+        },
       },
       patch: {
         tags: ['monitors'],
@@ -137,7 +192,10 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         summary: 'Pause, resume or change a monitor',
         security,
         requestBody: { required: true, content: json(ref('MonitorPatch')) },
-        responses: { '200': { description: 'The monitor.', content: json(ref('Monitor')) }, ...errors([...common, 'not_found', 'url_not_allowed', 'name_not_resolved']) },
+        responses: {
+          '200': { description: 'The monitor.', content: json(ref('Monitor')) },
+          ...errors([...common, 'not_found', 'url_not_allowed', 'name_not_resolved']),
+        },
       },
       delete: {
         tags: ['monitors'],
@@ -152,7 +210,13 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
 
 /** The monitor events, delivered and signed like render.ended (`delivery` is its operation, whose headers and answers they share). */
 export function monitorWebhooks(delivery: Json): Json {
-  const event = (summary: string) => ({ post: { ...delivery, summary, requestBody: { required: true, content: { 'application/json': { schema: ref('MonitorEvent') } } } } });
+  const event = (summary: string) => ({
+    post: {
+      ...delivery,
+      summary,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('MonitorEvent') } } },
+    },
+  });
   return {
     'monitor.changed': event("A monitor's capture differs from the last one by more than its threshold"),
     'monitor.failed': event("A monitor's tick failed to render"),

@@ -3,7 +3,13 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes } from '../domain/options.ts';
 import { animateParameters } from '../domain/animation.ts';
-import { parameterByName, parameters, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
+import {
+  parameterByName,
+  parameters,
+  type Parameter,
+  type ParameterType,
+  type ValueType,
+} from '../domain/parameters.ts';
 import type { RenderStatus } from '../domain/render.ts';
 import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
@@ -21,7 +27,12 @@ void everyStatus;
 /** Codes the API never answers (the CLI and the dashboard do). */
 const notFromApi: ReadonlySet<ErrorCode> = new Set(['forbidden']);
 /** Codes answered before any route runs: malformed, oversized or slow requests (server.ts). */
-const transportCodes: ErrorCode[] = ['request_not_valid', 'request_header_too_large', 'request_timeout', 'internal_application_error'];
+const transportCodes: ErrorCode[] = [
+  'request_not_valid',
+  'request_header_too_large',
+  'request_timeout',
+  'internal_application_error',
+];
 /** Statuses that come with a Retry-After header. */
 const retryAfterStatuses = new Set([429, 503]);
 
@@ -31,7 +42,12 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 function valueSchema(type: ValueType): Json {
   switch (type.kind) {
     case 'string':
-      return { type: 'string', minLength: 1, maxLength: type.maxLength, ...(type.pattern ? { pattern: type.pattern.source } : {}) };
+      return {
+        type: 'string',
+        minLength: 1,
+        maxLength: type.maxLength,
+        ...(type.pattern ? { pattern: type.pattern.source } : {}),
+      };
     case 'boolean':
       return { type: 'boolean' };
     case 'integer':
@@ -43,12 +59,17 @@ function valueSchema(type: ValueType): Json {
 }
 
 function typeSchema(type: ParameterType): Json {
-  return type.kind === 'list' ? { type: 'array', items: valueSchema(type.item), maxItems: type.maxItems } : valueSchema(type);
+  return type.kind === 'list'
+    ? { type: 'array', items: valueSchema(type.item), maxItems: type.maxItems }
+    : valueSchema(type);
 }
 
 /** A row's schema: its type, range and default. */
 function parameterSchema(parameter: Parameter): Json {
-  return { ...typeSchema(parameter.type), ...(parameter.default !== undefined ? { default: structuredClone(parameter.default) } : {}) };
+  return {
+    ...typeSchema(parameter.type),
+    ...(parameter.default !== undefined ? { default: structuredClone(parameter.default) } : {}),
+  };
 }
 
 /** A row's description, with a default that depends on other parameters in words. */
@@ -74,7 +95,9 @@ function bodySchema(table: readonly Parameter[] = parameters): Json {
   return {
     type: 'object',
     description: 'Every parameter of the GET query, under the same name. null means not given.',
-    properties: Object.fromEntries(rows.map((parameter) => [parameter.name, { ...parameterSchema(parameter), description: describe(parameter) }])),
+    properties: Object.fromEntries(
+      rows.map((parameter) => [parameter.name, { ...parameterSchema(parameter), description: describe(parameter) }]),
+    ),
     additionalProperties: false,
   };
 }
@@ -83,7 +106,11 @@ function bodySchema(table: readonly Parameter[] = parameters): Json {
 function parameterGroups(rows: readonly Parameter[] = parameters): string {
   const groups = new Map<string, string[]>();
   for (const { group, name } of rows) groups.set(group, [...(groups.get(group) ?? []), `\`${name}\``]);
-  return ['| group | parameters |', '| --- | --- |', ...[...groups].map(([group, names]) => `| ${group} | ${names.join(', ')} |`)].join('\n');
+  return [
+    '| group | parameters |',
+    '| --- | --- |',
+    ...[...groups].map(([group, names]) => `| ${group} | ${names.join(', ')} |`),
+  ].join('\n');
 }
 
 /** Output formats with their content type; an alias (jpg) shares the type of the format it names. */
@@ -102,38 +129,73 @@ function fileContent(formats = outputFormats()): Json {
   return Object.fromEntries(
     [...byType].map(([contentType, formats]) => [
       contentType,
-      { schema: { type: 'string', contentMediaType: contentType.split(';')[0], description: `format=${formats.join(' or ')}` } },
+      {
+        schema: {
+          type: 'string',
+          contentMediaType: contentType.split(';')[0],
+          description: `format=${formats.join(' or ')}`,
+        },
+      },
     ]),
   );
 }
 
 /** The schemas of the metadata fields (docs/api.md), each present when its `metadata_*` row exists. */
 const metadataFields: Record<string, Json> = {
-  image_size: { type: 'object', properties: { width: { type: 'integer' }, height: { type: 'integer' } }, description: 'The image in pixels.' },
+  image_size: {
+    type: 'object',
+    properties: { width: { type: 'integer' }, height: { type: 'integer' } },
+    description: 'The image in pixels.',
+  },
   page_title: { type: ['string', 'null'], description: "The page's title; null when it has none." },
   open_graph: {
     type: 'object',
     description: "The page's Open Graph properties.",
-    properties: Object.fromEntries(['title', 'description', 'image', 'url', 'type', 'site_name'].map((name) => [name, { type: ['string', 'null'] }])),
+    properties: Object.fromEntries(
+      ['title', 'description', 'image', 'url', 'type', 'site_name'].map((name) => [name, { type: ['string', 'null'] }]),
+    ),
   },
-  icon: { type: ['object', 'null'], description: "The page's icon; null when it names none.", properties: { url: { type: 'string' }, type: { type: ['string', 'null'] } } },
+  icon: {
+    type: ['object', 'null'],
+    description: "The page's icon; null when it names none.",
+    properties: { url: { type: 'string' }, type: { type: ['string', 'null'] } },
+  },
   fonts: { type: 'array', items: { type: 'string' }, description: 'Font families the page used.' },
-  http_response_status_code: { type: ['integer', 'null'], description: "The status of the main document's response; null without one (html, markdown)." },
-  http_response_headers: { type: 'object', additionalProperties: { type: 'string' }, description: "The main document's response headers." },
+  http_response_status_code: {
+    type: ['integer', 'null'],
+    description: "The status of the main document's response; null without one (html, markdown).",
+  },
+  http_response_headers: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "The main document's response headers.",
+  },
   content: {
     type: 'object',
     description: "The page's content, stored as a file of its own, in metadata_content_format.",
-    properties: { url: { type: 'string', format: 'uri' }, format: parameterByName.has('metadata_content_format') ? parameterSchema(parameterByName.get('metadata_content_format')!) : { type: 'string' } },
+    properties: {
+      url: { type: 'string', format: 'uri' },
+      format: parameterByName.has('metadata_content_format')
+        ? parameterSchema(parameterByName.get('metadata_content_format')!)
+        : { type: 'string' },
+    },
   },
 };
 
 /** The metadata fields a request can ask for: one per `metadata_*` row. */
 export function metadataFieldNames(): string[] {
-  return parameters.filter((p) => p.name.startsWith('metadata_') && p.type.kind === 'boolean').map((p) => p.name.slice('metadata_'.length));
+  return parameters
+    .filter((p) => p.name.startsWith('metadata_') && p.type.kind === 'boolean')
+    .map((p) => p.name.slice('metadata_'.length));
 }
 
 function metadataSchema(): Json {
-  const properties = Object.fromEntries(metadataFieldNames().map((field) => [field, metadataFields[field] ?? { description: `With metadata_${field}=true.` }]));
+  const properties = Object.fromEntries(
+    metadataFieldNames().map((field) => [
+      field,
+      metadataFields[field] ?? { description: `With metadata_${field}=true.` },
+    ]),
+  );
   return { type: 'object', description: 'What the metadata_* parameters asked for, one field each.', properties };
 }
 
@@ -141,14 +203,17 @@ function metadataSchema(): Json {
 const storeSchema: Json = {
   type: 'object',
   required: ['bucket', 'key'],
-  description: "Where store=true uploaded the output in your bucket; location with storage_return_location.",
+  description: 'Where store=true uploaded the output in your bucket; location with storage_return_location.',
   properties: { bucket: { type: 'string' }, key: { type: 'string' }, location: { type: 'string', format: 'uri' } },
 };
 
 /** Every output format of /api/take and /api/animate, with its content type. */
 const everyFormat = () => {
   const take = outputFormats();
-  return [...take, ...outputFormats(animateParameters).filter(({ format }) => !take.some((known) => known.format === format))];
+  return [
+    ...take,
+    ...outputFormats(animateParameters).filter(({ format }) => !take.some((known) => known.format === format)),
+  ];
 };
 
 /** The formats a render record names (aliases normalised). */
@@ -166,31 +231,62 @@ function schemas(): Json {
         error_message: { type: 'string' },
         error_details: {
           type: 'array',
-          description: 'The offending parameters (request_not_valid), selectors (selector_not_found), the script error (script_error) or the storage\'s own answer (storage_upload_failed: its error code in code).',
-          items: { type: 'object', properties: { parameter: { type: 'string' }, message: { type: 'string' }, selector: { type: 'string' }, code: { type: 'string' } } },
+          description:
+            "The offending parameters (request_not_valid), selectors (selector_not_found), the script error (script_error) or the storage's own answer (storage_upload_failed: its error code in code).",
+          items: {
+            type: 'object',
+            properties: {
+              parameter: { type: 'string' },
+              message: { type: 'string' },
+              selector: { type: 'string' },
+              code: { type: 'string' },
+            },
+          },
         },
-        returned_status_code: { type: 'integer', description: 'host_returned_error, matched_failed_request: the status the site answered.' },
+        returned_status_code: {
+          type: 'integer',
+          description: 'host_returned_error, matched_failed_request: the status the site answered.',
+        },
         failed_request_url: { type: 'string', description: 'matched_failed_request: the sub-request that failed.' },
-        matched_string: { type: 'string', description: 'content_missing_specified_string, content_contains_specified_string.' },
-        file_url: { type: 'string', format: 'uri', description: "storage_upload_failed: the service's own copy, kept." },
+        matched_string: {
+          type: 'string',
+          description: 'content_missing_specified_string, content_contains_specified_string.',
+        },
+        file_url: {
+          type: 'string',
+          format: 'uri',
+          description: "storage_upload_failed: the service's own copy, kept.",
+        },
       },
     },
     Store: storeSchema,
     Metadata: metadataSchema(),
     Slices: {
       type: 'array',
-      description: 'full_page_slices: the full-page image cut into slices, each a file of its own; offsets and sizes in image pixels.',
+      description:
+        'full_page_slices: the full-page image cut into slices, each a file of its own; offsets and sizes in image pixels.',
       items: {
         type: 'object',
         required: ['index', 'offset_y', 'width', 'height', 'url'],
-        properties: { index: { type: 'integer' }, offset_y: { type: 'integer' }, width: { type: 'integer' }, height: { type: 'integer' }, url: { type: 'string', format: 'uri' } },
+        properties: {
+          index: { type: 'integer' },
+          offset_y: { type: 'integer' },
+          width: { type: 'integer' },
+          height: { type: 'integer' },
+          url: { type: 'string', format: 'uri' },
+        },
       },
     },
     Vision: { type: 'string', description: "vision_prompt: the vision API's answer about the capture." },
     Warnings: {
       type: 'array',
-      description: 'What the caller should know about a render that succeeded: a full-page capture cut shorter than the page, web fonts still loading when the capture gave up waiting. Absent when there is nothing to say.',
-      items: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(warningTable) }, message: { type: 'string' } } },
+      description:
+        'What the caller should know about a render that succeeded: a full-page capture cut shorter than the page, web fonts still loading when the capture gave up waiting. Absent when there is nothing to say.',
+      items: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'string', enum: Object.keys(warningTable) }, message: { type: 'string' } },
+      },
     },
     TakeJsonAnswer: {
       type: 'object',
@@ -199,8 +295,16 @@ function schemas(): Json {
         is_successful: { const: true },
         render_id: { type: 'string', format: 'uuid' },
         file_url: { type: 'string', format: 'uri', description: 'The file, fetched without an access key.' },
-        screenshot_url: { type: 'string', format: 'uri', description: "The same as file_url, under ScreenshotOne's name." },
-        cache_url: { type: 'string', format: 'uri', description: 'A cached signed GET: the file later views of the same URL redirect to.' },
+        screenshot_url: {
+          type: 'string',
+          format: 'uri',
+          description: "The same as file_url, under ScreenshotOne's name.",
+        },
+        cache_url: {
+          type: 'string',
+          format: 'uri',
+          description: 'A cached signed GET: the file later views of the same URL redirect to.',
+        },
         format: recordFormat(),
         size_bytes: { type: 'integer' },
         metadata: ref('Metadata'),
@@ -213,11 +317,23 @@ function schemas(): Json {
       required: ['requests'],
       additionalProperties: false,
       properties: {
-        access_key: { type: 'string', description: 'The access key, when not in the X-Access-Key header or the query.' },
+        access_key: {
+          type: 'string',
+          description: 'The access key, when not in the X-Access-Key header or the query.',
+        },
         options: { type: 'object', description: '/api/take parameters every request starts from.' },
-        requests: { type: 'array', minItems: 1, maxItems: BULK_MAX_REQUESTS, items: { type: 'object', description: '/api/take parameters laid over options.' } },
+        requests: {
+          type: 'array',
+          minItems: 1,
+          maxItems: BULK_MAX_REQUESTS,
+          items: { type: 'object', description: '/api/take parameters laid over options.' },
+        },
         execute: { type: 'boolean', default: false, description: 'Render every request now and answer each in place.' },
-        optimize: { type: 'boolean', default: false, description: "Accepted for ScreenshotOne's clients; identical cached requests render once in any case." },
+        optimize: {
+          type: 'boolean',
+          default: false,
+          description: "Accepted for ScreenshotOne's clients; identical cached requests render once in any case.",
+        },
       },
     },
     BulkAnswer: {
@@ -231,9 +347,15 @@ function schemas(): Json {
             type: 'object',
             required: ['url'],
             properties: {
-              url: { type: 'string', format: 'uri', description: 'The signed /api/take GET URL of the request: nothing is rendered or charged until it is fetched.' },
+              url: {
+                type: 'string',
+                format: 'uri',
+                description:
+                  'The signed /api/take GET URL of the request: nothing is rendered or charged until it is fetched.',
+              },
               response: {
-                description: 'With execute=true (and for an invalid request in any case): the answer response_type=json gives, success or error.',
+                description:
+                  'With execute=true (and for an invalid request in any case): the answer response_type=json gives, success or error.',
                 oneOf: [ref('TakeJsonAnswer'), ref('AsyncAnswer'), ref('Error')],
               },
             },
@@ -254,7 +376,10 @@ function schemas(): Json {
           properties: {
             limit: { type: 'integer', description: 'Renders the plan allows in flight at once.' },
             remaining: { type: 'integer', description: 'Renders that may start now.' },
-            reset: { type: 'integer', description: 'Unix time in nanoseconds by which a slot frees at the latest (now when one is free).' },
+            reset: {
+              type: 'integer',
+              description: 'Unix time in nanoseconds by which a slot frees at the latest (now when one is free).',
+            },
           },
         },
       },
@@ -269,9 +394,16 @@ function schemas(): Json {
             type: 'object',
             required: ['id', 'name', 'viewport', 'device_scale_factor', 'is_mobile', 'has_touch', 'user_agent'],
             properties: {
-              id: { type: 'string', description: 'The viewport_device value, as ScreenshotOne spells it (iphone_13, ipad_gen_7).' },
+              id: {
+                type: 'string',
+                description: 'The viewport_device value, as ScreenshotOne spells it (iphone_13, ipad_gen_7).',
+              },
               name: { type: 'string' },
-              viewport: { type: 'object', required: ['width', 'height'], properties: { width: { type: 'integer' }, height: { type: 'integer' } } },
+              viewport: {
+                type: 'object',
+                required: ['width', 'height'],
+                properties: { width: { type: 'integer' }, height: { type: 'integer' } },
+              },
               device_scale_factor: { type: 'number' },
               is_mobile: { type: 'boolean' },
               has_touch: { type: 'boolean' },
@@ -290,7 +422,11 @@ function schemas(): Json {
         is_successful: { const: true },
         render_id: { type: 'string', format: 'uuid' },
         status: { const: 'pending' },
-        status_url: { type: 'string', format: 'uri', description: 'GET /api/renders/{renderId} with the same access key.' },
+        status_url: {
+          type: 'string',
+          format: 'uri',
+          description: 'GET /api/renders/{renderId} with the same access key.',
+        },
       },
     },
     RenderStatus: {
@@ -302,7 +438,12 @@ function schemas(): Json {
         file_url: { type: 'string', format: 'uri' },
         error_code: { type: 'string' },
         error_message: { type: 'string' },
-        failure_capture_url: { type: 'string', format: 'uri', description: 'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).' },
+        failure_capture_url: {
+          type: 'string',
+          format: 'uri',
+          description:
+            'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).',
+        },
         external_identifier: { type: 'string' },
         created_at: { type: 'string', format: 'date-time' },
         finished_at: { type: 'string', format: 'date-time' },
@@ -314,7 +455,10 @@ function schemas(): Json {
             type: 'object',
             required: ['step', 'at', 'ms'],
             properties: {
-              step: { type: 'string', enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'] },
+              step: {
+                type: 'string',
+                enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'],
+              },
               at: { type: 'string', format: 'date-time' },
               ms: { type: 'integer', minimum: 0, description: 'Milliseconds since the step before.' },
             },
@@ -365,14 +509,26 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
-    [...byStatus].sort(([a], [b]) => a - b).map(([status, statusCodes]) => [
-      String(status),
-      {
-        description: statusCodes.map((code) => `\`${code}\`: ${errorTable[code].message}`).join('\n\n'),
-        ...(retryAfterStatuses.has(status) ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } } } } : {}),
-        content: { 'application/json': { schema: { allOf: [ref('Error')], properties: { error_code: { enum: statusCodes } } } } },
-      },
-    ]),
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, statusCodes]) => [
+        String(status),
+        {
+          description: statusCodes.map((code) => `\`${code}\`: ${errorTable[code].message}`).join('\n\n'),
+          ...(retryAfterStatuses.has(status)
+            ? {
+                headers: {
+                  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+                },
+              }
+            : {}),
+          content: {
+            'application/json': {
+              schema: { allOf: [ref('Error')], properties: { error_code: { enum: statusCodes } } },
+            },
+          },
+        },
+      ]),
   );
 }
 
@@ -380,30 +536,57 @@ const renderIdHeader = { 'X-Render-Id': { description: 'The render id.', schema:
 const storeHeaders = Object.fromEntries(
   ['X-Store-Bucket', 'X-Store-Key', 'X-ScreenshotOne-Store-Bucket', 'X-ScreenshotOne-Store-Key'].map((name) => [
     name,
-    { description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`, schema: { type: 'string' } },
+    {
+      description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`,
+      schema: { type: 'string' },
+    },
   ]),
 );
 
 /** The answers of /api/take (or of /api/animate, with its formats): by format, JSON, async, a cached redirect, and every error. */
 function takeResponses(formats = outputFormats()): Json {
   const responseType = parameterByName.get('response_type');
-  const takeCodes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code) && code !== 'not_found');
+  const takeCodes = (Object.keys(errorTable) as ErrorCode[]).filter(
+    (code) => !notFromApi.has(code) && code !== 'not_found',
+  );
   return {
     '200': {
       description: `The render. response_type: ${responseType?.description ?? ''}`,
       headers: {
         ...renderIdHeader,
-        [WARNINGS_HEADER]: { description: 'The codes of the render\'s warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.', schema: { type: 'string' } },
-        'X-Render-Stored': { description: 'false on an image answered before it was stored (the object store was out of reach; it is stored when the store is back); absent otherwise.', schema: { type: 'string', enum: ['false'] } },
-        ...(parameterByName.has('attachment_name') ? { 'Content-Disposition': { description: 'attachment with the file name, when attachment_name is given.', schema: { type: 'string' } } } : {}),
+        [WARNINGS_HEADER]: {
+          description:
+            "The codes of the render's warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.",
+          schema: { type: 'string' },
+        },
+        'X-Render-Stored': {
+          description:
+            'false on an image answered before it was stored (the object store was out of reach; it is stored when the store is back); absent otherwise.',
+          schema: { type: 'string', enum: ['false'] },
+        },
+        ...(parameterByName.has('attachment_name')
+          ? {
+              'Content-Disposition': {
+                description: 'attachment with the file name, when attachment_name is given.',
+                schema: { type: 'string' },
+              },
+            }
+          : {}),
         ...(parameterByName.has('store') ? storeHeaders : {}),
       },
       content: { ...fileContent(formats), 'application/json': { schema: ref('TakeJsonAnswer') } },
     },
-    '202': { description: 'async=true: accepted; the result is at status_url and in the webhook.', headers: renderIdHeader, content: { 'application/json': { schema: ref('AsyncAnswer') } } },
+    '202': {
+      description: 'async=true: accepted; the result is at status_url and in the webhook.',
+      headers: renderIdHeader,
+      content: { 'application/json': { schema: ref('AsyncAnswer') } },
+    },
     '302': {
       description: 'A cached signed GET seen before: the file, at no charge (docs/api.md).',
-      headers: { Location: { description: 'The cached file.', schema: { type: 'string', format: 'uri' } }, ...renderIdHeader },
+      headers: {
+        Location: { description: 'The cached file.', schema: { type: 'string', format: 'uri' } },
+        ...renderIdHeader,
+      },
     },
     ...errorResponses(takeCodes),
   };
@@ -448,13 +631,29 @@ export function openApiDocument(baseUrl: string): Json {
     ],
     paths: {
       '/api/take': {
-        get: { ...take, operationId: 'takeGet', summary: 'Render a page (query parameters)', parameters: queryParameters() },
+        get: {
+          ...take,
+          operationId: 'takeGet',
+          summary: 'Render a page (query parameters)',
+          parameters: queryParameters(),
+        },
         post: {
           ...take,
           operationId: 'takePost',
           summary: 'Render a page (JSON body)',
-          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
-          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: bodySchema() } } },
+          parameters: [
+            {
+              name: 'X-Signature',
+              in: 'header',
+              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
+              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'At most 1 MiB.',
+            content: { 'application/json': { schema: bodySchema() } },
+          },
         },
       },
       '/api/bulk': {
@@ -464,11 +663,33 @@ export function openApiDocument(baseUrl: string): Json {
           summary: 'Up to 20 renders in one request',
           description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key and X-Signature as on POST /api/take.`,
           security,
-          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
-          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: ref('BulkRequest') } } },
+          parameters: [
+            {
+              name: 'X-Signature',
+              in: 'header',
+              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
+              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'At most 1 MiB.',
+            content: { 'application/json': { schema: ref('BulkRequest') } },
+          },
           responses: {
-            '200': { description: 'One entry per request, in order.', content: { 'application/json': { schema: ref('BulkAnswer') } } },
-            ...errorResponses(['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'request_body_too_large', 'temporary_unavailable', ...transportCodes]),
+            '200': {
+              description: 'One entry per request, in order.',
+              content: { 'application/json': { schema: ref('BulkAnswer') } },
+            },
+            ...errorResponses([
+              'access_key_invalid',
+              'email_not_verified',
+              'signature_is_not_valid',
+              'signature_is_required',
+              'request_body_too_large',
+              'temporary_unavailable',
+              ...transportCodes,
+            ]),
           },
         },
       },
@@ -480,7 +701,14 @@ export function openApiDocument(baseUrl: string): Json {
           security,
           responses: {
             '200': { description: 'The current UTC month.', content: { 'application/json': { schema: ref('Usage') } } },
-            ...errorResponses(['access_key_invalid', 'email_not_verified', 'signature_is_not_valid', 'signature_is_required', 'temporary_unavailable', ...transportCodes]),
+            ...errorResponses([
+              'access_key_invalid',
+              'email_not_verified',
+              'signature_is_not_valid',
+              'signature_is_required',
+              'temporary_unavailable',
+              ...transportCodes,
+            ]),
           },
         },
       },
@@ -497,13 +725,29 @@ export function openApiDocument(baseUrl: string): Json {
         },
       },
       '/api/animate': {
-        get: { ...animate, operationId: 'animateGet', summary: 'Record a page (query parameters)', parameters: queryParameters(animateParameters) },
+        get: {
+          ...animate,
+          operationId: 'animateGet',
+          summary: 'Record a page (query parameters)',
+          parameters: queryParameters(animateParameters),
+        },
         post: {
           ...animate,
           operationId: 'animatePost',
           summary: 'Record a page (JSON body)',
-          parameters: [{ name: 'X-Signature', in: 'header', description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
-          requestBody: { required: true, description: 'At most 1 MiB.', content: { 'application/json': { schema: bodySchema(animateParameters) } } },
+          parameters: [
+            {
+              name: 'X-Signature',
+              in: 'header',
+              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
+              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'At most 1 MiB.',
+            content: { 'application/json': { schema: bodySchema(animateParameters) } },
+          },
         },
       },
       '/api/renders/{renderId}': {
@@ -530,7 +774,11 @@ export function openApiDocument(baseUrl: string): Json {
           security: [],
           parameters: [{ name: 'fileName', in: 'path', required: true, schema: { type: 'string' } }],
           responses: {
-            '200': { description: 'The file, cacheable until it expires.', headers: { ETag: { schema: { type: 'string' } } }, content: fileContent(everyFormat()) },
+            '200': {
+              description: 'The file, cacheable until it expires.',
+              headers: { ETag: { schema: { type: 'string' } } },
+              content: fileContent(everyFormat()),
+            },
             '304': { description: 'If-None-Match matched.' },
             ...errorResponses(['not_found', 'temporary_unavailable', ...transportCodes]),
           },
@@ -544,16 +792,48 @@ export function openApiDocument(baseUrl: string): Json {
           description:
             'One delivery per render, POSTed to webhook_url. Verify the raw body before trusting it: `X-Signature`, or the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with any Standard Webhooks library. A 2xx ends the delivery; anything else is retried on the schedule (honouring Retry-After); 410 stops it.',
           parameters: [
-            { name: 'X-Webhook-Id', in: 'header', required: true, description: 'The delivery id (= body id), the same on every attempt.', schema: { type: 'string' } },
-            { name: 'X-Webhook-Timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-            { name: 'X-Signature', in: 'header', required: true, description: 'Lowercase hex HMAC-SHA256, keyed with the secret key, of "{X-Webhook-Timestamp}.{raw body}".', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
-            { name: 'webhook-id', in: 'header', required: true, description: 'Standard Webhooks: the delivery id.', schema: { type: 'string' } },
-            { name: 'webhook-timestamp', in: 'header', required: true, description: 'Standard Webhooks: Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+            {
+              name: 'X-Webhook-Id',
+              in: 'header',
+              required: true,
+              description: 'The delivery id (= body id), the same on every attempt.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'X-Webhook-Timestamp',
+              in: 'header',
+              required: true,
+              description: 'Unix seconds of this attempt.',
+              schema: { type: 'string', pattern: '^[0-9]+$' },
+            },
+            {
+              name: 'X-Signature',
+              in: 'header',
+              required: true,
+              description:
+                'Lowercase hex HMAC-SHA256, keyed with the secret key, of "{X-Webhook-Timestamp}.{raw body}".',
+              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+            },
+            {
+              name: 'webhook-id',
+              in: 'header',
+              required: true,
+              description: 'Standard Webhooks: the delivery id.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'webhook-timestamp',
+              in: 'header',
+              required: true,
+              description: 'Standard Webhooks: Unix seconds of this attempt.',
+              schema: { type: 'string', pattern: '^[0-9]+$' },
+            },
             {
               name: 'webhook-signature',
               in: 'header',
               required: true,
-              description: 'Standard Webhooks: "v1," + base64 HMAC-SHA256, keyed with the bytes of the secret key, of "{webhook-id}.{webhook-timestamp}.{raw body}".',
+              description:
+                'Standard Webhooks: "v1," + base64 HMAC-SHA256, keyed with the bytes of the secret key, of "{webhook-id}.{webhook-timestamp}.{raw body}".',
               schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}$' },
             },
           ],
@@ -561,7 +841,9 @@ export function openApiDocument(baseUrl: string): Json {
           responses: {
             '2XX': { description: 'Delivered: the delivery ends.' },
             '410': { description: 'Gone: the delivery stops, no retry.' },
-            default: { description: 'Retried after the next delay of the schedule; dead-lettered after the last attempt.' },
+            default: {
+              description: 'Retried after the next delay of the schedule; dead-lettered after the last attempt.',
+            },
           },
         },
       },
@@ -569,8 +851,19 @@ export function openApiDocument(baseUrl: string): Json {
     components: {
       schemas: { ...schemas(), ...monitorSchemas(bodySchema()) },
       securitySchemes: {
-        AccessKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Access-Key', description: "The workspace's access key." },
-        AccessKeyQuery: { type: 'apiKey', in: 'query', name: 'access_key', description: 'The access key in the query string (signed URLs carry it there); a POST may also send it in the body.' },
+        AccessKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Access-Key',
+          description: "The workspace's access key.",
+        },
+        AccessKeyQuery: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'access_key',
+          description:
+            'The access key in the query string (signed URLs carry it there); a POST may also send it in the body.',
+        },
       },
     },
   };

@@ -6,7 +6,9 @@ import { parameterByName, type Parameter, type ParameterType, type ValueType } f
 import type { StorageClass } from '../domain/storage.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
-export type RawParams = { kind: 'query'; entries: [string, string][] } | { kind: 'json'; body: Record<string, unknown> };
+export type RawParams =
+  | { kind: 'query'; entries: [string, string][] }
+  | { kind: 'json'; body: Record<string, unknown> };
 
 /** One offending parameter, as listed in `error_details`. */
 export interface ParamProblem {
@@ -55,7 +57,8 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
     case 'string':
       if (typeof value !== 'string' || value.length === 0) return { problem: 'must be a non-empty string' };
       if (value.length > type.maxLength) return { problem: `must be at most ${type.maxLength} characters` };
-      if (type.pattern && !type.pattern.test(value)) return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
+      if (type.pattern && !type.pattern.test(value))
+        return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
       return { value };
     case 'boolean':
       if (value === true || value === 'true' || value === '1' || value === 1) return { value: true };
@@ -64,14 +67,22 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
     case 'integer':
     case 'number': {
       const { min, max } = type;
-      const parsed = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+      const parsed =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)
+            ? Number(value)
+            : NaN;
       if (!Number.isFinite(parsed)) return { problem: `must be a number from ${min} to ${max}` };
-      if (type.kind === 'integer' && !Number.isInteger(parsed)) return { problem: `must be a whole number from ${min} to ${max}` };
+      if (type.kind === 'integer' && !Number.isInteger(parsed))
+        return { problem: `must be a whole number from ${min} to ${max}` };
       if (parsed < min || parsed > max) return { problem: `must be from ${min} to ${max}` };
       return { value: parsed };
     }
     case 'enum':
-      return typeof value === 'string' && type.values.includes(value) ? { value } : { problem: `must be one of ${type.values.join(', ')}` };
+      return typeof value === 'string' && type.values.includes(value)
+        ? { value }
+        : { problem: `must be one of ${type.values.join(', ')}` };
   }
 }
 
@@ -85,7 +96,13 @@ function parseParameter(type: ParameterType, given: unknown[], kind: RawParams['
   const parsed: unknown[] = [];
   for (const item of items) {
     const one = parseValue(type.item, item);
-    if ('problem' in one) return { problem: type.item.kind === 'string' ? `must contain non-empty strings of at most ${type.item.maxLength} characters` : `entries ${one.problem}` };
+    if ('problem' in one)
+      return {
+        problem:
+          type.item.kind === 'string'
+            ? `must contain non-empty strings of at most ${type.item.maxLength} characters`
+            : `entries ${one.problem}`,
+      };
     parsed.push(one.value);
   }
   return { value: parsed };
@@ -104,7 +121,10 @@ const takeTable: ParameterTable = { byName: parameterByName, refusals };
  * Parses and validates every parameter against `table`: the values given, by name, or every
  * problem at once so a client fixes them in one go.
  */
-export function parseParameters(raw: RawParams, table: ParameterTable): { values: Record<string, unknown> } | { problems: ParamProblem[] } {
+export function parseParameters(
+  raw: RawParams,
+  table: ParameterTable,
+): { values: Record<string, unknown> } | { problems: ParamProblem[] } {
   const grouped = new Map<string, unknown[]>();
   const pairs: [string, unknown][] = raw.kind === 'query' ? raw.entries : Object.entries(raw.body);
   for (const [name, value] of pairs) grouped.set(name, [...(grouped.get(name) ?? []), value]);
@@ -124,21 +144,32 @@ export function parseParameters(raw: RawParams, table: ParameterTable): { values
     else values[name] = parsed.value;
   }
   // Rules over several parameters or a value's meaning; a parameter already refused is not named twice.
-  problems.push(...table.refusals(values).filter((refusal) => !problems.some((p) => p.parameter === refusal.parameter)));
+  problems.push(
+    ...table.refusals(values).filter((refusal) => !problems.some((p) => p.parameter === refusal.parameter)),
+  );
   for (const name of Object.keys(values)) {
-    if (raw.kind === 'json' && table.byName.get(name)!.only === 'GET') problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
+    if (raw.kind === 'json' && table.byName.get(name)!.only === 'GET')
+      problems.push({ parameter: name, message: 'is for GET only (a POST is signed in the X-Signature header)' });
   }
   return problems.length > 0 ? { problems } : { values };
 }
 
 /** The given values of one role, by name, of the rows `table` has. */
-export function valuesOfRole(values: Record<string, unknown>, table: ParameterTable, role: Parameter['role']): Record<string, unknown> {
+export function valuesOfRole(
+  values: Record<string, unknown>,
+  table: ParameterTable,
+  role: Parameter['role'],
+): Record<string, unknown> {
   return Object.fromEntries(Object.entries(values).filter(([name]) => table.byName.get(name)!.role === role));
 }
 
 /** The defaults of the control parameters of `table`, by name. */
 export function controlDefaults(table: ParameterTable): Record<string, unknown> {
-  return Object.fromEntries([...table.byName.values()].filter((p) => p.role === 'control' && p.default !== undefined).map((p) => [p.name, p.default]));
+  return Object.fromEntries(
+    [...table.byName.values()]
+      .filter((p) => p.role === 'control' && p.default !== undefined)
+      .map((p) => [p.name, p.default]),
+  );
 }
 
 /** The page options given, over the defaults and a device preset (options given explicitly win). */
@@ -147,7 +178,9 @@ export function pageOptions(options: Record<string, unknown>): Omit<RenderOption
     ...renderDefaults,
     ...(options.viewport_device !== undefined ? presetOptions(String(options.viewport_device)) : {}),
     ...options,
-    ...(options.ip_country_code !== undefined ? { ip_country_code: String(options.ip_country_code).toLowerCase() } : {}),
+    ...(options.ip_country_code !== undefined
+      ? { ip_country_code: String(options.ip_country_code).toLowerCase() }
+      : {}),
   } as Omit<RenderOptions, 'format'>;
 }
 

@@ -11,14 +11,19 @@ export const rendersRoutes: FastifyPluginAsync = async (app) => {
   const { renderQueue, config, workspaces } = app;
   app.get<{ Params: { renderId: string } }>('/api/renders/:renderId', async (request) => {
     const workspace = await identify(request, workspaces);
-    const record = /^[0-9a-f-]{36}$/.test(request.params.renderId) ? await renderQueue.records.get(request.params.renderId) : null;
+    const record = /^[0-9a-f-]{36}$/.test(request.params.renderId)
+      ? await renderQueue.records.get(request.params.renderId)
+      : null;
     // Another workspace's render answers exactly like an unknown one.
-    if (!record || record.workspace_id !== workspace.workspace_id) throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
+    if (!record || record.workspace_id !== workspace.workspace_id)
+      throw new ServiceError('not_found', {}, { message: 'No render with this id.' });
     return {
       render_id: record.render_id,
       status: record.status,
       ...(record.file_name ? { file_url: fileUrl(config.filesBaseUrl, record.file_name) } : {}),
-      ...(record.metadata ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) } : {}),
+      ...(record.metadata
+        ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(config.filesBaseUrl, name)) }
+        : {}),
       ...publicExtras(record, (name) => fileUrl(config.filesBaseUrl, name)),
       ...(record.warnings ? { warnings: record.warnings } : {}),
       ...(record.store ? { store: record.store } : {}),

@@ -58,18 +58,29 @@ export class RepeatViews {
     const header = req.headers['x-access-key'] || undefined;
     if (header !== (known.viaHeader ? known.accessKey : undefined)) return false;
     const workspace = this.workspaces.peek(known.accessKey);
-    if (workspace?.workspace_id !== known.workspaceId || workspace.secret_key !== known.secretKey || !keysUsable(workspace)) return false;
+    if (
+      workspace?.workspace_id !== known.workspaceId ||
+      workspace.secret_key !== known.secretKey ||
+      !keysUsable(workspace)
+    )
+      return false;
     const entry = this.cache.peek(known.cacheKey);
     if (!entry) return false;
 
-    const headers = { location: fileUrl(this.filesBaseUrl, entry.file_name!), 'x-render-id': entry.render_id, 'content-length': '0', 'x-content-type-options': 'nosniff' };
+    const headers = {
+      location: fileUrl(this.filesBaseUrl, entry.file_name!),
+      'x-render-id': entry.render_id,
+      'content-length': '0',
+      'x-content-type-options': 'nosniff',
+    };
     res.writeHead(302, entry.store ? { ...headers, ...storeHeaders(entry.store) } : headers);
     res.end();
     const ms = performance.now() - started;
     answered.inc();
     duration.observe(ms / 1000);
     // Counted above; logged line by line only at debug level: embeds repeat views by the thousand.
-    if (this.log.isLevelEnabled('debug')) this.log.debug({ method: 'GET', path: '/api/take', status: 302, ms: Math.round(ms) }, 'request');
+    if (this.log.isLevelEnabled('debug'))
+      this.log.debug({ method: 'GET', path: '/api/take', status: 302, ms: Math.round(ms) }, 'request');
     return true;
   }
 }

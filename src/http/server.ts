@@ -36,7 +36,9 @@ export function createHttpServer(
     },
     (req, res) => {
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-        answer(res, 'request_not_valid', { error_details: [{ parameter: 'Host', message: 'is required in HTTP/1.1' }] });
+        answer(res, 'request_not_valid', {
+          error_details: [{ parameter: 'Host', message: 'is required in HTTP/1.1' }],
+        });
         return;
       }
       handler(req, res);
@@ -51,7 +53,9 @@ export function createHttpServer(
   server.on('clientError', onClientError);
   // Without a listener Node answers an unknown Expect with an empty 417.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    answer(res, 'request_not_valid', { error_details: [{ parameter: 'Expect', message: 'only 100-continue is supported' }] });
+    answer(res, 'request_not_valid', {
+      error_details: [{ parameter: 'Expect', message: 'only 100-continue is supported' }],
+    });
   });
   // Without a listener Node drops a CONNECT without a word; this is no proxy.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
@@ -70,7 +74,11 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const code: ErrorCode =
-    err.code === 'HPE_HEADER_OVERFLOW' ? 'request_header_too_large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'request_not_valid';
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'request_header_too_large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'request_not_valid';
   answerSocket(socket, code, {});
 }
 
@@ -82,7 +90,7 @@ function answerSocket(socket: Duplex, code: ErrorCode, details: ErrorDetails): v
   if (answering.has(socket) || socket.destroyed) return;
   answering.add(socket);
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (pending && pending.req.complete && !pending.writableFinished) {
+  if (pending?.req.complete && !pending.writableFinished) {
     // Node hands the socket to the next pipelined response when this one finishes; look again then.
     const next = () => {
       answering.delete(socket);

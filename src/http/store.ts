@@ -17,7 +17,12 @@ export function storeTargetFor(
   sealer: Sealer | undefined,
 ): StoreTarget | undefined {
   if (!control.store) return undefined;
-  if (!sealer) throw new ServiceError('temporary_unavailable', {}, { message: 'Uploads to your storage are not available on this server.' });
+  if (!sealer)
+    throw new ServiceError(
+      'temporary_unavailable',
+      {},
+      { message: 'Uploads to your storage are not available on this server.' },
+    );
   const resolved = storeTargetOf(control, workspace.storage, format, (secret) => sealer.seal(secret));
   if ('missing' in resolved) throw new ServiceError('request_not_valid', { error_details: resolved.missing });
   return resolved.target;

@@ -56,7 +56,8 @@ export function parseTake(raw: RawParams): TakeRequest {
 export function failureAnswer(raw: unknown): { status: number; body: ReturnType<typeof errorBody> } {
   const err = asOutage(raw);
   if (!(err instanceof ServiceError)) return { status: 500, body: errorBody('internal_application_error') };
-  const body = err.code === 'internal_application_error' ? errorBody(err.code) : errorBody(err.code, err.details, err.message);
+  const body =
+    err.code === 'internal_application_error' ? errorBody(err.code) : errorBody(err.code, err.details, err.message);
   return { status: statusOf(err.code), body };
 }
 
@@ -65,7 +66,11 @@ export function takeFlow(app: FastifyInstance) {
   const { config, renderQueue, settlement, renderCache, checkTarget, sealer } = app;
   const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
 
-  const checkTargets = async ({ options, control }: TakeRequest, store: StoreTarget | undefined, others: [string, string][]) => {
+  const checkTargets = async (
+    { options, control }: TakeRequest,
+    store: StoreTarget | undefined,
+    others: [string, string][],
+  ) => {
     for (const [address, parameter] of others) await checkTarget(address, parameter);
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     if (control.webhook_url !== undefined) await checkTarget(control.webhook_url, 'webhook_url');
@@ -73,10 +78,14 @@ export function takeFlow(app: FastifyInstance) {
     // The customer's proxy obeys the address rules of url (its credentials are not part of the check).
     const proxy = options.proxy === undefined ? null : parseProxyUrl(options.proxy);
     if (proxy) await checkTarget(`${proxy.url.protocol}//${proxy.url.host}/`, 'proxy');
-    const refuse = (parameter: string, message: string) => new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
+    const refuse = (parameter: string, message: string) =>
+      new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
     if (options.ip_country_code !== undefined && config.geoProxies[options.ip_country_code] === undefined) {
       const known = Object.keys(config.geoProxies);
-      throw refuse('ip_country_code', `no proxy for ${options.ip_country_code} here (${known.length > 0 ? `configured: ${known.join(', ')}` : 'none is configured'})`);
+      throw refuse(
+        'ip_country_code',
+        `no proxy for ${options.ip_country_code} here (${known.length > 0 ? `configured: ${known.join(', ')}` : 'none is configured'})`,
+      );
     }
     const unwritable = await unwritableFormat(options.format);
     if (unwritable) throw refuse('format', unwritable);
@@ -87,7 +96,13 @@ export function takeFlow(app: FastifyInstance) {
    * `onRenderId` hears the render's id as soon as it has one, before any refusal; `trace` is the
    * W3C trace context of the request that asked (tracing on), carried on to the render.
    */
-  const run = async <R extends TakeRequest>(caller: Caller, take: R, onRenderId?: (renderId: string) => void, trace?: TraceCarrier, endpoint: RenderEndpoint<R> = {}): Promise<TakeOutcome> => {
+  const run = async <R extends TakeRequest>(
+    caller: Caller,
+    take: R,
+    onRenderId?: (renderId: string) => void,
+    trace?: TraceCarrier,
+    endpoint: RenderEndpoint<R> = {},
+  ): Promise<TakeOutcome> => {
     const cacheKey = cacheKeyFor(caller, take, endpoint.cacheScope);
     if (cacheKey) {
       const hit = await renderCache.lookup(cacheKey);
@@ -122,10 +137,17 @@ export function takeFlow(app: FastifyInstance) {
     if (cacheKey) {
       // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
       const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
-      if (claim.kind === 'redirect') return { kind: 'cached', renderId: claim.entry.render_id, fileName: claim.entry.file_name!, store: claim.entry.store };
+      if (claim.kind === 'redirect')
+        return {
+          kind: 'cached',
+          renderId: claim.entry.render_id,
+          fileName: claim.entry.file_name!,
+          store: claim.entry.store,
+        };
       if (claim.kind === 'follow') {
         const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
-        if (record.status === 'succeeded') return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
+        if (record.status === 'succeeded')
+          return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
         return { kind: 'ended', result: { record }, cached: false };
       }
     }
@@ -145,13 +167,22 @@ export function takeFlow(app: FastifyInstance) {
     // When the store is out of reach the image may come before it is stored: answered as it is
     // unless the answer needs its file (json) or its upload to the customer's bucket (docs/operations.md).
     const takesUnstored = take.control.response_type !== 'json' && store === undefined;
-    return { kind: 'ended', result: await publish(() => renderQueue.submitAndWait(renderRequest, takesUnstored)), cached: cacheKey !== undefined };
+    return {
+      kind: 'ended',
+      result: await publish(() => renderQueue.submitAndWait(renderRequest, takesUnstored)),
+      cached: cacheKey !== undefined,
+    };
   };
 
   /** A failed render's error, as the caller hears it; a refused upload says where the service's own copy is. */
   const failure = (record: RenderRecord) => {
-    const kept = record.error_code === 'storage_upload_failed' && record.file_name ? { file_url: urlOf(record.file_name) } : {};
-    return new ServiceError((record.error_code ?? 'internal_application_error') as ErrorCode, { ...record.error_details, ...kept }, { message: record.error_message });
+    const kept =
+      record.error_code === 'storage_upload_failed' && record.file_name ? { file_url: urlOf(record.file_name) } : {};
+    return new ServiceError(
+      (record.error_code ?? 'internal_application_error') as ErrorCode,
+      { ...record.error_details, ...kept },
+      { message: record.error_message },
+    );
   };
 
   /** The JSON answer of a succeeded render: `screenshot_url` is ScreenshotOne's name for `file_url`. */
@@ -188,7 +219,17 @@ export function takeFlow(app: FastifyInstance) {
         return { status: 202, body: accepted(outcome.renderId) };
       case 'cached': {
         const url = urlOf(outcome.fileName);
-        return { status: 200, body: { is_successful: true, render_id: outcome.renderId, file_url: url, screenshot_url: url, cache_url: url, ...(outcome.store ? { store: outcome.store } : {}) } };
+        return {
+          status: 200,
+          body: {
+            is_successful: true,
+            render_id: outcome.renderId,
+            file_url: url,
+            screenshot_url: url,
+            cache_url: url,
+            ...(outcome.store ? { store: outcome.store } : {}),
+          },
+        };
       }
       case 'ended':
         if (outcome.result.record.status === 'failed') throw failure(outcome.result.record);

@@ -22,11 +22,15 @@ export function rawParams(request: FastifyRequest): RawParams {
     return { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] };
   }
   if (request.rawBody === undefined) {
-    throw new ServiceError('request_not_valid', { error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }] });
+    throw new ServiceError('request_not_valid', {
+      error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }],
+    });
   }
   const body = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'must be a JSON object' }] });
+    throw new ServiceError('request_not_valid', {
+      error_details: [{ parameter: 'body', message: 'must be a JSON object' }],
+    });
   }
   return { kind: 'json', body: body as Record<string, unknown> };
 }
@@ -62,7 +66,12 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
-  const answer = async (reply: FastifyReply, take: TakeRequest, { record, image, unstored }: RenderResult, cached: boolean) => {
+  const answer = async (
+    reply: FastifyReply,
+    take: TakeRequest,
+    { record, image, unstored }: RenderResult,
+    cached: boolean,
+  ) => {
     reply.header('X-Render-Id', record.render_id);
     if (record.status === 'failed') throw flow.failure(record);
     // The store was out of reach: the image answers before it is stored (docs/operations.md, "Outages").
@@ -75,7 +84,8 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     if (take.control.response_type === 'json') return flow.succeeded(record, cached);
     serveAsUserContent(reply);
     reply.type(contentTypes[record.format]);
-    if (take.control.attachment_name) reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
+    if (take.control.attachment_name)
+      reply.header('Content-Disposition', attachmentDisposition(take.control.attachment_name));
     if (image === undefined && route.streamsFiles && record.size_bytes !== undefined) {
       reply.header('Content-Length', record.size_bytes);
       return reply.send(await fileStore.open(fileName));
@@ -92,9 +102,21 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     if (cacheKey && route.cacheScope === undefined) {
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
-      repeatViews.remember(rawQueryString(request), { accessKey: access_key, viaHeader, workspaceId: workspace_id, secretKey: secret_key, cacheKey });
+      repeatViews.remember(rawQueryString(request), {
+        accessKey: access_key,
+        viaHeader,
+        workspaceId: workspace_id,
+        secretKey: secret_key,
+        cacheKey,
+      });
     }
-    const outcome = await flow.run(caller, takeRequest, (renderId) => reply.header('X-Render-Id', renderId), traceCarrier(request.span), route);
+    const outcome = await flow.run(
+      caller,
+      takeRequest,
+      (renderId) => reply.header('X-Render-Id', renderId),
+      traceCarrier(request.span),
+      route,
+    );
     switch (outcome.kind) {
       case 'cached':
         return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);

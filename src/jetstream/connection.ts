@@ -38,7 +38,10 @@ export async function untilJetStreamAnswers<T>(log: Logger, what: string, step: 
       return await withTimeout(step(), START_ATTEMPT_MS);
     } catch (err) {
       if (!isNatsUnavailable(err)) throw err;
-      log.warn({ err: { name: (err as Error).name, message: (err as Error).message }, attempt }, `${what}: JetStream is not available yet, retrying`);
+      log.warn(
+        { err: { name: (err as Error).name, message: (err as Error).message }, attempt },
+        `${what}: JetStream is not available yet, retrying`,
+      );
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * attempt)));
     }
   }

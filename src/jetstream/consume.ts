@@ -26,7 +26,12 @@ export function jsonMessage<T>(fields: Record<string, FieldKind>): (data: Uint8A
       throw new MessageNotValid('the message is not JSON', { cause: err });
     }
     for (const [path, kind] of Object.entries(fields)) {
-      const found = path.split('.').reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), value);
+      const found = path
+        .split('.')
+        .reduce<unknown>(
+          (at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined),
+          value,
+        );
       if (found === null || typeof found !== kind) throw new MessageNotValid(`${path} is missing or not a ${kind}`);
     }
     return value as T;
@@ -82,7 +87,10 @@ export function logConsumeError(log: Logger, what: string) {
   return (err: unknown, msg?: JsMsg) => {
     if (err instanceof MessageNotValid) {
       // The body is not logged: it may carry a webhook's payload or a target's credentials.
-      return void log.error({ reason: err.message, subject: msg?.subject, stream_seq: msg?.seq, deliveries: msg?.info.deliveryCount }, `${what} message not valid; terminated`);
+      return void log.error(
+        { reason: err.message, subject: msg?.subject, stream_seq: msg?.seq, deliveries: msg?.info.deliveryCount },
+        `${what} message not valid; terminated`,
+      );
     }
     const level = isNatsUnavailable(err) ? 'warn' : 'error';
     log[level]({ err, stream_seq: msg?.seq }, msg ? `${what} handler failed` : `${what} pull failed`);
@@ -120,7 +128,10 @@ export async function startConsumeLoop<T>(options: ConsumeLoopOptions<T>): Promi
     try {
       message = options.decode(msg.data);
     } catch (err) {
-      return terminate(err instanceof MessageNotValid ? err : new MessageNotValid('the message cannot be decoded', { cause: err }), msg);
+      return terminate(
+        err instanceof MessageNotValid ? err : new MessageNotValid('the message cannot be decoded', { cause: err }),
+        msg,
+      );
     }
     // In-progress acks keep the claim through long renders.
     const heartbeat = setInterval(() => msg.working(), (options.ackWaitSeconds * 1000) / 3);

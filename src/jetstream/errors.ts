@@ -19,7 +19,9 @@ export const JetStreamApiCodes = {
 /** The API error code of a JetStream failure, if it is one. */
 export function apiErrorCode(err: unknown): number | undefined {
   const code = (err as { name?: string; code?: unknown })?.code;
-  return /JetStreamApiError|NotFoundError/.test(String((err as Error)?.name)) && typeof code === 'number' ? code : undefined;
+  return /JetStreamApiError|NotFoundError/.test(String((err as Error)?.name)) && typeof code === 'number'
+    ? code
+    : undefined;
 }
 
 /** True when `err` is a JetStream API error with one of `codes`. */
@@ -48,7 +50,12 @@ export function isNatsUnavailable(err: unknown): boolean {
     const name = String((cause as Error).name);
     if (unreachable.has(name)) return true;
     const code = apiErrorCode(cause);
-    if (code === JetStreamApiCodes.ClusterNotAvailable || code === JetStreamApiCodes.ClusterNotLeader || code === JetStreamApiCodes.NoSuitablePeers) return true;
+    if (
+      code === JetStreamApiCodes.ClusterNotAvailable ||
+      code === JetStreamApiCodes.ClusterNotLeader ||
+      code === JetStreamApiCodes.NoSuitablePeers
+    )
+      return true;
     // JetStream answers 503 while a stream or consumer has no leader.
     if (code !== undefined && (cause as { status?: number }).status === 503) return true;
     if (cause === (cause as { cause?: unknown }).cause) break;

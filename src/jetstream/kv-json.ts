@@ -42,7 +42,7 @@ export interface Versioned<T> {
 /** Reads one JSON document. */
 export async function readJson<T>(bucket: KV, key: string): Promise<Versioned<T>> {
   const entry = await bucket.get(key);
-  if (!entry || entry.operation !== 'PUT' || entry.length === 0) return { value: null, revision: entry?.revision ?? 0 };
+  if (entry?.operation !== 'PUT' || entry.length === 0) return { value: null, revision: entry?.revision ?? 0 };
   return { value: JSON.parse(decoder.decode(entry.value)) as T, revision: entry.revision };
 }
 
@@ -62,13 +62,23 @@ async function readForWrite<T>(bucket: KV, key: string): Promise<ReadForWrite<T>
  * Writes `payload` (or a delete marker) if nothing changed since `read`; throws a revision conflict
  * otherwise. Returns the entry's new revision.
  */
-async function writeAfter(bucket: KV, key: string, read: ReadForWrite<unknown>, payload: Uint8Array | 'delete'): Promise<number> {
+async function writeAfter(
+  bucket: KV,
+  key: string,
+  read: ReadForWrite<unknown>,
+  payload: Uint8Array | 'delete',
+): Promise<number> {
   const stream = replicated.get(bucket);
   if (stream) {
     const marker = payload === 'delete' ? headers() : undefined;
     marker?.set('KV-Operation', 'DEL');
     const data = payload === 'delete' ? new Uint8Array() : payload;
-    return (await stream.js.publish(`$KV.${stream.name}.${key}`, data, { expect: { lastSequence: read.streamSeq }, headers: marker })).seq;
+    return (
+      await stream.js.publish(`$KV.${stream.name}.${key}`, data, {
+        expect: { lastSequence: read.streamSeq },
+        headers: marker,
+      })
+    ).seq;
   } else if (payload === 'delete') {
     await bucket.delete(key, { previousSeq: read.revision });
     return 0;
@@ -81,11 +91,14 @@ async function writeAfter(bucket: KV, key: string, read: ReadForWrite<unknown>, 
 
 // Writers that lost a race on a replicated bucket pause a moment, so they do not all come back at once.
 const backOff = (bucket: KV, attempt: number) =>
-  replicated.has(bucket) ? new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt))) : undefined;
+  replicated.has(bucket)
+    ? new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)))
+    : undefined;
 
 /** Creates a document; false when the key already holds one. */
 export async function createJson<T>(bucket: KV, key: string, value: T): Promise<boolean> {
-  if (replicated.has(bucket)) return (await updateJson<T>(bucket, key, (current) => (current === null ? value : undefined))).changed;
+  if (replicated.has(bucket))
+    return (await updateJson<T>(bucket, key, (current) => (current === null ? value : undefined))).changed;
   try {
     await bucket.create(key, encoder.encode(JSON.stringify(value)));
     return true;

@@ -17,17 +17,38 @@ export function queueGauges(jsm: JetStreamManager): GaugeCollector[] {
     (reading ??= Promise.all(
       queues.map(async ({ queue, stream, consumer }) => {
         const info = await jsm.consumers.info(stream, consumer);
-        return { queue, waiting: info.num_pending, inProgress: info.num_ack_pending, redelivered: info.num_redelivered };
+        return {
+          queue,
+          waiting: info.num_pending,
+          inProgress: info.num_ack_pending,
+          redelivered: info.num_redelivered,
+        };
       }),
     ).finally(() => setImmediate(() => (reading = undefined))));
-  const gauge = (name: string, help: string, pick: (queue: Awaited<ReturnType<typeof read>>[number]) => number): GaugeCollector => ({
+  const gauge = (
+    name: string,
+    help: string,
+    pick: (queue: Awaited<ReturnType<typeof read>>[number]) => number,
+  ): GaugeCollector => ({
     name,
     help,
     read: async () => (await read()).map((queue) => ({ labels: { queue: queue.queue }, value: pick(queue) })),
   });
   return [
-    gauge('shutterbus_queue_waiting', 'Messages of a work queue no worker has taken yet (consumer lag).', (q) => q.waiting),
-    gauge('shutterbus_queue_in_progress', 'Messages of a work queue taken by a worker and not yet acknowledged.', (q) => q.inProgress),
-    gauge('shutterbus_queue_redelivered', 'Messages of a work queue handed out more than once and still unacknowledged.', (q) => q.redelivered),
+    gauge(
+      'shutterbus_queue_waiting',
+      'Messages of a work queue no worker has taken yet (consumer lag).',
+      (q) => q.waiting,
+    ),
+    gauge(
+      'shutterbus_queue_in_progress',
+      'Messages of a work queue taken by a worker and not yet acknowledged.',
+      (q) => q.inProgress,
+    ),
+    gauge(
+      'shutterbus_queue_redelivered',
+      'Messages of a work queue handed out more than once and still unacknowledged.',
+      (q) => q.redelivered,
+    ),
   ];
 }

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.ts';
 import { unavailable } from './connection.ts';
 import { isNatsUnavailable } from './errors.ts';
 import { names, type Topology } from './topology.ts';
-import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { isFinal, type RenderRequest } from '../domain/render.ts';
 import { readRenderDone, type RenderRecords, type RenderResult } from './render-records.ts';
 import { traceHeaders } from './trace-headers.ts';
 import type { Sealer } from '../secrets/sealer.ts';
@@ -48,7 +48,11 @@ export class RenderQueue {
     const payload = JSON.stringify(sealRequestSecrets(request, this.sealer));
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.js.publish(names.renderSubject(request.workspace_id), payload, { msgID: request.render_id, timeout: PUBLISH_TIMEOUT_MS, headers: traceHeaders(request.trace) });
+        await this.js.publish(names.renderSubject(request.workspace_id), payload, {
+          msgID: request.render_id,
+          timeout: PUBLISH_TIMEOUT_MS,
+          headers: traceHeaders(request.trace),
+        });
         return;
       } catch (err) {
         if (attempt >= PUBLISH_ATTEMPTS || !isNatsUnavailable(err)) throw err;
@@ -110,13 +114,21 @@ export class RenderQueue {
       }
     }
     if (this.backlog.value >= this.queueLimit) {
-      throw new ServiceError('temporary_unavailable', {}, { message: 'The render queue is full; retry shortly.', retryAfter: 5 });
+      throw new ServiceError(
+        'temporary_unavailable',
+        {},
+        { message: 'The render queue is full; retry shortly.', retryAfter: 5 },
+      );
     }
   }
 }
 
 /** The first result heard on `subscription` that `accept` takes, or null after `waitMs`. */
-async function firstResult(subscription: Subscription, waitMs: number, accept: (result: RenderResult) => boolean = () => true): Promise<RenderResult | null> {
+async function firstResult(
+  subscription: Subscription,
+  waitMs: number,
+  accept: (result: RenderResult) => boolean = () => true,
+): Promise<RenderResult | null> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), waitMs);

@@ -1,8 +1,15 @@
 // The recorded state of every render, in the `renders` KV bucket, and its announcement on a core subject.
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
-import { errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
-import { pendingRecord, isFinal, withSteps, type RenderRecord, type RenderRequest, type TimelineStep } from '../domain/render.ts';
+import { errorTable, type ErrorCode } from '../errors.ts';
+import {
+  pendingRecord,
+  isFinal,
+  withSteps,
+  type RenderRecord,
+  type RenderRequest,
+  type TimelineStep,
+} from '../domain/render.ts';
 import { createJson, readJson, updateJson, type Versioned } from './kv-json.ts';
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
@@ -37,10 +44,15 @@ export class RenderRecords {
     change: (current: RenderRecord) => RenderRecord,
     known?: Versioned<RenderRecord>,
   ): Promise<{ record: RenderRecord; changed: boolean; version?: Versioned<RenderRecord> }> {
-    const { value, changed, revision } = await updateJson<RenderRecord>(this.bucket, request.render_id, (current) => {
-      const record = current ?? pendingRecord(request);
-      return isFinal(record) ? undefined : change(record);
-    }, known);
+    const { value, changed, revision } = await updateJson<RenderRecord>(
+      this.bucket,
+      request.render_id,
+      (current) => {
+        const record = current ?? pendingRecord(request);
+        return isFinal(record) ? undefined : change(record);
+      },
+      known,
+    );
     const record = value ?? pendingRecord(request);
     return { record, changed, ...(revision === undefined ? {} : { version: { value: record, revision } }) };
   }
@@ -63,14 +75,30 @@ export class RenderRecords {
 
   /** Adds a step to a render's timeline, ended or not (its webhook is delivered after it ends). */
   async addStep(renderId: string, step: TimelineStep['step'], at = new Date()): Promise<void> {
-    await updateJson<RenderRecord>(this.bucket, renderId, (current) => (current ? withSteps(current, [{ step, at }]) : undefined));
+    await updateJson<RenderRecord>(this.bucket, renderId, (current) =>
+      current ? withSteps(current, [{ step, at }]) : undefined,
+    );
   }
 
   /** Puts an ended render back to `rendering` for a replay, dropping its previous outcome. */
   async reopen(renderId: string): Promise<void> {
     await updateJson<RenderRecord>(this.bucket, renderId, (current) => {
       if (!current || !isFinal(current)) return undefined;
-      const { file_name: _file, size_bytes: _size, metadata: _metadata, slices: _slices, vision: _vision, warnings: _warnings, store: _store, failure_capture: _capture, error_code: _code, error_message: _message, error_details: _details, finished_at: _finished, ...kept } = current;
+      const {
+        file_name: _file,
+        size_bytes: _size,
+        metadata: _metadata,
+        slices: _slices,
+        vision: _vision,
+        warnings: _warnings,
+        store: _store,
+        failure_capture: _capture,
+        error_code: _code,
+        error_message: _message,
+        error_details: _details,
+        finished_at: _finished,
+        ...kept
+      } = current;
       return { ...kept, status: 'rendering', started_at: new Date().toISOString() };
     });
   }
@@ -98,7 +126,11 @@ export interface RenderResult {
 }
 
 /** The payload and headers of a done message; `unstored` marks an image announced before it is stored. */
-export function renderDoneMessage(record: RenderRecord, image?: Buffer, unstored = false): [Uint8Array, { headers: MsgHdrs }] {
+export function renderDoneMessage(
+  record: RenderRecord,
+  image?: Buffer,
+  unstored = false,
+): [Uint8Array, { headers: MsgHdrs }] {
   const headers = natsHeaders();
   headers.set(RECORD_HEADER, JSON.stringify(record));
   if (unstored) headers.set(UNSTORED_HEADER, '1');

@@ -1,5 +1,14 @@
 // Stream, consumer and bucket names and configs, created idempotently at start.
-import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  jetstreamManager,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
@@ -49,7 +58,8 @@ export const names = {
   monitorTickSubject: (workspaceId: string, monitorId: string) => `sb.monitor.tick.${workspaceId}.${monitorId}`,
   monitorTickSubjects: 'sb.monitor.tick.>',
   monitorTickConsumer: 'monitor-schedulers',
-  maxDeliveriesAdvisory: (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
+  maxDeliveriesAdvisory: (stream: string, consumer: string) =>
+    `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`,
 } as const;
 
 /** How long the render stream keeps requests, so operators can replay them. */
@@ -102,7 +112,8 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   });
   await ensureMonitorTicks(nc, jsm, replicas, config.renderAckWaitSeconds);
   const kvm = new Kvm(nc);
-  const bucket = (name: string, options: { history: number; ttl?: number }) => ensureBucket(kvm, jsm, replicas, name, options);
+  const bucket = (name: string, options: { history: number; ttl?: number }) =>
+    ensureBucket(kvm, jsm, replicas, name, options);
   const renders = await bucket(names.rendersBucket, { history: 1, ttl: RENDER_RETENTION_SECONDS * 1000 });
   const workspaces = await bucket(names.workspacesBucket, { history: 5 });
   const accessKeys = await bucket(names.accessKeysBucket, { history: 1 });
@@ -117,8 +128,28 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   const sessions = await bucket(names.sessionsBucket, { history: 1, ttl: SESSION_RETENTION_SECONDS * 1000 });
   const monitors = await bucket(names.monitorsBucket, { history: 1 });
   // The outbox is capped: it is for reading links in development, not an archive.
-  await ensureStream(jsm, replicas, { name: names.mailStream, subjects: [names.mailSubject], storage: StorageType.File, max_msgs: 1000, max_age: nanos(7 * 24 * 3600), discard: DiscardPolicy.Old });
-  return { jsm, renders, workspaces, accessKeys, usage, renderCache, deliveries, accounts, dashboard, recentRenders, sessions, monitors };
+  await ensureStream(jsm, replicas, {
+    name: names.mailStream,
+    subjects: [names.mailSubject],
+    storage: StorageType.File,
+    max_msgs: 1000,
+    max_age: nanos(7 * 24 * 3600),
+    discard: DiscardPolicy.Old,
+  });
+  return {
+    jsm,
+    renders,
+    workspaces,
+    accessKeys,
+    usage,
+    renderCache,
+    deliveries,
+    accounts,
+    dashboard,
+    recentRenders,
+    sessions,
+    monitors,
+  };
 }
 
 /** Every stream the service keeps, KV buckets' included: what readiness asks JetStream about. */
@@ -147,7 +178,13 @@ export const allStreams: readonly string[] = [
  * Opens a KV bucket, creating it when absent. Reads go to the stream leader (no direct gets,
  * which any replica answers, however far behind), so a read always sees the latest write.
  */
-async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, replicas: number, name: string, options: { history: number; ttl?: number }): Promise<KV> {
+async function ensureBucket(
+  kvm: Kvm,
+  jsm: JetStreamManager,
+  replicas: number,
+  name: string,
+  options: { history: number; ttl?: number },
+): Promise<KV> {
   const kv = await kvm.create(name, { ...options, replicas, allow_direct: false });
   if ((await raiseReplicas(jsm, `KV_${name}`, replicas, { allow_direct: false })) > 1) {
     guardReplicatedBucket(kv, { js: jsm.jetstream(), jsm, name });
@@ -159,7 +196,12 @@ async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, replicas: number, n
  * Brings an existing stream to at least `replicas` (never fewer: a CLI run without the setting
  * must not shrink a cluster's streams), applying `also` when it differs; returns its replicas.
  */
-async function raiseReplicas(jsm: JetStreamManager, stream: string, replicas: number, also: Partial<StreamConfig> = {}): Promise<number> {
+async function raiseReplicas(
+  jsm: JetStreamManager,
+  stream: string,
+  replicas: number,
+  also: Partial<StreamConfig> = {},
+): Promise<number> {
   const { config } = await jsm.streams.info(stream);
   const wanted = { ...also, num_replicas: Math.max(config.num_replicas, replicas) };
   if (!holds(config, wanted)) await jsm.streams.update(stream, wanted);
@@ -180,7 +222,9 @@ interface WorkStream {
 
 /** True when `current` already holds every field of `wanted`. */
 function holds(current: object, wanted: object): boolean {
-  return Object.entries(wanted).every(([key, value]) => JSON.stringify((current as Record<string, unknown>)[key]) === JSON.stringify(value));
+  return Object.entries(wanted).every(
+    ([key, value]) => JSON.stringify((current as Record<string, unknown>)[key]) === JSON.stringify(value),
+  );
 }
 
 /**
@@ -188,7 +232,11 @@ function holds(current: object, wanted: object): boolean {
  * a CLI run without the setting must not shrink a cluster's streams). An unchanged stream is only
  * read, so a start with a node of the cluster down changes nothing.
  */
-async function ensureStream(jsm: JetStreamManager, replicas: number, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  replicas: number,
+  config: Partial<StreamConfig> & { name: string },
+): Promise<void> {
   const current = await jsm.streams.info(config.name).catch((err) => {
     if (isApiError(err, JetStreamApiCodes.StreamNotFound)) return null;
     throw err;
@@ -201,7 +249,12 @@ async function ensureStream(jsm: JetStreamManager, replicas: number, config: Par
   if (!holds(current.config, wanted)) await jsm.streams.update(config.name, wanted);
 }
 
-async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, replicas: number, work: WorkStream): Promise<void> {
+async function ensureWorkStream(
+  nc: NatsConnection,
+  jsm: JetStreamManager,
+  replicas: number,
+  work: WorkStream,
+): Promise<void> {
   await ensureStream(jsm, replicas, {
     name: work.stream,
     subjects: [work.subjects],
@@ -233,7 +286,9 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
   const { deliver_policy: _immutable, ...mutable } = consumer;
   const raise = replicas > (current.config.num_replicas ?? 0);
   // A raise marks the consumer until its hand-over is done, so a start cut off in between leaves it to the next.
-  const wanted = raise ? { ...mutable, num_replicas: replicas, description: HAND_OVER_PENDING } : { ...mutable, num_replicas: current.config.num_replicas };
+  const wanted = raise
+    ? { ...mutable, num_replicas: replicas, description: HAND_OVER_PENDING }
+    : { ...mutable, num_replicas: current.config.num_replicas };
   if (!holds(current.config, wanted)) await jsm.consumers.update(work.stream, work.consumer, wanted);
   if (raise || current.config.description === HAND_OVER_PENDING) {
     await handOverLeadership(nc, jsm, work.stream, work.consumer);
@@ -246,7 +301,12 @@ async function ensureWorkStream(nc: NatsConnection, jsm: JetStreamManager, repli
  * naked with the delay until the monitor is next due. A work queue without an age limit: a tick
  * message lives as long as its monitor, however long its interval, and goes once acked.
  */
-async function ensureMonitorTicks(nc: NatsConnection, jsm: JetStreamManager, replicas: number, ackWaitSeconds: number): Promise<void> {
+async function ensureMonitorTicks(
+  nc: NatsConnection,
+  jsm: JetStreamManager,
+  replicas: number,
+  ackWaitSeconds: number,
+): Promise<void> {
   await ensureStream(jsm, replicas, {
     name: names.monitorTickStream,
     subjects: [names.monitorTickSubjects],
@@ -276,7 +336,8 @@ async function ensureMonitorTicks(nc: NatsConnection, jsm: JetStreamManager, rep
   const wanted = raise
     ? { ack_wait: consumer.ack_wait, num_replicas: replicas, description: HAND_OVER_PENDING }
     : { ack_wait: consumer.ack_wait, num_replicas: current.config.num_replicas };
-  if (!holds(current.config, wanted)) await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, wanted);
+  if (!holds(current.config, wanted))
+    await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, wanted);
   if (raise || current.config.description === HAND_OVER_PENDING) {
     await handOverLeadership(nc, jsm, names.monitorTickStream, names.monitorTickConsumer);
     await jsm.consumers.update(names.monitorTickStream, names.monitorTickConsumer, { description: '' });
@@ -296,14 +357,30 @@ const HAND_OVER_MS = 20_000;
  * had no leader again (a start, or any render, waited forever). A follower that takes over is past
  * that, and the old leader stands as before, so the consumer then survives the loss of any one node.
  */
-async function handOverLeadership(nc: NatsConnection, jsm: JetStreamManager, stream: string, consumer: string): Promise<void> {
+async function handOverLeadership(
+  nc: NatsConnection,
+  jsm: JetStreamManager,
+  stream: string,
+  consumer: string,
+): Promise<void> {
   const info = () => jsm.consumers.info(stream, consumer);
   const leader = await until(`${consumer}'s new followers are current`, async () => {
     const { cluster } = await info();
-    return cluster?.leader && cluster.replicas?.length && cluster.replicas.every((peer) => peer.current) ? cluster.leader : undefined;
+    return cluster?.leader && cluster.replicas?.length && cluster.replicas.every((peer) => peer.current)
+      ? cluster.leader
+      : undefined;
   });
-  const answer = JSON.parse(new TextDecoder().decode((await nc.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${consumer}`, undefined, { timeout: 5000 })).data));
-  if (answer.error) throw Object.assign(new Error(`${consumer}: step-down refused: ${answer.error.description}`), { name: 'JetStreamApiError', code: answer.error.err_code, status: answer.error.code });
+  const answer = JSON.parse(
+    new TextDecoder().decode(
+      (await nc.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${consumer}`, undefined, { timeout: 5000 })).data,
+    ),
+  );
+  if (answer.error)
+    throw Object.assign(new Error(`${consumer}: step-down refused: ${answer.error.description}`), {
+      name: 'JetStreamApiError',
+      code: answer.error.err_code,
+      status: answer.error.code,
+    });
   await until(`${consumer} has a new leader`, async () => {
     const { cluster } = await info();
     return cluster?.leader && cluster.leader !== leader ? true : undefined;
@@ -312,9 +389,14 @@ async function handOverLeadership(nc: NatsConnection, jsm: JetStreamManager, str
 
 /** Asks `check` (with backoff, past its failures too) until it has an answer; past HAND_OVER_MS a timeout, which a start retries. */
 function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  return retryWhile(async () => {
-    const value = await check();
-    if (value === undefined) throw Object.assign(new Error(`not within ${HAND_OVER_MS} ms: ${what}`), { name: 'TimeoutError' });
-    return value;
-  }, () => true, Date.now() + HAND_OVER_MS);
+  return retryWhile(
+    async () => {
+      const value = await check();
+      if (value === undefined)
+        throw Object.assign(new Error(`not within ${HAND_OVER_MS} ms: ${what}`), { name: 'TimeoutError' });
+      return value;
+    },
+    () => true,
+    Date.now() + HAND_OVER_MS,
+  );
 }

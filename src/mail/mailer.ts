@@ -21,7 +21,10 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
       }
       // No SMTP: development and tests read the link from the log or `shutterbus mail outbox`.
       await outbox.append({ ...message, created_at: new Date().toISOString() });
-      log.info({ to: message.to, subject: message.subject, text: message.text }, 'mail written to the outbox (SMTP_URL is not set)');
+      log.info(
+        { to: message.to, subject: message.subject, text: message.text },
+        'mail written to the outbox (SMTP_URL is not set)',
+      );
     },
   };
 }

@@ -31,8 +31,12 @@ async function decode(sharp: Sharp, image: Buffer): Promise<Raster> {
 
 /** Perceptual distance between the pixel at `a` of one raster and at `b` of another (RGB, 3 bytes each). */
 function distance(one: Buffer, a: number, other: Buffer, b: number): number {
-  const r1 = one[a], g1 = one[a + 1], b1 = one[a + 2];
-  const r2 = other[b], g2 = other[b + 1], b2 = other[b + 2];
+  const r1 = one[a],
+    g1 = one[a + 1],
+    b1 = one[a + 2];
+  const r2 = other[b],
+    g2 = other[b + 1],
+    b2 = other[b + 2];
   const y = (r1 - r2) * 0.29889531 + (g1 - g2) * 0.58662247 + (b1 - b2) * 0.11448223;
   const i = (r1 - r2) * 0.59597799 - (g1 - g2) * 0.2741761 - (b1 - b2) * 0.32180189;
   const q = (r1 - r2) * 0.21147017 - (g1 - g2) * 0.52261711 + (b1 - b2) * 0.31114694;
@@ -87,7 +91,9 @@ export async function compareCaptures(previous: Buffer, current: Buffer): Promis
       if (!isChanged) {
         const a = (y * before.width + x) * 3;
         const b = (y * after.width + x) * 3;
-        isChanged = distance(before.data, a, after.data, b) > SAME_COLOUR && (!blendOfNeighbours(before, after, x, y) || !blendOfNeighbours(after, before, x, y));
+        isChanged =
+          distance(before.data, a, after.data, b) > SAME_COLOUR &&
+          (!blendOfNeighbours(before, after, x, y) || !blendOfNeighbours(after, before, x, y));
       }
       if (isChanged) {
         changed++;
@@ -102,6 +108,8 @@ export async function compareCaptures(previous: Buffer, current: Buffer): Promis
       }
     }
   }
-  const image = await sharp(diff, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  const image = await sharp(diff, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
   return { changedShare: changed / (width * height), diff: image };
 }

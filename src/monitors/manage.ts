@@ -47,10 +47,20 @@ export class MonitorManager {
       const status = patch.status ?? current.status;
       const interval = patch.interval ?? current.interval;
       rescheduled = status !== current.status || interval !== current.interval;
-      const next = { ...current, status, interval, threshold: patch.threshold ?? current.threshold, webhook_url: patch.webhook_url ?? current.webhook_url };
+      const next = {
+        ...current,
+        status,
+        interval,
+        threshold: patch.threshold ?? current.threshold,
+        webhook_url: patch.webhook_url ?? current.webhook_url,
+      };
       if (!rescheduled) return next;
       const after = current.last_run_at ? Date.parse(current.last_run_at) + interval * 1000 : Date.now();
-      return { ...next, generation: current.generation + 1, next_run_at: new Date(Math.max(Date.now(), after)).toISOString() };
+      return {
+        ...next,
+        generation: current.generation + 1,
+        next_run_at: new Date(Math.max(Date.now(), after)).toISOString(),
+      };
     });
     if (monitor && changed && rescheduled && monitor.status === 'active') await this.startTicks(monitor);
     return monitor;

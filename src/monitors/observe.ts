@@ -95,7 +95,10 @@ export class MonitorObserver {
           },
     );
     if (!change) return;
-    this.deps.log.info({ monitor_id: monitor.monitor_id, render_id: record.render_id, changed_share: change.changed_share }, 'monitor changed');
+    this.deps.log.info(
+      { monitor_id: monitor.monitor_id, render_id: record.render_id, changed_share: change.changed_share },
+      'monitor changed',
+    );
   }
 
   private async failed(monitor: Monitor, record: RenderRecord, seen: string): Promise<void> {
@@ -103,15 +106,25 @@ export class MonitorObserver {
       id: eventId('failed', record.render_id),
       type: 'monitor.failed',
       created_at: new Date().toISOString(),
-      data: { monitor_id: monitor.monitor_id, render_id: record.render_id, error_code: record.error_code, error_message: record.error_message },
+      data: {
+        monitor_id: monitor.monitor_id,
+        render_id: record.render_id,
+        error_code: record.error_code,
+        error_message: record.error_message,
+      },
     });
     await this.deps.monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
-      current.observed === seen ? undefined : { ...current, observed: seen, last_status: 'failed', last_error_code: record.error_code },
+      current.observed === seen
+        ? undefined
+        : { ...current, observed: seen, last_status: 'failed', last_error_code: record.error_code },
     );
   }
 
   private announce(monitor: Monitor, record: RenderRecord, payload: WebhookPayload): Promise<void> {
-    return this.deps.deliveries.enqueueEvent({ render_id: record.render_id, workspace_id: monitor.workspace_id, webhook_url: monitor.webhook_url }, payload);
+    return this.deps.deliveries.enqueueEvent(
+      { render_id: record.render_id, workspace_id: monitor.workspace_id, webhook_url: monitor.webhook_url },
+      payload,
+    );
   }
 
   /** Compares the baseline with the new capture; a baseline gone from the store (swept) makes the new capture the baseline. */
@@ -127,7 +140,10 @@ export class MonitorObserver {
       return await compareCaptures(previous, current);
     } catch (err) {
       // Never thrown on: the render's end would be redelivered forever. The capture becomes the baseline.
-      this.deps.log.error({ err, previous: previousName, current: currentName }, 'monitor captures could not be compared');
+      this.deps.log.error(
+        { err, previous: previousName, current: currentName },
+        'monitor captures could not be compared',
+      );
       return null;
     }
   }

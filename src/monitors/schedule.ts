@@ -5,7 +5,13 @@ import { ServiceError } from '../errors.ts';
 import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { nextRunAfter, tickRenderId, type Monitor } from '../domain/monitor.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
+import {
+  jsonMessage,
+  logConsumeError,
+  startConsumeLoop,
+  type Delivery,
+  type Disposition,
+} from '../jetstream/consume.ts';
 import type { RenderQueue } from '../jetstream/render-queue.ts';
 import { names } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
@@ -27,9 +33,18 @@ const decodeTick = jsonMessage<TickMessage>({ monitor_id: 'string', workspace_id
  * Starts a monitor's chain of ticks for its current generation. Deduplicated by monitor and
  * generation, so publishing again after a lost acknowledgement starts no second chain.
  */
-export async function publishTick(js: JetStreamClient, monitor: Pick<Monitor, 'monitor_id' | 'workspace_id' | 'generation'>): Promise<void> {
-  const tick: TickMessage = { monitor_id: monitor.monitor_id, workspace_id: monitor.workspace_id, generation: monitor.generation };
-  await js.publish(names.monitorTickSubject(monitor.workspace_id, monitor.monitor_id), JSON.stringify(tick), { msgID: `${monitor.monitor_id}.${monitor.generation}` });
+export async function publishTick(
+  js: JetStreamClient,
+  monitor: Pick<Monitor, 'monitor_id' | 'workspace_id' | 'generation'>,
+): Promise<void> {
+  const tick: TickMessage = {
+    monitor_id: monitor.monitor_id,
+    workspace_id: monitor.workspace_id,
+    generation: monitor.generation,
+  };
+  await js.publish(names.monitorTickSubject(monitor.workspace_id, monitor.monitor_id), JSON.stringify(tick), {
+    msgID: `${monitor.monitor_id}.${monitor.generation}`,
+  });
 }
 
 /** What handling tick messages needs. */
@@ -106,7 +121,8 @@ export function monitorTicks(deps: MonitorTickDeps) {
       await renderQueue.submit(request);
       return undefined;
     } catch (err) {
-      if (err instanceof ServiceError && err.code === 'temporary_unavailable') return { kind: 'retry', delayMs: (err.retryAfter ?? 5) * 1000 };
+      if (err instanceof ServiceError && err.code === 'temporary_unavailable')
+        return { kind: 'retry', delayMs: (err.retryAfter ?? 5) * 1000 };
       throw err;
     }
   };
@@ -123,7 +139,10 @@ export function monitorTicks(deps: MonitorTickDeps) {
     const waiting = await submitTick(monitor, tickAt).catch((err) => {
       if (!(err instanceof SealError)) throw err;
       // SECRETS_KEY changed without SECRETS_KEY_PREVIOUS: said loudly, tried again once a minute.
-      log.error({ monitor_id: monitor.monitor_id, workspace_id: monitor.workspace_id, reason: err.message }, 'monitor options cannot be opened');
+      log.error(
+        { monitor_id: monitor.monitor_id, workspace_id: monitor.workspace_id, reason: err.message },
+        'monitor options cannot be opened',
+      );
       return { kind: 'retry', delayMs: SEALED_RETRY_MS } as const;
     });
     if (waiting) return waiting.kind === 'term' ? { kind: 'ack' } : waiting;
@@ -131,11 +150,24 @@ export function monitorTicks(deps: MonitorTickDeps) {
     const next = new Date(nextRunAfter(due, monitor.interval, Date.now())).toISOString();
     const { monitor: after } = await monitors.update(tick.workspace_id, tick.monitor_id, (current) =>
       current.next_run_at === tickAt && current.generation === tick.generation
-        ? { ...current, next_run_at: next, last_run_at: tickAt, last_render_id: tickRenderId(current.monitor_id, tickAt) }
+        ? {
+            ...current,
+            next_run_at: next,
+            last_run_at: tickAt,
+            last_render_id: tickRenderId(current.monitor_id, tickAt),
+          }
         : undefined,
     );
     if (!after || after.generation !== tick.generation || after.status !== 'active') return { kind: 'ack' };
-    log.info({ monitor_id: monitor.monitor_id, workspace_id: monitor.workspace_id, tick_at: tickAt, next_run_at: after.next_run_at }, 'monitor tick');
+    log.info(
+      {
+        monitor_id: monitor.monitor_id,
+        workspace_id: monitor.workspace_id,
+        tick_at: tickAt,
+        next_run_at: after.next_run_at,
+      },
+      'monitor tick',
+    );
     return { kind: 'retry', delayMs: Math.max(0, Date.parse(after.next_run_at) - Date.now()) };
   };
 }
@@ -146,7 +178,9 @@ export interface MonitorScheduler {
 }
 
 /** Starts consuming tick messages; any number of processes may run one: each tick is claimed once. */
-export async function startMonitorScheduler(deps: MonitorTickDeps & { js: JetStreamClient; ackWaitSeconds: number }): Promise<MonitorScheduler> {
+export async function startMonitorScheduler(
+  deps: MonitorTickDeps & { js: JetStreamClient; ackWaitSeconds: number },
+): Promise<MonitorScheduler> {
   const loop = await startConsumeLoop({
     consumer: await deps.js.consumers.get(names.monitorTickStream, names.monitorTickConsumer),
     concurrency: 8,

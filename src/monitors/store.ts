@@ -39,7 +39,11 @@ export class MonitorStore {
   }
 
   /** Changes a monitor with compare-and-set; `change` returns undefined to leave it. Null when it is gone. */
-  async update(workspaceId: string, monitorId: string, change: (current: Monitor) => Monitor | undefined): Promise<{ monitor: Monitor | null; changed: boolean }> {
+  async update(
+    workspaceId: string,
+    monitorId: string,
+    change: (current: Monitor) => Monitor | undefined,
+  ): Promise<{ monitor: Monitor | null; changed: boolean }> {
     const { value, changed } = await updateJson<Monitor>(this.bucket, monitorKey(workspaceId, monitorId), (current) => {
       if (!current) return undefined;
       const next = change(current);

@@ -88,8 +88,15 @@ const blockStatus: Record<BlockCode, [number, string]> = {
 
 // Headers about one connection, never forwarded (RFC 9110 §7.6.1, plus the proxy ones).
 const hopByHop = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization',
-  'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
 ]);
 
 function blockCodeOf(error: unknown): BlockCode {
@@ -175,7 +182,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
 
   /** Splices the client with `upstream` once it is up (`connected`: it is already), writing `opening` to the client first. */
-  const splice = (client: Duplex, upstream: Duplex, opening: string | Buffer, head: Buffer, where: object, connected = false): void => {
+  const splice = (
+    client: Duplex,
+    upstream: Duplex,
+    opening: string | Buffer,
+    head: Buffer,
+    where: object,
+    connected = false,
+  ): void => {
     let spliced = false;
     track(upstream);
     const go = () => {
@@ -209,7 +223,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const pinned = await pin('proxy', upstream.host, upstream.port);
     if ('blocked' in pinned) return pinned.blocked;
     const socket: Duplex = upstream.secure
-      ? tls.connect({ host: pinned.address, port: upstream.port, servername: net.isIP(upstream.host) ? undefined : upstream.host })
+      ? tls.connect({
+          host: pinned.address,
+          port: upstream.port,
+          servername: net.isIP(upstream.host) ? undefined : upstream.host,
+        })
       : net.connect({ host: pinned.address, port: upstream.port });
     track(socket);
     const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -254,85 +272,113 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const chained = (host: string) => via !== undefined && !bypasses(via, host);
 
     // https://, wss:// and (in Chromium) ws:// arrive as CONNECT host:port tunnels.
-    server.on('connect', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
-      const target = parseAuthority(request.url ?? '');
-      if (!target) return rawBlock(client, 'request_not_valid');
-      // The target obeys the address rules whichever way it leaves: a proxy never reaches what they forbid.
-      const pinned = await pin('connect', target.host, target.port);
-      if (client.destroyed) return;
-      if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
-      if (!chained(target.host)) return tunnel(client, pinned.address, target.port, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
-      const upstream = await connectVia(via!, target.host.replace(/^\[|\]$/g, ''), target.port);
-      if (client.destroyed) return void (typeof upstream === 'string' ? undefined : upstream.destroy());
-      if (typeof upstream === 'string') return rawBlock(client, upstream);
-      splice(client, upstream, 'HTTP/1.1 200 Connection Established\r\n\r\n', head, { proxy: `${via!.host}:${via!.port}` }, true);
-    }));
+    server.on(
+      'connect',
+      guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
+        const target = parseAuthority(request.url ?? '');
+        if (!target) return rawBlock(client, 'request_not_valid');
+        // The target obeys the address rules whichever way it leaves: a proxy never reaches what they forbid.
+        const pinned = await pin('connect', target.host, target.port);
+        if (client.destroyed) return;
+        if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
+        if (!chained(target.host))
+          return tunnel(client, pinned.address, target.port, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
+        const upstream = await connectVia(via!, target.host.replace(/^\[|\]$/g, ''), target.port);
+        if (client.destroyed) return void (typeof upstream === 'string' ? undefined : upstream.destroy());
+        if (typeof upstream === 'string') return rawBlock(client, upstream);
+        splice(
+          client,
+          upstream,
+          'HTTP/1.1 200 Connection Established\r\n\r\n',
+          head,
+          { proxy: `${via!.host}:${via!.port}` },
+          true,
+        );
+      }),
+    );
 
     // ws:// sent as an absolute-form Upgrade request: forward the request, then splice.
-    server.on('upgrade', guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
-      const target = absoluteTarget(request);
-      if (!target) return rawBlock(client, 'request_not_valid');
-      const port = Number(target.port || 80);
-      const pinned = await pin('upgrade', target.hostname, port);
-      if (client.destroyed) return;
-      if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
-      const headers = endToEndHeaders(request.rawHeaders, ['connection', 'upgrade']);
-      const lines = [`${request.method} ${target.pathname}${target.search} HTTP/1.1`];
-      for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
-      const opening = Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]);
-      if (!chained(target.hostname)) return tunnel(client, pinned.address, port, '', opening);
-      const upstream = await connectVia(via!, target.hostname.replace(/^\[|\]$/g, ''), port);
-      if (typeof upstream === 'string') return rawBlock(client, upstream);
-      splice(client, upstream, '', opening, { proxy: `${via!.host}:${via!.port}` }, true);
-    }));
+    server.on(
+      'upgrade',
+      guarded(async (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
+        const target = absoluteTarget(request);
+        if (!target) return rawBlock(client, 'request_not_valid');
+        const port = Number(target.port || 80);
+        const pinned = await pin('upgrade', target.hostname, port);
+        if (client.destroyed) return;
+        if ('blocked' in pinned) return rawBlock(client, pinned.blocked);
+        const headers = endToEndHeaders(request.rawHeaders, ['connection', 'upgrade']);
+        const lines = [`${request.method} ${target.pathname}${target.search} HTTP/1.1`];
+        for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+        const opening = Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]);
+        if (!chained(target.hostname)) return tunnel(client, pinned.address, port, '', opening);
+        const upstream = await connectVia(via!, target.hostname.replace(/^\[|\]$/g, ''), port);
+        if (typeof upstream === 'string') return rawBlock(client, upstream);
+        splice(client, upstream, '', opening, { proxy: `${via!.host}:${via!.port}` }, true);
+      }),
+    );
 
     // Plain http:// in absolute form: forward once, never follow redirects (each hop comes back here).
-    server.on('request', guarded(async (request: http.IncomingMessage, response: http.ServerResponse) => {
-      const target = absoluteTarget(request);
-      const answerBlocked = (code: BlockCode): void => {
-        if (response.headersSent) return void response.destroy();
-        const [status] = blockStatus[code];
-        response.writeHead(status, { [blockedHeader]: code, 'Content-Type': 'text/plain' }).end(`${code}\n`);
-      };
-      if (!target) return answerBlocked('request_not_valid');
-      const port = Number(target.port || 80);
-      const pinned = await pin('http', target.hostname, port);
-      if ('blocked' in pinned) return answerBlocked(pinned.blocked);
-      const headers = endToEndHeaders(request.rawHeaders);
-      if (request.headers.host === undefined) headers.push('Host', target.host);
-      let forward: http.ClientRequest;
-      if (chained(target.hostname)) {
-        // Through the upstream proxy: the absolute-form request, with its credentials.
-        const proxyPinned = await pin('proxy', via!.host, via!.port);
-        if ('blocked' in proxyPinned) return answerBlocked(proxyPinned.blocked);
-        if (via!.authorization) headers.push('Proxy-Authorization', via!.authorization);
-        const client = via!.secure ? https : http;
-        forward = client.request({
-          host: proxyPinned.address, port: via!.port, method: request.method, path: target.href, headers, setHost: false, agent: false,
-          ...(via!.secure && !net.isIP(via!.host) ? { servername: via!.host } : {}),
+    server.on(
+      'request',
+      guarded(async (request: http.IncomingMessage, response: http.ServerResponse) => {
+        const target = absoluteTarget(request);
+        const answerBlocked = (code: BlockCode): void => {
+          if (response.headersSent) return void response.destroy();
+          const [status] = blockStatus[code];
+          response.writeHead(status, { [blockedHeader]: code, 'Content-Type': 'text/plain' }).end(`${code}\n`);
+        };
+        if (!target) return answerBlocked('request_not_valid');
+        const port = Number(target.port || 80);
+        const pinned = await pin('http', target.hostname, port);
+        if ('blocked' in pinned) return answerBlocked(pinned.blocked);
+        const headers = endToEndHeaders(request.rawHeaders);
+        if (request.headers.host === undefined) headers.push('Host', target.host);
+        let forward: http.ClientRequest;
+        if (chained(target.hostname)) {
+          // Through the upstream proxy: the absolute-form request, with its credentials.
+          const proxyPinned = await pin('proxy', via!.host, via!.port);
+          if ('blocked' in proxyPinned) return answerBlocked(proxyPinned.blocked);
+          if (via!.authorization) headers.push('Proxy-Authorization', via!.authorization);
+          const client = via!.secure ? https : http;
+          forward = client.request({
+            host: proxyPinned.address,
+            port: via!.port,
+            method: request.method,
+            path: target.href,
+            headers,
+            setHost: false,
+            agent: false,
+            ...(via!.secure && !net.isIP(via!.host) ? { servername: via!.host } : {}),
+          });
+        } else {
+          forward = http.request({
+            host: pinned.address,
+            port,
+            method: request.method,
+            path: `${target.pathname}${target.search}`,
+            headers,
+            setHost: false,
+            agent,
+          });
+        }
+        forward.on('response', (upstream) => {
+          response.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, endToEndHeaders(upstream.rawHeaders));
+          upstream.pipe(response);
+          upstream.on('error', () => response.destroy());
         });
-      } else {
-        forward = http.request({
-          host: pinned.address, port, method: request.method, path: `${target.pathname}${target.search}`,
-          headers, setHost: false, agent,
+        forward.on('error', (error) => {
+          log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
+          answerBlocked('network_error');
         });
-      }
-      forward.on('response', (upstream) => {
-        response.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, endToEndHeaders(upstream.rawHeaders));
-        upstream.pipe(response);
-        upstream.on('error', () => response.destroy());
-      });
-      forward.on('error', (error) => {
-        log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
-        answerBlocked('network_error');
-      });
-      request.pipe(forward);
-      // The browser gave up (page closed, navigation cancelled): stop the upstream request too.
-      request.on('error', () => forward.destroy());
-      response.on('close', () => {
-        if (!response.writableFinished) forward.destroy();
-      });
-    }));
+        request.pipe(forward);
+        // The browser gave up (page closed, navigation cancelled): stop the upstream request too.
+        request.on('error', () => forward.destroy());
+        response.on('close', () => {
+          if (!response.writableFinished) forward.destroy();
+        });
+      }),
+    );
     return own;
   };
 

@@ -62,6 +62,17 @@ export const recordingTurns = new RecordingTurns(availableParallelism());
  * Records `animation` of the page of `options` for `workspaceId`, in a turn of `turns`; what the
  * page showed, its output the encoded file. Bounded and cancelled as capturePage is.
  */
-export function captureAnimation(host: BrowserHost, options: RenderOptions, animation: AnimationOptions, signal: AbortSignal, workspaceId?: string, turns = recordingTurns): Promise<PageObservation> {
-  return turns.run(signal, () => capturePage(host, options, signal, workspaceId, (page, pageOptions, deadline, session) => recordAnimation(page, pageOptions, animation, deadline, session)));
+export function captureAnimation(
+  host: BrowserHost,
+  options: RenderOptions,
+  animation: AnimationOptions,
+  signal: AbortSignal,
+  workspaceId?: string,
+  turns = recordingTurns,
+): Promise<PageObservation> {
+  return turns.run(signal, () =>
+    capturePage(host, options, signal, workspaceId, (page, pageOptions, deadline, session) =>
+      recordAnimation(page, pageOptions, animation, deadline, session),
+    ),
+  );
 }

@@ -37,9 +37,18 @@ type PausedRequest = { requestId: string; request: { url: string }; resourceType
 const RESOURCE_TYPES: Record<string, string[]> = {
   // The page's own document is never blocked (below): `document` stops its frames.
   document: ['Document'],
-  stylesheet: ['Stylesheet'], image: ['Image'], media: ['Media'], font: ['Font'], script: ['Script'],
-  texttrack: ['TextTrack'], xhr: ['XHR'], fetch: ['Fetch'], eventsource: ['EventSource'], websocket: [],
-  manifest: ['Manifest'], other: ['Other', 'Ping', 'CSPViolationReport', 'Prefetch', 'SignedExchange'],
+  stylesheet: ['Stylesheet'],
+  image: ['Image'],
+  media: ['Media'],
+  font: ['Font'],
+  script: ['Script'],
+  texttrack: ['TextTrack'],
+  xhr: ['XHR'],
+  fetch: ['Fetch'],
+  eventsource: ['EventSource'],
+  websocket: [],
+  manifest: ['Manifest'],
+  other: ['Other', 'Ping', 'CSPViolationReport', 'Prefetch', 'SignedExchange'],
 };
 
 /** What `options` asks to block, as rule sets and patterns. */
@@ -67,7 +76,8 @@ export function blockingPlan(options: RenderOptions) {
  */
 export async function applyBlocking(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Blocking> {
   const plan = blockingPlan(options);
-  if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && options.block_resources.length === 0) return NO_BLOCKING;
+  if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && options.block_resources.length === 0)
+    return NO_BLOCKING;
 
   // Compiled once per process (or read from the disk cache); a render waits only the first time.
   const engines = await untilAborted(deadline, ruleEngines(plan.ruleSets));
@@ -94,19 +104,25 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
     }
     // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
     if (options.block_resources.includes('websocket')) {
-      await untilAborted(deadline, Promise.all([
-        session.send('Page.enable'),
-        session.send('Page.addScriptToEvaluateOnNewDocument', { source: REFUSE_WEBSOCKETS }),
-      ]));
+      await untilAborted(
+        deadline,
+        Promise.all([
+          session.send('Page.enable'),
+          session.send('Page.addScriptToEvaluateOnNewDocument', { source: REFUSE_WEBSOCKETS }),
+        ]),
+      );
     }
     if (consent) {
-      await untilAborted(deadline, Promise.all([
-        // The script for new documents needs the Page domain, the binding's calls the Runtime domain.
-        session.send('Page.enable'),
-        session.send('Runtime.enable'),
-        session.send('Runtime.addBinding', { name: CONSENT_BINDING }),
-        session.send('Page.addScriptToEvaluateOnNewDocument', { source: consentScript() }),
-      ]));
+      await untilAborted(
+        deadline,
+        Promise.all([
+          // The script for new documents needs the Page domain, the binding's calls the Runtime domain.
+          session.send('Page.enable'),
+          session.send('Runtime.enable'),
+          session.send('Runtime.addBinding', { name: CONSENT_BINDING }),
+          session.send('Page.addScriptToEvaluateOnNewDocument', { source: consentScript() }),
+        ]),
+      );
     }
   } catch (error) {
     await undo();
@@ -117,7 +133,12 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
     async beforeCapture(captureDeadline) {
       if (consent) await untilAborted(captureDeadline, consent.settled(timeLeft(captureDeadline, options)));
       if (cosmeticEngines.length > 0 || plan.heuristics || collapse.size > 0 || slots.size > 0) {
-        await hideOnPage(page, cosmeticEngines, { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500), slots: [...slots] }, captureDeadline);
+        await hideOnPage(
+          page,
+          cosmeticEngines,
+          { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500), slots: [...slots] },
+          captureDeadline,
+        );
       }
     },
   };
@@ -126,12 +147,16 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
 // Ad scripts whose slots stay on the page as empty boxes of the ad's size once the script is blocked
 // (AdGuard answers them with a stand-in that collapses the slots instead, which a blocked request
 // cannot do; its own rule hiding them is generic, off on hosts such as localhost): script → slot.
-const SLOT_SCRIPTS: Array<[RegExp, string]> = [
-  [/\/adsbygoogle\.js(\?|$)/, 'ins.adsbygoogle'],
-];
+const SLOT_SCRIPTS: Array<[RegExp, string]> = [[/\/adsbygoogle\.js(\?|$)/, 'ins.adsbygoogle']];
 
 /** Stops the requests the plan blocks, on `session` and the page's cross-site frames; returns what removes its listeners. */
-async function interceptRequests(session: CDPSession, plan: ReturnType<typeof blockingPlan>, engines: FiltersEngine[], hide: { collapse: Set<string>; slots: Set<string> }, deadline: AbortSignal) {
+async function interceptRequests(
+  session: CDPSession,
+  plan: ReturnType<typeof blockingPlan>,
+  engines: FiltersEngine[],
+  hide: { collapse: Set<string>; slots: Set<string> },
+  deadline: AbortSignal,
+) {
   const { collapse, slots } = hide;
   const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
   const mainFrameId = frameTree.frame.id;
@@ -151,7 +176,11 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
     if (plan.resourceTypes.has(event.resourceType)) return true;
     if (requestPatterns.some((pattern) => pattern.test(url))) return true;
     if (!Request) return false;
-    const request = Request.fromRawDetails({ url, sourceUrl: documentUrl, type: document ? 'sub_frame' : ghosteryType(event.resourceType) });
+    const request = Request.fromRawDetails({
+      url,
+      sourceUrl: documentUrl,
+      type: document ? 'sub_frame' : ghosteryType(event.resourceType),
+    });
     return engines.some((engine) => engine.match(request).match);
   };
   // Answers one paused request through `send`: the page's session, or a frame's (below).
@@ -170,12 +199,13 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
   const sendOnPage = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
   const onPaused = (event: PausedRequest) => answer(event, sendOnPage);
   // With the lists every request is looked at; otherwise only those the patterns name pause.
-  const patterns = engines.length > 0
-    ? [{ urlPattern: '*' }]
-    : [
-        ...plan.requestPatterns.map((pattern) => ({ urlPattern: pattern.replace(/\\/g, '\\\\') })),
-        ...[...plan.resourceTypes].map((resourceType) => ({ urlPattern: '*', resourceType })),
-      ];
+  const patterns =
+    engines.length > 0
+      ? [{ urlPattern: '*' }]
+      : [
+          ...plan.requestPatterns.map((pattern) => ({ urlPattern: pattern.replace(/\\/g, '\\\\') })),
+          ...[...plan.resourceTypes].map((resourceType) => ({ urlPattern: '*', resourceType })),
+        ];
 
   // A cross-site frame runs in a target of its own, whose requests the page's Fetch never sees.
   // This session attaches to each such target as it starts (paused until resumed), enables the
@@ -183,13 +213,21 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
   // Playwright's sessions cannot address flattened child sessions: the messages go through
   // Target.sendMessageToTarget. A target that is no frame (a worker) is only resumed.
   let messageId = 0;
-  const toTarget = (sessionId: string) => (method: string, params: object = {}) =>
-    (session.send as (method: string, params: object) => Promise<unknown>)('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: ++messageId, method, params }) });
+  const toTarget =
+    (sessionId: string) =>
+    (method: string, params: object = {}) =>
+      (session.send as (method: string, params: object) => Promise<unknown>)('Target.sendMessageToTarget', {
+        sessionId,
+        message: JSON.stringify({ id: ++messageId, method, params }),
+      });
   const onAttached = (event: AttachedTarget) => {
     const send = toTarget(event.sessionId);
     const intercepting = event.targetInfo.type === 'iframe' ? send('Fetch.enable', { patterns }) : Promise.resolve();
     // The target's messages are handled in order: the interception is on before it runs.
-    void intercepting.catch(() => {}).then(() => (event.waitingForDebugger ? send('Runtime.runIfWaitingForDebugger') : undefined)).catch(() => {});
+    void intercepting
+      .catch(() => {})
+      .then(() => (event.waitingForDebugger ? send('Runtime.runIfWaitingForDebugger') : undefined))
+      .catch(() => {});
   };
   const onMessage = (event: TargetMessage) => {
     const message = JSON.parse(event.message) as { method?: string; params?: PausedRequest };
@@ -203,10 +241,17 @@ async function interceptRequests(session: CDPSession, plan: ReturnType<typeof bl
     session.off('Target.attachedToTarget', onAttached as (event: unknown) => void);
     session.off('Target.receivedMessageFromTarget', onMessage as (event: unknown) => void);
   };
-  await untilAborted(deadline, Promise.all([
-    session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }),
-    (session.send as (method: string, params: object) => Promise<unknown>)('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false }),
-  ]));
+  await untilAborted(
+    deadline,
+    Promise.all([
+      session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }),
+      (session.send as (method: string, params: object) => Promise<unknown>)('Target.setAutoAttach', {
+        autoAttach: true,
+        waitForDebuggerOnStart: true,
+        flatten: false,
+      }),
+    ]),
+  );
   return stop;
 }
 
@@ -249,7 +294,12 @@ const COLLECT_FEATURES = `(() => {
  * bottom edge (app banners), and a sticky one covering 60%; never one holding most of the page's
  * text (an application's own fixed layout). A scroll lock such overlays leave on the page is lifted.
  */
-async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, collapse, slots }: { heuristics: boolean; collapse: string[]; slots: string[] }, deadline: AbortSignal): Promise<void> {
+async function hideOnPage(
+  page: Page,
+  engines: FiltersEngine[],
+  { heuristics, collapse, slots }: { heuristics: boolean; collapse: string[]; slots: string[] },
+  deadline: AbortSignal,
+): Promise<void> {
   let css = slots.map((selector) => `${selector} { display: none !important; }\n`).join('');
   if (engines.length > 0) {
     const features = await untilAborted(deadline, page.evaluate<DomFeatures>(COLLECT_FEATURES));
@@ -257,8 +307,17 @@ async function hideOnPage(page: Page, engines: FiltersEngine[], { heuristics, co
     const { hostname, domain } = Request.fromRawDetails({ url: features.url });
     for (const engine of engines) {
       const { styles } = engine.getCosmeticsFilters({
-        url: features.url, hostname, domain, ids: features.ids, classes: features.classes, hrefs: features.hrefs,
-        getBaseRules: true, getRulesFromDOM: true, getRulesFromHostname: true, getInjectionRules: false, getExtendedRules: false,
+        url: features.url,
+        hostname,
+        domain,
+        ids: features.ids,
+        classes: features.classes,
+        hrefs: features.hrefs,
+        getBaseRules: true,
+        getRulesFromDOM: true,
+        getRulesFromHostname: true,
+        getInjectionRules: false,
+        getExtendedRules: false,
       });
       css += styles;
     }

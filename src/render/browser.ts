@@ -52,14 +52,15 @@ export interface BrowserHostOptions {
  * The render options a page is prepared with. `workspaceId` picks the warm pages the render may
  * use: pages never pass between workspaces. Without it the render gets a context of its own.
  */
-export type PageSetup = MetricsOptions & Pick<RenderOptions, 'timeout'> & {
-  workspaceId?: string;
-  /**
-   * A proxy of its own for this render (an egress route chained to the customer's or a country's
-   * proxy, src/net/egress-proxy.ts): the render gets a one-off context behind it, never a warm page.
-   */
-  proxyServer?: string;
-};
+export type PageSetup = MetricsOptions &
+  Pick<RenderOptions, 'timeout'> & {
+    workspaceId?: string;
+    /**
+     * A proxy of its own for this render (an egress route chained to the customer's or a country's
+     * proxy, src/net/egress-proxy.ts): the render gets a one-off context behind it, never a warm page.
+     */
+    proxyServer?: string;
+  };
 
 /** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
 export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSession) => Promise<T>;
@@ -106,7 +107,13 @@ export class BrowserHost {
     const browser = this.#browser ?? (await this.#launching?.catch(() => null));
     this.#browser = null;
     if (!browser) return;
-    const closed = await withTimeout(browser.close().then(() => true, () => false), CONTEXT_CLOSE_GRACE_MS);
+    const closed = await withTimeout(
+      browser.close().then(
+        () => true,
+        () => false,
+      ),
+      CONTEXT_CLOSE_GRACE_MS,
+    );
     if (!closed) this.#kill();
   }
 
@@ -125,8 +132,12 @@ export class BrowserHost {
     if (!known) {
       known = browser.newBrowserCDPSession().then(async (session) => {
         try {
-          const { gpu } = (await session.send('SystemInfo.getInfo')) as { gpu: { featureStatus: Record<string, string> } };
-          return [gpu.featureStatus.gpu_compositing, gpu.featureStatus.rasterization].every((status) => status?.startsWith('enabled'));
+          const { gpu } = (await session.send('SystemInfo.getInfo')) as {
+            gpu: { featureStatus: Record<string, string> };
+          };
+          return [gpu.featureStatus.gpu_compositing, gpu.featureStatus.rasterization].every((status) =>
+            status?.startsWith('enabled'),
+          );
         } finally {
           await session.detach().catch(() => {});
         }
@@ -147,7 +158,15 @@ export class BrowserHost {
     const browser = this.#browser;
     if (!browser?.isConnected()) return false;
     const session = browser.newBrowserCDPSession();
-    const answered = await withTimeout(session.then((s) => s.send('Browser.getVersion')).then(() => true, () => false), timeoutMs);
+    const answered = await withTimeout(
+      session
+        .then((s) => s.send('Browser.getVersion'))
+        .then(
+          () => true,
+          () => false,
+        ),
+      timeoutMs,
+    );
     session.then((s) => s.detach()).catch(() => {});
     return answered === true;
   }
@@ -173,7 +192,12 @@ export class BrowserHost {
     }
   }
 
-  async #renderOnPage<T>(setup: PageSetup, deadline: AbortSignal, aborted: Promise<never>, task: PageTask<T>): Promise<T> {
+  async #renderOnPage<T>(
+    setup: PageSetup,
+    deadline: AbortSignal,
+    aborted: Promise<never>,
+    task: PageTask<T>,
+  ): Promise<T> {
     const browser = await Promise.race([this.#ready(), aborted]);
     // Some CDP calls never settle when the browser dies under them: a crash ends the wait too.
     const crash = disconnection(browser);
@@ -186,9 +210,10 @@ export class BrowserHost {
     // Emulation (issue 13): a device preset or landscape changes the size and scale the page is
     // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
-    const acquiring = setup.workspaceId === undefined || setup.proxyServer !== undefined
-      ? oneOffPage(browser, scale, setup.proxyServer)
-      : pool.acquire(setup.workspaceId, scale);
+    const acquiring =
+      setup.workspaceId === undefined || setup.proxyServer !== undefined
+        ? oneOffPage(browser, scale, setup.proxyServer)
+        : pool.acquire(setup.workspaceId, scale);
     try {
       warm = await Promise.race([acquiring, stopped]);
       const { page } = warm;
@@ -222,7 +247,12 @@ export class BrowserHost {
         this.#release(browser, pool.discard(warm), deadline.aborted);
       } else if (deadline.aborted) {
         // Aborted while the page was still being opened: close it once it exists.
-        acquiring.then((late) => pool.discard(late), () => {}).catch(() => {});
+        acquiring
+          .then(
+            (late) => pool.discard(late),
+            () => {},
+          )
+          .catch(() => {});
       }
     }
   }
@@ -241,9 +271,11 @@ export class BrowserHost {
       }
       this.#forget(browser);
     });
-    const tracked: Promise<void> = recovery.catch(() => {}).finally(() => {
-      if (this.#recovering === tracked) this.#recovering = null;
-    });
+    const tracked: Promise<void> = recovery
+      .catch(() => {})
+      .finally(() => {
+        if (this.#recovering === tracked) this.#recovering = null;
+      });
     this.#recovering = tracked;
   }
 
@@ -260,7 +292,13 @@ export class BrowserHost {
 
   async #launch(): Promise<Browser> {
     const startedAt = Date.now();
-    const { executablePath, proxyUrl, noSandbox = false, browserUser = DEFAULT_BROWSER_USER, env = BROWSER_ENV } = this.#options;
+    const {
+      executablePath,
+      proxyUrl,
+      noSandbox = false,
+      browserUser = DEFAULT_BROWSER_USER,
+      env = BROWSER_ENV,
+    } = this.#options;
     const memoryMb = this.#options.rendererMemoryMb ?? DEFAULT_RENDERER_MEMORY_MB;
     // A sandbox that cannot be had is the operator's to fix: a SandboxError, not a retry.
     this.#plan ??= planLaunch(executablePath, { noSandbox, user: browserUser });
@@ -270,7 +308,9 @@ export class BrowserHost {
       // The browser's own environment, plus the fontconfig file of fonts.ts.
       const fonts = this.#options.fontconfigFile ?? fontconfigFile();
       browser = await chromium.launch({
-        executablePath: plan.executablePath, chromiumSandbox: plan.chromiumSandbox, env: { ...env, ...(fonts ? { FONTCONFIG_FILE: fonts } : {}) },
+        executablePath: plan.executablePath,
+        chromiumSandbox: plan.chromiumSandbox,
+        env: { ...env, ...(fonts ? { FONTCONFIG_FILE: fonts } : {}) },
         args: [...chromiumArgs(proxyUrl, memoryMb), this.#marker],
       });
     } catch (error) {
@@ -289,13 +329,27 @@ export class BrowserHost {
       ...(memoryBudgetMb !== undefined && pid !== null ? { memoryBudgetMb, measureMb: () => treeMemoryMb(pid) } : {}),
     });
     this.#memoryWatch?.stop();
-    this.#memoryWatch = this.#pid === null ? null : new RendererMemoryWatch(this.#pid, memoryMb, (pid, mb) => {
-      this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });
-    });
+    this.#memoryWatch =
+      this.#pid === null
+        ? null
+        : new RendererMemoryWatch(this.#pid, memoryMb, (pid, mb) => {
+            this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });
+          });
     browser.on('disconnected', () => this.#onDisconnected(browser));
-    this.#log({ level: 'info', msg: 'browser launched', pid: this.#pid, version: browser.version(), sandbox: plan.chromiumSandbox, user: plan.user, ms: Date.now() - startedAt });
+    this.#log({
+      level: 'info',
+      msg: 'browser launched',
+      pid: this.#pid,
+      version: browser.version(),
+      sandbox: plan.chromiumSandbox,
+      user: plan.user,
+      ms: Date.now() - startedAt,
+    });
     if (!plan.chromiumSandbox) {
-      this.#log({ level: 'warn', msg: 'CHROMIUM_NO_SANDBOX=true: the browser runs WITHOUT its sandbox; one renderer exploit has this process\'s privileges (docs/browser.md)' });
+      this.#log({
+        level: 'warn',
+        msg: "CHROMIUM_NO_SANDBOX=true: the browser runs WITHOUT its sandbox; one renderer exploit has this process's privileges (docs/browser.md)",
+      });
     }
     return browser;
   }
@@ -340,20 +394,35 @@ export class BrowserHost {
 
 // A context of its own for a render with no workspace or with a proxy of its own: used once, then closed.
 async function oneOffPage(browser: Browser, deviceScaleFactor: number, proxyServer?: string): Promise<WarmPage> {
-  const context = await browser.newContext({ deviceScaleFactor, acceptDownloads: false, serviceWorkers: 'block', ...(proxyServer ? { proxy: { server: proxyServer } } : {}) });
+  const context = await browser.newContext({
+    deviceScaleFactor,
+    acceptDownloads: false,
+    serviceWorkers: 'block',
+    ...(proxyServer ? { proxy: { server: proxyServer } } : {}),
+  });
   const page = await context.newPage();
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
   const session = await context.newCDPSession(page);
   return {
-    key: null, deviceScaleFactor, context, page, session, state: 'busy', wiped: Promise.resolve(),
-    renders: 1, lastUsed: Date.now(), origins: new Set(), documentOrigins: new Set(),
+    key: null,
+    deviceScaleFactor,
+    context,
+    page,
+    session,
+    state: 'busy',
+    wiped: Promise.resolve(),
+    renders: 1,
+    lastUsed: Date.now(),
+    origins: new Set(),
+    documentOrigins: new Set(),
   };
 }
 
 // `aborted` rejects once `deadline` aborts: with timeout_error unless the caller's own `signal`
 // aborted. `dispose` stops listening (the render ended); `aborted` then never settles.
 function abortion(deadline: AbortSignal, signal: AbortSignal): { aborted: Promise<never>; dispose(): void } {
-  const reason = () => (signal.aborted ? signal.reason : new ServiceError('timeout_error', {}, { cause: deadline.reason }));
+  const reason = () =>
+    signal.aborted ? signal.reason : new ServiceError('timeout_error', {}, { cause: deadline.reason });
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(reason());
@@ -375,7 +444,8 @@ interface PageCrash {
 
 // Any other crash is left to the calls it fails, as before.
 function pageCrash(page: Page, killedForMemory: () => boolean): PageCrash {
-  const overMemoryError = () => new ServiceError('page_memory_exceeded', {}, { cause: new Error('renderer killed over its memory limit') });
+  const overMemoryError = () =>
+    new ServiceError('page_memory_exceeded', {}, { cause: new Error('renderer killed over its memory limit') });
   let onCrash = () => {};
   let crashed = false;
   const overMemory = new Promise<never>((_, reject) => {

@@ -149,14 +149,23 @@ export interface Choreography {
  * render's own navigation step, then the scroll again on the new page. `onNavigated` runs once
  * the new page has loaded (the recorder restarts its screencast there).
  */
-export function startChoreography(page: Page, options: RenderOptions, animation: AnimationOptions, deadline: AbortSignal, onNavigated: () => Promise<void>): Choreography {
+export function startChoreography(
+  page: Page,
+  options: RenderOptions,
+  animation: AnimationOptions,
+  deadline: AbortSignal,
+  onNavigated: () => Promise<void>,
+): Choreography {
   const stopped = new AbortController();
   const stop = () => stopped.abort(new Error('the recording ended'));
   if (animation.scenario !== 'scroll') return { done: Promise.resolve(), stop };
   // The scroll script itself ends with the page (the pool wipes it before it serves again).
   const signal = AbortSignal.any([deadline, stopped.signal]);
   const startedAt = Date.now();
-  const scroll = (elapsedMs: number) => untilAborted(signal, page.evaluate(`(${SCROLL_SCRIPT})(${JSON.stringify(scrollPlan(animation, elapsedMs))})`)).then(() => {});
+  const scroll = (elapsedMs: number) =>
+    untilAborted(signal, page.evaluate(`(${SCROLL_SCRIPT})(${JSON.stringify(scrollPlan(animation, elapsedMs))})`)).then(
+      () => {},
+    );
   if (!animation.scroll_try_navigate) return { done: scroll(0), stop };
 
   const done = (async () => {
@@ -165,8 +174,12 @@ export function startChoreography(page: Page, options: RenderOptions, animation:
     const first = scroll(0).catch(() => {});
     const afterMs = animation.scroll_navigate_after ?? (animation.duration * 1000) / 2;
     await pause(afterMs, signal);
-    const target = animation.scroll_navigate_to_url
-      ?? (await untilAborted(signal, page.evaluate(`(${HINTED_LINK_SCRIPT})(${JSON.stringify(animation.scroll_navigate_link_hints)})`))) as string | null;
+    const target =
+      animation.scroll_navigate_to_url ??
+      ((await untilAborted(
+        signal,
+        page.evaluate(`(${HINTED_LINK_SCRIPT})(${JSON.stringify(animation.scroll_navigate_link_hints)})`),
+      )) as string | null);
     if (!target) return first;
     await navigate(page, { ...options, url: target, html: undefined, markdown: undefined }, signal);
     await first;

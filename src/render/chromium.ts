@@ -6,10 +6,22 @@ import { listProcesses } from './processes.ts';
 // (playwright-core's chromiumSwitches.ts). A second switch replaces the first, so ours repeats
 // the list; test/render/chromium.test.ts fails when a Playwright upgrade adds to it.
 const PLAYWRIGHT_DISABLED_FEATURES = [
-  'AvoidUnnecessaryBeforeUnloadCheckSync', 'DestroyProfileOnBrowserClose', 'HttpsUpgrades', 'HttpsFirstBalancedModeAutoEnable',
-  'LensOverlay', 'MediaRouter', 'PaintHolding', 'ThirdPartyStoragePartitioning', 'AvoidCorsURLLoaderRestartOnRedirect',
-  'TcpPortRandomizationWin', 'OptimizationHints', 'NetworkTimeServiceQuerying', 'AimEnabled', 'PreconnectToSearch',
-  'msForceBrowserSignIn', 'msEdgeUpdateLaunchServicesPreferredVersion',
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
 ];
 
 // RenderDocument gives every cross-document navigation a new frame host; without it a warm page's
@@ -22,7 +34,11 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
 // between contexts every navigation threw the spare away and launched another: two processes
 // started and killed per render at two renders at once, ≈ 15% of the browser's CPU per shot.
 const DISABLED_FEATURES = [
-  ...PLAYWRIGHT_DISABLED_FEATURES, 'RenderDocument', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'SpareRendererForSitePerProcess',
+  ...PLAYWRIGHT_DISABLED_FEATURES,
+  'RenderDocument',
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'SpareRendererForSitePerProcess',
 ];
 
 const FLAGS = [
@@ -49,5 +65,7 @@ export function chromiumArgs(proxyUrl?: string, heapMb?: number): string[] {
 
 /** The pid of the browser process (not one of its children) whose command line holds `arg`; null without /proc. */
 export function findProcessWithArg(arg: string): number | null {
-  return listProcesses().find(({ argv }) => argv.includes(arg) && !argv.some((a) => a.startsWith('--type=')))?.pid ?? null;
+  return (
+    listProcesses().find(({ argv }) => argv.includes(arg) && !argv.some((a) => a.startsWith('--type=')))?.pid ?? null
+  );
 }

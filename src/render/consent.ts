@@ -31,7 +31,15 @@ const CONFIG = {
   detectRetries: 6,
   isMainWorld: true,
   prehideTimeout: 2500,
-  logs: { lifecycle: false, rulesteps: false, detectionsteps: false, evals: false, errors: false, messages: false, waits: false },
+  logs: {
+    lifecycle: false,
+    rulesteps: false,
+    detectionsteps: false,
+    evals: false,
+    errors: false,
+    messages: false,
+    waits: false,
+  },
 };
 
 let source: string | undefined;
@@ -45,7 +53,10 @@ export function consentScript(): string {
   if (source !== undefined) return source;
   const packageMain = fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent'));
   const bundle = readFileSync(path.join(path.dirname(packageMain), 'autoconsent.playwright.js'), 'utf8');
-  const rules = readFileSync(fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')), 'utf8');
+  const rules = readFileSync(
+    fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')),
+    'utf8',
+  );
   source = `(() => {
   const report = globalThis[${JSON.stringify(CONSENT_BINDING)}];
   if (typeof report !== 'function' || globalThis.autoconsentSendMessage) return;
@@ -94,8 +105,12 @@ export function watchConsent(session: CDPSession): { settled(limitMs: number): P
   session.on('Runtime.bindingCalled', onBinding);
   // The top document is busy until its first search for a platform is over (a second one began or
   // it found none); any document is busy while it answers a banner.
-  const busy = () => [...reports.values()].some((report) =>
-    ANSWERING.has(report.lifecycle) || (report.top && (STARTING.has(report.lifecycle) || (report.lifecycle === 'started' && report.attempts < 2))));
+  const busy = () =>
+    [...reports.values()].some(
+      (report) =>
+        ANSWERING.has(report.lifecycle) ||
+        (report.top && (STARTING.has(report.lifecycle) || (report.lifecycle === 'started' && report.attempts < 2))),
+    );
   return {
     settled(limitMs) {
       return new Promise<void>((resolve) => {

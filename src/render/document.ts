@@ -29,9 +29,13 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
   await letOutScroller(page, deadline);
   const templates = options.pdf_header !== undefined || options.pdf_footer !== undefined;
   const margin = {
-    top: options.pdf_margin_top ?? options.pdf_margin ?? (options.pdf_header !== undefined ? TEMPLATE_MARGIN : undefined),
+    top:
+      options.pdf_margin_top ?? options.pdf_margin ?? (options.pdf_header !== undefined ? TEMPLATE_MARGIN : undefined),
     right: options.pdf_margin_right ?? options.pdf_margin,
-    bottom: options.pdf_margin_bottom ?? options.pdf_margin ?? (options.pdf_footer !== undefined ? TEMPLATE_MARGIN : undefined),
+    bottom:
+      options.pdf_margin_bottom ??
+      options.pdf_margin ??
+      (options.pdf_footer !== undefined ? TEMPLATE_MARGIN : undefined),
     left: options.pdf_margin_left ?? options.pdf_margin,
   };
   const paper = options.pdf_fit_one_page
@@ -49,12 +53,22 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
     // Chromium builds the outline from the tagged structure: an outline needs the tags too.
     tagged: options.pdf_tagged || options.pdf_outline,
     ...(options.pdf_page_ranges !== undefined ? { pageRanges: options.pdf_page_ranges.replace(/\s+/g, '') } : {}),
-    ...(templates ? { displayHeaderFooter: true, headerTemplate: options.pdf_header || EMPTY_TEMPLATE, footerTemplate: options.pdf_footer || EMPTY_TEMPLATE } : {}),
+    ...(templates
+      ? {
+          displayHeaderFooter: true,
+          headerTemplate: options.pdf_header || EMPTY_TEMPLATE,
+          footerTemplate: options.pdf_footer || EMPTY_TEMPLATE,
+        }
+      : {}),
   });
   return untilAborted(deadline, pdf).catch((error: unknown) => {
     // Only the document knows how many pages it prints to: a range past its end is the caller's to fix.
     if (/page range/i.test(String(error)) && options.pdf_page_ranges !== undefined) {
-      throw new ServiceError('request_not_valid', { error_details: [{ parameter: 'pdf_page_ranges', message: 'names a page the document does not have' }] }, { cause: error });
+      throw new ServiceError(
+        'request_not_valid',
+        { error_details: [{ parameter: 'pdf_page_ranges', message: 'names a page the document does not have' }] },
+        { cause: error },
+      );
     }
     throw error;
   });
@@ -89,7 +103,10 @@ export async function serialiseHtml(page: Page, deadline: AbortSignal, includeSh
   const session = await untilAborted(deadline, page.context().newCDPSession(page));
   try {
     const { root } = await untilAborted(deadline, session.send('DOM.getDocument', { depth: 0 }));
-    const { outerHTML } = await untilAborted(deadline, session.send('DOM.getOuterHTML', { nodeId: root.nodeId, includeShadowDOM: true }));
+    const { outerHTML } = await untilAborted(
+      deadline,
+      session.send('DOM.getOuterHTML', { nodeId: root.nodeId, includeShadowDOM: true }),
+    );
     return outerHTML;
   } finally {
     await session.detach().catch(() => {});
@@ -138,20 +155,28 @@ function loadConverter(): Promise<HtmlToMarkdown> {
  * title as a heading. A page Readability finds no article in gives its whole body.
  */
 export async function extractMarkdown(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
-  readabilitySource ??= readFileSync(createRequire(import.meta.url).resolve('@mozilla/readability/Readability.js'), 'utf8');
+  readabilitySource ??= readFileSync(
+    createRequire(import.meta.url).resolve('@mozilla/readability/Readability.js'),
+    'utf8',
+  );
   // include_shadow_dom: the document with its shadow roots (serialiseHtml), parsed again in the
   // page and flattened (each host's shadow content in its place, its slots filled) for Readability.
-  const source = includeShadowDom ? `flattened(${JSON.stringify(await serialiseHtml(page, deadline, true))})` : 'document.cloneNode(true)';
+  const source = includeShadowDom
+    ? `flattened(${JSON.stringify(await serialiseHtml(page, deadline, true))})`
+    : 'document.cloneNode(true)';
   // Runtime.evaluate is not subject to the page's Content-Security-Policy; the script defines
   // Readability inside this function only, and works on a clone, so the page is left as it was.
-  const article = await untilAborted(deadline, page.evaluate<{ title: string; content: string }>(`(() => {
+  const article = await untilAborted(
+    deadline,
+    page.evaluate<{ title: string; content: string }>(`(() => {
     const module = undefined; // Readability.js exports itself when it sees one: not onto the page's.
     ${readabilitySource}
     ${includeShadowDom ? FLATTEN_SHADOW_ROOTS : ''}
     const article = new Readability(${source}).parse();
     if (article && article.content) return { title: article.title || document.title, content: article.content };
     return { title: document.title, content: document.body ? document.body.innerHTML : '' };
-  })()`));
+  })()`),
+  );
   const toMarkdown = await loadConverter();
   const body = toMarkdown(article.content).trim();
   const title = article.title.trim();

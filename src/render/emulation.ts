@@ -14,8 +14,8 @@ import { untilAborted } from './steps.ts';
 const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
 
 /** What a page is sized by: viewport in CSS px and device scale factor. */
-export type MetricsOptions = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor'>
-  & Partial<Pick<RenderOptions, 'viewport_device' | 'viewport_landscape'>>;
+export type MetricsOptions = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor'> &
+  Partial<Pick<RenderOptions, 'viewport_device' | 'viewport_landscape'>>;
 
 /** The viewport and scale a render gets once its device preset and landscape are applied. */
 export interface PageMetrics {
@@ -33,7 +33,8 @@ export interface PageMetrics {
 export function pageMetrics(options: MetricsOptions): PageMetrics {
   let { viewport_width: width, viewport_height: height, device_scale_factor: scale } = options;
   if (options.viewport_landscape && width < height) [width, height] = [height, width];
-  if (width * height * scale * scale > MAX_DEVICE_PIXELS) scale = Math.max(1, Math.floor(Math.sqrt(MAX_DEVICE_PIXELS / (width * height)) * 100) / 100);
+  if (width * height * scale * scale > MAX_DEVICE_PIXELS)
+    scale = Math.max(1, Math.floor(Math.sqrt(MAX_DEVICE_PIXELS / (width * height)) * 100) / 100);
   return { width, height, scale };
 }
 
@@ -51,7 +52,8 @@ interface Emulation {
 
 function emulationOf(options: RenderOptions): Emulation {
   const features: { name: string; value: string }[] = [];
-  if (options.dark_mode !== undefined) features.push({ name: 'prefers-color-scheme', value: options.dark_mode ? 'dark' : 'light' });
+  if (options.dark_mode !== undefined)
+    features.push({ name: 'prefers-color-scheme', value: options.dark_mode ? 'dark' : 'light' });
   if (options.reduced_motion) features.push({ name: 'prefers-reduced-motion', value: 'reduce' });
   const print = options.media_type === 'print';
   const { geolocation_latitude: latitude, geolocation_longitude: longitude } = options;
@@ -61,9 +63,10 @@ function emulationOf(options: RenderOptions): Emulation {
     userAgent: options.user_agent,
     media: features.length > 0 || print ? { media: print ? 'print' : '', features } : undefined,
     timeZone: options.time_zone,
-    geolocation: latitude !== undefined && longitude !== undefined
-      ? { latitude, longitude, accuracy: options.geolocation_accuracy ?? 0 }
-      : undefined,
+    geolocation:
+      latitude !== undefined && longitude !== undefined
+        ? { latitude, longitude, accuracy: options.geolocation_accuracy ?? 0 }
+        : undefined,
     locale: acceptLanguageOf(options.headers),
   };
 }
@@ -93,7 +96,12 @@ function browserContextOf(session: CDPSession): Promise<string | undefined> {
  * so that the capture measures the viewport the page has. Undo steps are gathered as each setting
  * is made, so a failure half-way still undoes what was set (and the page is discarded anyway).
  */
-export async function applyEmulation(page: Page, session: CDPSession, options: RenderOptions, deadline: AbortSignal): Promise<() => Promise<void>> {
+export async function applyEmulation(
+  page: Page,
+  session: CDPSession,
+  options: RenderOptions,
+  deadline: AbortSignal,
+): Promise<() => Promise<void>> {
   const metrics = pageMetrics(options);
   options.viewport_width = metrics.width;
   options.viewport_height = metrics.height;
@@ -120,8 +128,12 @@ export async function applyEmulation(page: Page, session: CDPSession, options: R
       });
       const landscape = metrics.width > metrics.height;
       await send('Emulation.setDeviceMetricsOverride', {
-        width: metrics.width, height: metrics.height, deviceScaleFactor: metrics.scale, mobile: true,
-        screenWidth: metrics.width, screenHeight: metrics.height,
+        width: metrics.width,
+        height: metrics.height,
+        deviceScaleFactor: metrics.scale,
+        mobile: true,
+        screenWidth: metrics.width,
+        screenHeight: metrics.height,
         screenOrientation: landscape ? { type: 'landscapePrimary', angle: 90 } : { type: 'portraitPrimary', angle: 0 },
       });
     }
@@ -133,7 +145,10 @@ export async function applyEmulation(page: Page, session: CDPSession, options: R
       // The browser's languages (navigator.language, Accept-Language) ride the user agent override;
       // with a locale alone, the browser's own user agent is kept.
       const userAgent = wanted.userAgent ?? ((await send('Browser.getVersion')) as { userAgent: string }).userAgent;
-      await send('Emulation.setUserAgentOverride', { userAgent, ...(wanted.locale ? { acceptLanguage: wanted.locale.languages.join(',') } : {}) });
+      await send('Emulation.setUserAgentOverride', {
+        userAgent,
+        ...(wanted.locale ? { acceptLanguage: wanted.locale.languages.join(',') } : {}),
+      });
       // An empty user agent ends the override.
       undo.push(() => session.send('Emulation.setUserAgentOverride', { userAgent: '' }));
     }

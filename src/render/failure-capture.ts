@@ -30,7 +30,9 @@ export function withFailureCaptureSlot<T>(slot: FailureCaptureSlot, work: () => 
 
 /** True when one of the failure rules (checked again by the render actor) will fail this observation. */
 export function breaksARule(observation: PageObservation, options: RenderOptions): boolean {
-  return (Object.keys(renderRules) as RenderRuleName[]).some((rule) => renderRules[rule](observation, options) !== null);
+  return (Object.keys(renderRules) as RenderRuleName[]).some(
+    (rule) => renderRules[rule](observation, options) !== null,
+  );
 }
 
 /**
@@ -41,7 +43,10 @@ export async function takeFailureCapture(page: Page, deadline: AbortSignal): Pro
   const slot = current.getStore();
   if (!slot || slot.image || deadline.aborted || page.isClosed()) return;
   try {
-    slot.image = await untilAborted(deadline, page.screenshot({ type: 'jpeg', quality: QUALITY, timeout: CAPTURE_LIMIT_MS, scale: 'css' }));
+    slot.image = await untilAborted(
+      deadline,
+      page.screenshot({ type: 'jpeg', quality: QUALITY, timeout: CAPTURE_LIMIT_MS, scale: 'css' }),
+    );
   } catch {
     // A page that cannot be captured any more leaves the render without a failure capture, nothing else.
   }

@@ -44,7 +44,13 @@ export function runFfmpeg(args: string[], deadline: AbortSignal, limitMs: number
       deadline.removeEventListener('abort', kill);
       if (code === 0) return resolve();
       if (deadline.aborted) return reject(deadline.reason);
-      reject(new ServiceError('internal_application_error', {}, { cause: new Error(`ffmpeg ${signal ?? `exit ${code}`}: ${stderr.trim()}`) }));
+      reject(
+        new ServiceError(
+          'internal_application_error',
+          {},
+          { cause: new Error(`ffmpeg ${signal ?? `exit ${code}`}: ${stderr.trim()}`) },
+        ),
+      );
     });
   });
   return { stdin: child.stdin, done };
@@ -64,7 +70,11 @@ export interface FrameGeometry {
 export function frameFilter({ crop, width, height }: FrameGeometry): string {
   const steps: string[] = [];
   if (crop) steps.push(`crop=${crop.width}:${crop.height}:${crop.x}:${crop.y}`);
-  steps.push(`scale=${width}:${height}:force_original_aspect_ratio=increase:flags=bicubic`, `crop=${width}:${height}:(iw-${width})/2:0`, 'setsar=1');
+  steps.push(
+    `scale=${width}:${height}:force_original_aspect_ratio=increase:flags=bicubic`,
+    `crop=${width}:${height}:(iw-${width})/2:0`,
+    'setsar=1',
+  );
   return steps.join(',');
 }
 
@@ -73,11 +83,52 @@ export function encoderArgs(format: Exclude<AnimationFormat, 'gif'>, alpha: bool
   switch (format) {
     case 'mp4':
       // +faststart: the index first, so a browser plays it while it downloads.
-      return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-f', 'mp4'];
+      return [
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '23',
+        '-pix_fmt',
+        'yuv420p',
+        '-movflags',
+        '+faststart',
+        '-f',
+        'mp4',
+      ];
     case 'webm':
-      return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '36', '-pix_fmt', 'yuv420p', '-f', 'webm'];
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-deadline',
+        'realtime',
+        '-cpu-used',
+        '8',
+        '-row-mt',
+        '1',
+        '-b:v',
+        '0',
+        '-crf',
+        '36',
+        '-pix_fmt',
+        'yuv420p',
+        '-f',
+        'webm',
+      ];
     case 'mov':
-      return ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', alpha ? 'yuva444p10le' : 'yuv444p10le', '-vendor', 'apl0', '-f', 'mov'];
+      return [
+        '-c:v',
+        'prores_ks',
+        '-profile:v',
+        '4444',
+        '-pix_fmt',
+        alpha ? 'yuva444p10le' : 'yuv444p10le',
+        '-vendor',
+        'apl0',
+        '-f',
+        'mov',
+      ];
     case 'avi':
       return ['-c:v', 'mpeg4', '-q:v', '4', '-pix_fmt', 'yuv420p', '-f', 'avi'];
   }

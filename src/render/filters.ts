@@ -30,26 +30,62 @@ interface RuleSetSource {
 // (their support chats double as sign-in help there); docs/blocking.md names them, so these vendors'
 // widget hosts and launchers are added as rules of our own.
 const CHAT_VENDORS = [
-  '||widget.intercom.io^$third-party', '||js.intercomcdn.com^$third-party', '||api-iam.intercom.io^$third-party',
-  '||static.zdassets.com/ekr/snippet.js', '||ekr.zdassets.com^$third-party', '||widget-mediator.zopim.com^$third-party',
-  '||js.usemessages.com^$third-party', '||app.hubspot.com/conversations-visitor',
-  '||cdn.livechatinc.com^$third-party', '||js.driftt.com^$third-party', '||client.crisp.chat^$third-party',
+  '||widget.intercom.io^$third-party',
+  '||js.intercomcdn.com^$third-party',
+  '||api-iam.intercom.io^$third-party',
+  '||static.zdassets.com/ekr/snippet.js',
+  '||ekr.zdassets.com^$third-party',
+  '||widget-mediator.zopim.com^$third-party',
+  '||js.usemessages.com^$third-party',
+  '||app.hubspot.com/conversations-visitor',
+  '||cdn.livechatinc.com^$third-party',
+  '||js.driftt.com^$third-party',
+  '||client.crisp.chat^$third-party',
   '||embed.tawk.to^$third-party',
-  '##.intercom-lightweight-app', '###intercom-container', '###hubspot-messages-iframe-container', '###launcher[title*="Zendesk"]',
-  '###drift-frame-controller', '###drift-frame-chat', '##.crisp-client', '###tidio-chat', '###chat-widget-container',
+  '##.intercom-lightweight-app',
+  '###intercom-container',
+  '###hubspot-messages-iframe-container',
+  '###launcher[title*="Zendesk"]',
+  '###drift-frame-controller',
+  '###drift-frame-chat',
+  '##.crisp-client',
+  '###tidio-chat',
+  '###chat-widget-container',
 ];
 
 // The Social Media filter misses the widget scripts of X/Twitter, Facebook's SDK, Instagram and
 // TikTok (it has LinkedIn's and Pinterest's): these scripts, and the buttons and unrendered embeds
 // they would have filled, are rules of our own.
 const SOCIAL_WIDGETS = [
-  '||platform.twitter.com^$third-party', '||platform.x.com^$third-party', '||syndication.twitter.com^$third-party', '||cdn.syndication.twimg.com^$third-party',
-  '||connect.facebook.net^$third-party', '||facebook.com^*/plugins/$third-party',
-  '||platform.linkedin.com^$third-party', '||assets.pinterest.com^*/js/$third-party', '||widgets.pinterest.com^$third-party',
-  '||instagram.com^*/embed$third-party', '||tiktok.com^*/embed$third-party',
-  '##.twitter-tweet', '##.twitter-timeline', '##.twitter-share-button', '##.twitter-follow-button', '##.twitter-hashtag-button', '##.twitter-mention-button',
-  '##.fb-like', '##.fb-share-button', '##.fb-page', '##.fb-post', '##.fb-video', '##.fb-comments', '##.fb-follow', '##.fb-send',
-  '##.instagram-media', '##.tiktok-embed', '##.IN-widget', '##script[type="IN/Share"]',
+  '||platform.twitter.com^$third-party',
+  '||platform.x.com^$third-party',
+  '||syndication.twitter.com^$third-party',
+  '||cdn.syndication.twimg.com^$third-party',
+  '||connect.facebook.net^$third-party',
+  '||facebook.com^*/plugins/$third-party',
+  '||platform.linkedin.com^$third-party',
+  '||assets.pinterest.com^*/js/$third-party',
+  '||widgets.pinterest.com^$third-party',
+  '||instagram.com^*/embed$third-party',
+  '||tiktok.com^*/embed$third-party',
+  '##.twitter-tweet',
+  '##.twitter-timeline',
+  '##.twitter-share-button',
+  '##.twitter-follow-button',
+  '##.twitter-hashtag-button',
+  '##.twitter-mention-button',
+  '##.fb-like',
+  '##.fb-share-button',
+  '##.fb-page',
+  '##.fb-post',
+  '##.fb-video',
+  '##.fb-comments',
+  '##.fb-follow',
+  '##.fb-send',
+  '##.instagram-media',
+  '##.tiktok-embed',
+  '##.IN-widget',
+  '##script[type="IN/Share"]',
 ];
 
 /** Each rule set's sources (AdGuard filter ids: 2 Base, 11 Mobile Ads, 3 Tracking Protection,
@@ -138,10 +174,13 @@ export async function compileRuleSet(name: RuleSet): Promise<FiltersEngine> {
 }
 
 // The installed packages' folders.
-const dnrDirectory = () => path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@adguard/dnr-rulesets'))), '..', '..');
-const ghosteryDirectory = () => path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@ghostery/adblocker'))), '..', '..');
+const dnrDirectory = () =>
+  path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@adguard/dnr-rulesets'))), '..', '..');
+const ghosteryDirectory = () =>
+  path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@ghostery/adblocker'))), '..', '..');
 
-const versionOf = (directory: string) => (JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (directory: string) =>
+  (JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { version: string }).version;
 
 // Changed whenever this file changes what it compiles from the same lists.
 const COMPILE_FORMAT = 2;
@@ -156,7 +195,9 @@ function ownPrivateDirectory(directory: string): boolean {
 // One file per rule set, its name changing with either package's version, the rule set's sources or COMPILE_FORMAT.
 function cacheFile(name: RuleSet): string {
   const key = createHash('sha256')
-    .update(JSON.stringify([COMPILE_FORMAT, versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]))
+    .update(
+      JSON.stringify([COMPILE_FORMAT, versionOf(dnrDirectory()), versionOf(ghosteryDirectory()), RULE_SETS[name]]),
+    )
     .digest('hex')
     .slice(0, 16);
   return path.join(os.tmpdir(), `shutterbus-filters-${process.getuid?.() ?? 'user'}`, `${name}-${key}.bin`);

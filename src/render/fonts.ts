@@ -19,20 +19,23 @@ const CJK_FACES: Record<string, { 'sans-serif': string; serif: string; monospace
   'zh-mo': { 'sans-serif': 'Noto Sans CJK HK', serif: 'Noto Serif CJK TC', monospace: 'Noto Sans Mono CJK HK' },
 };
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 /** The fontconfig file: the system configuration first, then the language preferences. */
 export function fontconfigXml(systemConfig = '/etc/fonts/fonts.conf'): string {
   const rules = Object.entries(CJK_FACES).flatMap(([lang, faces]) =>
-    Object.entries(faces).map(([generic, face]) => `  <match target="pattern">
+    Object.entries(faces).map(
+      ([generic, face]) => `  <match target="pattern">
     <test name="lang"><string>${lang}</string></test>
     <test name="family"><string>${generic}</string></test>
-    <edit name="family" mode="prepend" binding="strong"><string>${escape(face)}</string></edit>
-  </match>`));
+    <edit name="family" mode="prepend" binding="strong"><string>${escapeXml(face)}</string></edit>
+  </match>`,
+    ),
+  );
   return `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
 <fontconfig>
-  <include ignore_missing="yes">${escape(systemConfig)}</include>
+  <include ignore_missing="yes">${escapeXml(systemConfig)}</include>
 ${rules.join('\n')}
 </fontconfig>
 `;

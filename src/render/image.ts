@@ -22,7 +22,10 @@ export function captureFormat(format: OutputFormat): 'png' | 'jpeg' | 'webp' {
  * (optimizeForSpeed: about half the encoding CPU, files 1.3–2× larger; docs/performance.md) is used.
  */
 export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image_width' | 'image_height'>): boolean {
-  return captureFormat(options.format) === 'png' && (options.format !== 'png' || options.image_width !== undefined || options.image_height !== undefined);
+  return (
+    captureFormat(options.format) === 'png' &&
+    (options.format !== 'png' || options.image_width !== undefined || options.image_height !== undefined)
+  );
 }
 
 /** The image as `options` asks for it; unchanged (and no work done) when Chromium's capture is it already. */
@@ -34,7 +37,8 @@ export async function finishImage(image: Buffer, options: RenderOptions): Promis
   // The input is our own screenshot, so sharp's pixel limit for untrusted input does not apply.
   let pipeline = sharp(image, { limitInputPixels: false });
   // Both sides given: exactly that size (ScreenshotOne's reading); one side scales the other with it.
-  if (resize) pipeline = pipeline.resize({ width, height, fit: width !== undefined && height !== undefined ? 'fill' : 'inside' });
+  if (resize)
+    pipeline = pipeline.resize({ width, height, fit: width !== undefined && height !== undefined ? 'fill' : 'inside' });
   return pipeline.toFormat(format as keyof import('sharp').FormatEnum, encoderOptions(options)).toBuffer();
 }
 
@@ -72,7 +76,13 @@ export interface ImageSlice {
  * the one before; the last is what remains. A slice that would only repeat the one before it (the
  * image ends inside the overlap) is not made.
  */
-export async function sliceImage(image: Buffer, options: Pick<RenderOptions, 'format' | 'image_quality' | 'full_page_slice_height' | 'full_page_slice_overlap_height'>): Promise<ImageSlice[]> {
+export async function sliceImage(
+  image: Buffer,
+  options: Pick<
+    RenderOptions,
+    'format' | 'image_quality' | 'full_page_slice_height' | 'full_page_slice_overlap_height'
+  >,
+): Promise<ImageSlice[]> {
   const sharp = await loadSharp();
   const { width = 0, height: total = 0 } = await sharp(image, { limitInputPixels: false }).metadata();
   const step = options.full_page_slice_height - options.full_page_slice_overlap_height;
@@ -110,7 +120,7 @@ async function probe(format: 'jp2' | 'heif'): Promise<string | undefined> {
   } catch {
     return format === 'jp2'
       ? 'JPEG 2000 cannot be written here: the image library (libvips in sharp) is built without OpenJPEG'
-      : 'HEIF cannot be written here: the image library (libheif in sharp) has no HEVC encoder (use avif, HEIF\'s AV1 form)';
+      : "HEIF cannot be written here: the image library (libheif in sharp) has no HEVC encoder (use avif, HEIF's AV1 form)";
   }
 }
 

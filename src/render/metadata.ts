@@ -16,19 +16,39 @@ interface PageFacts {
 }
 
 /** Gathers every metadata field `options` asks for; `output` is the render's output (for image_size). */
-export async function gatherMetadata(page: Page, options: RenderOptions, navigation: Navigation, output: Buffer, deadline: AbortSignal): Promise<PageMetadata> {
+export async function gatherMetadata(
+  page: Page,
+  options: RenderOptions,
+  navigation: Navigation,
+  output: Buffer,
+  deadline: AbortSignal,
+): Promise<PageMetadata> {
   const metadata: PageMetadata = {};
-  if (options.metadata_image_size && imageFormats.includes(options.format)) metadata.image_size = await imageSize(output);
-  const asks = { title: options.metadata_page_title, openGraph: options.metadata_open_graph, icon: options.metadata_icon, fonts: options.metadata_fonts };
+  if (options.metadata_image_size && imageFormats.includes(options.format))
+    metadata.image_size = await imageSize(output);
+  const asks = {
+    title: options.metadata_page_title,
+    openGraph: options.metadata_open_graph,
+    icon: options.metadata_icon,
+    fonts: options.metadata_fonts,
+  };
   if (Object.values(asks).some(Boolean)) {
-    Object.assign(metadata, await untilAborted(deadline, page.evaluate<PageFacts>(`(${READ_PAGE_FACTS})(${JSON.stringify(asks)})`)));
+    Object.assign(
+      metadata,
+      await untilAborted(deadline, page.evaluate<PageFacts>(`(${READ_PAGE_FACTS})(${JSON.stringify(asks)})`)),
+    );
   }
   if (options.metadata_http_response_status_code) metadata.http_response_status_code = navigation.mainStatus;
   if (options.metadata_http_response_headers) metadata.http_response_headers = navigation.mainHeaders ?? {};
   if (options.metadata_content) {
     const format = options.metadata_content_format;
     // The output is that very text already when the format matches: no second read.
-    const text = options.format === format ? output.toString('utf8') : format === 'html' ? await serialiseHtml(page, deadline, options.include_shadow_dom) : await extractMarkdown(page, deadline, options.include_shadow_dom);
+    const text =
+      options.format === format
+        ? output.toString('utf8')
+        : format === 'html'
+          ? await serialiseHtml(page, deadline, options.include_shadow_dom)
+          : await extractMarkdown(page, deadline, options.include_shadow_dom);
     metadata.content = { text, format };
   }
   return metadata;

@@ -16,19 +16,40 @@ export interface Output {
 }
 
 /** Makes the output of `options.format` from the page as it stands. */
-export async function makeOutput(page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession): Promise<Output> {
+export async function makeOutput(
+  page: Page,
+  options: RenderOptions,
+  deadline: AbortSignal,
+  session: CDPSession,
+): Promise<Output> {
   switch (options.format) {
     case 'pdf': {
       const fontsLoaded = await awaitFonts(page, options, deadline);
-      return { bytes: await printPdf(page, options, deadline), selectorFound: true, warnings: fontsLoaded ? [] : [warning('fonts_not_loaded')] };
+      return {
+        bytes: await printPdf(page, options, deadline),
+        selectorFound: true,
+        warnings: fontsLoaded ? [] : [warning('fonts_not_loaded')],
+      };
     }
     case 'html':
-      return { bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true, warnings: [] };
+      return {
+        bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'),
+        selectorFound: true,
+        warnings: [],
+      };
     case 'markdown':
-      return { bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'), selectorFound: true, warnings: [] };
+      return {
+        bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'),
+        selectorFound: true,
+        warnings: [],
+      };
     default: {
       const captured = await capture(page, options, deadline, session);
-      return { bytes: await finishImage(captured.image, options), selectorFound: captured.selectorFound, warnings: captured.warnings };
+      return {
+        bytes: await finishImage(captured.image, options),
+        selectorFound: captured.selectorFound,
+        warnings: captured.warnings,
+      };
     }
   }
 }

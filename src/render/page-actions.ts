@@ -21,7 +21,8 @@ export async function runPageActions(page: Page, options: RenderOptions, deadlin
     if (options.styles) undo.push(await addStyle(page, options.styles, deadline));
     if (options.hide_selectors.length > 0) undo.push(await addStyle(page, hidingCss(options.hide_selectors), deadline));
     // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
-    if (options.hide_selectors.length > 0 && options.include_shadow_dom) undo.push(await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), deadline));
+    if (options.hide_selectors.length > 0 && options.include_shadow_dom)
+      undo.push(await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), deadline));
     if (options.scripts) await runScripts(page, options, deadline);
     if (options.wait_for_selector) await waitForVisible(page, options, deadline);
     for (const action of ['click', 'hover'] as const) {
@@ -62,12 +63,16 @@ async function addStyleToShadowRoots(page: Page, css: string, deadline: AbortSig
   const added: string[] = [];
   const undo: Undo = async () => {
     for (const objectId of added) {
-      await session.send('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { this.remove(); }' }).catch(() => {});
+      await session
+        .send('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { this.remove(); }' })
+        .catch(() => {});
     }
     await session.detach().catch(() => {});
   };
   try {
-    const { root } = (await untilAborted(deadline, session.send('DOM.getDocument', { depth: -1, pierce: true }))) as { root: DomNode };
+    const { root } = (await untilAborted(deadline, session.send('DOM.getDocument', { depth: -1, pierce: true }))) as {
+      root: DomNode;
+    };
     const roots: DomNode[] = [];
     const visit = (node: DomNode) => {
       for (const shadow of node.shadowRoots ?? []) {
@@ -79,12 +84,19 @@ async function addStyleToShadowRoots(page: Page, css: string, deadline: AbortSig
     };
     visit(root);
     for (const shadow of roots) {
-      const { object } = await untilAborted(deadline, session.send('DOM.resolveNode', { backendNodeId: shadow.backendNodeId }));
-      const { result } = await untilAborted(deadline, session.send('Runtime.callFunctionOn', {
-        objectId: object.objectId!,
-        functionDeclaration: 'function (css) { const style = this.ownerDocument.createElement("style"); style.textContent = css; this.appendChild(style); return style; }',
-        arguments: [{ value: css }],
-      }));
+      const { object } = await untilAborted(
+        deadline,
+        session.send('DOM.resolveNode', { backendNodeId: shadow.backendNodeId }),
+      );
+      const { result } = await untilAborted(
+        deadline,
+        session.send('Runtime.callFunctionOn', {
+          objectId: object.objectId!,
+          functionDeclaration:
+            'function (css) { const style = this.ownerDocument.createElement("style"); style.textContent = css; this.appendChild(style); return style; }',
+          arguments: [{ value: css }],
+        }),
+      );
       if (result.objectId) added.push(result.objectId);
     }
   } catch (error) {
@@ -108,23 +120,33 @@ async function runScripts(page: Page, options: RenderOptions, deadline: AbortSig
   const requests = needsRequestCount(conditions) ? countRequests(page) : undefined;
   // The main frame committing a new document while (or just after) the script ran.
   let onCommit: ((frame: Frame) => void) | undefined;
-  const committed = conditions.length === 0 ? undefined : new Promise<void>((resolve) => {
-    onCommit = (frame) => {
-      if (frame === page.mainFrame()) resolve();
-    };
-    page.on('framenavigated', onCommit);
-  });
+  const committed =
+    conditions.length === 0
+      ? undefined
+      : new Promise<void>((resolve) => {
+          onCommit = (frame) => {
+            if (frame === page.mainFrame()) resolve();
+          };
+          page.on('framenavigated', onCommit);
+        });
   try {
     let outcome: ScriptOutcome;
     try {
-      outcome = await untilAborted(deadline, page.evaluate<ScriptOutcome>(`(${RUN_SCRIPT_IN_PAGE})(${JSON.stringify(options.scripts)})`));
+      outcome = await untilAborted(
+        deadline,
+        page.evaluate<ScriptOutcome>(`(${RUN_SCRIPT_IN_PAGE})(${JSON.stringify(options.scripts)})`),
+      );
     } catch (error) {
       // The script replaced the document before it finished: the navigation is what it did.
       if (deadline.aborted || !/context was destroyed|navigat/i.test(String(error))) throw error;
       outcome = { navigated: true };
     }
     if (outcome.error !== undefined) {
-      throw new ServiceError('script_error', { error_details: [{ parameter: 'scripts', message: outcome.error }] }, { cause: new Error(outcome.error) });
+      throw new ServiceError(
+        'script_error',
+        { error_details: [{ parameter: 'scripts', message: outcome.error }] },
+        { cause: new Error(outcome.error) },
+      );
     }
     if (conditions.length === 0) return;
     if (outcome.navigated) await untilAborted(deadline, committed!);
@@ -159,13 +181,15 @@ async function waitForVisible(page: Page, options: RenderOptions, deadline: Abor
   const list = options.wait_for_selector!;
   const selectors = options.wait_for_selector_algorithm === 'at_least_by_count' ? splitSelectorList(list) : [list];
   const timeout = timeLeft(deadline, options);
-  await Promise.all(selectors.map(async (selector) => {
-    try {
-      await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout }));
-    } catch (error) {
-      throw selectorError(error, 'wait_for_selector', selector, deadline);
-    }
-  }));
+  await Promise.all(
+    selectors.map(async (selector) => {
+      try {
+        await untilAborted(deadline, page.waitForSelector(selector, { state: 'visible', timeout }));
+      } catch (error) {
+        throw selectorError(error, 'wait_for_selector', selector, deadline);
+      }
+    }),
+  );
 }
 
 /** The selectors of a comma-separated list, split at top-level commas only (not in (), [] or quotes). */
@@ -193,8 +217,15 @@ export function splitSelectorList(list: string): string[] {
 
 // Clicks or hovers the first element matching `selector`, at its centre, scrolling it into view
 // first; a miss (no match, or nothing to point at) is a 422 unless the request switched that off.
-async function pointAt(page: Page, action: 'click' | 'hover', selector: string, options: RenderOptions, deadline: AbortSignal): Promise<Undo> {
-  const required = action === 'click' ? options.error_on_click_selector_not_found : options.error_on_hover_selector_not_found;
+async function pointAt(
+  page: Page,
+  action: 'click' | 'hover',
+  selector: string,
+  options: RenderOptions,
+  deadline: AbortSignal,
+): Promise<Undo> {
+  const required =
+    action === 'click' ? options.error_on_click_selector_not_found : options.error_on_hover_selector_not_found;
   const moveAway: Undo = () => page.mouse.move(-1, -1);
   let element: ElementHandle | null = null;
   try {
@@ -203,7 +234,10 @@ async function pointAt(page: Page, action: 'click' | 'hover', selector: string, 
     if (element && (await untilAborted(deadline, element.isVisible()))) {
       // force: the mouse goes where the element is, as a user's would, even under an overlay.
       const timeout = timeLeft(deadline, options);
-      await untilAborted(deadline, action === 'click' ? element.click({ force: true, timeout }) : element.hover({ force: true, timeout }));
+      await untilAborted(
+        deadline,
+        action === 'click' ? element.click({ force: true, timeout }) : element.hover({ force: true, timeout }),
+      );
       return moveAway;
     }
   } catch (error) {
@@ -222,9 +256,14 @@ function selectorError(error: unknown, parameter: string, selector: string, dead
   if (deadline.aborted || error instanceof ServiceError) return error;
   const text = String(error);
   if (/not a valid selector|Unexpected token|while parsing (css )?selector|Unknown engine/i.test(text)) {
-    return new ServiceError('request_not_valid', { error_details: [{ parameter, message: 'The selector is not valid.' }] }, { cause: error });
+    return new ServiceError(
+      'request_not_valid',
+      { error_details: [{ parameter, message: 'The selector is not valid.' }] },
+      { cause: error },
+    );
   }
-  if (/Timeout|not visible|not attached|no bounding box|outside of the viewport|detached/i.test(text)) return notFound(parameter, selector, error);
+  if (/Timeout|not visible|not attached|no bounding box|outside of the viewport|detached/i.test(text))
+    return notFound(parameter, selector, error);
   return error;
 }
 

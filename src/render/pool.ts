@@ -45,8 +45,19 @@ export interface PoolOptions {
 // Permissions held at "ask" for every origin of a warm context: a page's request (auto-denied in
 // headless) cannot leave a decision behind for the next render. Names Chromium does not know are skipped.
 const PERMISSIONS = [
-  'notifications', 'geolocation', 'camera', 'microphone', 'midi', 'clipboard-read', 'clipboard-write',
-  'background-sync', 'persistent-storage', 'storage-access', 'idle-detection', 'window-management', 'local-fonts',
+  'notifications',
+  'geolocation',
+  'camera',
+  'microphone',
+  'midi',
+  'clipboard-read',
+  'clipboard-write',
+  'background-sync',
+  'persistent-storage',
+  'storage-access',
+  'idle-detection',
+  'window-management',
+  'local-fonts',
 ];
 
 // A wipe is a few CDP calls; one that takes longer faces a page keeping its renderer busy, whose
@@ -88,7 +99,12 @@ export class PagePool {
   /** Opens one unclaimed page at scale 1, so the first render (of a new workspace) does not pay for it. */
   async prewarm(): Promise<void> {
     if ([...this.#pages].some((warm) => warm.key === null) || this.#pages.size >= this.#options.maxPages) return;
-    this.#spare ??= this.#open(null, 1).then(() => undefined, () => undefined).finally(() => (this.#spare = null));
+    this.#spare ??= this.#open(null, 1)
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.#spare = null));
     await this.#spare;
   }
 
@@ -130,14 +146,18 @@ export class PagePool {
     }
     warm.state = 'wiping';
     let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('wipe took too long')), WIPE_LIMIT_MS)));
-    warm.wiped = Promise.race([wipe(warm), limit]).finally(() => clearTimeout(timer)).then(
-      () => {
-        warm.state = 'idle';
-        warm.lastUsed = Date.now();
-      },
-      () => this.discard(warm),
+    const limit = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error('wipe took too long')), WIPE_LIMIT_MS)),
     );
+    warm.wiped = Promise.race([wipe(warm), limit])
+      .finally(() => clearTimeout(timer))
+      .then(
+        () => {
+          warm.state = 'idle';
+          warm.lastUsed = Date.now();
+        },
+        () => this.discard(warm),
+      );
   }
 
   /** Forgets a page and closes its context (after an error, a timeout, or when the pool shrinks). */
@@ -188,18 +208,30 @@ export class PagePool {
   // average share; the next reading closes more if that was not enough.
   #measure(): void {
     const { measureMb, memoryBudgetMb } = this.#options;
-    if (!measureMb || memoryBudgetMb === undefined || this.#measuring || Date.now() - this.#measuredAt < MEASURE_EVERY_MS) return;
+    if (
+      !measureMb ||
+      memoryBudgetMb === undefined ||
+      this.#measuring ||
+      Date.now() - this.#measuredAt < MEASURE_EVERY_MS
+    )
+      return;
     this.#measuring = true;
-    measureMb().then((mb) => {
-      this.#memoryMb = mb;
-      if (mb === null || mb <= memoryBudgetMb) return;
-      const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
-      const perPage = mb / Math.max(1, this.#pages.size);
-      for (const warm of idle.slice(0, Math.max(1, Math.ceil((mb - memoryBudgetMb) / perPage)))) void this.discard(warm);
-    }, () => {}).finally(() => {
-      this.#measuring = false;
-      this.#measuredAt = Date.now();
-    });
+    measureMb()
+      .then(
+        (mb) => {
+          this.#memoryMb = mb;
+          if (mb === null || mb <= memoryBudgetMb) return;
+          const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
+          const perPage = mb / Math.max(1, this.#pages.size);
+          for (const warm of idle.slice(0, Math.max(1, Math.ceil((mb - memoryBudgetMb) / perPage))))
+            void this.discard(warm);
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#measuring = false;
+        this.#measuredAt = Date.now();
+      });
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
@@ -231,9 +263,17 @@ export class PagePool {
       const session = await context.newCDPSession(page);
       await holdPermissionsAtPrompt(session);
       const warm: WarmPage = {
-        key, deviceScaleFactor, context, page, session,
-        state: 'idle', wiped: Promise.resolve(), renders: 0, lastUsed: Date.now(),
-        origins: new Set(), documentOrigins: new Set(),
+        key,
+        deviceScaleFactor,
+        context,
+        page,
+        session,
+        state: 'idle',
+        wiped: Promise.resolve(),
+        renders: 0,
+        lastUsed: Date.now(),
+        origins: new Set(),
+        documentOrigins: new Set(),
       };
       context.on('request', (request) => addOrigin(warm.origins, request.url()));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
@@ -251,8 +291,13 @@ export class PagePool {
 async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
   const { targetInfo } = await session.send('Target.getTargetInfo');
   const browserContextId = targetInfo.browserContextId;
-  await Promise.all(PERMISSIONS.map((name) =>
-    session.send('Browser.setPermission', { permission: { name }, setting: 'prompt', browserContextId }).catch(() => {})));
+  await Promise.all(
+    PERMISSIONS.map((name) =>
+      session
+        .send('Browser.setPermission', { permission: { name }, setting: 'prompt', browserContextId })
+        .catch(() => {}),
+    ),
+  );
 }
 
 type FrameTree = { frame: { id: string; securityOrigin: string }; childFrames?: FrameTree[] };
@@ -271,8 +316,15 @@ async function clearLiveSessionStorage(session: CDPSession): Promise<Set<string>
     const origin = tree.frame.securityOrigin;
     if (!origin.startsWith('http://') && !origin.startsWith('https://')) continue;
     try {
-      const { executionContextId } = await session.send('Page.createIsolatedWorld', { frameId: tree.frame.id, worldName: 'shutterbus-wipe' });
-      const result = await session.send('Runtime.evaluate', { expression: 'sessionStorage.clear(); sessionStorage.length', contextId: executionContextId, returnByValue: true });
+      const { executionContextId } = await session.send('Page.createIsolatedWorld', {
+        frameId: tree.frame.id,
+        worldName: 'shutterbus-wipe',
+      });
+      const result = await session.send('Runtime.evaluate', {
+        expression: 'sessionStorage.clear(); sessionStorage.length',
+        contextId: executionContextId,
+        returnByValue: true,
+      });
       if (result.result.value === 0) cleared.add(origin);
     } catch {
       // A frame that went away or refuses: its origin gets the stand-in visit instead.
@@ -293,7 +345,12 @@ function addOrigin(origins: Set<string>, url: string): void {
  */
 export async function wipe(warm: WarmPage): Promise<void> {
   const { context, page, session } = warm;
-  await Promise.all(context.pages().filter((other) => other !== page).map((other) => other.close()));
+  await Promise.all(
+    context
+      .pages()
+      .filter((other) => other !== page)
+      .map((other) => other.close()),
+  );
   const documentOrigins = [...warm.documentOrigins];
   const cleared = await clearLiveSessionStorage(session);
   const gone = documentOrigins.filter((origin) => !cleared.has(origin));

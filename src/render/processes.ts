@@ -111,18 +111,20 @@ export function descendantsOf(root: number): number[] {
 export async function treeMemoryMb(root: number): Promise<number | null> {
   const pids = descendantsOf(root);
   if (pids.length === 0) return null;
-  const kb = await Promise.all(pids.map(async (pid) => {
-    try {
-      const match = /^Pss:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      if (match) return Number(match[1]);
-    } catch {
-      // Not ours to read, or gone: the resident size below.
-    }
-    try {
-      return Number((await readFile(`/proc/${pid}/statm`, 'utf8')).split(' ')[1]) * 4;
-    } catch {
-      return 0;
-    }
-  }));
+  const kb = await Promise.all(
+    pids.map(async (pid) => {
+      try {
+        const match = /^Pss:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
+        if (match) return Number(match[1]);
+      } catch {
+        // Not ours to read, or gone: the resident size below.
+      }
+      try {
+        return Number((await readFile(`/proc/${pid}/statm`, 'utf8')).split(' ')[1]) * 4;
+      } catch {
+        return 0;
+      }
+    }),
+  );
   return kb.reduce((sum, value) => sum + value, 0) / 1024;
 }

@@ -30,7 +30,13 @@ interface ScreencastFrame {
  * output file's bytes. Everything it sets on the page (screencast, transparent background) is
  * undone before it returns, so the warm page serves the next render as after any other.
  */
-export async function recordAnimation(page: Page, options: RenderOptions, animation: AnimationOptions, deadline: AbortSignal, session: CDPSession): Promise<Output> {
+export async function recordAnimation(
+  page: Page,
+  options: RenderOptions,
+  animation: AnimationOptions,
+  deadline: AbortSignal,
+  session: CDPSession,
+): Promise<Output> {
   const format = options.format as AnimationFormat;
   const alpha = format === 'mov' && options.omit_background;
   const dir = await mkdtemp(join(tmpdir(), 'shutterbus-animation-'));
@@ -39,10 +45,22 @@ export async function recordAnimation(page: Page, options: RenderOptions, animat
     await recordFrames(page, options, animation, deadline, session, frames, alpha);
     const output = join(dir, `animation.${format}`);
     const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
-    const frame = { width: Math.round(options.viewport_width * scale), height: Math.round(options.viewport_height * scale) };
-    const crop = options.clip_x !== undefined && options.clip_y !== undefined && options.clip_width !== undefined && options.clip_height !== undefined
-      ? { x: Math.round(options.clip_x * scale), y: Math.round(options.clip_y * scale), width: Math.round(options.clip_width * scale), height: Math.round(options.clip_height * scale) }
-      : undefined;
+    const frame = {
+      width: Math.round(options.viewport_width * scale),
+      height: Math.round(options.viewport_height * scale),
+    };
+    const crop =
+      options.clip_x !== undefined &&
+      options.clip_y !== undefined &&
+      options.clip_width !== undefined &&
+      options.clip_height !== undefined
+        ? {
+            x: Math.round(options.clip_x * scale),
+            y: Math.round(options.clip_y * scale),
+            width: Math.round(options.clip_width * scale),
+            height: Math.round(options.clip_height * scale),
+          }
+        : undefined;
     const geometry: FrameGeometry = { ...(crop ? { crop } : {}), ...outputSize(animation, crop ?? frame, format) };
     await encode(frames, output, format, geometry, alpha, dir, deadline, options.timeout * 1000);
     return { bytes: await readFile(output), selectorFound: true, warnings: [] };
@@ -53,15 +71,43 @@ export async function recordAnimation(page: Page, options: RenderOptions, animat
 
 // The screencast sampled every 1/FRAME_RATE s (the latest frame, again when the screen did not
 // change) into `file` as the frames came: the duration is exact whatever rate Chromium paints at.
-async function recordFrames(page: Page, options: RenderOptions, animation: AnimationOptions, deadline: AbortSignal, session: CDPSession, file: string, alpha: boolean): Promise<void> {
+async function recordFrames(
+  page: Page,
+  options: RenderOptions,
+  animation: AnimationOptions,
+  deadline: AbortSignal,
+  session: CDPSession,
+  file: string,
+  alpha: boolean,
+): Promise<void> {
   const interval = 1000 / FRAME_RATE;
   const minFrames = Math.round(animation.duration * FRAME_RATE);
   // The encoding needs time after the recording: scroll_complete lengthens a recording only as far as the deadline leaves time for it.
-  const recordable = (ms: number) => Math.floor((ms - ENCODE_RESERVE.minMs - (ms / 1000) * ENCODE_RESERVE.perRecordedSecondMs) / interval);
+  const recordable = (ms: number) =>
+    Math.floor((ms - ENCODE_RESERVE.minMs - (ms / 1000) * ENCODE_RESERVE.perRecordedSecondMs) / interval);
   const maxFrames = Math.max(1, Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, recordable(timeLeft(deadline, options))));
   const codec = alpha ? 'png' : 'mjpeg';
   // The render's deadline kills ffmpeg; its own limit, the render's whole timeout, bounds it should that fail.
-  const ffmpeg = runFfmpeg(['-f', 'image2pipe', '-framerate', String(FRAME_RATE), '-c:v', codec, '-i', 'pipe:0', '-c:v', 'copy', '-f', 'nut', '-y', file], deadline, options.timeout * 1000);
+  const ffmpeg = runFfmpeg(
+    [
+      '-f',
+      'image2pipe',
+      '-framerate',
+      String(FRAME_RATE),
+      '-c:v',
+      codec,
+      '-i',
+      'pipe:0',
+      '-c:v',
+      'copy',
+      '-f',
+      'nut',
+      '-y',
+      file,
+    ],
+    deadline,
+    options.timeout * 1000,
+  );
   // Awaited below once the frames are written; a recording that fails first reports its own error.
   ffmpeg.done.catch(() => {});
 
@@ -79,19 +125,31 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
   try {
     if (alpha) {
       undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
-      await untilAborted(deadline, session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }));
+      await untilAborted(
+        deadline,
+        session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
+      );
       // A still page is not painted again by itself: two animation frames make sure the
       // screencast's first frame is one painted with the transparent background.
-      await untilAborted(deadline, page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'));
+      await untilAborted(
+        deadline,
+        page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'),
+      );
     }
     session.on('Page.screencastFrame', onFrame);
     undo.push(async () => session.off('Page.screencastFrame', onFrame));
     undo.push(() => session.send('Page.stopScreencast'));
     await untilAborted(deadline, session.send('Page.startScreencast', screencast));
     // A page that paints nothing new sends no frame: its look now is the first one.
-    const painted = await Promise.race([first.then(() => true), pause(FIRST_FRAME_WAIT_MS, deadline).then(() => false)]);
+    const painted = await Promise.race([
+      first.then(() => true),
+      pause(FIRST_FRAME_WAIT_MS, deadline).then(() => false),
+    ]);
     if (!painted && latest === undefined) {
-      const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', { format: screencast.format, quality: 90 }));
+      const shot = await untilAborted(
+        deadline,
+        session.send('Page.captureScreenshot', { format: screencast.format, quality: 90 }),
+      );
       latest ??= Buffer.from(shot.data, 'base64');
     }
     const restartScreencast = async () => {
@@ -102,7 +160,10 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
     undo.push(async () => choreography.stop());
     let finished = false;
     let failure: unknown;
-    choreography.done.then(() => (finished = true), (error) => (failure = error ?? new Error('scroll failed')));
+    choreography.done.then(
+      () => (finished = true),
+      (error) => (failure = error ?? new Error('scroll failed')),
+    );
 
     const startedAt = performance.now();
     let written = 0;
@@ -136,13 +197,43 @@ async function recordFrames(page: Page, options: RenderOptions, animation: Anima
 
 // The recorded frames encoded to `format`: one pass for a video; for a gif a palette made from the
 // frames first, then the frames mapped onto it.
-async function encode(frames: string, output: string, format: AnimationFormat, geometry: FrameGeometry, alpha: boolean, dir: string, deadline: AbortSignal, limit: number): Promise<void> {
+async function encode(
+  frames: string,
+  output: string,
+  format: AnimationFormat,
+  geometry: FrameGeometry,
+  alpha: boolean,
+  dir: string,
+  deadline: AbortSignal,
+  limit: number,
+): Promise<void> {
   const filter = frameFilter(geometry);
   if (format !== 'gif') {
-    await runFfmpeg(['-i', frames, '-vf', filter, '-r', String(FRAME_RATE), ...encoderArgs(format, alpha), '-y', output], deadline, limit).done;
+    await runFfmpeg(
+      ['-i', frames, '-vf', filter, '-r', String(FRAME_RATE), ...encoderArgs(format, alpha), '-y', output],
+      deadline,
+      limit,
+    ).done;
     return;
   }
   const palette = join(dir, 'palette.png');
   await runFfmpeg(['-i', frames, '-vf', `${filter},palettegen=stats_mode=diff`, '-y', palette], deadline, limit).done;
-  await runFfmpeg(['-i', frames, '-i', palette, '-lavfi', `[0:v]${filter}[v];[v][1:v]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle`, '-r', String(FRAME_RATE), '-f', 'gif', '-y', output], deadline, limit).done;
+  await runFfmpeg(
+    [
+      '-i',
+      frames,
+      '-i',
+      palette,
+      '-lavfi',
+      `[0:v]${filter}[v];[v][1:v]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle`,
+      '-r',
+      String(FRAME_RATE),
+      '-f',
+      'gif',
+      '-y',
+      output,
+    ],
+    deadline,
+    limit,
+  ).done;
 }

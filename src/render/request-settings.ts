@@ -18,16 +18,33 @@ type Header = { name: string; value: string };
 type Cookie = NonNullable<ReturnType<typeof parseSetCookie>>;
 // The parts of CDP's Fetch.requestPaused and Network.setCookie used here.
 type PausedRequest = { requestId: string; request: { url: string; headers: Record<string, string> } };
-type CookieParam = { name: string; value: string; url: string; domain?: string; path: string; secure: boolean; httpOnly: boolean; sameSite?: 'Strict' | 'Lax' | 'None'; expires?: number };
+type CookieParam = {
+  name: string;
+  value: string;
+  url: string;
+  domain?: string;
+  path: string;
+  secure: boolean;
+  httpOnly: boolean;
+  sameSite?: 'Strict' | 'Lax' | 'None';
+  expires?: number;
+};
 
 const nothing: Undo = async () => {};
 
 /** Sets what `options` asks of the page's requests before navigation; the returned undo restores the page. */
-export async function applyRequestSettings(page: Page, session: CDPSession, options: RenderOptions, deadline: AbortSignal): Promise<Undo> {
+export async function applyRequestSettings(
+  page: Page,
+  session: CDPSession,
+  options: RenderOptions,
+  deadline: AbortSignal,
+): Promise<Undo> {
   const target = options.url === undefined ? undefined : new URL(options.url);
   // Headers and cookies belong to the target URL; the parameter rules refuse them without one.
   const headers = target ? extraHeaders(options) : [];
-  const cookies = target ? options.cookies.map(parseSetCookie).filter((cookie): cookie is Cookie => cookie !== null) : [];
+  const cookies = target
+    ? options.cookies.map(parseSetCookie).filter((cookie): cookie is Cookie => cookie !== null)
+    : [];
   if (headers.length === 0 && cookies.length === 0 && !options.bypass_csp) return nothing;
 
   const undo: Undo[] = [];
@@ -70,7 +87,10 @@ async function addOriginHeaders(page: Page, origin: string, headers: Header[], d
     // The page's own header of one of these names gives way to ours; off the origin (which the
     // pattern should never let through) a header of ours is removed, whoever set it.
     const kept = Object.entries(event.request.headers)
-      .filter(([name, value]) => !ours.has(name.toLowerCase()) || (!sameOrigin && !headers.some((header) => header.value === value)))
+      .filter(
+        ([name, value]) =>
+          !ours.has(name.toLowerCase()) || (!sameOrigin && !headers.some((header) => header.value === value)),
+      )
       .map(([name, value]) => ({ name, value: String(value) }));
     const sent = sameOrigin ? [...kept, ...headers] : kept;
     // A request the page has given up on meanwhile cannot be continued: nothing to do about it.
@@ -83,7 +103,10 @@ async function addOriginHeaders(page: Page, origin: string, headers: Header[], d
     await fetch.detach().catch(() => {});
   };
   try {
-    await untilAborted(deadline, fetch.send('Fetch.enable', { patterns: [{ urlPattern: `${escapePattern(origin)}/*`, requestStage: 'Request' }] }));
+    await untilAborted(
+      deadline,
+      fetch.send('Fetch.enable', { patterns: [{ urlPattern: `${escapePattern(origin)}/*`, requestStage: 'Request' }] }),
+    );
   } catch (error) {
     await stop();
     throw error;
@@ -111,11 +134,25 @@ const escapePattern = (text: string) => text.replace(/[*?\\]/g, '\\$&');
 async function setCookies(session: CDPSession, target: URL, cookies: Cookie[], deadline: AbortSignal): Promise<Undo> {
   const params = cookies.map((cookie) => cookieParam(target, cookie));
   const undo: Undo = async () => {
-    await Promise.all(params.map((param) =>
-      session.send('Network.deleteCookies', { name: param.name, url: `${target.origin}${param.path}`, path: param.path })));
+    await Promise.all(
+      params.map((param) =>
+        session.send('Network.deleteCookies', {
+          name: param.name,
+          url: `${target.origin}${param.path}`,
+          path: param.path,
+        }),
+      ),
+    );
   };
-  const results = await untilAborted(deadline, Promise.allSettled(params.map((param) => session.send('Network.setCookie', param))));
-  const refused = params.filter((_, i) => results[i].status === 'rejected' || (results[i] as PromiseFulfilledResult<{ success?: boolean }>).value.success === false);
+  const results = await untilAborted(
+    deadline,
+    Promise.allSettled(params.map((param) => session.send('Network.setCookie', param))),
+  );
+  const refused = params.filter(
+    (_, i) =>
+      results[i].status === 'rejected' ||
+      (results[i] as PromiseFulfilledResult<{ success?: boolean }>).value.success === false,
+  );
   if (refused.length > 0) {
     await undo().catch(() => {});
     throw new ServiceError('request_not_valid', {

@@ -46,7 +46,9 @@ export function planLaunch(chromiumPath: string, settings: SandboxSettings): Lau
   try {
     accessSync(SETPRIV, constants.X_OK);
   } catch {
-    throw new SandboxError(`browser sandbox: ${SETPRIV} is missing (Debian package util-linux); it drops the browser to user ${settings.user}`);
+    throw new SandboxError(
+      `browser sandbox: ${SETPRIV} is missing (Debian package util-linux); it drops the browser to user ${settings.user}`,
+    );
   }
   return { executablePath: wrapperFor(chromiumPath, uid, gid), chromiumSandbox, user: settings.user };
 }
@@ -76,8 +78,15 @@ function wrapperFor(chromiumPath: string, uid: number, gid: number): string {
  */
 export function sandboxFailure(error: unknown): SandboxError | null {
   const text = String(error instanceof Error ? error.message : error);
-  if (!/No usable sandbox|namespace sandbox|setuid sandbox|Running as root without --no-sandbox|Failed to move to new namespace/i.test(text)) return null;
-  return new SandboxError(`browser sandbox: Chromium could not start its sandbox (user namespaces refused?); see docs/browser.md, or ${NO_SANDBOX_HINT}`);
+  if (
+    !/No usable sandbox|namespace sandbox|setuid sandbox|Running as root without --no-sandbox|Failed to move to new namespace/i.test(
+      text,
+    )
+  )
+    return null;
+  return new SandboxError(
+    `browser sandbox: Chromium could not start its sandbox (user namespaces refused?); see docs/browser.md, or ${NO_SANDBOX_HINT}`,
+  );
 }
 
 // Debian's Chromium has no setuid helper: its sandbox needs unprivileged user namespaces.
@@ -96,20 +105,25 @@ function checkUserNamespaces(): void {
     }
     if (refuses(value)) {
       const setting = file.slice('/proc/sys/'.length).replaceAll('/', '.');
-      throw new SandboxError(`browser sandbox: unprivileged user namespaces are off (${setting} = ${value}); allow them (docs/browser.md) or ${NO_SANDBOX_HINT}`);
+      throw new SandboxError(
+        `browser sandbox: unprivileged user namespaces are off (${setting} = ${value}); allow them (docs/browser.md) or ${NO_SANDBOX_HINT}`,
+      );
     }
   }
 }
 
 function lookUpUser(user: string): { uid: number; gid: number } {
-  const id = (flag: string) => Number(execFileSync('id', [flag, '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  const id = (flag: string) =>
+    Number(execFileSync('id', [flag, '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
   let uid: number;
   let gid: number;
   try {
     uid = id('-u');
     gid = id('-g');
   } catch {
-    throw new SandboxError(`browser sandbox: the service runs as root and the browser's user "${user}" does not exist; create it (infra/local.sh deps does: useradd --system ${user}) or name another in CHROMIUM_USER`);
+    throw new SandboxError(
+      `browser sandbox: the service runs as root and the browser's user "${user}" does not exist; create it (infra/local.sh deps does: useradd --system ${user}) or name another in CHROMIUM_USER`,
+    );
   }
   if (uid === 0) throw new SandboxError(`browser sandbox: CHROMIUM_USER "${user}" is root; name an unprivileged user`);
   return { uid, gid };

@@ -21,7 +21,12 @@ export interface Capture {
  * `full_page_scroll`), or the viewport, over `session` (a CDP session on the page). With
  * `omit_background` the default background is transparent for the capture alone.
  */
-export async function capture(page: Page, options: RenderOptions, deadline: AbortSignal, session: CDPSession): Promise<Capture> {
+export async function capture(
+  page: Page,
+  options: RenderOptions,
+  deadline: AbortSignal,
+  session: CDPSession,
+): Promise<Capture> {
   let clip: Clip | undefined;
   let selectorFound = true;
   // What the capture changes on the page (background, viewport, scroll), undone last first once
@@ -30,12 +35,27 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
   const warnings: RenderWarning[] = [];
   let taken = false;
   try {
-    const fixedViewport = options.capture_beyond_viewport === false || (options.selector !== undefined && options.selector_algorithm === 'clip' && options.capture_beyond_viewport === undefined);
-    if (options.clip_x !== undefined && options.clip_y !== undefined && options.clip_width !== undefined && options.clip_height !== undefined) {
+    const fixedViewport =
+      options.capture_beyond_viewport === false ||
+      (options.selector !== undefined &&
+        options.selector_algorithm === 'clip' &&
+        options.capture_beyond_viewport === undefined);
+    if (
+      options.clip_x !== undefined &&
+      options.clip_y !== undefined &&
+      options.clip_width !== undefined &&
+      options.clip_height !== undefined
+    ) {
       clip = { x: options.clip_x, y: options.clip_y, width: options.clip_width, height: options.clip_height };
     } else if (options.selector) {
       // Captured as the viewport paints it: scrolled to the top first unless selector_scroll_into_view=false.
-      clip = await elementClip(page, options.selector, deadline, fixedViewport ? undo : undefined, options.selector_scroll_into_view);
+      clip = await elementClip(
+        page,
+        options.selector,
+        deadline,
+        fixedViewport ? undo : undefined,
+        options.selector_scroll_into_view,
+      );
       selectorFound = clip !== undefined;
       if (clip) clip = withinPixelBudget(clip, options);
     } else if (options.full_page) {
@@ -43,21 +63,35 @@ export async function capture(page: Page, options: RenderOptions, deadline: Abor
       const content = await fullPageSize(page, deadline);
       clip = fullPageClip(content, options);
       // Generic on purpose: whatever limit made the capture shorter than the page, the caller hears of it.
-      if (clip.height < content.height) warnings.push(warning('full_page_cut', `The page is ${Math.ceil(content.height)} px tall; the capture ${Math.floor(clip.height)} px.`));
+      if (clip.height < content.height)
+        warnings.push(
+          warning(
+            'full_page_cut',
+            `The page is ${Math.ceil(content.height)} px tall; the capture ${Math.floor(clip.height)} px.`,
+          ),
+        );
       // by_sections scrolls the viewport through the page instead of growing it.
-      if (fixedViewport && options.full_page_algorithm !== 'by_sections') await growViewport(page, clip, deadline, undo);
+      if (fixedViewport && options.full_page_algorithm !== 'by_sections')
+        await growViewport(page, clip, deadline, undo);
       else if (!fixedViewport) await pinBottomBars(page, clip.height, deadline);
     }
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
       // reset before the warm page serves again (a failed reset discards the page).
       undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
-      await untilAborted(deadline, session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }));
+      await untilAborted(
+        deadline,
+        session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
+      );
     }
     if (!(await awaitFonts(page, options, deadline))) warnings.push(warning('fonts_not_loaded'));
-    const captured = options.full_page && options.full_page_algorithm === 'by_sections' && clip !== undefined && options.selector === undefined
-      ? await captureBySections(page, session, clip, options, deadline, undo)
-      : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
+    const captured =
+      options.full_page &&
+      options.full_page_algorithm === 'by_sections' &&
+      clip !== undefined &&
+      options.selector === undefined
+        ? await captureBySections(page, session, clip, options, deadline, undo)
+        : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
     taken = true;
     return { ...captured, warnings };
   } finally {
@@ -81,15 +115,25 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
 }
 
 // The screenshot itself, on an open CDP session.
-async function captureWith(session: CDPSession, clip: Clip | undefined, beyondViewport: boolean, selectorFound: boolean, options: RenderOptions, deadline: AbortSignal): Promise<Omit<Capture, 'warnings'>> {
+async function captureWith(
+  session: CDPSession,
+  clip: Clip | undefined,
+  beyondViewport: boolean,
+  selectorFound: boolean,
+  options: RenderOptions,
+  deadline: AbortSignal,
+): Promise<Omit<Capture, 'warnings'>> {
   if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
     // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
     // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
-    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-      format: captureFormat(options.format),
-      ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
-      ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
-    }));
+    const shot = await untilAborted(
+      deadline,
+      session.send('Page.captureScreenshot', {
+        format: captureFormat(options.format),
+        ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
+        ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
+      }),
+    );
     return { image: Buffer.from(shot.data, 'base64'), selectorFound };
   }
   clip ??= await viewportClip(session, options, deadline);
@@ -97,23 +141,34 @@ async function captureWith(session: CDPSession, clip: Clip | undefined, beyondVi
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
   // render's metrics are on this session itself (src/render/emulation.ts): its scale is in them.
   const scale = (options.viewport_mobile ? 1 : options.device_scale_factor) * (clip.zoom ?? 1);
-  const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-    format: captureFormat(options.format),
-    ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
-    ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
-    clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
-    captureBeyondViewport: beyondViewport,
-  }));
+  const shot = await untilAborted(
+    deadline,
+    session.send('Page.captureScreenshot', {
+      format: captureFormat(options.format),
+      ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
+      ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
+      clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
+      captureBeyondViewport: beyondViewport,
+    }),
+  );
   return { image: Buffer.from(shot.data, 'base64'), selectorFound };
 }
 
 // capture_beyond_viewport=false with full_page: the viewport itself is made as large as the
 // capture (the page lays out at that size, as in Puppeteer), then given back its size.
-async function growViewport(page: Page, clip: Clip, deadline: AbortSignal, undo: Array<() => Promise<unknown>>): Promise<void> {
+async function growViewport(
+  page: Page,
+  clip: Clip,
+  deadline: AbortSignal,
+  undo: Array<() => Promise<unknown>>,
+): Promise<void> {
   const size = page.viewportSize();
   if (!size || (clip.width <= size.width && clip.height <= size.height)) return;
   undo.push(() => page.setViewportSize(size));
-  await untilAborted(deadline, page.setViewportSize({ width: Math.max(size.width, clip.width), height: Math.max(size.height, clip.height) }));
+  await untilAborted(
+    deadline,
+    page.setViewportSize({ width: Math.max(size.width, clip.width), height: Math.max(size.height, clip.height) }),
+  );
 }
 
 /** A capture rectangle in document CSS px. */
@@ -122,19 +177,50 @@ type Clip = { x: number; y: number; width: number; height: number; zoom?: number
 // The element's box in document coordinates; undefined when nothing matches or it has no area.
 // With `undo` (capture_beyond_viewport=false) the element is first scrolled to the top of the
 // viewport, in the same evaluate, and the scroll back is added to `undo`.
-async function elementClip(page: Page, selector: string, deadline: AbortSignal, undo?: Array<() => Promise<unknown>>, scroll = true): Promise<Clip | undefined> {
+async function elementClip(
+  page: Page,
+  selector: string,
+  deadline: AbortSignal,
+  undo?: Array<() => Promise<unknown>>,
+  scroll = true,
+): Promise<Clip | undefined> {
   const element = await findElement(page, selector, 'selector', deadline);
   if (!element) return undefined;
   type Box = Clip & { scrolledFrom?: { left: number; top: number } };
-  const box = await untilAborted(deadline, element.evaluate<Box, boolean>((node, scrollFirst) => {
-    const view = globalThis as unknown as { scrollX: number; scrollY: number };
-    const from = { left: view.scrollX, top: view.scrollY };
-    if (scrollFirst) (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'start', behavior: 'instant' });
-    const rect = (node as unknown as { getBoundingClientRect(): Clip & { left: number; top: number } }).getBoundingClientRect();
-    return { x: rect.left + view.scrollX, y: rect.top + view.scrollY, width: rect.width, height: rect.height, ...(scrollFirst ? { scrolledFrom: from } : {}) };
-  }, undo !== undefined && scroll));
+  const box = await untilAborted(
+    deadline,
+    element.evaluate<Box, boolean>(
+      (node, scrollFirst) => {
+        const view = globalThis as unknown as { scrollX: number; scrollY: number };
+        const from = { left: view.scrollX, top: view.scrollY };
+        if (scrollFirst)
+          (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({
+            block: 'start',
+            inline: 'start',
+            behavior: 'instant',
+          });
+        const rect = (
+          node as unknown as { getBoundingClientRect(): Clip & { left: number; top: number } }
+        ).getBoundingClientRect();
+        return {
+          x: rect.left + view.scrollX,
+          y: rect.top + view.scrollY,
+          width: rect.width,
+          height: rect.height,
+          ...(scrollFirst ? { scrolledFrom: from } : {}),
+        };
+      },
+      undo !== undefined && scroll,
+    ),
+  );
   const { scrolledFrom, ...clip } = box;
-  if (scrolledFrom) undo!.push(() => page.evaluate<void, typeof scrolledFrom>((to) => (globalThis as unknown as { scrollTo(o: object): void }).scrollTo({ ...to, behavior: 'instant' }), scrolledFrom));
+  if (scrolledFrom)
+    undo!.push(() =>
+      page.evaluate<void, typeof scrolledFrom>(
+        (to) => (globalThis as unknown as { scrollTo(o: object): void }).scrollTo({ ...to, behavior: 'instant' }),
+        scrolledFrom,
+      ),
+    );
   return clip.width >= 1 && clip.height >= 1 ? clip : undefined;
 }
 
@@ -144,11 +230,18 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
   // A mobile page laid out wider than the screen (its meta viewport) is shown zoomed out, as a
   // phone shows it: the clip covers the whole visible page and is scaled down by the same zoom.
   const zoom = view.scale > 0 && view.scale < 1 ? view.scale : 1;
-  return { x: view.pageX, y: view.pageY, width: options.viewport_width / zoom, height: options.viewport_height / zoom, zoom };
+  return {
+    x: view.pageX,
+    y: view.pageY,
+    width: options.viewport_width / zoom,
+    height: options.viewport_height / zoom,
+    zoom,
+  };
 }
 
 // The document's height, as the full-page capture measures it.
-const DOCUMENT_HEIGHT = 'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
+const DOCUMENT_HEIGHT =
+  'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
 
 // In-page: the element whose scrolling shows the page's content when the document itself does not
 // scroll, or barely (the app-shell layout: a viewport-filling element with overflow auto), or null.
@@ -206,10 +299,13 @@ const LET_OUT_SCROLLER = `{
  * The page is not put back: it is navigated away from before it serves again.
  */
 async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(`(() => {
+  return untilAborted(
+    deadline,
+    page.evaluate<{ width: number; height: number }>(`(() => {
     ${LET_OUT_SCROLLER}
     return ${DOCUMENT_SIZE};
-  })()`));
+  })()`),
+  );
 }
 
 /** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
@@ -226,7 +322,10 @@ function fullPageClip(content: { width: number; height: number }, options: Rende
  * The tallest full page a capture `width` CSS px wide may have: full_page_max_height, never above
  * FULL_PAGE_MAX_HEIGHT, and lower where MAX_CAPTURE_PIXELS at the render's scale ends first.
  */
-export function fullPageMaxHeight(options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor'>, width: number): number {
+export function fullPageMaxHeight(
+  options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor'>,
+  width: number,
+): number {
   const scale = options.device_scale_factor;
   const budget = Math.max(1, Math.floor(MAX_CAPTURE_PIXELS / (Math.max(1, width) * scale * scale)));
   return Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT, budget);
@@ -241,7 +340,6 @@ function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
   return { ...clip, width, height: Math.min(clip.height, fullPageMaxHeight(options, width)) };
 }
 
-
 /**
  * Puts the page's bottom bars (a fixed or sticky footer, a cookie bar: fixed or sticky boxes
  * whose bottom is the viewport's, in its lower half) at the bottom of a full-page capture of
@@ -251,7 +349,9 @@ function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
  * belong. The page is not put back: it is navigated away from before it serves again.
  */
 async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortSignal): Promise<void> {
-  await untilAborted(deadline, page.evaluate<void>(`(() => {
+  await untilAborted(
+    deadline,
+    page.evaluate<void>(`(() => {
     const shift = ${captureHeight} - window.innerHeight;
     if (shift < 1) return;
     const moved = [];
@@ -269,7 +369,8 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
         element.style.setProperty('transform', 'translateY(' + shift + 'px)' + (style.transform === 'none' ? '' : ' ' + style.transform), 'important');
       }
     }
-  })()`));
+  })()`),
+  );
 }
 
 // One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
@@ -279,7 +380,9 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
-  await untilAborted(deadline, page.evaluate<void>(`(async () => {
+  await untilAborted(
+    deadline,
+    page.evaluate<void>(`(async () => {
     const scroller = ${FIND_SCROLLER};
     const view = scroller ?? window;
     const viewHeight = scroller ? scroller.clientHeight : window.innerHeight;
@@ -290,7 +393,8 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
       await new Promise((resolve) => setTimeout(resolve, ${options.full_page_scroll_delay}));
     }
     view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
-  })()`));
+  })()`),
+  );
 }
 
 /**
@@ -298,7 +402,14 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
  * as the viewport paints it (lazy and scroll-driven content in place), and the sections stitched
  * into one image of `clip` (the full page, in CSS px) with sharp. The scroll goes back to the top after.
  */
-async function captureBySections(page: Page, session: CDPSession, clip: Clip, options: RenderOptions, deadline: AbortSignal, undo: Array<() => Promise<unknown>>): Promise<Capture> {
+async function captureBySections(
+  page: Page,
+  session: CDPSession,
+  clip: Clip,
+  options: RenderOptions,
+  deadline: AbortSignal,
+  undo: Array<() => Promise<unknown>>,
+): Promise<Capture> {
   // As in captureWith: a mobile render's scale is in its session's metrics, not in the clip; the
   // image's pixels per CSS px are the device scale factor either way.
   const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
@@ -309,21 +420,47 @@ async function captureBySections(page: Page, session: CDPSession, clip: Clip, op
   for (let y = 0; y < clip.height; y += options.viewport_height) {
     const height = Math.min(options.viewport_height, clip.height - y);
     // Scrolled there (the browser clamps at the bottom) and painted twice before the capture.
-    await untilAborted(deadline, page.evaluate<void, number>((top) => new Promise<void>((resolve) => {
-      const view = globalThis as unknown as { scrollTo(o: object): void; requestAnimationFrame(f: () => void): void };
-      view.scrollTo({ left: 0, top, behavior: 'instant' });
-      view.requestAnimationFrame(() => view.requestAnimationFrame(() => resolve()));
-    }), y));
-    const shot = await untilAborted(deadline, session.send('Page.captureScreenshot', {
-      // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
-      format: 'png', optimizeForSpeed: true, clip: { x: 0, y, width, height, scale }, captureBeyondViewport: false,
-    }));
+    await untilAborted(
+      deadline,
+      page.evaluate<void, number>(
+        (top) =>
+          new Promise<void>((resolve) => {
+            const view = globalThis as unknown as {
+              scrollTo(o: object): void;
+              requestAnimationFrame(f: () => void): void;
+            };
+            view.scrollTo({ left: 0, top, behavior: 'instant' });
+            view.requestAnimationFrame(() => view.requestAnimationFrame(() => resolve()));
+          }),
+        y,
+      ),
+    );
+    const shot = await untilAborted(
+      deadline,
+      session.send('Page.captureScreenshot', {
+        // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
+        format: 'png',
+        optimizeForSpeed: true,
+        clip: { x: 0, y, width, height, scale },
+        captureBeyondViewport: false,
+      }),
+    );
     sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
   }
   const sharp = (await import('sharp')).default;
-  const stitched = sharp({ create: { width: Math.round(width * pixels), height: Math.round(clip.height * pixels), channels: 4, background: { r: 255, g: 255, b: 255, alpha: options.omit_background ? 0 : 1 } }, limitInputPixels: false })
-    .composite(sections.map(({ top, image }) => ({ input: image, top, left: 0 })));
+  const stitched = sharp({
+    create: {
+      width: Math.round(width * pixels),
+      height: Math.round(clip.height * pixels),
+      channels: 4,
+      background: { r: 255, g: 255, b: 255, alpha: options.omit_background ? 0 : 1 },
+    },
+    limitInputPixels: false,
+  }).composite(sections.map(({ top, image }) => ({ input: image, top, left: 0 })));
   const format = captureFormat(options.format);
-  const image = await (format === 'png' ? stitched.png() : stitched.toFormat(format, { quality: options.image_quality })).toBuffer();
+  const image = await (format === 'png'
+    ? stitched.png()
+    : stitched.toFormat(format, { quality: options.image_quality })
+  ).toBuffer();
   return { image, selectorFound: true, warnings: [] };
 }

@@ -6,7 +6,7 @@ import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
-import { type RenderOptions, type SubRequestOutcome, type WaitUntil } from '../domain/options.ts';
+import type { RenderOptions, SubRequestOutcome, WaitUntil } from '../domain/options.ts';
 
 /** Where navigation ended: the main document's final URL and status (null when no response). */
 export interface Navigation {
@@ -44,7 +44,10 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   const requests = needsRequestCount(options.wait_until) ? countRequests(page) : undefined;
   // A page captured whatever its status: an HTTP authentication challenge is declined so that the
   // browser shows the 401 page itself instead of giving up on it (below, navigationError).
-  const declining = options.ignore_host_errors && options.url !== undefined ? await untilAborted(limit, declineAuthChallenges(page)) : undefined;
+  const declining =
+    options.ignore_host_errors && options.url !== undefined
+      ? await untilAborted(limit, declineAuthChallenges(page))
+      : undefined;
   let response: Response | null = null;
   try {
     const waitUntil = lifecycleOf(options.wait_until);
@@ -65,8 +68,12 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   }
   // The egress proxy answers a refused or unreachable plain-http target itself, marking the response.
   const blocked = response ? blockedBy(response) : undefined;
-  if (blocked) throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
-  const mainHeaders = options.metadata_http_response_headers && response ? await untilAborted(deadline, response.allHeaders()) : undefined;
+  if (blocked)
+    throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
+  const mainHeaders =
+    options.metadata_http_response_headers && response
+      ? await untilAborted(deadline, response.allHeaders())
+      : undefined;
   return { finalUrl: page.url(), mainStatus: response?.status() ?? null, ...(mainHeaders ? { mainHeaders } : {}) };
 }
 
@@ -75,7 +82,12 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
  * `scripts`. `requests` counts requests (started before the script ran) when a networkidle
  * condition is listed.
  */
-export async function waitForConditions(page: Page, conditions: WaitUntil[], requests: RequestCount | undefined, deadline: AbortSignal): Promise<void> {
+export async function waitForConditions(
+  page: Page,
+  conditions: WaitUntil[],
+  requests: RequestCount | undefined,
+  deadline: AbortSignal,
+): Promise<void> {
   for (const state of ['domcontentloaded', 'load'] as const) {
     if (conditions.includes(state)) await untilAborted(deadline, page.waitForLoadState(state, { timeout: 0 }));
   }
@@ -193,9 +205,18 @@ type PausedDocument = { requestId: string };
 async function declineAuthChallenges(page: Page): Promise<() => Promise<void>> {
   const session = await page.context().newCDPSession(page);
   const send = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
-  session.on('Fetch.requestPaused', (event: PausedDocument) => void send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => {}));
-  session.on('Fetch.authRequired', (event: PausedDocument) =>
-    void send('Fetch.continueWithAuth', { requestId: event.requestId, authChallengeResponse: { response: 'CancelAuth' } }).catch(() => {}));
+  session.on(
+    'Fetch.requestPaused',
+    (event: PausedDocument) => void send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => {}),
+  );
+  session.on(
+    'Fetch.authRequired',
+    (event: PausedDocument) =>
+      void send('Fetch.continueWithAuth', {
+        requestId: event.requestId,
+        authChallengeResponse: { response: 'CancelAuth' },
+      }).catch(() => {}),
+  );
   await send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document' }], handleAuthRequests: true });
   return () => session.detach().catch(() => {});
 }
@@ -207,7 +228,8 @@ export function navigationError(error: unknown): unknown {
   const text = error instanceof Error ? error.message : String(error);
   // An HTTP authentication challenge no credentials answered: Chromium gives up on it with this
   // net error, but the site did answer, with a 401 (a 407 would be a proxy's, and a network error).
-  if (/net::ERR_INVALID_AUTH_CREDENTIALS/.test(text)) return new ServiceError('host_returned_error', { returned_status_code: 401 }, { cause: error });
+  if (/net::ERR_INVALID_AUTH_CREDENTIALS/.test(text))
+    return new ServiceError('host_returned_error', { returned_status_code: 401 }, { cause: error });
   const match = NET_ERROR_CODES.find(([pattern]) => pattern.test(text));
   return match ? new ServiceError(match[1], {}, { cause: error }) : error;
 }
@@ -233,7 +255,11 @@ export function watchSubRequests(page: Page): SubRequestWatch {
   const onFailed = (request: Request) => {
     if (isMainDocument(request)) return;
     const status = statuses.get(request);
-    outcomes.push({ url: request.url(), ...(status === undefined ? {} : { status }), failure: request.failure()?.errorText ?? 'failed' });
+    outcomes.push({
+      url: request.url(),
+      ...(status === undefined ? {} : { status }),
+      failure: request.failure()?.errorText ?? 'failed',
+    });
   };
   page.on('response', onResponse);
   page.on('requestfinished', onFinished);
@@ -317,11 +343,14 @@ export async function awaitFonts(page: Page, options: RenderOptions, deadline: A
   if (!watch || watch.inFlight() === 0) return true;
   const endsAt = Date.now() + Math.min(FONT_WAIT_MS, timeLeft(deadline, options));
   if (!(await untilAborted(deadline, watch.settled(endsAt - Date.now())))) return false;
-  return untilAborted(deadline, page.evaluate<boolean>(`(() => {
+  return untilAborted(
+    deadline,
+    page.evaluate<boolean>(`(() => {
     const fonts = document.fonts;
     if (!fonts || fonts.status !== 'loading') return true;
     return Promise.race([fonts.ready.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ${Math.max(1, endsAt - Date.now())}))]);
-  })()`));
+  })()`),
+  );
 }
 
 /** Waits `delaySeconds` after navigation, for late scripts and animations. */
@@ -334,13 +363,22 @@ export async function settle(delaySeconds: number, deadline: AbortSignal): Promi
  * Scrolls the first element matching `selector` to the top of the viewport, then `adjustTop` px
  * further (scroll_into_view_adjust_top; negative scrolls back up); false when none matches.
  */
-export async function scrollIntoView(page: Page, selector: string, deadline: AbortSignal, adjustTop = 0): Promise<boolean> {
+export async function scrollIntoView(
+  page: Page,
+  selector: string,
+  deadline: AbortSignal,
+  adjustTop = 0,
+): Promise<boolean> {
   const element = await findElement(page, selector, 'scroll_into_view', deadline);
   if (!element) return false;
-  await untilAborted(deadline, element.evaluate((node, adjust) => {
-    (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'nearest' });
-    if (adjust !== 0) (globalThis as unknown as { scrollBy(o: object): void }).scrollBy({ top: adjust, behavior: 'instant' });
-  }, adjustTop));
+  await untilAborted(
+    deadline,
+    element.evaluate((node, adjust) => {
+      (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'nearest' });
+      if (adjust !== 0)
+        (globalThis as unknown as { scrollBy(o: object): void }).scrollBy({ top: adjust, behavior: 'instant' });
+    }, adjustTop),
+  );
   return true;
 }
 
@@ -355,7 +393,11 @@ export async function findElement(page: Page, selector: string, parameter: strin
     return await untilAborted(deadline, page.$(selector));
   } catch (error) {
     if (deadline.aborted || !/selector/i.test(String(error))) throw error;
-    throw new ServiceError('request_not_valid', { error_details: [{ parameter, message: 'The selector is not valid.' }] }, { cause: error });
+    throw new ServiceError(
+      'request_not_valid',
+      { error_details: [{ parameter, message: 'The selector is not valid.' }] },
+      { cause: error },
+    );
   }
 }
 

@@ -17,7 +17,12 @@ export interface VisionRequest {
 }
 
 // Image types chat completions APIs accept in a data URL; any other output is sent as a png.
-const SENT_AS: Partial<Record<OutputFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
+const SENT_AS: Partial<Record<OutputFormat, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+};
 
 /** Asks the vision API about the image; its text answer, or ServiceError('vision_failed') saying why. */
 export async function askVision(request: VisionRequest): Promise<string> {
@@ -30,20 +35,25 @@ export async function askVision(request: VisionRequest): Promise<string> {
   }
   const body = {
     model: request.model,
-    messages: [{
-      role: 'user',
-      content: [
-        { type: 'text', text: request.prompt },
-        { type: 'image_url', image_url: { url: `data:${type};base64,${image.toString('base64')}` } },
-      ],
-    }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: request.prompt },
+          { type: 'image_url', image_url: { url: `data:${type};base64,${image.toString('base64')}` } },
+        ],
+      },
+    ],
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
   };
   let response: Response;
   try {
     response = await fetch(request.apiUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {}),
+      },
       body: JSON.stringify(body),
       signal: request.signal,
       redirect: 'error',
@@ -65,9 +75,16 @@ export async function askVision(request: VisionRequest): Promise<string> {
   }
   // A string, or (some servers) a list of parts whose text parts make the answer.
   const content = answer.choices?.[0]?.message?.content;
-  const text = typeof content === 'string' ? content : Array.isArray(content)
-    ? content.map((part: { type?: unknown; text?: unknown }) => (part?.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('')
-    : '';
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((part: { type?: unknown; text?: unknown }) =>
+              part?.type === 'text' && typeof part.text === 'string' ? part.text : '',
+            )
+            .join('')
+        : '';
   if (text === '') throw failed('the vision API answered with no text');
   return text;
 }

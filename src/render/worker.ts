@@ -17,7 +17,13 @@ import type { Config } from '../config.ts';
 import { errorTable, ServiceError } from '../errors.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { retryWhile } from '../retry.ts';
-import { jsonMessage, logConsumeError, startConsumeLoop, type Delivery, type Disposition } from '../jetstream/consume.ts';
+import {
+  jsonMessage,
+  logConsumeError,
+  startConsumeLoop,
+  type Delivery,
+  type Disposition,
+} from '../jetstream/consume.ts';
 import { isFinal, pendingRecord, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { OutputFormat, PageObservation } from '../domain/options.ts';
 import type { RecordedMetadata } from '../domain/metadata.ts';
@@ -126,11 +132,13 @@ export function renderMessages(deps: RenderMessageDeps) {
   const { log, nc, records, store } = deps;
   const worker = `${hostname()}:${process.pid}`;
 
-  const announce = (record: RenderRecord, image?: Buffer, unstored = false) => nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image, unstored));
+  const announce = (record: RenderRecord, image?: Buffer, unstored = false) =>
+    nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image, unstored));
 
   // Until when a render waits out an outage: its caller's deadline, or a few minutes when nobody waits.
   const patience = (answerBy: number | undefined) => (answerBy ?? Date.now() + OUTAGE_PATIENCE_MS) - 1000;
-  const throughNatsOutage = <T>(answerBy: number | undefined, step: () => Promise<T>) => retryWhile(step, isNatsUnavailable, patience(answerBy));
+  const throughNatsOutage = <T>(answerBy: number | undefined, step: () => Promise<T>) =>
+    retryWhile(step, isNatsUnavailable, patience(answerBy));
 
   /**
    * Records the end (unless it ended already), settles it, queues its webhook and announces it.
@@ -157,12 +165,14 @@ export function renderMessages(deps: RenderMessageDeps) {
     return record;
   };
 
-  const failed = (fields: Pick<RenderRecord, 'error_code' | 'error_message' | 'error_details'>) => (current: RenderRecord): RenderRecord => ({
-    ...current,
-    status: 'failed',
-    finished_at: new Date().toISOString(),
-    ...fields,
-  });
+  const failed =
+    (fields: Pick<RenderRecord, 'error_code' | 'error_message' | 'error_details'>) =>
+    (current: RenderRecord): RenderRecord => ({
+      ...current,
+      status: 'failed',
+      finished_at: new Date().toISOString(),
+      ...fields,
+    });
 
   const ended = (output: Exclude<RenderOutput, { status: 'retryLater' }>) =>
     output.status === 'succeeded'
@@ -179,97 +189,142 @@ export function renderMessages(deps: RenderMessageDeps) {
           ...(output.uploaded ? { store: output.uploaded } : {}),
         })
       : (current: RenderRecord): RenderRecord => ({
-          ...failed({ error_code: output.error_code, error_message: output.error_message, error_details: output.details })(current),
+          ...failed({
+            error_code: output.error_code,
+            error_message: output.error_message,
+            error_details: output.details,
+          })(current),
           // A refused upload keeps the service's own copy (docs/storage.md).
           ...(output.stored ? { file_name: output.stored.file_name, size_bytes: output.stored.size_bytes } : {}),
         });
 
   // The machine's steps, on this worker's records, browser and bucket. `version` holds the record
   // as this delivery last read or wrote it.
-  const renderActors = (answerBy: number | undefined, version: { known?: Versioned<RenderRecord> }, early: EarlyAnswer) => ({
+  const renderActors = (
+    answerBy: number | undefined,
+    version: { known?: Versioned<RenderRecord> },
+    early: EarlyAnswer,
+  ) => ({
     recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
       // A synchronous caller learns the render id with its answer, so nobody can look at the record
       // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
       if (input.request.answer_by !== undefined) return;
       const steps = currentSteps();
-      const started = await records.transition(input.request, (current) => withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, steps), version.known);
+      const started = await records.transition(
+        input.request,
+        (current) => withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, steps),
+        version.known,
+      );
       version.known = started.version;
     }),
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
-    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) => traced('store', async () => {
-      // A cached file lives as long as its cache entry; any other as long as the render records.
-      const lifetime = input.request.cache?.ttl ?? monitorFileLifetime(input.request) ?? DEFAULT_FILE_LIFETIME_SECONDS;
-      const expiresAt = new Date(Date.now() + lifetime * 1000);
-      const { image, metadata, warnings } = input.observation;
-      const { options } = input.request;
-      // The output is in hand: an outage of the store is waited out rather than rendering again. A
-      // caller waiting is not kept past its own timeout for it: then the image is announced unstored
-      // (its ingress answers with it, or refuses and abandons the render), and the store is tried on
-      // as for an asynchronous render, nobody waiting (docs/operations.md, "Outages").
-      const promptBy = answerBy === undefined
-        ? undefined
-        : Math.min(patience(answerBy), Math.max(Date.parse(input.request.created_at) + options.timeout * 1000, Date.now() + MIN_STORE_TRY_MS));
-      let until = promptBy ?? patience(undefined);
-      const answerEarly = () => {
-        if (early.answered) return;
-        early.answered = true;
-        until = patience(undefined);
-        const unstored: RenderRecord = {
-          ...(version.known?.value ?? pendingRecord(input.request)),
-          status: 'succeeded',
-          finished_at: new Date().toISOString(),
-          size_bytes: image.length,
-          ...(warnings && warnings.length > 0 ? { warnings } : {}),
+    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) =>
+      traced('store', async () => {
+        // A cached file lives as long as its cache entry; any other as long as the render records.
+        const lifetime =
+          input.request.cache?.ttl ?? monitorFileLifetime(input.request) ?? DEFAULT_FILE_LIFETIME_SECONDS;
+        const expiresAt = new Date(Date.now() + lifetime * 1000);
+        const { image, metadata, warnings } = input.observation;
+        const { options } = input.request;
+        // The output is in hand: an outage of the store is waited out rather than rendering again. A
+        // caller waiting is not kept past its own timeout for it: then the image is announced unstored
+        // (its ingress answers with it, or refuses and abandons the render), and the store is tried on
+        // as for an asynchronous render, nobody waiting (docs/operations.md, "Outages").
+        const promptBy =
+          answerBy === undefined
+            ? undefined
+            : Math.min(
+                patience(answerBy),
+                Math.max(Date.parse(input.request.created_at) + options.timeout * 1000, Date.now() + MIN_STORE_TRY_MS),
+              );
+        let until = promptBy ?? patience(undefined);
+        const answerEarly = () => {
+          if (early.answered) return;
+          early.answered = true;
+          until = patience(undefined);
+          const unstored: RenderRecord = {
+            ...(version.known?.value ?? pendingRecord(input.request)),
+            status: 'succeeded',
+            finished_at: new Date().toISOString(),
+            size_bytes: image.length,
+            ...(warnings && warnings.length > 0 ? { warnings } : {}),
+          };
+          announce(unstored, image, true);
+          early.tell();
         };
-        announce(unstored, image, true);
-        early.tell();
-      };
-      // Once its caller was answered, a render whose caller refused the unstored image (and so
-      // abandoned it) stops trying: its end is recorded already.
-      const putUnlessAbandoned = async (fileName: string, bytes: Buffer, format: OutputFormat) => {
-        const current = early.answered ? await records.get(input.request.render_id).catch(() => null) : null;
-        if (current && isFinal(current)) throw new ServiceError('temporary_unavailable', {}, { message: LATE.message });
-        await store.put(fileName, bytes, format);
-      };
-      const put = async (format: OutputFormat, bytes: Buffer) => {
-        const fileName = newFileName(format, expiresAt);
-        const attempt = (): Promise<void> => {
-          const deadline = until;
-          return retryWhile(() => putUnlessAbandoned(fileName, bytes, format), isStoreUnavailable, deadline, signal).catch((err) => {
-            if (!isStoreUnavailable(err) || deadline !== promptBy || signal.aborted) throw err;
-            answerEarly();
-            return attempt();
+        // Once its caller was answered, a render whose caller refused the unstored image (and so
+        // abandoned it) stops trying: its end is recorded already.
+        const putUnlessAbandoned = async (fileName: string, bytes: Buffer, format: OutputFormat) => {
+          const current = early.answered ? await records.get(input.request.render_id).catch(() => null) : null;
+          if (current && isFinal(current))
+            throw new ServiceError('temporary_unavailable', {}, { message: LATE.message });
+          await store.put(fileName, bytes, format);
+        };
+        const put = async (format: OutputFormat, bytes: Buffer) => {
+          const fileName = newFileName(format, expiresAt);
+          const attempt = (): Promise<void> => {
+            const deadline = until;
+            return retryWhile(
+              () => putUnlessAbandoned(fileName, bytes, format),
+              isStoreUnavailable,
+              deadline,
+              signal,
+            ).catch((err) => {
+              if (!isStoreUnavailable(err) || deadline !== promptBy || signal.aborted) throw err;
+              answerEarly();
+              return attempt();
+            });
+          };
+          await attempt().catch((err) => {
+            throw isStoreUnavailable(err) ? new ServiceError('temporary_unavailable', {}, { cause: err }) : err;
           });
+          return fileName;
         };
-        await attempt().catch((err) => {
-          throw isStoreUnavailable(err) ? new ServiceError('temporary_unavailable', {}, { cause: err }) : err;
-        });
-        return fileName;
-      };
-      const fileName = await put(options.format, image);
-      // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
-      const slices = options.full_page_slices
-        ? await Promise.all((await sliceImage(image, options)).map(async ({ bytes, ...slice }) => ({ ...slice, file_name: await put(options.format, bytes) })))
-        : undefined;
-      const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
-      if (!metadata) {
+        const fileName = await put(options.format, image);
+        // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
+        const slices = options.full_page_slices
+          ? await Promise.all(
+              (await sliceImage(image, options)).map(async ({ bytes, ...slice }) => ({
+                ...slice,
+                file_name: await put(options.format, bytes),
+              })),
+            )
+          : undefined;
+        const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
+        if (!metadata) {
+          markStep('stored');
+          return { file_name: fileName, size_bytes: image.length, ...said };
+        }
+        // metadata_content is a file of its own, beside the output: records and messages stay small.
+        const { content, ...fields } = metadata;
+        const recorded: RecordedMetadata = content
+          ? {
+              ...fields,
+              content: {
+                file_name: await put(content.format, Buffer.from(content.text, 'utf8')),
+                format: content.format,
+              },
+            }
+          : fields;
         markStep('stored');
-        return { file_name: fileName, size_bytes: image.length, ...said };
-      }
-      // metadata_content is a file of its own, beside the output: records and messages stay small.
-      const { content, ...fields } = metadata;
-      const recorded: RecordedMetadata = content
-        ? { ...fields, content: { file_name: await put(content.format, Buffer.from(content.text, 'utf8')), format: content.format } }
-        : fields;
-      markStep('stored');
-      return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
-    })),
+        return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
+      }),
+    ),
     uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input, signal }) => {
       const { store: target, options } = input.request;
-      if (!target || !deps.customerBuckets) throw new Error('uploadOutput: no store target or no customer bucket policy');
-      const until = answerBy === undefined ? Date.now() + UPLOAD_PATIENCE_MS : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
+      if (!target || !deps.customerBuckets)
+        throw new Error('uploadOutput: no store target or no customer bucket policy');
+      const until =
+        answerBy === undefined
+          ? Date.now() + UPLOAD_PATIENCE_MS
+          : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
       const deadline = answerBy === undefined ? undefined : answerBy - 1000;
-      return uploadOutput(target, input.observation.image, options.format, { ...deps.customerBuckets, until, deadline, signal });
+      return uploadOutput(target, input.observation.image, options.format, {
+        ...deps.customerBuckets,
+        until,
+        deadline,
+        signal,
+      });
     }),
   });
 
@@ -341,31 +396,56 @@ export function renderMessages(deps: RenderMessageDeps) {
     const answerBy = replay ? undefined : request.answer_by;
     const startedAt = performance.now();
     // The render's span continues the trace of the request that asked for it (docs/operations.md).
-    const span = startSpan('render', carrierOf(delivery.header), { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount }, 'consumer');
+    const span = startSpan(
+      'render',
+      carrierOf(delivery.header),
+      { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount },
+      'consumer',
+    );
     const steps = new StepLog();
     steps.mark('started');
     const failureCapture = new FailureCaptureSlot();
     const early = { answered: false };
-    const output = await withStepLog(steps, () => withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(request, answerBy, delivery, version, early))));
+    const output = await withStepLog(steps, () =>
+      withFailureCaptureSlot(failureCapture, () =>
+        inSpan(span, () => runRender(request, answerBy, delivery, version, early)),
+      ),
+    );
     endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
     metrics.renderDuration.observe(seconds);
-    const line = { render_id: request.render_id, workspace_id: request.workspace_id, worker, delivery: delivery.deliveryCount, ms: Math.round(seconds * 1000) };
+    const line = {
+      render_id: request.render_id,
+      workspace_id: request.workspace_id,
+      worker,
+      delivery: delivery.deliveryCount,
+      ms: Math.round(seconds * 1000),
+    };
     const err = output.status === 'succeeded' ? undefined : output.cause;
     if (output.status === 'retryLater') {
       log.warn({ ...line, outcome: 'retry', error_code: output.error_code, err }, 'render will be retried');
       steps.mark('retry');
       // The timeline shows the try that failed; losing this write loses only that entry.
-      await records.transition(request, (current) => withSteps(current, steps.steps), version.known).catch((err) => log.warn({ ...line, err }, 'timeline not recorded'));
+      await records
+        .transition(request, (current) => withSteps(current, steps.steps), version.known)
+        .catch((err) => log.warn({ ...line, err }, 'timeline not recorded'));
       return { kind: 'retry', delayMs: output.delayMs };
     }
     const image = output.status === 'succeeded' ? output.image : undefined;
     // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
-    const captured = output.status === 'failed' && failureCapture.image ? await storeFailureCapture(failureCapture.image, line) : undefined;
-    const withCapture = (record: RenderRecord): RenderRecord => (captured ? { ...record, failure_capture: captured } : record);
+    const captured =
+      output.status === 'failed' && failureCapture.image
+        ? await storeFailureCapture(failureCapture.image, line)
+        : undefined;
+    const withCapture = (record: RenderRecord): RenderRecord =>
+      captured ? { ...record, failure_capture: captured } : record;
     // A caller answered with the image before it was stored waits no more.
-    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), { answerBy: early.answered ? undefined : answerBy, image, known: version.known });
+    const record = await finish(request, (current) => withSteps(withCapture(ended(output)(current)), steps.steps), {
+      answerBy: early.answered ? undefined : answerBy,
+      image,
+      known: version.known,
+    });
     log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
     return { kind: 'ack' };
   };
@@ -378,8 +458,18 @@ export function renderMessages(deps: RenderMessageDeps) {
     const stored = await deps.topology.jsm.streams.getMessage(names.renderStream, { seq: advisory.stream_seq });
     if (!stored) return { kind: 'ack' };
     const request = decodeRenderRequest(stored.data);
-    log.error({ render_id: request.render_id, workspace_id: request.workspace_id, deliveries: advisory.deliveries }, 'render gave up after its last delivery');
-    await finish(request, failed({ error_code: 'internal_application_error', error_message: errorTable.internal_application_error.message }), { answerBy: request.answer_by });
+    log.error(
+      { render_id: request.render_id, workspace_id: request.workspace_id, deliveries: advisory.deliveries },
+      'render gave up after its last delivery',
+    );
+    await finish(
+      request,
+      failed({
+        error_code: 'internal_application_error',
+        error_message: errorTable.internal_application_error.message,
+      }),
+      { answerBy: request.answer_by },
+    );
     return { kind: 'ack' };
   };
 
@@ -417,8 +507,13 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       }
       if (options.vision_prompt === undefined) return observation;
       const vision = await askVision({
-        apiUrl: config.visionApiUrl, model: config.visionModel, prompt: options.vision_prompt, maxTokens: options.vision_max_tokens,
-        apiKey: options.openai_api_key, image: observation.image, format: options.format,
+        apiUrl: config.visionApiUrl,
+        model: config.visionModel,
+        prompt: options.vision_prompt,
+        maxTokens: options.vision_max_tokens,
+        apiKey: options.openai_api_key,
+        image: observation.image,
+        format: options.format,
         signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeout * 1000)]),
       });
       return { ...observation, vision };

@@ -32,8 +32,13 @@ function generatedKey(dataDir: string): string {
 }
 
 /** The process's sealer: from SECRETS_KEY (+ SECRETS_KEY_PREVIOUS), else the generated development key. */
-export function createSealer(config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'production' | 'dataDir'>): Sealer {
+export function createSealer(
+  config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'production' | 'dataDir'>,
+): Sealer {
   if (config.secretsKey) return new Sealer(config.secretsKey, config.secretsKeyPrevious);
-  if (config.production) throw new ConfigError('SECRETS_KEY: required in production (NODE_ENV=production); use at least 32 random characters');
+  if (config.production)
+    throw new ConfigError(
+      'SECRETS_KEY: required in production (NODE_ENV=production); use at least 32 random characters',
+    );
   return new Sealer(generatedKey(config.dataDir), config.secretsKeyPrevious);
 }

@@ -9,7 +9,9 @@ export const secretOptions = ['proxy', 'openai_api_key'] as const satisfies read
 
 /** The request as the stream may hold it: every secret option sealed (the request is not changed). */
 export function sealRequestSecrets(request: RenderRequest, sealer: Sealer | undefined): RenderRequest {
-  const present = secretOptions.filter((name) => request.options[name] !== undefined && !Sealer.isSealed(request.options[name]));
+  const present = secretOptions.filter(
+    (name) => request.options[name] !== undefined && !Sealer.isSealed(request.options[name]),
+  );
   if (present.length === 0) return request;
   if (!sealer) throw new Error(`no sealer to seal ${present.join(', ')}`);
   const options = { ...request.options };

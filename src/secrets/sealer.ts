@@ -45,14 +45,20 @@ export class Sealer {
     if (!Sealer.isSealed(sealed)) throw new SealError('not a sealed value');
     const [id, encoded] = sealed.slice(prefix.length).split(':', 2);
     const key = this.#byId.get(id);
-    if (!key) throw new SealError(`sealed with a key this process does not have (${id}); set SECRETS_KEY or SECRETS_KEY_PREVIOUS`);
+    if (!key)
+      throw new SealError(
+        `sealed with a key this process does not have (${id}); set SECRETS_KEY or SECRETS_KEY_PREVIOUS`,
+      );
     const body = Buffer.from(encoded ?? '', 'base64url');
     if (body.length < ivBytes + tagBytes) throw new SealError('sealed value is truncated');
     const decipher = createDecipheriv('aes-256-gcm', key.bytes, body.subarray(0, ivBytes));
     decipher.setAAD(Buffer.from(id));
     decipher.setAuthTag(body.subarray(body.length - tagBytes));
     try {
-      return Buffer.concat([decipher.update(body.subarray(ivBytes, body.length - tagBytes)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(body.subarray(ivBytes, body.length - tagBytes)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
       throw new SealError('sealed value was tampered with');
     }

@@ -6,7 +6,13 @@ import type { LookupFunction } from 'node:net';
 import { Client } from 'minio';
 import { ServiceError } from '../errors.ts';
 import { contentTypes, type OutputFormat } from '../domain/options.ts';
-import { objectLocation, storageClasses, type BucketAccess, type StoreResult, type StoreTarget } from '../domain/storage.ts';
+import {
+  objectLocation,
+  storageClasses,
+  type BucketAccess,
+  type StoreResult,
+  type StoreTarget,
+} from '../domain/storage.ts';
 import { resolvePublic, type LookupFn } from '../net/target.ts';
 import { retryWhile, withTimeout } from '../retry.ts';
 import type { Sealer } from '../secrets/sealer.ts';
@@ -58,7 +64,9 @@ export class CustomerBucket implements OutputStore {
     const endpoint = new URL(access.endpoint);
     const secure = endpoint.protocol === 'https:';
     // TLS still verifies the certificate against the endpoint's name; only the lookup is fixed.
-    this.agent = secure ? new https.Agent({ lookup: pinnedLookup(address) }) : new http.Agent({ lookup: pinnedLookup(address) });
+    this.agent = secure
+      ? new https.Agent({ lookup: pinnedLookup(address) })
+      : new http.Agent({ lookup: pinnedLookup(address) });
     this.client = new UploadClient({
       endPoint: endpoint.hostname.replace(/^\[|\]$/g, ''),
       port: endpoint.port ? Number(endpoint.port) : undefined,
@@ -79,7 +87,11 @@ export class CustomerBucket implements OutputStore {
       'x-amz-storage-class': storageClasses[this.settings.storageClass],
       ...(this.settings.acl ? { 'x-amz-acl': this.settings.acl } : {}),
     };
-    await withTimeout(this.client.putObject(this.access.bucket, key, bytes, bytes.length, headers), timeoutMs, ATTEMPT_TIMEOUT);
+    await withTimeout(
+      this.client.putObject(this.access.bucket, key, bytes, bytes.length, headers),
+      timeoutMs,
+      ATTEMPT_TIMEOUT,
+    );
   }
 
   /** Deletes one object (the connection test's). */
@@ -103,9 +115,13 @@ export interface CustomerBucketPolicy {
 /** A storage failure as `error_details` lists it: the storage's own error code and message. */
 export function storageFailure(err: unknown): ServiceError {
   const { code, name, message } = (err ?? {}) as { code?: string; name?: string; message?: string };
-  const storageCode = name === ATTEMPT_TIMEOUT ? 'Timeout' : code ?? name ?? 'Error';
+  const storageCode = name === ATTEMPT_TIMEOUT ? 'Timeout' : (code ?? name ?? 'Error');
   const text = name === ATTEMPT_TIMEOUT ? 'the storage did not answer in time' : String(message ?? 'the upload failed');
-  return new ServiceError('storage_upload_failed', { error_details: [{ parameter: 'store', code: storageCode, message: text }] }, { cause: err });
+  return new ServiceError(
+    'storage_upload_failed',
+    { error_details: [{ parameter: 'store', code: storageCode, message: text }] },
+    { cause: err },
+  );
 }
 
 /**
@@ -122,15 +138,28 @@ export async function withCustomerBucket<T>(
   try {
     secret = policy.sealer.open(access.secret_access_key);
   } catch (err) {
-    throw storageFailure(Object.assign(new Error('the storage keys could not be opened: this process has another SECRETS_KEY'), { code: 'SealedKeyUnavailable', cause: err }));
+    throw storageFailure(
+      Object.assign(new Error('the storage keys could not be opened: this process has another SECRETS_KEY'), {
+        code: 'SealedKeyUnavailable',
+        cause: err,
+      }),
+    );
   }
   let address: string;
   try {
-    address = await resolvePublic(new URL(access.endpoint).hostname, { allowPrivate: policy.allowPrivate, lookup: policy.lookup, param: 'storage_endpoint' });
+    address = await resolvePublic(new URL(access.endpoint).hostname, {
+      allowPrivate: policy.allowPrivate,
+      lookup: policy.lookup,
+      param: 'storage_endpoint',
+    });
   } catch (err) {
     const refusedAddress = err instanceof ServiceError && err.code === 'url_not_allowed';
-    const message = refusedAddress ? String((err.details.error_details as { message: string }[])[0]?.message) : 'the storage endpoint\'s host name does not resolve';
-    throw storageFailure(Object.assign(new Error(message), { code: refusedAddress ? 'AddressNotAllowed' : 'NameNotResolved', cause: err }));
+    const message = refusedAddress
+      ? String((err.details.error_details as { message: string }[])[0]?.message)
+      : "the storage endpoint's host name does not resolve";
+    throw storageFailure(
+      Object.assign(new Error(message), { code: refusedAddress ? 'AddressNotAllowed' : 'NameNotResolved', cause: err }),
+    );
   }
   let bucket: CustomerBucket;
   try {
@@ -160,7 +189,12 @@ export async function uploadOutput(
 ): Promise<StoreResult> {
   const settings: ObjectSettings = { acl: target.acl, storageClass: target.storage_class };
   await withCustomerBucket(target, settings, policy, (bucket) =>
-    retryWhile(() => bucket.put(target.key, bytes, format, attemptTimeout(policy.deadline)), isStorageTransient, policy.until, policy.signal).catch((err) => {
+    retryWhile(
+      () => bucket.put(target.key, bytes, format, attemptTimeout(policy.deadline)),
+      isStorageTransient,
+      policy.until,
+      policy.signal,
+    ).catch((err) => {
       throw storageFailure(err);
     }),
   );

@@ -84,7 +84,8 @@ export class FileStore implements OutputStore {
       for await (const file of this.client.listObjectsV2(this.s3.bucket, `files/${day}/`, true)) {
         if ((file as { name?: string }).name) names.push((file as { name: string }).name);
       }
-      for (let at = 0; at < names.length; at += 1000) await this.client.removeObjects(this.s3.bucket, names.slice(at, at + 1000));
+      for (let at = 0; at < names.length; at += 1000)
+        await this.client.removeObjects(this.s3.bucket, names.slice(at, at + 1000));
       removed += names.length;
     }
     return removed;
@@ -102,8 +103,18 @@ const STORE_TIMEOUT = 'StoreTimeoutError';
 
 /** Failures that say the store is out of reach or failing for now, not that the request is wrong. */
 const storeDownCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  'InternalError', 'ServiceUnavailable', 'SlowDown', 'RequestTimeout', 'XMinioServerNotInitialized',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'InternalError',
+  'ServiceUnavailable',
+  'SlowDown',
+  'RequestTimeout',
+  'XMinioServerNotInitialized',
 ]);
 
 /** True when a failure of the store is an outage (retry later), not an answer. */

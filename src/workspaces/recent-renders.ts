@@ -4,7 +4,19 @@ import { readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 
 /** What the dashboard shows of one render. */
-export type RecentRender = Pick<RenderRecord, 'render_id' | 'status' | 'url' | 'format' | 'created_at' | 'finished_at' | 'error_code' | 'error_message' | 'external_identifier' | 'webhook_url'>;
+export type RecentRender = Pick<
+  RenderRecord,
+  | 'render_id'
+  | 'status'
+  | 'url'
+  | 'format'
+  | 'created_at'
+  | 'finished_at'
+  | 'error_code'
+  | 'error_message'
+  | 'external_identifier'
+  | 'webhook_url'
+>;
 
 /** How many renders each workspace keeps in its list. */
 export const RECENT_RENDERS_KEPT = 50;

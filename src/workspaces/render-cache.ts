@@ -45,7 +45,7 @@ export class RenderCache {
     const remembered = this.peek(key, now);
     if (remembered) return remembered;
     const { value } = await readJson<CacheEntry>(this.bucket, key);
-    if (!value || value.status !== 'succeeded' || !isFresh(value, now)) return null;
+    if (value?.status !== 'succeeded' || !isFresh(value, now)) return null;
     this.filled.set(key, value, { ttl: value.expires_at! - now });
     return value;
   }
@@ -63,10 +63,14 @@ export class RenderCache {
   async claim(key: string, renderId: string, claimSeconds: number): Promise<Claim> {
     const now = Date.now();
     const { value, changed } = await updateJson<CacheEntry>(this.bucket, key, (current) =>
-      current && isFresh(current, now) ? undefined : { render_id: renderId, status: 'rendering', claimed_until: now + claimSeconds * 1000 },
+      current && isFresh(current, now)
+        ? undefined
+        : { render_id: renderId, status: 'rendering', claimed_until: now + claimSeconds * 1000 },
     );
     if (changed) return { kind: 'render' };
-    return value!.status === 'succeeded' ? { kind: 'redirect', entry: value! } : { kind: 'follow', renderId: value!.render_id };
+    return value!.status === 'succeeded'
+      ? { kind: 'redirect', entry: value! }
+      : { kind: 'follow', renderId: value!.render_id };
   }
 
   /** Gives up a claim whose render never started (quota, queue full). */
@@ -100,6 +104,10 @@ export class RenderCache {
 
   private async release(key: string, renderId: string): Promise<void> {
     // Only this claim is deleted, never a newer writer's entry.
-    await deleteJson<CacheEntry>(this.bucket, key, (entry) => entry.render_id === renderId && entry.status === 'rendering');
+    await deleteJson<CacheEntry>(
+      this.bucket,
+      key,
+      (entry) => entry.render_id === renderId && entry.status === 'rendering',
+    );
   }
 }

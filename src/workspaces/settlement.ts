@@ -35,8 +35,14 @@ export class Settlement {
   async admit(request: RenderRequest, workspace: Workspace): Promise<void> {
     const createdAt = new Date(request.created_at);
     const { renderAckWaitSeconds, renderMaxDeliver } = this.config;
-    const lapsesAt = request.answer_by ?? createdAt.getTime() + ((request.options.timeout + renderAckWaitSeconds) * renderMaxDeliver + 60) * 1000;
-    const allowance = { workspaceId: workspace.workspace_id, quota: workspace.quota, concurrency: planConcurrency[workspace.plan] };
+    const lapsesAt =
+      request.answer_by ??
+      createdAt.getTime() + ((request.options.timeout + renderAckWaitSeconds) * renderMaxDeliver + 60) * 1000;
+    const allowance = {
+      workspaceId: workspace.workspace_id,
+      quota: workspace.quota,
+      concurrency: planConcurrency[workspace.plan],
+    };
     try {
       await this.ledger.reserve(allowance, request.render_id, createdAt, lapsesAt);
     } catch (err) {
@@ -66,13 +72,18 @@ export class Settlement {
    */
   async settle(record: RenderRecord): Promise<void> {
     const { workspace_id, render_id, created_at } = record;
-    const settling = record.status === 'succeeded'
-      ? this.ledger.commit(workspace_id, render_id, created_at)
-      : this.ledger.release(workspace_id, render_id, created_at);
+    const settling =
+      record.status === 'succeeded'
+        ? this.ledger.commit(workspace_id, render_id, created_at)
+        : this.ledger.release(workspace_id, render_id, created_at);
     // Three documents of their own, each changed idempotently: written side by side.
     const [outcome] = await Promise.all([settling, this.cache.settle(record), this.recentRenders.note(record)]);
     // Never silent: a render that outlived its reservation is settled all the same, and said so.
-    if (outcome === 'settled_after_lapse') this.log.warn({ render_id, workspace_id, status: record.status, outcome }, 'render settled after its reservation lapsed');
+    if (outcome === 'settled_after_lapse')
+      this.log.warn(
+        { render_id, workspace_id, status: record.status, outcome },
+        'render settled after its reservation lapsed',
+      );
   }
 
   private untilDone(step: () => Promise<unknown>, deadline: number): void {

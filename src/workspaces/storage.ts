@@ -36,14 +36,23 @@ export function storageInputProblems(input: DefaultStorageInput): { parameter: s
   } catch {
     problems.push({ parameter: 'endpoint', message: 'must be an absolute http(s) URL' });
   }
-  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push({ parameter: 'endpoint', message: 'must use http or https' });
-  if (url && (url.username || url.password)) problems.push({ parameter: 'endpoint', message: 'must not contain a user name or password' });
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+    problems.push({ parameter: 'endpoint', message: 'must use http or https' });
+  if (url && (url.username || url.password))
+    problems.push({ parameter: 'endpoint', message: 'must not contain a user name or password' });
   const endpoint = url ? storageEndpointProblem(input.endpoint) : undefined;
   if (endpoint) problems.push({ parameter: 'endpoint', message: endpoint });
-  if (!bucketNamePattern.test(input.bucket)) problems.push({ parameter: 'bucket', message: 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and dashes)' });
-  if (!input.accessKeyId || input.accessKeyId.length > 256) problems.push({ parameter: 'access-key-id', message: 'is required (at most 256 characters)' });
-  if (!input.secretAccessKey || input.secretAccessKey.length > 256) problems.push({ parameter: 'secret-access-key', message: 'is required (at most 256 characters)' });
-  if (input.region !== undefined && !/^[a-z0-9-]{1,32}$/.test(input.region)) problems.push({ parameter: 'region', message: 'must be a region name such as us-east-1' });
+  if (!bucketNamePattern.test(input.bucket))
+    problems.push({
+      parameter: 'bucket',
+      message: 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and dashes)',
+    });
+  if (!input.accessKeyId || input.accessKeyId.length > 256)
+    problems.push({ parameter: 'access-key-id', message: 'is required (at most 256 characters)' });
+  if (!input.secretAccessKey || input.secretAccessKey.length > 256)
+    problems.push({ parameter: 'secret-access-key', message: 'is required (at most 256 characters)' });
+  if (input.region !== undefined && !/^[a-z0-9-]{1,32}$/.test(input.region))
+    problems.push({ parameter: 'region', message: 'must be a region name such as us-east-1' });
   return problems;
 }
 
@@ -61,7 +70,12 @@ export function defaultStorageOf(input: DefaultStorageInput, sealer: Sealer): De
 }
 
 /** Sets (or, with null, clears) a workspace's default storage; `forbidden` unless `asEmail` manages it. */
-export async function changeDefaultStorage(workspaces: WorkspaceStore, workspaceId: string, asEmail: string, storage: DefaultStorage | null): Promise<Workspace> {
+export async function changeDefaultStorage(
+  workspaces: WorkspaceStore,
+  workspaceId: string,
+  asEmail: string,
+  storage: DefaultStorage | null,
+): Promise<Workspace> {
   // The role is checked inside the compare-and-set, against the workspace as it is at that moment.
   return workspaces.update(workspaceId, (current) => {
     if (!canManage(current, asEmail)) throw new ServiceError('forbidden');
@@ -78,7 +92,11 @@ export async function testStorage(storage: DefaultStorage, policy: CustomerBucke
   const key = `shutterbus-connection-test-${randomBytes(8).toString('hex')}.md`;
   await withCustomerBucket(storage, { acl: '', storageClass: 'standard' }, policy, async (bucket) => {
     try {
-      await bucket.put(key, Buffer.from('Shutterbus connection test: this object is deleted right after it is written.\n'), 'markdown');
+      await bucket.put(
+        key,
+        Buffer.from('Shutterbus connection test: this object is deleted right after it is written.\n'),
+        'markdown',
+      );
       await bucket.remove(key);
     } catch (err) {
       throw storageFailure(err);

@@ -31,8 +31,10 @@ const LAPSED_KEPT_MS = 24 * 3600 * 1000;
 // Live reservations hold slots; lapsed ones move aside (until forgotten a day later).
 const live = (usage: MonthUsage | null, now: number): MonthUsage => {
   const reservations = Object.entries(usage?.reservations ?? {});
-  const lapsed = Object.entries({ ...usage?.lapsed, ...Object.fromEntries(reservations.filter(([, lapses]) => lapses <= now)) })
-    .filter(([, lapses]) => lapses > now - LAPSED_KEPT_MS);
+  const lapsed = Object.entries({
+    ...usage?.lapsed,
+    ...Object.fromEntries(reservations.filter(([, lapses]) => lapses <= now)),
+  }).filter(([, lapses]) => lapses > now - LAPSED_KEPT_MS);
   return {
     used: usage?.used ?? 0,
     reservations: Object.fromEntries(reservations.filter(([, lapses]) => lapses > now)),
@@ -91,9 +93,16 @@ export class QuotaLedger {
   }
 
   /** A month of a workspace: screenshots used, reservations held now, and used per UTC day ({"DD": n}). */
-  async month(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; days: Record<string, number> }> {
+  async month(
+    workspaceId: string,
+    month: string,
+  ): Promise<{ used: number; inFlight: number; days: Record<string, number> }> {
     const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
-    return { used: value?.used ?? 0, inFlight: Object.keys(live(value, Date.now()).reservations).length, days: value?.days ?? {} };
+    return {
+      used: value?.used ?? 0,
+      inFlight: Object.keys(live(value, Date.now()).reservations).length,
+      days: value?.days ?? {},
+    };
   }
 
   /**
@@ -103,7 +112,11 @@ export class QuotaLedger {
   async standing(workspaceId: string, month: string): Promise<{ used: number; inFlight: number; firstLapse?: number }> {
     const { value } = await readJson<MonthUsage>(this.bucket, keyOf(workspaceId, month));
     const lapses = Object.values(live(value, Date.now()).reservations);
-    return { used: value?.used ?? 0, inFlight: lapses.length, ...(lapses.length > 0 ? { firstLapse: Math.min(...lapses) } : {}) };
+    return {
+      used: value?.used ?? 0,
+      inFlight: lapses.length,
+      ...(lapses.length > 0 ? { firstLapse: Math.min(...lapses) } : {}),
+    };
   }
 
   /** Screenshots used in a month. */
@@ -111,17 +124,32 @@ export class QuotaLedger {
     return (await this.month(workspaceId, month)).used;
   }
 
-  private async settle(workspaceId: string, renderId: string, createdAt: string, charge: 0 | 1): Promise<SettleOutcome> {
+  private async settle(
+    workspaceId: string,
+    renderId: string,
+    createdAt: string,
+    charge: 0 | 1,
+  ): Promise<SettleOutcome> {
     let outcome: SettleOutcome = 'already_settled';
     await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
       const usage = live(current, Date.now());
-      outcome = renderId in usage.reservations ? 'settled' : renderId in (usage.lapsed ?? {}) ? 'settled_after_lapse' : 'already_settled';
+      outcome =
+        renderId in usage.reservations
+          ? 'settled'
+          : renderId in (usage.lapsed ?? {})
+            ? 'settled_after_lapse'
+            : 'already_settled';
       if (outcome === 'already_settled') return undefined;
       const { [renderId]: _held, ...reservations } = usage.reservations;
       const { [renderId]: _lapsed, ...lapsed } = usage.lapsed ?? {};
       const day = new Date(createdAt).toISOString().slice(8, 10);
       const days = charge ? { ...usage.days, [day]: (usage.days?.[day] ?? 0) + 1 } : usage.days;
-      return { used: usage.used + charge, reservations, ...(Object.keys(lapsed).length > 0 ? { lapsed } : {}), ...(days ? { days } : {}) };
+      return {
+        used: usage.used + charge,
+        reservations,
+        ...(Object.keys(lapsed).length > 0 ? { lapsed } : {}),
+        ...(days ? { days } : {}),
+      };
     });
     return outcome;
   }

@@ -100,7 +100,8 @@ export class WorkspaceStore {
       updated_at: now,
     };
     await createJson(this.accessKeys, workspace.access_key, workspace.workspace_id);
-    if (!(await createJson(this.workspaces, workspace.workspace_id, this.sealed(workspace)))) throw new Error('workspace id collision');
+    if (!(await createJson(this.workspaces, workspace.workspace_id, this.sealed(workspace))))
+      throw new Error('workspace id collision');
     return workspace;
   }
 

@@ -20,7 +20,11 @@ membership.before(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   const topology = await ensureTopology(nc, loadConfig({ NATS_URL: nats.url }));
-  const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, new Sealer('test-secrets-key-'.repeat(3)));
+  const workspaces = new WorkspaceStore(
+    topology.workspaces,
+    topology.accessKeys,
+    new Sealer('test-secrets-key-'.repeat(3)),
+  );
   members = new Membership(new AccountStore(topology.accounts), workspaces);
 });
 membership.after(async () => {
@@ -39,21 +43,27 @@ const refusedWith = async (work: Promise<unknown>, code: string) => {
   assert.unreachable(`expected ${code}`);
 };
 
-membership('a member added at the CLI who signs up is sent the invitation, and sees the workspace once verified', async () => {
-  const workspace = await members.createWorkspace({ plan: 'free', owner: 'owner@example.com' });
-  await members.add(workspace.workspace_id, 'Cli.Member@Example.com', 'member', { operator: true });
+membership(
+  'a member added at the CLI who signs up is sent the invitation, and sees the workspace once verified',
+  async () => {
+    const workspace = await members.createWorkspace({ plan: 'free', owner: 'owner@example.com' });
+    await members.add(workspace.workspace_id, 'Cli.Member@Example.com', 'member', { operator: true });
 
-  const signUp = await members.signUp('cli.member@example.com', 'scrypt-hash');
-  assert.is(signUp.outcome, 'invited', 'the sign-up form sets no password for an invited address');
-  const invited = await members.accounts.get('cli.member@example.com');
-  assert.is(invited?.password_hash, null);
-  assert.ok(invited?.workspace_ids.includes(workspace.workspace_id), 'the account lists the workspace');
+    const signUp = await members.signUp('cli.member@example.com', 'scrypt-hash');
+    assert.is(signUp.outcome, 'invited', 'the sign-up form sets no password for an invited address');
+    const invited = await members.accounts.get('cli.member@example.com');
+    assert.is(invited?.password_hash, null);
+    assert.ok(invited?.workspace_ids.includes(workspace.workspace_id), 'the account lists the workspace');
 
-  await members.verify('cli.member@example.com');
-  const after = await members.workspaces.get(workspace.workspace_id);
-  assert.equal(after?.members.find((m) => m.email === 'cli.member@example.com'), { email: 'cli.member@example.com', role: 'member', verified: true });
-  assert.is((await members.accounts.get('cli.member@example.com'))?.verified, true);
-});
+    await members.verify('cli.member@example.com');
+    const after = await members.workspaces.get(workspace.workspace_id);
+    assert.equal(
+      after?.members.find((m) => m.email === 'cli.member@example.com'),
+      { email: 'cli.member@example.com', role: 'member', verified: true },
+    );
+    assert.is((await members.accounts.get('cli.member@example.com'))?.verified, true);
+  },
+);
 
 membership('verifying an address verifies it in every workspace it belongs to', async () => {
   const first = await members.createWorkspace({ plan: 'free', owner: 'two@example.com' });
@@ -75,7 +85,11 @@ membership('verifying an address verifies it in every workspace it belongs to', 
 membership('the operator verifies one member of one workspace', async () => {
   const first = await members.createWorkspace({ plan: 'free', owner: 'op@example.com' });
   const second = await members.createWorkspace({ plan: 'free', owner: 'op@example.com' });
-  assert.equal(await members.verifyMember(first.workspace_id, 'op@example.com'), { email: 'op@example.com', role: 'owner', verified: true });
+  assert.equal(await members.verifyMember(first.workspace_id, 'op@example.com'), {
+    email: 'op@example.com',
+    role: 'owner',
+    verified: true,
+  });
   assert.is((await members.workspaces.get(second.workspace_id))?.members[0].verified, false);
   await refusedWith(members.verifyMember(first.workspace_id, 'stranger@example.com'), 'not_found');
 });
@@ -102,7 +116,10 @@ membership('roles: admins add members but not owners, owners change roles, the l
 
   await members.remove(id, 'helper@example.com', { email: 'boss@example.com' });
   assert.not.ok((await members.workspaces.get(id))?.members.some((m) => m.email === 'helper@example.com'));
-  assert.not.ok((await members.accounts.get('helper@example.com'))?.workspace_ids.includes(id), 'the account no longer lists it');
+  assert.not.ok(
+    (await members.accounts.get('helper@example.com'))?.workspace_ids.includes(id),
+    'the account no longer lists it',
+  );
 });
 
 membership.run();

@@ -4,7 +4,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import type { AttemptResult } from '../../src/delivery/send.ts';
-import { deliveryMachine, type AttemptOutcome, type DeliveryInput, type DeliveryOutput, type RecordAttemptInput, type SendWebhookInput } from '../../actors/delivery.machine.ts';
+import {
+  deliveryMachine,
+  type AttemptOutcome,
+  type DeliveryInput,
+  type DeliveryOutput,
+  type RecordAttemptInput,
+  type SendWebhookInput,
+} from '../../actors/delivery.machine.ts';
 
 const test = suite('delivery machine');
 
@@ -45,7 +52,11 @@ async function deliver(answers: AttemptResult[], schedule: number[], attempts = 
     const run = await runOnce({ deliveryId: 'wh_test', attempts, schedule, lastError }, () => answers.shift());
     sent.push(...run.sent);
     assert.is(run.sent.length, 1, 'each run makes exactly one attempt');
-    assert.equal(run.recorded.map((r) => r.attempt), run.sent, 'each attempt is recorded');
+    assert.equal(
+      run.recorded.map((r) => r.attempt),
+      run.sent,
+      'each attempt is recorded',
+    );
     const output: DeliveryOutput = run.output;
     if (output.status !== 'retryLater') return { output, sent, delays, finalState: run.finalState };
     assert.is(run.finalState, 'retryLater');
@@ -56,7 +67,12 @@ async function deliver(answers: AttemptResult[], schedule: number[], attempts = 
   throw new Error('the delivery never ended');
 }
 
-const fail = (status: number, retryAfterSeconds?: number): AttemptResult => ({ outcome: 'failed', status, error: `HTTP ${status}`, retryAfterSeconds });
+const fail = (status: number, retryAfterSeconds?: number): AttemptResult => ({
+  outcome: 'failed',
+  status,
+  error: `HTTP ${status}`,
+  retryAfterSeconds,
+});
 const ok: AttemptResult = { outcome: 'delivered', status: 200 };
 
 test('a 2xx on the first attempt is delivered', async () => {
@@ -74,14 +90,19 @@ test('500, 500, 200: three attempts, the broker asked to wait by the schedule', 
 });
 
 test('a failed attempt ends the run in retryLater with its error and the delay', async () => {
-  const { output, recorded, finalState } = await runOnce({ deliveryId: 'wh_test', attempts: 1, schedule: [5, 6] }, () => fail(502));
+  const { output, recorded, finalState } = await runOnce({ deliveryId: 'wh_test', attempts: 1, schedule: [5, 6] }, () =>
+    fail(502),
+  );
   assert.is(finalState, 'retryLater');
   assert.equal(output, { status: 'retryLater', attempts: 2, delayMs: 6000, last_error: 'HTTP 502' });
   assert.equal(recorded, [{ deliveryId: 'wh_test', attempt: 2, result: fail(502) }]);
 });
 
 test('n delays allow n + 1 attempts, then dead with the last error', async () => {
-  const { output, sent, delays, finalState } = await deliver([fail(500), fail(502), fail(503), fail(504), ok], [1, 2, 3]);
+  const { output, sent, delays, finalState } = await deliver(
+    [fail(500), fail(502), fail(503), fail(504), ok],
+    [1, 2, 3],
+  );
   assert.equal(sent, [1, 2, 3, 4]);
   assert.equal(delays, [1000, 2000, 3000]);
   assert.equal(output, { status: 'dead', attempts: 4, last_error: 'HTTP 504' });
@@ -115,7 +136,10 @@ test('resumed at a recorded attempt count, it makes only the attempts left', asy
 });
 
 test('attempts used up (the last was recorded, its end was not): dead without sending', async () => {
-  const { output, sent, recorded, finalState } = await runOnce({ deliveryId: 'wh_test', attempts: 3, schedule: [1, 1], lastError: 'HTTP 500' }, () => ok);
+  const { output, sent, recorded, finalState } = await runOnce(
+    { deliveryId: 'wh_test', attempts: 3, schedule: [1, 1], lastError: 'HTTP 500' },
+    () => ok,
+  );
   assert.equal(sent, []);
   assert.equal(recorded, []);
   assert.is(finalState, 'dead');

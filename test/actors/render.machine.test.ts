@@ -53,7 +53,11 @@ interface Seen {
 }
 
 /** A render actor with doubles for its steps; `capture` is an observation or a function of the abort signal. */
-function renderActor(input: Partial<RenderInput> & { options?: Partial<RenderOptions> }, capture: CaptureDouble | Partial<PageObservation> = {}, store?: () => Promise<StoredImage>) {
+function renderActor(
+  input: Partial<RenderInput> & { options?: Partial<RenderOptions> },
+  capture: CaptureDouble | Partial<PageObservation> = {},
+  store?: () => Promise<StoredImage>,
+) {
   const seen: Seen = { steps: [] };
   const machine = renderMachine.provide({
     actors: {
@@ -70,12 +74,16 @@ function renderActor(input: Partial<RenderInput> & { options?: Partial<RenderOpt
     },
   });
   const { options, ...rest } = input;
-  const actor = createActor(machine, { input: { request: requestWith(options), deliveryCount: 1, isLastDelivery: false, ...rest } });
+  const actor = createActor(machine, {
+    input: { request: requestWith(options), deliveryCount: 1, isLastDelivery: false, ...rest },
+  });
   return { actor, seen };
 }
 
 /** Runs one render to its final state. */
-async function render(...args: Parameters<typeof renderActor>): Promise<RenderOutput & { seen: Seen; finalState: unknown }> {
+async function render(
+  ...args: Parameters<typeof renderActor>
+): Promise<RenderOutput & { seen: Seen; finalState: unknown }> {
   const { actor, seen } = renderActor(...args);
   const done = toPromise(actor);
   actor.start();
@@ -99,7 +107,11 @@ test('a clean page: recorded as started, captured, stored; the output carries th
   assert.is(output.format, 'png');
   assert.ok(output.image.equals(baseObservation.image), 'the image leaves through the output');
   assert.equal(output.seen.steps, ['recordStart', 'capturePage', 'storeImage']);
-  assert.is(output.seen.stored?.request.render_id, 'r-1', 'the store sees the request (its cache ttl sets the file lifetime)');
+  assert.is(
+    output.seen.stored?.request.render_id,
+    'r-1',
+    'the store sees the request (its cache ttl sets the file lifetime)',
+  );
   assert.is(output.finalState, 'succeeded');
 });
 
@@ -117,12 +129,23 @@ test('a broken rule is final even with deliveries left, and nothing is stored', 
 test('missing selector fails only with error_on_selector_not_found', async () => {
   const observation = { missingSelectors: ['#nope'] };
   assert.is((await render({ options: { selector: '#nope' } }, observation)).status, 'succeeded');
-  assertFailed(await render({ options: { selector: '#nope', error_on_selector_not_found: true } }, observation), 'selector_not_found', {
-    error_details: [{ parameter: 'selector', selector: '#nope' }],
-  });
-  assertFailed(await render({ options: { scroll_into_view: '#far', error_on_selector_not_found: true } }, { missingSelectors: ['#far'] }), 'selector_not_found', {
-    error_details: [{ parameter: 'scroll_into_view', selector: '#far' }],
-  });
+  assertFailed(
+    await render({ options: { selector: '#nope', error_on_selector_not_found: true } }, observation),
+    'selector_not_found',
+    {
+      error_details: [{ parameter: 'selector', selector: '#nope' }],
+    },
+  );
+  assertFailed(
+    await render(
+      { options: { scroll_into_view: '#far', error_on_selector_not_found: true } },
+      { missingSelectors: ['#far'] },
+    ),
+    'selector_not_found',
+    {
+      error_details: [{ parameter: 'scroll_into_view', selector: '#far' }],
+    },
+  );
 });
 
 test('a failed sub-request fails the render only when a pattern matches it', async () => {
@@ -133,14 +156,26 @@ test('a failed sub-request fails the render only when a pattern matches it', asy
       { url: 'https://cdn.example.com/font.woff', failure: 'net::ERR_CONNECTION_REFUSED' },
     ],
   };
-  assertFailed(await render({ options: { fail_if_request_failed: ['https://api.example.com/*'] } }, observation), 'matched_failed_request', {
-    failed_request_url: 'https://api.example.com/v1/items',
-    returned_status_code: 503,
-  });
-  assertFailed(await render({ options: { fail_if_request_failed: ['*cdn.example.com/font.wof?'] } }, observation), 'matched_failed_request', {
-    failed_request_url: 'https://cdn.example.com/font.woff',
-  });
-  assert.is((await render({ options: { fail_if_request_failed: ['https://other.example.com/*', '*/app.js'] } }, observation)).status, 'succeeded');
+  assertFailed(
+    await render({ options: { fail_if_request_failed: ['https://api.example.com/*'] } }, observation),
+    'matched_failed_request',
+    {
+      failed_request_url: 'https://api.example.com/v1/items',
+      returned_status_code: 503,
+    },
+  );
+  assertFailed(
+    await render({ options: { fail_if_request_failed: ['*cdn.example.com/font.wof?'] } }, observation),
+    'matched_failed_request',
+    {
+      failed_request_url: 'https://cdn.example.com/font.woff',
+    },
+  );
+  assert.is(
+    (await render({ options: { fail_if_request_failed: ['https://other.example.com/*', '*/app.js'] } }, observation))
+      .status,
+    'succeeded',
+  );
 });
 
 test('wildcards are anchored: * any run, ? exactly one character', () => {
@@ -151,19 +186,37 @@ test('wildcards are anchored: * any run, ? exactly one character', () => {
 });
 
 test('content missing, case-insensitively', async () => {
-  assertFailed(await render({ options: { fail_if_content_missing: ['your DASHBOARD', 'Logout'] } }), 'content_missing_specified_string', { matched_string: 'Logout' });
-  assert.is((await render({ options: { fail_if_content_missing: ['WELCOME back your dashboard'] } })).status, 'succeeded');
+  assertFailed(
+    await render({ options: { fail_if_content_missing: ['your DASHBOARD', 'Logout'] } }),
+    'content_missing_specified_string',
+    { matched_string: 'Logout' },
+  );
+  assert.is(
+    (await render({ options: { fail_if_content_missing: ['WELCOME back your dashboard'] } })).status,
+    'succeeded',
+  );
 });
 
 test('content contains, case-insensitively', async () => {
-  assertFailed(await render({ options: { fail_if_content_contains: ['please sign in'] } }, { visibleText: 'Please Sign In to continue' }), 'content_contains_specified_string', {
-    matched_string: 'please sign in',
-  });
+  assertFailed(
+    await render(
+      { options: { fail_if_content_contains: ['please sign in'] } },
+      { visibleText: 'Please Sign In to continue' },
+    ),
+    'content_contains_specified_string',
+    {
+      matched_string: 'please sign in',
+    },
+  );
   assert.is((await render({ options: { fail_if_content_contains: ['no results found'] } })).status, 'succeeded');
 });
 
 test('rules are checked in order: host error before content', async () => {
-  assertFailed(await render({ options: { fail_if_content_missing: ['absent'] } }, { mainStatus: 500 }), 'host_returned_error', { returned_status_code: 500 });
+  assertFailed(
+    await render({ options: { fail_if_content_missing: ['absent'] } }, { mainStatus: 500 }),
+    'host_returned_error',
+    { returned_status_code: 500 },
+  );
 });
 
 test('a capture ServiceError that is not retryable is final', async () => {
@@ -181,7 +234,10 @@ test('an unexpected capture error is retried later, each delivery waiting longer
   const first = await render({ deliveryCount: 1 }, boom);
   const second = await render({ deliveryCount: 2 }, boom);
   assert.is(first.finalState, 'retryLater');
-  for (const [output, delayMs] of [[first, 1000], [second, 2000]] as const) {
+  for (const [output, delayMs] of [
+    [first, 1000],
+    [second, 2000],
+  ] as const) {
     assert.is(output.status, 'retryLater');
     if (output.status !== 'retryLater') return;
     assert.is(output.delayMs, delayMs);
@@ -208,13 +264,17 @@ test('a caller whose deadline passed: failed as late before anything runs', asyn
 });
 
 test('a deadline that passes while rendering: the stored render ends late; a retryable failure is not retried', async () => {
-  const slowCapture = (ms: number) => () => new Promise<PageObservation>((resolve) => setTimeout(() => resolve(baseObservation), ms));
+  const slowCapture = (ms: number) => () =>
+    new Promise<PageObservation>((resolve) => setTimeout(() => resolve(baseObservation), ms));
   const late = await render({ answerBy: Date.now() + 30 }, slowCapture(60));
   assertFailed(late, 'temporary_unavailable');
   assert.is(late.status === 'failed' && late.error_message, LATE.message);
   assert.equal(late.seen.steps, ['recordStart', 'capturePage', 'storeImage']);
 
-  const failing = await render({ answerBy: Date.now() + 30 }, () => new Promise((_, reject) => setTimeout(() => reject(new Error('crash')), 60)));
+  const failing = await render(
+    { answerBy: Date.now() + 30 },
+    () => new Promise((_, reject) => setTimeout(() => reject(new Error('crash')), 60)),
+  );
   assertFailed(failing, 'internal_application_error');
 
   const inTime = await render({ answerBy: Date.now() + 10_000 }, slowCapture(10));
@@ -239,9 +299,13 @@ test('recording the start failing is an internal, retryable failure', async () =
 
 test('render.cancel aborts the capture and hands the request back at once, even on the last delivery', async () => {
   let aborted = false;
-  const { actor, seen } = renderActor({ isLastDelivery: true }, (signal) => new Promise((_, reject) => {
-    signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
-  }));
+  const { actor, seen } = renderActor(
+    { isLastDelivery: true },
+    (signal) =>
+      new Promise((_, reject) => {
+        signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
+      }),
+  );
   const done = toPromise(actor);
   actor.start();
   await waitFor(() => actor.getSnapshot().matches('capturing'), 'the capture under way', 1000, 1);
@@ -265,12 +329,26 @@ test('a storage outage is retried later; a storage failure on the last delivery 
 /** A render with store=true: the steps as doubles, the upload answering with `upload`. */
 async function renderStored(upload: () => Promise<StoreResult>) {
   const steps: string[] = [];
-  const target: StoreTarget = { endpoint: 'https://s3.example', bucket: 'b-1', region: 'us-east-1', access_key_id: 'K', secret_access_key: 'sealed:v1:x:y', key: 'a.png', acl: '', storage_class: 'standard', return_location: false };
+  const target: StoreTarget = {
+    endpoint: 'https://s3.example',
+    bucket: 'b-1',
+    region: 'us-east-1',
+    access_key_id: 'K',
+    secret_access_key: 'sealed:v1:x:y',
+    key: 'a.png',
+    acl: '',
+    storage_class: 'standard',
+    return_location: false,
+  };
   const machine = renderMachine.provide({
     actors: {
       recordStart: fromPromise<void, RecordStartInput>(async () => void steps.push('recordStart')),
-      capturePage: fromPromise<PageObservation, CapturePageInput>(async () => (steps.push('capturePage'), baseObservation)),
-      storeImage: fromPromise<StoredImage, StoreImageInput>(async () => (steps.push('storeImage'), { file_name: 'abc.png', size_bytes: 14 })),
+      capturePage: fromPromise<PageObservation, CapturePageInput>(
+        async () => (steps.push('capturePage'), baseObservation),
+      ),
+      storeImage: fromPromise<StoredImage, StoreImageInput>(
+        async () => (steps.push('storeImage'), { file_name: 'abc.png', size_bytes: 14 }),
+      ),
       uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input }) => {
         steps.push('uploadOutput');
         assert.ok(input.observation.image.equals(baseObservation.image), 'the upload gets the output');
@@ -278,7 +356,9 @@ async function renderStored(upload: () => Promise<StoreResult>) {
       }),
     },
   });
-  const actor = createActor(machine, { input: { request: { ...requestWith(), store: target }, deliveryCount: 1, isLastDelivery: false } });
+  const actor = createActor(machine, {
+    input: { request: { ...requestWith(), store: target }, deliveryCount: 1, isLastDelivery: false },
+  });
   const done = toPromise(actor);
   actor.start();
   return { output: await done, steps };
@@ -292,8 +372,12 @@ test('store=true: after the own copy, the upload; the output says where it went'
 });
 
 test('a refused upload fails the render, final, and keeps the own copy', async () => {
-  const refusal = new ServiceError('storage_upload_failed', { error_details: [{ parameter: 'store', code: 'AccessDenied', message: 'Access Denied' }] });
-  const { output } = await renderStored(async () => { throw refusal; });
+  const refusal = new ServiceError('storage_upload_failed', {
+    error_details: [{ parameter: 'store', code: 'AccessDenied', message: 'Access Denied' }],
+  });
+  const { output } = await renderStored(async () => {
+    throw refusal;
+  });
   assertFailed(output, 'storage_upload_failed', refusal.details);
   if (output.status === 'failed') assert.equal(output.stored, { file_name: 'abc.png', size_bytes: 14 });
 });

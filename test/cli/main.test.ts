@@ -17,7 +17,12 @@ cli.before(async (context) => {
 // The CLI with NATS_URL at `natsUrl`; `error` is its failure JSON.
 async function shutterbus(natsUrl: string, args: string[]) {
   const { code, stdout, stderr, json } = await run({ env: { NATS_URL: natsUrl } }, ...args);
-  return { code, stdout, stderr, error: code === 0 ? undefined : (json as { error_code: string; error_message: string }) };
+  return {
+    code,
+    stdout,
+    stderr,
+    error: code === 0 ? undefined : (json as { error_code: string; error_message: string }),
+  };
 }
 
 const mistakes: [string, string[], RegExp][] = [
@@ -27,7 +32,11 @@ const mistakes: [string, string[], RegExp][] = [
   ['half a command', ['workspace'], /^usage: shutterbus/],
   ['a word after the command', ['usage', 'extra', '--workspace', 'ws_0000000000000000'], /'extra'/],
   ['an unknown flag', ['workspace', 'create', '--bogus'], /--bogus/],
-  ['a flag of another command', ['workspace', 'show', '--workspace', 'ws_0000000000000000', '--month', '2025-01'], /--month/],
+  [
+    'a flag of another command',
+    ['workspace', 'show', '--workspace', 'ws_0000000000000000', '--month', '2025-01'],
+    /--month/,
+  ],
   ['a short flag', ['workspace', 'create', '-p', 'pro'], /-p/],
   ['a flag without its value at the end', ['workspace', 'show', '--workspace'], /--workspace/],
   ['a flag whose value is the next flag', ['keys', 'rotate', '--workspace', '--as', 'a@example.com'], /--workspace/],
@@ -36,26 +45,36 @@ const mistakes: [string, string[], RegExp][] = [
   ['a flag after "--"', ['mail', 'outbox', '--', '--x'], /--x/],
 ];
 
-cli('each mistake in the command line exits 2 with error_code "usage" and the usage text, without asking NATS', async ({ natsUrl }) => {
-  const runs = await Promise.all(mistakes.map(([, args]) => shutterbus(natsUrl, args)));
-  mistakes.forEach(([what, , message], i) => {
-    const { code, stdout, error } = runs[i];
-    assert.is(code, 2, `${what}: exit code`);
-    assert.is(stdout, '', `${what}: nothing on stdout`);
-    assert.is(error?.error_code, 'usage', `${what}: error_code`);
-    assert.match(error!.error_message, message, `${what}: says what is wrong`);
-    assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
-  });
-});
+cli(
+  'each mistake in the command line exits 2 with error_code "usage" and the usage text, without asking NATS',
+  async ({ natsUrl }) => {
+    const runs = await Promise.all(mistakes.map(([, args]) => shutterbus(natsUrl, args)));
+    mistakes.forEach(([what, , message], i) => {
+      const { code, stdout, error } = runs[i];
+      assert.is(code, 2, `${what}: exit code`);
+      assert.is(stdout, '', `${what}: nothing on stdout`);
+      assert.is(error?.error_code, 'usage', `${what}: error_code`);
+      assert.match(error!.error_message, message, `${what}: says what is wrong`);
+      assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
+    });
+  },
+);
 
-cli('--help, -h and help print the usage as plain text on stdout and exit 0, without asking NATS', async ({ natsUrl }) => {
-  for (const args of [['--help'], ['-h'], ['help'], ['workspace', 'create', '--help']]) {
-    const { code, stdout, stderr } = await shutterbus(natsUrl, args);
-    assert.is(code, 0, args.join(' '));
-    assert.is(stderr, '', `${args.join(' ')}: nothing on stderr`);
-    assert.match(stdout, /^usage: shutterbus <command>\n  workspace create \[--plan free\|pro\]/, `${args.join(' ')}: plain text`);
-  }
-});
+cli(
+  '--help, -h and help print the usage as plain text on stdout and exit 0, without asking NATS',
+  async ({ natsUrl }) => {
+    for (const args of [['--help'], ['-h'], ['help'], ['workspace', 'create', '--help']]) {
+      const { code, stdout, stderr } = await shutterbus(natsUrl, args);
+      assert.is(code, 0, args.join(' '));
+      assert.is(stderr, '', `${args.join(' ')}: nothing on stderr`);
+      assert.match(
+        stdout,
+        /^usage: shutterbus <command>\n {2}workspace create \[--plan free\|pro\]/,
+        `${args.join(' ')}: plain text`,
+      );
+    }
+  },
+);
 
 cli('a well-formed command line gets as far as NATS (exit 1, temporary_unavailable)', async ({ natsUrl }) => {
   const wellFormed = [

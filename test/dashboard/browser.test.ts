@@ -122,18 +122,24 @@ dashboard('turn on "require signed requests": unsigned requests are refused, sig
   assert.match((await page.textContent('.notice.ok'))!, /in force on every server within about two seconds/);
   assert.is((await page.textContent('#setting-state'))!.trim(), 'On');
   const query = `url=${fixture('/')}&access_key=${accessKey}&viewport_width=400&viewport_height=300`;
-  await until('the setting reached the ingress', async () => (await take(query)).json?.error_code === 'signature_is_required');
+  await until(
+    'the setting reached the ingress',
+    async () => (await take(query)).json?.error_code === 'signature_is_required',
+  );
   assert.is((await take(query)).status, 403);
   assert.is((await take(signed(secretKey, query))).status, 200);
   // A failure, for the usage page to explain.
-  assert.is((await take(signed(secretKey, `url=${fixture('/status/500')}&access_key=${accessKey}`))).json?.error_code, 'host_returned_error');
+  assert.is(
+    (await take(signed(secretKey, `url=${fixture('/status/500')}&access_key=${accessKey}`))).json?.error_code,
+    'host_returned_error',
+  );
 });
 
 dashboard('the usage page counts this month and lists the latest renders with their errors', async () => {
   const page = state.ownerPage!;
   await page.click('nav >> text=Usage');
   assert.is((await page.textContent('#used'))!.trim(), '2');
-  assert.is(await page.locator('svg.chart rect.bar').count() >= 28, true);
+  assert.is((await page.locator('svg.chart rect.bar').count()) >= 28, true);
   const table = (await page.textContent('#renders'))!;
   assert.match(table, /host_returned_error/);
   assert.match(table, /succeeded/);
@@ -174,13 +180,25 @@ dashboard('a member sees the setting and rotation refused, also when posting the
   await member.goto(`${service.base}/dashboard/keys`);
   const csrf = (await member.getAttribute('input[name=_csrf]', 'value'))!;
   const headers = { origin: service.base };
-  const rotate = await member.request.post(`${service.base}/dashboard/keys/rotate`, { form: { _csrf: csrf, confirm: 'rotate' }, headers, maxRedirects: 0 });
+  const rotate = await member.request.post(`${service.base}/dashboard/keys/rotate`, {
+    form: { _csrf: csrf, confirm: 'rotate' },
+    headers,
+    maxRedirects: 0,
+  });
   assert.is(rotate.status(), 403);
   assert.is((await member.request.get(`${service.base}/dashboard/keys/rotate`, { maxRedirects: 0 })).status(), 403);
-  const setting = await member.request.post(`${service.base}/dashboard/settings`, { form: { _csrf: csrf, require_signed_requests: 'off' }, headers, maxRedirects: 0 });
+  const setting = await member.request.post(`${service.base}/dashboard/settings`, {
+    form: { _csrf: csrf, require_signed_requests: 'off' },
+    headers,
+    maxRedirects: 0,
+  });
   assert.is(setting.status(), 403);
   const { accessKey } = state as Required<typeof state>;
-  assert.is((await take(`url=${fixture('/')}&access_key=${accessKey}`)).json?.error_code, 'signature_is_required', 'the setting stayed on');
+  assert.is(
+    (await take(`url=${fixture('/')}&access_key=${accessKey}`)).json?.error_code,
+    'signature_is_required',
+    'the setting stayed on',
+  );
   await member.context().close();
 });
 

@@ -3,7 +3,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { signUrl } from '../../src/client/index.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
-import { choicesQuery, playgroundFields, readChoices, signedTakeUrl, snippets } from '../../src/http/dashboard/playground-request.ts';
+import {
+  choicesQuery,
+  playgroundFields,
+  readChoices,
+  signedTakeUrl,
+  snippets,
+} from '../../src/http/dashboard/playground-request.ts';
 
 const request = suite('dashboard playground request');
 const keys = { access_key: 'ak_test', secret_key: 'sk_test' };
@@ -12,35 +18,68 @@ request('fields come from the parameter table, in its order; names it lacks are 
   const fields = playgroundFields();
   assert.ok(fields.length > 10);
   for (const field of fields) assert.is(parameterByName.get(field.name), field);
-  assert.equal(fields.map((f) => f.name), fields.map((f) => f.name).sort((a, b) => [...parameterByName.keys()].indexOf(a) - [...parameterByName.keys()].indexOf(b)));
+  assert.equal(
+    fields.map((f) => f.name),
+    fields
+      .map((f) => f.name)
+      .sort((a, b) => [...parameterByName.keys()].indexOf(a) - [...parameterByName.keys()].indexOf(b)),
+  );
 });
 
-request('choices: defaults and empty values left out, lists one a line, a switch on by default only when turned off', () => {
-  const form: Record<string, string[]> = {
-    url: [' https://example.com/a b '],
-    viewport_width: ['1280'],
-    viewport_height: ['800.0'],
-    delay: [''],
-    dark_mode: ['true'],
-    full_page: [],
-    hide_selectors: ['.ad\r\n\n#cookie '],
-    cache: ['false', 'true'],
-    format: ['png'],
-  };
-  assert.equal(readChoices((name) => form[name] ?? []), [
-    ['url', 'https://example.com/a b'],
-    ['viewport_height', '800'],
-    ['dark_mode', 'true'],
-    ['hide_selectors', '.ad'],
-    ['hide_selectors', '#cookie'],
-  ]);
-  assert.equal(readChoices((name) => (name === 'cache' ? ['false'] : [])), [['cache', 'false']]);
-});
+request(
+  'choices: defaults and empty values left out, lists one a line, a switch on by default only when turned off',
+  () => {
+    const form: Record<string, string[]> = {
+      url: [' https://example.com/a b '],
+      viewport_width: ['1280'],
+      viewport_height: ['800.0'],
+      delay: [''],
+      dark_mode: ['true'],
+      full_page: [],
+      hide_selectors: ['.ad\r\n\n#cookie '],
+      cache: ['false', 'true'],
+      format: ['png'],
+    };
+    assert.equal(
+      readChoices((name) => form[name] ?? []),
+      [
+        ['url', 'https://example.com/a b'],
+        ['viewport_height', '800'],
+        ['dark_mode', 'true'],
+        ['hide_selectors', '.ad'],
+        ['hide_selectors', '#cookie'],
+      ],
+    );
+    assert.equal(
+      readChoices((name) => (name === 'cache' ? ['false'] : [])),
+      [['cache', 'false']],
+    );
+  },
+);
 
-request('the signed URL is the one shutterbus/client signs from the snippet\'s parameters', () => {
-  const choices = readChoices((name) => ({ url: ['https://example.com/?q=a&b'], viewport_device: ['iPhone 13'], dark_mode: ['true'], delay: ['1.5'], hide_selectors: ['.a\n.b'] })[name] ?? []);
+request("the signed URL is the one shutterbus/client signs from the snippet's parameters", () => {
+  const choices = readChoices(
+    (name) =>
+      ({
+        url: ['https://example.com/?q=a&b'],
+        viewport_device: ['iPhone 13'],
+        dark_mode: ['true'],
+        delay: ['1.5'],
+        hide_selectors: ['.a\n.b'],
+      })[name] ?? [],
+  );
   const signed = signedTakeUrl('http://shots.test', choices, keys);
-  const viaClient = signUrl({ url: 'https://example.com/?q=a&b', viewport_device: 'iPhone 13', dark_mode: true, delay: 1.5, hide_selectors: ['.a', '.b'] }, { accessKey: 'ak_test', secretKey: 'sk_test' }, 'http://shots.test');
+  const viaClient = signUrl(
+    {
+      url: 'https://example.com/?q=a&b',
+      viewport_device: 'iPhone 13',
+      dark_mode: true,
+      delay: 1.5,
+      hide_selectors: ['.a', '.b'],
+    },
+    { accessKey: 'ak_test', secretKey: 'sk_test' },
+    'http://shots.test',
+  );
   assert.is(signed.url, viaClient);
   assert.is(signed.url, `http://shots.test${signed.path}`);
   const code = snippets('http://shots.test', choices, 'ak_test', signed.url);

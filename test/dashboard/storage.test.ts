@@ -7,10 +7,14 @@ import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
 import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 import { startS3, type S3Server } from '../helpers/stack.ts';
-import { signUp as signUpAt, Visitor } from '../helpers/visitor.ts';
+import { signUp as signUpAt } from '../helpers/visitor.ts';
 
 const page = suite('dashboard storage page');
-const keys = { accessKey: 'DASHKEY', secretKey: `dash-secret-${randomBytes(10).toString('hex')}`, bucket: 'dash-bucket' };
+const keys = {
+  accessKey: 'DASHKEY',
+  secretKey: `dash-secret-${randomBytes(10).toString('hex')}`,
+  bucket: 'dash-bucket',
+};
 let stack: TestStack;
 let service: TestService;
 let customer: S3Server;
@@ -26,15 +30,25 @@ page.after(async () => {
   await stack?.stop();
 });
 
-
 const signUp = (email: string) => signUpAt(service.base, email);
 
-const fields = (secret = keys.secretKey) => ({ endpoint: customer.endpoint, bucket: keys.bucket, access_key_id: keys.accessKey, secret_access_key: secret });
+const fields = (secret = keys.secretKey) => ({
+  endpoint: customer.endpoint,
+  bucket: keys.bucket,
+  access_key_id: keys.accessKey,
+  secret_access_key: secret,
+});
 
 page('an owner saves, tests and clears the default storage; the secret is never shown', async () => {
   const owner = await signUp('storage-owner@example.com');
-  const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await owner.get('/dashboard/storage')).text)![1];
-  assert.is((await owner.post('/dashboard/storage', { ...fields(), _csrf: 'forged' })).status, 403, 'a form without the session\'s CSRF token is refused');
+  const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec(
+    (await owner.get('/dashboard/storage')).text,
+  )![1];
+  assert.is(
+    (await owner.post('/dashboard/storage', { ...fields(), _csrf: 'forged' })).status,
+    403,
+    "a form without the session's CSRF token is refused",
+  );
 
   const saved = await owner.post('/dashboard/storage', fields());
   assert.is(saved.status, 303, saved.text);
@@ -50,7 +64,15 @@ page('an owner saves, tests and clears the default storage; the secret is never 
   assert.is(tested.status, 200, tested.text);
   assert.match(tested.text, 'The connection works');
   // The test object was deleted again: the bucket is empty.
-  const reader = new S3Client({ endPoint: '127.0.0.1', port: customer.port, useSSL: false, accessKey: keys.accessKey, secretKey: keys.secretKey, region: 'us-east-1', pathStyle: true });
+  const reader = new S3Client({
+    endPoint: '127.0.0.1',
+    port: customer.port,
+    useSSL: false,
+    accessKey: keys.accessKey,
+    secretKey: keys.secretKey,
+    region: 'us-east-1',
+    pathStyle: true,
+  });
   const names: string[] = [];
   for await (const item of reader.listObjectsV2(keys.bucket, '', true)) names.push((item as { name: string }).name);
   assert.equal(names, []);
@@ -69,7 +91,17 @@ page('a member sees the page but cannot change the storage', async () => {
   const owner = await signUp('storage-boss@example.com');
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await owner.get('/dashboard/keys')).text)![1];
   const member = await signUp('storage-member@example.com');
-  const added = await shutterbus(stack, 'member', 'add', '--workspace', workspaceId, '--email', 'storage-member@example.com', '--role', 'member');
+  const added = await shutterbus(
+    stack,
+    'member',
+    'add',
+    '--workspace',
+    workspaceId,
+    '--email',
+    'storage-member@example.com',
+    '--role',
+    'member',
+  );
   assert.is(added.code, 0, added.stderr);
   await member.get('/dashboard/keys');
   assert.is((await member.post('/dashboard/switch', { workspace_id: workspaceId })).status, 303);

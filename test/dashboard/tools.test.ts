@@ -78,7 +78,8 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
 
   await page.goto(`${service.base}/dashboard/playground`);
   assert.is(await page.locator('nav >> text=Playground').getAttribute('aria-current'), 'page');
-  for (const name of ['url', 'format', 'viewport_device', 'dark_mode', 'hide_selectors', 'cache']) assert.is(await page.locator(`[name=${name}]`).count() > 0, true, name);
+  for (const name of ['url', 'format', 'viewport_device', 'dark_mode', 'hide_selectors', 'cache'])
+    assert.is((await page.locator(`[name=${name}]`).count()) > 0, true, name);
   await page.fill('#field-html', darkAwarePage);
   await page.fill('#field-viewport_device', 'iPhone 13');
   await page.check('#field-dark_mode');
@@ -127,7 +128,10 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
 });
 
 tools('without JavaScript, a failing render shows its error code; a refused one its details', async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false, storageState: await state.ownerPage!.context().storageState() });
+  const context = await browser.newContext({
+    javaScriptEnabled: false,
+    storageState: await state.ownerPage!.context().storageState(),
+  });
   const page = await context.newPage();
   await page.goto(`${service.base}/dashboard/playground`);
   await page.fill('#field-url', fixture('/status/500'));
@@ -143,65 +147,100 @@ tools('without JavaScript, a failing render shows its error code; a refused one 
   await context.close();
 });
 
-tools('a dead delivery: a member sees it without the button and a forged post is refused; the owner sends it again', async () => {
-  const page = state.ownerPage!;
-  const render = await call(`${service.base}/api/take?url=${encodeURIComponent(fixture('/'))}&access_key=${state.accessKey}&async=true&webhook_url=${encodeURIComponent(receiverUrl)}`);
-  assert.is(render.status, 202, JSON.stringify(render.json));
-  await waitFor(async () => {
+tools(
+  'a dead delivery: a member sees it without the button and a forged post is refused; the owner sends it again',
+  async () => {
+    const page = state.ownerPage!;
+    const render = await call(
+      `${service.base}/api/take?url=${encodeURIComponent(fixture('/'))}&access_key=${state.accessKey}&async=true&webhook_url=${encodeURIComponent(receiverUrl)}`,
+    );
+    assert.is(render.status, 202, JSON.stringify(render.json));
+    await waitFor(
+      async () => {
+        await page.goto(`${service.base}/dashboard/deliveries`);
+        return (await page.locator('#deliveries tr[data-status=dead]').count()) === 1;
+      },
+      'the delivery is dead after its two attempts',
+      30_000,
+      300,
+    );
+    assert.is(hook.received.length, 2);
+    const row = page.locator('#deliveries tr[data-status=dead]');
+    assert.match((await row.textContent())!, /HTTP 500/);
+    state.deliveryId = (await row.getAttribute('id'))!.replace('delivery-', '');
+
+    await page.click(`#delivery-${state.deliveryId} >> text=Request`);
+    const headers = (await page.textContent('#delivery-headers'))!;
+    assert.match(headers, new RegExp(`^webhook-id: ${state.deliveryId}$`, 'm'));
+    // Exactly what the last attempt sent: its timestamp and both signatures.
+    const last = hook.received.at(-1)!.headers;
+    for (const name of ['x-webhook-timestamp', 'x-signature', 'webhook-timestamp', 'webhook-signature']) {
+      assert.ok(headers.split('\n').includes(`${name}: ${last[name]}`), `${name} as sent: ${last[name]}`);
+    }
+    assert.is((await page.textContent('#delivery-body'))!, hook.received[0].body, 'the body as sent');
+
+    // A member: the page without the button; the post refused even with their own token and our origin.
+    await page.goto(`${service.base}/dashboard/members`);
+    await page.fill('#invite-email', teammate);
+    await page.selectOption('#invite-role', 'member');
+    await page.click('text=Send invitation');
+    const member = await (await browser.newContext()).newPage();
+    await member.goto(await mailedLink(teammate));
+    await member.fill('#password', password);
+    await member.click('button[type=submit]');
+    await member.goto(`${service.base}/dashboard/deliveries`);
+    assert.is(await member.locator(`#delivery-${state.deliveryId}`).count(), 1);
+    assert.is(await member.locator('button.resend').count(), 0, 'no Send again for a member');
+    const resend = `${service.base}/dashboard/deliveries/${state.deliveryId}/resend`;
+    const memberCsrf = (await member.getAttribute('input[name=_csrf]', 'value'))!;
+    const asMember = await member.request.post(resend, {
+      form: { _csrf: memberCsrf },
+      headers: { origin: service.base },
+      maxRedirects: 0,
+    });
+    assert.is(asMember.status(), 403);
+    await member.context().close();
+    // The owner's own session, but without the CSRF token or from another origin.
+    const ownerCsrf = (await page.getAttribute('input[name=_csrf]', 'value'))!;
+    assert.is(
+      (await page.request.post(resend, { form: {}, headers: { origin: service.base }, maxRedirects: 0 })).status(),
+      403,
+    );
+    assert.is(
+      (
+        await page.request.post(resend, {
+          form: { _csrf: ownerCsrf },
+          headers: { origin: 'http://evil.example' },
+          maxRedirects: 0,
+        })
+      ).status(),
+      403,
+    );
+    assert.is(hook.received.length, 2, 'nothing was sent again');
+
+    hook.status = 200;
     await page.goto(`${service.base}/dashboard/deliveries`);
-    return (await page.locator('#deliveries tr[data-status=dead]').count()) === 1;
-  }, 'the delivery is dead after its two attempts', 30_000, 300);
-  assert.is(hook.received.length, 2);
-  const row = page.locator('#deliveries tr[data-status=dead]');
-  assert.match((await row.textContent())!, /HTTP 500/);
-  state.deliveryId = (await row.getAttribute('id'))!.replace('delivery-', '');
-
-  await page.click(`#delivery-${state.deliveryId} >> text=Request`);
-  const headers = (await page.textContent('#delivery-headers'))!;
-  assert.match(headers, new RegExp(`^webhook-id: ${state.deliveryId}$`, 'm'));
-  // Exactly what the last attempt sent: its timestamp and both signatures.
-  const last = hook.received.at(-1)!.headers;
-  for (const name of ['x-webhook-timestamp', 'x-signature', 'webhook-timestamp', 'webhook-signature']) {
-    assert.ok(headers.split('\n').includes(`${name}: ${last[name]}`), `${name} as sent: ${last[name]}`);
-  }
-  assert.is((await page.textContent('#delivery-body'))!, hook.received[0].body, 'the body as sent');
-
-  // A member: the page without the button; the post refused even with their own token and our origin.
-  await page.goto(`${service.base}/dashboard/members`);
-  await page.fill('#invite-email', teammate);
-  await page.selectOption('#invite-role', 'member');
-  await page.click('text=Send invitation');
-  const member = await (await browser.newContext()).newPage();
-  await member.goto(await mailedLink(teammate));
-  await member.fill('#password', password);
-  await member.click('button[type=submit]');
-  await member.goto(`${service.base}/dashboard/deliveries`);
-  assert.is(await member.locator(`#delivery-${state.deliveryId}`).count(), 1);
-  assert.is(await member.locator('button.resend').count(), 0, 'no Send again for a member');
-  const resend = `${service.base}/dashboard/deliveries/${state.deliveryId}/resend`;
-  const memberCsrf = (await member.getAttribute('input[name=_csrf]', 'value'))!;
-  const asMember = await member.request.post(resend, { form: { _csrf: memberCsrf }, headers: { origin: service.base }, maxRedirects: 0 });
-  assert.is(asMember.status(), 403);
-  await member.context().close();
-  // The owner's own session, but without the CSRF token or from another origin.
-  const ownerCsrf = (await page.getAttribute('input[name=_csrf]', 'value'))!;
-  assert.is((await page.request.post(resend, { form: {}, headers: { origin: service.base }, maxRedirects: 0 })).status(), 403);
-  assert.is((await page.request.post(resend, { form: { _csrf: ownerCsrf }, headers: { origin: 'http://evil.example' }, maxRedirects: 0 })).status(), 403);
-  assert.is(hook.received.length, 2, 'nothing was sent again');
-
-  hook.status = 200;
-  await page.goto(`${service.base}/dashboard/deliveries`);
-  if (process.env.DOCS_SCREENSHOTS) await page.screenshot({ path: 'docs/dashboard-deliveries.png', fullPage: true });
-  await page.click(`#delivery-${state.deliveryId} button.resend`);
-  assert.match((await page.textContent('.notice.ok'))!, /Sent again/);
-  await waitFor(async () => hook.received.some((r) => r.answered === 200), 'the delivery arrives at the receiver', 15_000);
-  const arrived = hook.received.find((r) => r.answered === 200)!;
-  assert.is(arrived.headers['webhook-id'], state.deliveryId, 'the same delivery id');
-  assert.is(arrived.body, hook.received[0].body);
-  await waitFor(async () => {
-    await page.goto(`${service.base}/dashboard/deliveries`);
-    return (await page.locator(`#delivery-${state.deliveryId}[data-status=delivered]`).count()) === 1;
-  }, 'the page shows it delivered', 10_000, 300);
-});
+    if (process.env.DOCS_SCREENSHOTS) await page.screenshot({ path: 'docs/dashboard-deliveries.png', fullPage: true });
+    await page.click(`#delivery-${state.deliveryId} button.resend`);
+    assert.match((await page.textContent('.notice.ok'))!, /Sent again/);
+    await waitFor(
+      async () => hook.received.some((r) => r.answered === 200),
+      'the delivery arrives at the receiver',
+      15_000,
+    );
+    const arrived = hook.received.find((r) => r.answered === 200)!;
+    assert.is(arrived.headers['webhook-id'], state.deliveryId, 'the same delivery id');
+    assert.is(arrived.body, hook.received[0].body);
+    await waitFor(
+      async () => {
+        await page.goto(`${service.base}/dashboard/deliveries`);
+        return (await page.locator(`#delivery-${state.deliveryId}[data-status=delivered]`).count()) === 1;
+      },
+      'the page shows it delivered',
+      10_000,
+      300,
+    );
+  },
+);
 
 tools.run();

@@ -8,7 +8,14 @@ import * as assert from 'uvu/assert';
 import { freePort } from '../helpers/stack.ts';
 import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 
 const userContent = suite('user content in Chromium: sandboxed, nosniff, its own origin');
 let stack: TestStack;
@@ -63,7 +70,9 @@ userContent.after(async () => {
 });
 
 /** Opens `url` as the victim; what the page did and every request it made. */
-async function open(url: string): Promise<{ page: Page; title: string; stolen: string | null; requests: { url: string; cookie?: string }[] }> {
+async function open(
+  url: string,
+): Promise<{ page: Page; title: string; stolen: string | null; requests: { url: string; cookie?: string }[] }> {
   const page = await victim.newPage();
   const requests: { url: string; cookie?: string }[] = [];
   page.on('request', (request) => requests.push({ url: request.url(), cookie: request.headers().cookie }));
@@ -84,27 +93,42 @@ const renderHtml = async (base: string, extra = '') => {
   return answer.json!.file_url as string;
 };
 
-userContent('an HTML file opened by a signed-in member of another workspace runs no script and reaches no dashboard page', async () => {
-  const fileUrl = await renderHtml(service.base);
-  assert.ok(fileUrl.startsWith(`${service.base}/files/`), fileUrl);
-  const opened = await open(fileUrl);
-  assert.is(opened.title, 'quarterly report', 'the script did not run');
-  assert.is(opened.stolen, null);
-  assert.equal(opened.requests.filter((r) => r.url.includes('/dashboard')), [], 'no dashboard request');
-  await opened.page.close();
+userContent(
+  'an HTML file opened by a signed-in member of another workspace runs no script and reaches no dashboard page',
+  async () => {
+    const fileUrl = await renderHtml(service.base);
+    assert.ok(fileUrl.startsWith(`${service.base}/files/`), fileUrl);
+    const opened = await open(fileUrl);
+    assert.is(opened.title, 'quarterly report', 'the script did not run');
+    assert.is(opened.stolen, null);
+    assert.equal(
+      opened.requests.filter((r) => r.url.includes('/dashboard')),
+      [],
+      'no dashboard request',
+    );
+    await opened.page.close();
 
-  const file = await call(fileUrl);
-  assert.match(file.bytes.toString(), /<script>/, 'the document still carries the script: only the headers keep it inert');
-  assert.is(file.headers.get('content-security-policy'), 'sandbox');
-  assert.is(file.headers.get('x-content-type-options'), 'nosniff');
-});
+    const file = await call(fileUrl);
+    assert.match(
+      file.bytes.toString(),
+      /<script>/,
+      'the document still carries the script: only the headers keep it inert',
+    );
+    assert.is(file.headers.get('content-security-policy'), 'sandbox');
+    assert.is(file.headers.get('x-content-type-options'), 'nosniff');
+  },
+);
 
 userContent('a plain link to /api/take with format=html runs nothing either', async () => {
   const link = `${service.base}/api/take?access_key=${attacker.access_key}&format=html&cache=false&html=${encodeURIComponent(hostile)}`;
   const opened = await open(link);
   assert.is(opened.title, 'quarterly report', 'the script did not run');
   assert.is(opened.stolen, null);
-  assert.equal(opened.requests.filter((r) => r.url.includes('/dashboard')), [], 'no dashboard request');
+  assert.equal(
+    opened.requests.filter((r) => r.url.includes('/dashboard')),
+    [],
+    'no dashboard request',
+  );
   await opened.page.close();
 
   const answer = await call(link);
@@ -113,7 +137,7 @@ userContent('a plain link to /api/take with format=html runs nothing either', as
   assert.is(answer.headers.get('x-content-type-options'), 'nosniff');
 });
 
-userContent('answers Fastify never sees carry nosniff too: a refused key, a repeat view\'s redirect', async () => {
+userContent("answers Fastify never sees carry nosniff too: a refused key, a repeat view's redirect", async () => {
   const refused = await call(`${service.base}/api/take?url=https://example.com`);
   assert.is(refused.status, 401);
   assert.is(refused.headers.get('x-content-type-options'), 'nosniff');
@@ -122,32 +146,38 @@ userContent('answers Fastify never sees carry nosniff too: a refused key, a repe
   assert.is(notFound.headers.get('x-content-type-options'), 'nosniff');
 });
 
-userContent('FILES_BASE_URL: file URLs and cached redirects point there; no cookie goes there and no dashboard answers there', async () => {
-  const fileUrl = await renderHtml(split.base);
-  assert.ok(fileUrl.startsWith(`${filesBase}/files/`), fileUrl);
+userContent(
+  'FILES_BASE_URL: file URLs and cached redirects point there; no cookie goes there and no dashboard answers there',
+  async () => {
+    const fileUrl = await renderHtml(split.base);
+    assert.ok(fileUrl.startsWith(`${filesBase}/files/`), fileUrl);
 
-  // A cached signed GET: the first view renders, the later ones redirect to the files origin.
-  const query = `html=${encodeURIComponent('<p>cached</p>')}&access_key=${attacker.access_key}&format=png&cache_key=split${Date.now()}`;
-  const signedUrl = `${split.base}/api/take?${query}&signature=${hmacHex(attacker.secret_key, query)}`;
-  assert.is((await call(signedUrl)).status, 200);
-  for (let view = 0; view < 2; view++) {
-    const again = await call(signedUrl);
-    assert.is(again.status, 302);
-    assert.ok(again.headers.get('location')!.startsWith(`${filesBase}/files/`), again.headers.get('location')!);
-    assert.is(again.headers.get('x-content-type-options'), 'nosniff');
-  }
+    // A cached signed GET: the first view renders, the later ones redirect to the files origin.
+    const query = `html=${encodeURIComponent('<p>cached</p>')}&access_key=${attacker.access_key}&format=png&cache_key=split${Date.now()}`;
+    const signedUrl = `${split.base}/api/take?${query}&signature=${hmacHex(attacker.secret_key, query)}`;
+    assert.is((await call(signedUrl)).status, 200);
+    for (let view = 0; view < 2; view++) {
+      const again = await call(signedUrl);
+      assert.is(again.status, 302);
+      assert.ok(again.headers.get('location')!.startsWith(`${filesBase}/files/`), again.headers.get('location')!);
+      assert.is(again.headers.get('x-content-type-options'), 'nosniff');
+    }
 
-  const opened = await open(fileUrl);
-  assert.is(opened.title, 'quarterly report');
-  const file = opened.requests.find((r) => r.url === fileUrl);
-  assert.ok(file, 'the file was requested');
-  assert.is(file!.cookie, undefined, 'the session cookie stays on the dashboard origin');
-  assert.equal(opened.requests.filter((r) => r.url.includes('/dashboard')), []);
-  await opened.page.close();
+    const opened = await open(fileUrl);
+    assert.is(opened.title, 'quarterly report');
+    const file = opened.requests.find((r) => r.url === fileUrl);
+    assert.ok(file, 'the file was requested');
+    assert.is(file!.cookie, undefined, 'the session cookie stays on the dashboard origin');
+    assert.equal(
+      opened.requests.filter((r) => r.url.includes('/dashboard')),
+      [],
+    );
+    await opened.page.close();
 
-  const dashboardThere = await call(`${filesBase}/dashboard/sign-in`);
-  assert.is(dashboardThere.status, 404, 'no dashboard (and so no cookie) on the files origin');
-  assert.is((await call(`${split.base}/dashboard/sign-in`)).status, 200, 'the dashboard stays on BASE_URL');
-});
+    const dashboardThere = await call(`${filesBase}/dashboard/sign-in`);
+    assert.is(dashboardThere.status, 404, 'no dashboard (and so no cookie) on the files origin');
+    assert.is((await call(`${split.base}/dashboard/sign-in`)).status, 200, 'the dashboard stays on BASE_URL');
+  },
+);
 
 userContent.run();

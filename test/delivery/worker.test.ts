@@ -42,7 +42,9 @@ function handler(answers: AttemptResult[] = []) {
     config: { allowPrivateTargets: false, webhookRetrySchedule: schedule },
     log,
     deliveries: queue,
-    workspaces: { get: async (id) => (id === WORKSPACE ? ({ workspace_id: id, secret_key: 'sk_test' } as Workspace) : null) },
+    workspaces: {
+      get: async (id) => (id === WORKSPACE ? ({ workspace_id: id, secret_key: 'sk_test' } as Workspace) : null),
+    },
     sendWebhook: async (attempt) => {
       seen.sent.push(attempt);
       const answer = answers.shift();
@@ -65,18 +67,37 @@ async function newDelivery(changes: Partial<DeliveryRecord> = {}): Promise<Deliv
     body: '{"type":"render.succeeded"}',
     round: 0,
   };
-  await createJson<DeliveryRecord>(topology.deliveries, job.id, { ...job, status: 'pending', attempts: 0, created_at: now, updated_at: now, ...changes });
+  await createJson<DeliveryRecord>(topology.deliveries, job.id, {
+    ...job,
+    status: 'pending',
+    attempts: 0,
+    created_at: now,
+    updated_at: now,
+    ...changes,
+  });
   return job;
 }
 
 /** One delivery of `job`, as the consume loop hands it over. */
 function deliveryOf(job: DeliveryJob, count = 1): Delivery<DeliveryJob> {
-  return { message: job, streamSequence: 1, deliveryCount: count, isLastDelivery: false, signal: new AbortController().signal, header: () => undefined };
+  return {
+    message: job,
+    streamSequence: 1,
+    deliveryCount: count,
+    isLastDelivery: false,
+    signal: new AbortController().signal,
+    header: () => undefined,
+  };
 }
 
 const recordOf = async (job: DeliveryJob) => (await queue.get(job.id))!;
 const linesSaying = (seen: Seen, msg: string) => seen.lines.filter((line) => line.msg === msg);
-const failed = (status: number, retryAfterSeconds?: number): AttemptResult => ({ outcome: 'failed', status, error: `HTTP ${status}`, ...(retryAfterSeconds ? { retryAfterSeconds } : {}) });
+const failed = (status: number, retryAfterSeconds?: number): AttemptResult => ({
+  outcome: 'failed',
+  status,
+  error: `HTTP ${status}`,
+  ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
+});
 
 worker.before(async () => {
   nats = await startNats();
@@ -90,44 +111,61 @@ worker.after(async () => {
   await nats?.stop();
 });
 
-worker('through the real loop: a job that is not JSON or lacks a field is terminated and logged, not retried forever', async () => {
-  const terminated: number[] = [];
-  const advisories = nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${names.deliveryStream}.${names.deliveryConsumer}`, {
-    callback: (_err, msg) => void terminated.push((msg.json() as { stream_seq: number }).stream_seq),
-  });
-  const lines: { msg: string; reason?: string }[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const subject = names.deliverySubject(WORKSPACE);
-  // A job whose delivery already ended: handled (acked) without a POST.
-  const ended = await newDelivery({ status: 'delivered', attempts: 1 });
-  const bad = [
-    (await js.publish(subject, '{"id": "wh_broken"')).seq,
-    (await js.publish(subject, JSON.stringify({ ...ended, round: '0' }))).seq,
-  ];
-  const good = (await js.publish(subject, JSON.stringify(ended))).seq;
-  const running = await startDeliveryWorker({
-    config: { allowPrivateTargets: false, webhookRetrySchedule: schedule },
-    log,
-    js,
-    deliveries: queue,
-    workspaces: { get: async () => null },
-  });
-  try {
-    await waitFor(() => terminated.length === 2, 'two jobs terminated');
-    await waitFor(async () => (await topology.jsm.consumers.info(names.deliveryStream, names.deliveryConsumer)).ack_floor.stream_seq >= good, 'the good job acked');
-    // The claim: the consumer has no delivery limit, yet neither bad job comes back.
-    await pause(1500);
-  } finally {
-    await running.stop();
-    advisories.unsubscribe();
-  }
-  assert.equal(terminated.sort((a, b) => a - b), bad);
-  const refused = lines.filter((line) => line.msg === 'delivery message not valid; terminated');
-  assert.equal(refused.map((line) => line.reason), ['the message is not JSON', 'round is missing or not a number']);
-  const info = await topology.jsm.consumers.info(names.deliveryStream, names.deliveryConsumer);
-  assert.is(info.num_redelivered, 0);
-  assert.is(info.num_ack_pending, 0);
-});
+worker(
+  'through the real loop: a job that is not JSON or lacks a field is terminated and logged, not retried forever',
+  async () => {
+    const terminated: number[] = [];
+    const advisories = nc.subscribe(
+      `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${names.deliveryStream}.${names.deliveryConsumer}`,
+      {
+        callback: (_err, msg) => void terminated.push((msg.json() as { stream_seq: number }).stream_seq),
+      },
+    );
+    const lines: { msg: string; reason?: string }[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const subject = names.deliverySubject(WORKSPACE);
+    // A job whose delivery already ended: handled (acked) without a POST.
+    const ended = await newDelivery({ status: 'delivered', attempts: 1 });
+    const bad = [
+      (await js.publish(subject, '{"id": "wh_broken"')).seq,
+      (await js.publish(subject, JSON.stringify({ ...ended, round: '0' }))).seq,
+    ];
+    const good = (await js.publish(subject, JSON.stringify(ended))).seq;
+    const running = await startDeliveryWorker({
+      config: { allowPrivateTargets: false, webhookRetrySchedule: schedule },
+      log,
+      js,
+      deliveries: queue,
+      workspaces: { get: async () => null },
+    });
+    try {
+      await waitFor(() => terminated.length === 2, 'two jobs terminated');
+      await waitFor(
+        async () =>
+          (await topology.jsm.consumers.info(names.deliveryStream, names.deliveryConsumer)).ack_floor.stream_seq >=
+          good,
+        'the good job acked',
+      );
+      // The claim: the consumer has no delivery limit, yet neither bad job comes back.
+      await pause(1500);
+    } finally {
+      await running.stop();
+      advisories.unsubscribe();
+    }
+    assert.equal(
+      terminated.sort((a, b) => a - b),
+      bad,
+    );
+    const refused = lines.filter((line) => line.msg === 'delivery message not valid; terminated');
+    assert.equal(
+      refused.map((line) => line.reason),
+      ['the message is not JSON', 'round is missing or not a number'],
+    );
+    const info = await topology.jsm.consumers.info(names.deliveryStream, names.deliveryConsumer);
+    assert.is(info.num_redelivered, 0);
+    assert.is(info.num_ack_pending, 0);
+  },
+);
 
 worker('a failed attempt with attempts left: recorded, backing off, retried after the scheduled delay', async () => {
   const { handle, seen } = handler([failed(500)]);
@@ -135,8 +173,14 @@ worker('a failed attempt with attempts left: recorded, backing off, retried afte
   assert.equal(await handle(deliveryOf(job)), { kind: 'retry', delayMs: 10_000 });
   const record = await recordOf(job);
   assert.equal([record.status, record.attempts, record.last_error], ['backing_off', 1, 'HTTP 500']);
-  assert.equal(seen.sent.map((attempt) => [attempt.id, attempt.webhookUrl, attempt.body, attempt.secretKey]), [[job.id, job.webhook_url, job.body, 'sk_test']]);
-  assert.equal(linesSaying(seen, 'webhook attempt').map((line) => [line.attempt, line.outcome, line.status]), [[1, 'failed', 500]]);
+  assert.equal(
+    seen.sent.map((attempt) => [attempt.id, attempt.webhookUrl, attempt.body, attempt.secretKey]),
+    [[job.id, job.webhook_url, job.body, 'sk_test']],
+  );
+  assert.equal(
+    linesSaying(seen, 'webhook attempt').map((line) => [line.attempt, line.outcome, line.status]),
+    [[1, 'failed', 500]],
+  );
 });
 
 worker('Retry-After longer than the schedule sets the delay', async () => {
@@ -151,7 +195,10 @@ worker('the next delivery resumes at the recorded attempt: a 2xx ends it deliver
   assert.equal(await handle(deliveryOf(job, 2)), { kind: 'ack' });
   const record = await recordOf(job);
   assert.equal([record.status, record.attempts], ['delivered', 2]);
-  assert.equal(linesSaying(seen, 'webhook attempt').map((line) => line.attempt), [2]);
+  assert.equal(
+    linesSaying(seen, 'webhook attempt').map((line) => line.attempt),
+    [2],
+  );
 });
 
 worker('410 stops at once: dead, acked, dead-lettered in the log', async () => {
@@ -160,7 +207,10 @@ worker('410 stops at once: dead, acked, dead-lettered in the log', async () => {
   assert.equal(await handle(deliveryOf(job)), { kind: 'ack' });
   const record = await recordOf(job);
   assert.equal([record.status, record.attempts, record.last_error], ['dead', 1, 'HTTP 410']);
-  assert.equal(linesSaying(seen, 'webhook dead-lettered').map((line) => line.last_error), ['HTTP 410']);
+  assert.equal(
+    linesSaying(seen, 'webhook dead-lettered').map((line) => line.last_error),
+    ['HTTP 410'],
+  );
 });
 
 worker('the last attempt failing: dead with its error', async () => {
@@ -200,7 +250,14 @@ worker('a job of an older round, or of an ended delivery: acked without a POST',
 
 worker('a job before its record: retried, waiting longer each time; after about an hour, terminated', async () => {
   const { handle, seen } = handler();
-  const job: DeliveryJob = { id: 'wh_without_record', render_id: 'rnd_x', workspace_id: WORKSPACE, webhook_url: 'https://hooks.example.com/', body: '{}', round: 0 };
+  const job: DeliveryJob = {
+    id: 'wh_without_record',
+    render_id: 'rnd_x',
+    workspace_id: WORKSPACE,
+    webhook_url: 'https://hooks.example.com/',
+    body: '{}',
+    round: 0,
+  };
   assert.equal(await handle(deliveryOf(job, 1)), { kind: 'retry', delayMs: 1000 });
   assert.equal(await handle(deliveryOf(job, 50)), { kind: 'retry', delayMs: 30_000 });
   assert.equal(await handle(deliveryOf(job, 120)), { kind: 'term', reason: 'no delivery record' });

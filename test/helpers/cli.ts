@@ -16,7 +16,10 @@ export interface CliResult {
 /** Runs `shutterbus ...args` with the stack's environment (or any environment: `{ env }`). */
 export function shutterbus(stack: Pick<TestStack, 'env'>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...stack.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, ...stack.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -24,7 +27,7 @@ export function shutterbus(stack: Pick<TestStack, 'env'>, ...args: string[]): Pr
     child.on('error', reject);
     child.on('close', (code) => {
       // A failure is one JSON line on stderr, the last one (docs/operations.md).
-      const text = code === 0 ? stdout : stderr.trim().split('\n').at(-1) ?? '';
+      const text = code === 0 ? stdout : (stderr.trim().split('\n').at(-1) ?? '');
       let json: Record<string, any> = {};
       try {
         json = JSON.parse(text);

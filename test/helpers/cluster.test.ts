@@ -22,7 +22,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { nodeNames, startNatsCluster, type NatsCluster, type NodeName } from './cluster.ts';
 
@@ -53,9 +59,13 @@ async function retry<T>(what: string, attempt: () => Promise<T>, timeoutMs = 20_
 
 /** Polls `check` until it returns true. */
 async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  await retry(what, async () => {
-    if (!(await check())) throw new Error('not yet');
-  }, timeoutMs);
+  await retry(
+    what,
+    async () => {
+      if (!(await check())) throw new Error('not yet');
+    },
+    timeoutMs,
+  );
 }
 
 async function monitor(context: Context, name: NodeName, path: string): Promise<any> {
@@ -65,7 +75,11 @@ async function monitor(context: Context, name: NodeName, path: string): Promise<
 }
 
 /** The state of one node's own copy of a stream (its /jsz), whoever leads. */
-async function localState(context: Context, name: NodeName, stream: string): Promise<{ messages: number; last_seq: number } | undefined> {
+async function localState(
+  context: Context,
+  name: NodeName,
+  stream: string,
+): Promise<{ messages: number; last_seq: number } | undefined> {
   const jsz = await monitor(context, name, '/jsz?accounts=true&streams=true');
   for (const account of jsz.account_details ?? []) {
     for (const detail of account.stream_detail ?? []) {
@@ -96,7 +110,12 @@ async function readAll(js: JetStreamClient, stream: string, durable: string, cou
 
 cluster.before(async (context) => {
   context.cluster = await startNatsCluster();
-  context.nc = await connect({ servers: context.cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000 });
+  context.nc = await connect({
+    servers: context.cluster.urls,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    timeout: 2000,
+  });
   context.jsm = await jetstreamManager(context.nc, { timeout: 2000 });
   context.js = jetstream(context.nc, { timeout: 2000 });
   context.kvm = new Kvm(context.nc);
@@ -138,7 +157,8 @@ cluster('an R3 stream and an R3 KV bucket outlive SIGKILL of the stream leader; 
   assert.is((await jsm.consumers.info('ORDERS', 'audit')).cluster?.replicas?.length, 2, 'the consumer is R3 too');
 
   // msgID: a publish retried after a lost ack is stored once (the stream's duplicate window).
-  const publish = (i: number) => retry(`publish ${i}`, () => js.publish('orders.new', `order ${i}`, { msgID: `order-${i}` }));
+  const publish = (i: number) =>
+    retry(`publish ${i}`, () => js.publish('orders.new', `order ${i}`, { msgID: `order-${i}` }));
   for (let i = 0; i < 20; i++) await publish(i);
   await kv.put('colour', 'blue');
 
@@ -157,13 +177,19 @@ cluster('an R3 stream and an R3 KV bucket outlive SIGKILL of the stream leader; 
   for (let i = 20; i < 40; i++) await publish(i);
   const after = await retry('stream info', () => jsm.streams.info('ORDERS'));
   assert.is(after.state.messages, 40, 'nothing lost, nothing stored twice');
-  assert.ok(after.cluster?.replicas?.some((peer) => peer.name === leader), 'the killed node stays a member of the group');
+  assert.ok(
+    after.cluster?.replicas?.some((peer) => peer.name === leader),
+    'the killed node stays a member of the group',
+  );
   for (const seq of [1, 20, 40]) {
     const stored = await retry(`get ${seq}`, () => jsm.streams.getMessage('ORDERS', { seq }));
     assert.is(stored?.string(), `order ${seq - 1}`);
   }
   // The durable consumer reads everything in order through its own (possibly new) leader.
-  assert.equal(await readAll(js, 'ORDERS', 'audit', 40), Array.from({ length: 40 }, (_, i) => `order ${i}`));
+  assert.equal(
+    await readAll(js, 'ORDERS', 'audit', 40),
+    Array.from({ length: 40 }, (_, i) => `order ${i}`),
+  );
   assert.is((await retry('kv get', () => kv.get('colour')))?.string(), 'blue');
   await retry('kv put', () => kv.put('colour', 'green'));
   assert.is((await retry('kv get', () => kv.get('colour')))?.string(), 'green');
@@ -173,16 +199,24 @@ cluster('an R3 stream and an R3 KV bucket outlive SIGKILL of the stream leader; 
   // Not waitHealthy(leader) here: see the consumer note at the top of this file.
   await eventually(`${leader} current again in ORDERS`, async () => {
     const peer = (await jsm.streams.info('ORDERS')).cluster?.replicas?.find((p) => p.name === leader);
-    return peer !== undefined && peer.current && !peer.offline;
+    return peer?.current === true && !peer.offline;
   });
-  await eventually(`${leader}'s own copy has the 40 messages`, async () => (await localState(context, leader, 'ORDERS'))?.messages === 40);
+  await eventually(
+    `${leader}'s own copy has the 40 messages`,
+    async () => (await localState(context, leader, 'ORDERS'))?.messages === 40,
+  );
   // Two puts of one key (history 1): one message, last sequence 2.
-  await eventually(`${leader}'s copy of the bucket caught up`, async () => (await localState(context, leader, 'KV_settings'))?.last_seq === 2);
+  await eventually(
+    `${leader}'s copy of the bucket caught up`,
+    async () => (await localState(context, leader, 'KV_settings'))?.last_seq === 2,
+  );
   const rejoinedMs = Date.now() - restartedAt;
   // With all three back, the stream still takes writes and the consumer reads them.
   await publish(40);
   assert.equal(await readAll(js, 'ORDERS', 'audit', 1), ['order 40']);
-  console.log(`  (leader ${leader} killed: ${next} elected after ${electedMs} ms; ${leader} current again after ${rejoinedMs} ms)`);
+  console.log(
+    `  (leader ${leader} killed: ${next} elected after ${electedMs} ms; ${leader} current again after ${rejoinedMs} ms)`,
+  );
 });
 
 cluster('an R1 stream, its KV bucket and consumers are raised to R3 in place (nats-server 2.9.10)', async (context) => {
@@ -212,8 +246,10 @@ cluster('an R1 stream, its KV bucket and consumers are raised to R3 in place (na
   assert.is((await oldKv.get('k'))?.string(), 'v');
 
   // Created without num_replicas (0, "inherit"): follows the stream.
-  await eventually('the inheriting consumer follows to R3', async () =>
-    (await jsm.consumers.info('LEGACY', 'inherits')).cluster?.replicas?.length === 2);
+  await eventually(
+    'the inheriting consumer follows to R3',
+    async () => (await jsm.consumers.info('LEGACY', 'inherits')).cluster?.replicas?.length === 2,
+  );
   // Created with num_replicas 1: stays R1 (after a transient remap, sometimes onto another node).
   await eventually('the pinned consumer settles as R1', async () => {
     const info = await jsm.consumers.info('LEGACY', 'pinned');

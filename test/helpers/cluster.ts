@@ -145,7 +145,10 @@ async function startOnce(): Promise<NatsCluster> {
   const pick = async () => {
     for (;;) {
       const port = await freePort();
-      if (!taken.has(port)) { taken.add(port); return port; }
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
     }
   };
   for (const name of nodeNames) ports[name] = { client: await pick(), cluster: await pick(), http: await pick() };
@@ -175,11 +178,14 @@ async function startOnce(): Promise<NatsCluster> {
   const waitAnswers = async (name: NodeName) => {
     const owned = nodes.get(name)!;
     let gone = false;
-    owned.exited.then(() => { gone = true; });
+    owned.exited.then(() => {
+      gone = true;
+    });
     const deadline = Date.now() + readyTimeoutMs;
     while (!(await canConnect(ports[name].client))) {
       if (gone) throw new Error(`nats-server ${name} exited before it answered:\n${owned.output()}`);
-      if (Date.now() > deadline) throw new Error(`nats-server ${name} did not answer within ${readyTimeoutMs} ms:\n${owned.output()}`);
+      if (Date.now() > deadline)
+        throw new Error(`nats-server ${name} did not answer within ${readyTimeoutMs} ms:\n${owned.output()}`);
       await sleep(50);
     }
     // Another process may hold the cluster or monitoring port; then ours exits right away.
@@ -211,7 +217,11 @@ async function startOnce(): Promise<NatsCluster> {
     await Promise.all(nodeNames.map(waitAnswers));
     // The meta leader answers $JS.API.INFO; before it is elected the request fails or times out.
     await poll('JetStream meta leader not elected', readyTimeoutMs, () =>
-      withManager(urls, async (jsm) => { await jsm.getAccountInfo(); return true; }));
+      withManager(urls, async (jsm) => {
+        await jsm.getAccountInfo();
+        return true;
+      }),
+    );
   } catch (error) {
     await stop();
     throw error;
@@ -219,8 +229,10 @@ async function startOnce(): Promise<NatsCluster> {
 
   // One question to whichever running node answers; undefined while the stream has no leader.
   const leaderNow = (stream: string) =>
-    withManager(urls.filter((_, i) => isRunning(nodeNames[i])), async (jsm) =>
-      (await jsm.streams.info(stream)).cluster?.leader as NodeName | undefined);
+    withManager(
+      urls.filter((_, i) => isRunning(nodeNames[i])),
+      async (jsm) => (await jsm.streams.info(stream)).cluster?.leader as NodeName | undefined,
+    );
   const waitForLeader = (stream: string, notName?: NodeName, timeoutMs = defaultLeaderTimeoutMs) =>
     poll(`stream ${stream} has no leader${notName ? ` other than ${notName}` : ''}`, timeoutMs, async () => {
       const leader = await leaderNow(stream);
@@ -246,11 +258,15 @@ async function startOnce(): Promise<NatsCluster> {
     waitCurrent: async (name, streams, timeoutMs = defaultLeaderTimeoutMs) => {
       for (const stream of streams) {
         await poll(`${name} current in ${stream}`, timeoutMs, () =>
-          withManager(urls.filter((_, i) => isRunning(nodeNames[i])), async (jsm) => {
-            const { cluster } = await jsm.streams.info(stream);
-            const peer = cluster?.replicas?.find((replica) => replica.name === name);
-            return cluster?.leader === name || (peer?.current && !peer.offline) ? true : undefined;
-          }));
+          withManager(
+            urls.filter((_, i) => isRunning(nodeNames[i])),
+            async (jsm) => {
+              const { cluster } = await jsm.streams.info(stream);
+              const peer = cluster?.replicas?.find((replica) => replica.name === name);
+              return cluster?.leader === name || (peer?.current && !peer.offline) ? true : undefined;
+            },
+          ),
+        );
       }
     },
     waitForLeader,

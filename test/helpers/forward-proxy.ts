@@ -26,26 +26,45 @@ export interface ForwardProxy {
 }
 
 /** Starts a forward proxy on `host` (default 127.0.0.1); with `credentials`, Basic auth is required. */
-export async function startForwardProxy(options: { host?: string; credentials?: { user: string; password: string }; hosts?: Record<string, string> } = {}): Promise<ForwardProxy> {
+export async function startForwardProxy(
+  options: { host?: string; credentials?: { user: string; password: string }; hosts?: Record<string, string> } = {},
+): Promise<ForwardProxy> {
   const host = options.host ?? '127.0.0.1';
   // Test names resolve here as the test says; any other name as the system does.
   const addressOf = (name: string) => options.hosts?.[name] ?? name;
   const seen: ProxiedRequest[] = [];
   const sockets = new Set<Duplex>();
-  const expected = options.credentials ? `Basic ${Buffer.from(`${options.credentials.user}:${options.credentials.password}`).toString('base64')}` : undefined;
-  const allowed = (request: http.IncomingMessage) => expected === undefined || request.headers['proxy-authorization'] === expected;
+  const expected = options.credentials
+    ? `Basic ${Buffer.from(`${options.credentials.user}:${options.credentials.password}`).toString('base64')}`
+    : undefined;
+  const allowed = (request: http.IncomingMessage) =>
+    expected === undefined || request.headers['proxy-authorization'] === expected;
   const server = http.createServer((request, response) => {
     const ok = allowed(request);
-    seen.push({ method: request.method ?? '', target: request.url ?? '', authorization: request.headers['proxy-authorization'], allowed: ok });
+    seen.push({
+      method: request.method ?? '',
+      target: request.url ?? '',
+      authorization: request.headers['proxy-authorization'],
+      allowed: ok,
+    });
     if (!ok) return void response.writeHead(407, { 'Proxy-Authenticate': 'Basic realm="test"' }).end();
     const target = new URL(request.url ?? '');
     const headers = { ...request.headers };
     delete headers['proxy-authorization'];
     delete headers['proxy-connection'];
-    const forward = http.request({ host: addressOf(target.hostname), port: Number(target.port || 80), method: request.method, path: `${target.pathname}${target.search}`, headers }, (upstream) => {
-      response.writeHead(upstream.statusCode ?? 502, upstream.headers);
-      upstream.pipe(response);
-    });
+    const forward = http.request(
+      {
+        host: addressOf(target.hostname),
+        port: Number(target.port || 80),
+        method: request.method,
+        path: `${target.pathname}${target.search}`,
+        headers,
+      },
+      (upstream) => {
+        response.writeHead(upstream.statusCode ?? 502, upstream.headers);
+        upstream.pipe(response);
+      },
+    );
     forward.on('error', () => response.writeHead(502).end());
     request.pipe(forward);
   });
@@ -55,9 +74,17 @@ export async function startForwardProxy(options: { host?: string; credentials?: 
   });
   server.on('connect', (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const ok = allowed(request);
-    seen.push({ method: 'CONNECT', target: request.url ?? '', authorization: request.headers['proxy-authorization'], allowed: ok });
+    seen.push({
+      method: 'CONNECT',
+      target: request.url ?? '',
+      authorization: request.headers['proxy-authorization'],
+      allowed: ok,
+    });
     client.on('error', () => client.destroy());
-    if (!ok) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+    if (!ok)
+      return void client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n',
+      );
     const [targetHost, targetPort] = (request.url ?? '').split(/:(?=\d+$)/);
     const upstream = net.connect({ host: addressOf(targetHost.replace(/^\[|\]$/g, '')), port: Number(targetPort) });
     sockets.add(upstream);
@@ -73,7 +100,9 @@ export async function startForwardProxy(options: { host?: string; credentials?: 
   });
   await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
   const port = (server.address() as AddressInfo).port;
-  const auth = options.credentials ? `${encodeURIComponent(options.credentials.user)}:${encodeURIComponent(options.credentials.password)}@` : '';
+  const auth = options.credentials
+    ? `${encodeURIComponent(options.credentials.user)}:${encodeURIComponent(options.credentials.password)}@`
+    : '';
   return {
     port,
     url: (at = host) => `http://${auth}${at}:${port}`,

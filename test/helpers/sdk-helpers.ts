@@ -29,7 +29,11 @@ export async function startSdkHelpers(): Promise<SdkHelpers> {
       const body = text ? JSON.parse(text) : undefined;
       if (req.url === '/v1/chat/completions') {
         visionCalls.push({ headers: req.headers, body });
-        const answer = { choices: [{ index: 0, message: { role: 'assistant', content: `Answer to: ${body.messages[0].content[0].text}` } }] };
+        const answer = {
+          choices: [
+            { index: 0, message: { role: 'assistant', content: `Answer to: ${body.messages[0].content[0].text}` } },
+          ],
+        };
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       }
       hooks.push({ path: req.url ?? '', headers: req.headers, body });

@@ -76,7 +76,11 @@ const entryArgs: Record<ServiceEntry, string[]> = {
 };
 
 /** Starts Shutterbus as a child process (so a test can SIGKILL it); resolves once it logs that it started. */
-export async function spawnService(stack: TestStack, extra: Record<string, string> = {}, entry: ServiceEntry = 'src'): Promise<ChildProcess> {
+export async function spawnService(
+  stack: TestStack,
+  extra: Record<string, string> = {},
+  entry: ServiceEntry = 'src',
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, entryArgs[entry], {
     env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -136,7 +140,11 @@ export async function createWorkspace(stack: TestStack, options: TestWorkspaceOp
   try {
     const topology = await ensureTopology(nc, loadConfig(stack.env));
     const store = new WorkspaceStore(topology.workspaces, topology.accessKeys, createSealer(loadConfig(stack.env)));
-    const created = await store.create({ plan: options.plan ?? 'pro', quota: options.quota, owner: 'owner@example.com' });
+    const created = await store.create({
+      plan: options.plan ?? 'pro',
+      quota: options.quota,
+      owner: 'owner@example.com',
+    });
     return await store.update(created.workspace_id, (current) => ({
       ...current,
       members: [

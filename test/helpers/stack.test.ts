@@ -22,7 +22,10 @@ stack('freePort gives a loopback port nobody listens on', async () => {
   assert.ok(port > 0 && port < 65536);
   const refused = await new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(true));
   });
   assert.ok(refused, 'nothing listens on it');
@@ -58,7 +61,10 @@ stack('stop() ends the servers and frees their ports', async (context) => {
   for (const port of [natsPort, s3Port]) {
     const refused = await new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => { socket.destroy(); resolve(false); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
       socket.once('error', () => resolve(true));
     });
     assert.ok(refused, `port ${port} still answers after stop()`);

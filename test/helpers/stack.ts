@@ -98,9 +98,15 @@ export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     socket.setTimeout(1000);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -111,7 +117,10 @@ function answersHttp(port: number): Promise<boolean> {
       resolve(true);
     });
     request.once('error', () => resolve(false));
-    request.once('timeout', () => { request.destroy(); resolve(false); });
+    request.once('timeout', () => {
+      request.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -130,7 +139,9 @@ export function own(command: string, args: string[], dir: string): Owned {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.set(child, dir);
   let tail = '';
-  const keep = (chunk: Buffer) => { tail = (tail + chunk.toString()).slice(-4000); };
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4000);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => {
@@ -167,7 +178,9 @@ export function own(command: string, args: string[], dir: string): Owned {
 async function waitUntil(owned: Owned, name: string, ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + readyTimeoutMs;
   let gone = false;
-  owned.exited.then(() => { gone = true; });
+  owned.exited.then(() => {
+    gone = true;
+  });
   while (!(await ready())) {
     if (gone) throw new Error(`${name} exited before it answered:\n${owned.output()}`);
     if (Date.now() > deadline) {
@@ -232,12 +245,17 @@ export async function startNats(): Promise<NatsServer> {
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */
 export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
-  const keys = own ? ['--access-key-id', own.accessKey, '--secret-access-key', own.secretKey, '--bucket', own.bucket] : [];
+  const keys = own
+    ? ['--access-key-id', own.accessKey, '--secret-access-key', own.secretKey, '--bucket', own.bucket]
+    : [];
   if (own?.serviceEndpoint) keys.push('--service-endpoint', own.serviceEndpoint);
   const { port, dir, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',
-    (port, dir) => [process.execPath, [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir, ...keys]],
+    (port, dir) => [
+      process.execPath,
+      [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir, ...keys],
+    ],
     answersHttp,
   );
   return {

@@ -41,7 +41,18 @@ const rate = (text: string) => {
 /** ffprobe's view of the first video stream and the container. */
 export function probe(bytes: Buffer): Promise<Probe> {
   return withFile(bytes, async (path) => {
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=codec_name,pix_fmt,width,height,avg_frame_rate,nb_read_frames,duration:format=format_name,duration', '-of', 'json', path]);
+    const { stdout } = await run('ffprobe', [
+      '-v',
+      'error',
+      '-count_frames',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'stream=codec_name,pix_fmt,width,height,avg_frame_rate,nb_read_frames,duration:format=format_name,duration',
+      '-of',
+      'json',
+      path,
+    ]);
     const json = JSON.parse(stdout) as { streams: Record<string, string | number>[]; format: Record<string, string> };
     const stream = json.streams[0];
     return {
@@ -62,7 +73,25 @@ export function pixelAt(bytes: Buffer, seconds: number | 'last', x: number, y: n
   return withFile(bytes, async (path) => {
     const seek = seconds === 'last' ? ['-sseof', '-0.2'] : ['-ss', String(seconds)];
     const one = seconds === 'last' ? [] : ['-frames:v', '1'];
-    const { stdout } = await run('ffmpeg', ['-v', 'error', ...seek, '-i', path, '-vf', `format=rgba,crop=1:1:${x}:${y}`, ...one, '-pix_fmt', 'rgba', '-f', 'rawvideo', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+    const { stdout } = await run(
+      'ffmpeg',
+      [
+        '-v',
+        'error',
+        ...seek,
+        '-i',
+        path,
+        '-vf',
+        `format=rgba,crop=1:1:${x}:${y}`,
+        ...one,
+        '-pix_fmt',
+        'rgba',
+        '-f',
+        'rawvideo',
+        'pipe:1',
+      ],
+      { encoding: 'buffer', maxBuffer: 1 << 20 },
+    );
     // With -sseof every frame of the last 0.2 s comes out: the final one is the last four bytes.
     return [...(stdout as Buffer).subarray(stdout.length - 4)];
   });

@@ -29,7 +29,12 @@ export class Visitor {
   }
 
   private keep(response: Response) {
-    const jar = new Map(this.cookie.split('; ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair]));
+    const jar = new Map(
+      this.cookie
+        .split('; ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair]),
+    );
     for (const set of response.headers.getSetCookie()) {
       const pair = set.split(';')[0];
       jar.set(pair.slice(0, pair.indexOf('=')), pair);

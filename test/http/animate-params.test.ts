@@ -10,7 +10,7 @@ import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 const params = suite('/api/animate parameters');
 const query = (text: string): RawParams => ({ kind: 'query', entries: [...new URLSearchParams(text)] });
 
-params('defaults: mp4, 5 s, the default scenario, ScreenshotOne\'s scroll defaults, a 60 s timeout', () => {
+params("defaults: mp4, 5 s, the default scenario, ScreenshotOne's scroll defaults, a 60 s timeout", () => {
   const parsed = parseAnimateParams(query('url=https://a.example'));
   assert.ok('request' in parsed, JSON.stringify(parsed));
   if (!('request' in parsed)) return;
@@ -19,16 +19,53 @@ params('defaults: mp4, 5 s, the default scenario, ScreenshotOne\'s scroll defaul
   assert.is(options.timeout, 60);
   assert.is(options.viewport_width, 1280);
   assert.equal(
-    { duration: animation.duration, scenario: animation.scenario, by: animation.scroll_by, step: animation.scroll_duration, delay: animation.scroll_delay, easing: animation.scroll_easing, back: animation.scroll_back, complete: animation.scroll_complete, hints: animation.scroll_navigate_link_hints },
-    { duration: 5, scenario: 'default', by: 1000, step: 1500, delay: 500, easing: 'ease_in_out_quint', back: true, complete: true, hints: ['pricing', 'about', 'customers'] },
+    {
+      duration: animation.duration,
+      scenario: animation.scenario,
+      by: animation.scroll_by,
+      step: animation.scroll_duration,
+      delay: animation.scroll_delay,
+      easing: animation.scroll_easing,
+      back: animation.scroll_back,
+      complete: animation.scroll_complete,
+      hints: animation.scroll_navigate_link_hints,
+    },
+    {
+      duration: 5,
+      scenario: 'default',
+      by: 1000,
+      step: 1500,
+      delay: 500,
+      easing: 'ease_in_out_quint',
+      back: true,
+      complete: true,
+      hints: ['pricing', 'about', 'customers'],
+    },
   );
   assert.is(control.response_type, 'by_format');
   assert.not.ok('duration' in options, 'the recording is not a page option');
 });
 
 params('GET and POST give the same request; an empty scenario is the default one', () => {
-  const get = parseAnimateParams(query('html=%3Cp%3Ex%3C%2Fp%3E&format=gif&scenario=&duration=2.5&scroll_navigate_link_hints=docs&scroll_navigate_link_hints=team&clip_x=0&clip_y=0&clip_width=10&clip_height=10'));
-  const post = parseAnimateParams({ kind: 'json', body: { html: '<p>x</p>', format: 'gif', scenario: '', duration: 2.5, scroll_navigate_link_hints: ['docs', 'team'], clip_x: 0, clip_y: 0, clip_width: 10, clip_height: 10 } });
+  const get = parseAnimateParams(
+    query(
+      'html=%3Cp%3Ex%3C%2Fp%3E&format=gif&scenario=&duration=2.5&scroll_navigate_link_hints=docs&scroll_navigate_link_hints=team&clip_x=0&clip_y=0&clip_width=10&clip_height=10',
+    ),
+  );
+  const post = parseAnimateParams({
+    kind: 'json',
+    body: {
+      html: '<p>x</p>',
+      format: 'gif',
+      scenario: '',
+      duration: 2.5,
+      scroll_navigate_link_hints: ['docs', 'team'],
+      clip_x: 0,
+      clip_y: 0,
+      clip_width: 10,
+      clip_height: 10,
+    },
+  });
   assert.equal(get, post);
   if (!('request' in get)) return assert.unreachable(JSON.stringify(get));
   assert.is(get.request.animation.scenario, 'default');
@@ -39,11 +76,20 @@ params('GET and POST give the same request; an empty scenario is the default one
 params('/api/take knows none of the recording rows, and /api/animate none of the screenshot-only ones', () => {
   const take = parseTakeParams(query('url=https://a.example&duration=5&scenario=scroll'));
   assert.equal('problems' in take ? take.problems.map((p) => p.parameter) : [], ['duration', 'scenario']);
-  const animate = parseAnimateParams(query('url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true'));
-  assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], ['full_page', 'image_quality', 'pdf_landscape', 'metadata_image_size']);
+  const animate = parseAnimateParams(
+    query(
+      'url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true',
+    ),
+  );
+  assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], [
+    'full_page',
+    'image_quality',
+    'pdf_landscape',
+    'metadata_image_size',
+  ]);
 });
 
-params('a gif clip must lie inside the viewport the render will have (a device preset\'s included)', () => {
+params("a gif clip must lie inside the viewport the render will have (a device preset's included)", () => {
   const clip = 'format=gif&clip_x=0&clip_y=500&clip_width=100&clip_height=100';
   const parameterOf = (text: string) => {
     const parsed = parseAnimateParams(query(`url=https://a.example&${clip}&${text}`));
@@ -57,7 +103,12 @@ params('a gif clip must lie inside the viewport the render will have (a device p
 
 params('every problem at once', () => {
   const parsed = parseAnimateParams(query('duration=0&scroll_easing=bounce&width=8'));
-  assert.equal('problems' in parsed ? parsed.problems.map((p) => p.parameter).sort() : [], ['duration', 'scroll_easing', 'url', 'width']);
+  assert.equal('problems' in parsed ? parsed.problems.map((p) => p.parameter).sort() : [], [
+    'duration',
+    'scroll_easing',
+    'url',
+    'width',
+  ]);
 });
 
 params('docs/animate.md names every row of its own', () => {

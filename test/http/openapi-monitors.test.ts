@@ -10,19 +10,31 @@ const document: Json = openApiDocument('http://127.0.0.1:3000');
 
 openapi('every monitor operation is documented with its answers', () => {
   assert.equal(Object.keys(document.paths['/api/monitors']).sort(), ['get', 'post']);
-  assert.equal(Object.keys(document.paths['/api/monitors/{monitorId}']).filter((key) => key !== 'parameters').sort(), ['delete', 'get', 'patch']);
+  assert.equal(
+    Object.keys(document.paths['/api/monitors/{monitorId}'])
+      .filter((key) => key !== 'parameters')
+      .sort(),
+    ['delete', 'get', 'patch'],
+  );
   assert.ok(document.paths['/api/monitors'].post.responses['201']);
   assert.ok(document.paths['/api/monitors/{monitorId}'].delete.responses['204']);
   assert.ok(document.paths['/api/monitors/{monitorId}'].get.responses['404']);
 });
 
-openapi('the create body is /api/take\'s body less what means nothing for a monitor, plus interval and threshold', () => {
-  const create = document.components.schemas.MonitorCreate;
-  const take = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
-  const expected = [...Object.keys(take.properties).filter((name) => !answerOnly.includes(name)), 'interval', 'threshold'].sort();
-  assert.equal(Object.keys(create.properties).sort(), expected);
-  assert.equal(create.required, ['interval', 'webhook_url']);
-});
+openapi(
+  "the create body is /api/take's body less what means nothing for a monitor, plus interval and threshold",
+  () => {
+    const create = document.components.schemas.MonitorCreate;
+    const take = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
+    const expected = [
+      ...Object.keys(take.properties).filter((name) => !answerOnly.includes(name)),
+      'interval',
+      'threshold',
+    ].sort();
+    assert.equal(Object.keys(create.properties).sort(), expected);
+    assert.equal(create.required, ['interval', 'webhook_url']);
+  },
+);
 
 openapi('monitor.changed and monitor.failed are signed like render.ended', () => {
   for (const event of ['monitor.changed', 'monitor.failed']) {

@@ -42,7 +42,13 @@ openapi.before(async () => {
 openapi.after(() => app.close());
 
 /** Resolves a local $ref. */
-const resolve = (node: Json): Json => (node.$ref ? node.$ref.slice(2).split('/').reduce((at: Json, key: string) => at[key], document) : node);
+const resolve = (node: Json): Json =>
+  node.$ref
+    ? node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((at: Json, key: string) => at[key], document)
+    : node;
 
 openapi('validates as OpenAPI 3.1 (and the validator refuses a broken copy)', async () => {
   const validator = new Validator();
@@ -55,36 +61,49 @@ openapi('validates as OpenAPI 3.1 (and the validator refuses a broken copy)', as
   assert.not.ok((await new Validator().validate(broken)).valid, 'a parameter without "in" is refused');
 });
 
-openapi('every row of the parameter table is a GET query parameter with its type, range, default and description', () => {
-  const query = new Map<string, Json>(document.paths['/api/take'].get.parameters.map((p: Json) => [p.name, p]));
-  assert.equal([...query.keys()].sort(), parameters.map((p) => p.name).sort());
-  for (const row of parameters) {
-    const documented = query.get(row.name)!;
-    assert.is(documented.in, 'query', row.name);
-    assert.ok(row.description.trim().length > 0 && documented.description.startsWith(row.description), `${row.name}: its description`);
-    const schema = documented.schema;
-    const type = row.type.kind === 'list' ? row.type.item : row.type;
-    if (row.type.kind === 'list') {
-      assert.is(schema.type, 'array', `${row.name} is an array`);
-      assert.is(documented.explode, true, `${row.name}: a GET repeats the key`);
-      assert.is(schema.maxItems, row.type.maxItems);
+openapi(
+  'every row of the parameter table is a GET query parameter with its type, range, default and description',
+  () => {
+    const query = new Map<string, Json>(document.paths['/api/take'].get.parameters.map((p: Json) => [p.name, p]));
+    assert.equal([...query.keys()].sort(), parameters.map((p) => p.name).sort());
+    for (const row of parameters) {
+      const documented = query.get(row.name)!;
+      assert.is(documented.in, 'query', row.name);
+      assert.ok(
+        row.description.trim().length > 0 && documented.description.startsWith(row.description),
+        `${row.name}: its description`,
+      );
+      const schema = documented.schema;
+      const type = row.type.kind === 'list' ? row.type.item : row.type;
+      if (row.type.kind === 'list') {
+        assert.is(schema.type, 'array', `${row.name} is an array`);
+        assert.is(documented.explode, true, `${row.name}: a GET repeats the key`);
+        assert.is(schema.maxItems, row.type.maxItems);
+      }
+      const item = row.type.kind === 'list' ? schema.items : schema;
+      const expectedType = type.kind === 'enum' ? 'string' : type.kind;
+      assert.is(item.type, expectedType, `${row.name}: type`);
+      if (type.kind === 'integer' || type.kind === 'number')
+        assert.equal([item.minimum, item.maximum], [type.min, type.max], `${row.name}: range`);
+      if (type.kind === 'string') assert.is(item.maxLength, type.maxLength, `${row.name}: length`);
+      if (type.kind === 'enum') assert.equal(item.enum, [...type.values], `${row.name}: values`);
+      if (row.default !== undefined) assert.equal(schema.default, row.default, `${row.name}: default`);
+      if (row.defaultText) assert.ok(documented.description.includes(row.defaultText), `${row.name}: default in words`);
     }
-    const item = row.type.kind === 'list' ? schema.items : schema;
-    const expectedType = type.kind === 'enum' ? 'string' : type.kind;
-    assert.is(item.type, expectedType, `${row.name}: type`);
-    if (type.kind === 'integer' || type.kind === 'number') assert.equal([item.minimum, item.maximum], [type.min, type.max], `${row.name}: range`);
-    if (type.kind === 'string') assert.is(item.maxLength, type.maxLength, `${row.name}: length`);
-    if (type.kind === 'enum') assert.equal(item.enum, [...type.values], `${row.name}: values`);
-    if (row.default !== undefined) assert.equal(schema.default, row.default, `${row.name}: default`);
-    if (row.defaultText) assert.ok(documented.description.includes(row.defaultText), `${row.name}: default in words`);
-  }
-});
+  },
+);
 
 openapi('the POST body has every parameter but the GET-only ones, under the same schema, and nothing else', () => {
   const body = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
   const query = new Map<string, Json>(document.paths['/api/take'].get.parameters.map((p: Json) => [p.name, p]));
   assert.is(body.additionalProperties, false);
-  assert.equal(Object.keys(body.properties).sort(), parameters.filter((p) => p.only !== 'GET').map((p) => p.name).sort());
+  assert.equal(
+    Object.keys(body.properties).sort(),
+    parameters
+      .filter((p) => p.only !== 'GET')
+      .map((p) => p.name)
+      .sort(),
+  );
   for (const [name, schema] of Object.entries<Json>(body.properties)) {
     const { description: _description, ...shape } = schema;
     assert.equal(shape, query.get(name)!.schema, name);
@@ -95,7 +114,10 @@ openapi('the document names exactly the parameters the parser accepts', () => {
   const names: string[] = document.paths['/api/take'].get.parameters.map((p: Json) => p.name);
   const unknown = (name: string) => {
     const parsed = parseTakeParams({ kind: 'query', entries: [[name, 'x']] });
-    return 'problems' in parsed && parsed.problems.some((p) => p.parameter === name && p.message === 'is not a known parameter');
+    return (
+      'problems' in parsed &&
+      parsed.problems.some((p) => p.parameter === name && p.message === 'is not a known parameter')
+    );
   };
   for (const name of names) assert.not.ok(unknown(name), `${name} is accepted`);
   assert.ok(unknown('not_a_parameter'));
@@ -118,7 +140,9 @@ openapi('success answers: bytes by format, JSON, async, a cached redirect', () =
   assert.is(resolve(answer.properties.metadata).type, 'object');
   assert.equal(resolve(responses['202'].content['application/json'].schema).properties.status, { const: 'pending' });
   assert.ok(responses['302'].headers.Location);
-  const status = resolve(document.paths['/api/renders/{renderId}'].get.responses['200'].content['application/json'].schema);
+  const status = resolve(
+    document.paths['/api/renders/{renderId}'].get.responses['200'].content['application/json'].schema,
+  );
   assert.equal(status.properties.status.enum, ['pending', 'rendering', 'succeeded', 'failed']);
 });
 
@@ -131,7 +155,9 @@ openapi('every error code the API answers is documented under its status, with t
   const documented = new Map<string, number>();
   // A path item holds its operations by method, beside shared entries such as `parameters`.
   const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
-  const operations = Object.values<Json>(document.paths).flatMap((path) => methods.filter((method) => path[method]).map((method) => path[method]));
+  const operations = Object.values<Json>(document.paths).flatMap((path) =>
+    methods.filter((method) => path[method]).map((method) => path[method]),
+  );
   for (const operation of operations) {
     for (const [status, response] of Object.entries<Json>(operation.responses)) {
       const schema = response.content?.['application/json']?.schema;
@@ -158,7 +184,15 @@ openapi("ScreenshotOne's other endpoints: bulk, usage and devices, and the JSON 
   assert.equal(usage.required, ['total', 'available', 'used', 'concurrency']);
   assert.equal(usage.properties.concurrency.required, ['limit', 'remaining', 'reset']);
   const devices = resolve(document.paths['/api/devices'].get.responses['200'].content['application/json'].schema);
-  assert.equal(devices.properties.devices.items.required, ['id', 'name', 'viewport', 'device_scale_factor', 'is_mobile', 'has_touch', 'user_agent']);
+  assert.equal(devices.properties.devices.items.required, [
+    'id',
+    'name',
+    'viewport',
+    'device_scale_factor',
+    'is_mobile',
+    'has_touch',
+    'user_agent',
+  ]);
   const json = document.components.schemas.TakeJsonAnswer.properties;
   assert.ok(json.screenshot_url && json.cache_url);
 });
@@ -166,11 +200,24 @@ openapi("ScreenshotOne's other endpoints: bulk, usage and devices, and the JSON 
 openapi('the webhook: payload, both header sets, and the access key schemes', () => {
   const hook = document.webhooks['render.ended'].post;
   const headers = hook.parameters.map((p: Json) => `${p.in}:${p.name}`);
-  for (const name of ['X-Webhook-Id', 'X-Webhook-Timestamp', 'X-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) assert.ok(headers.includes(`header:${name}`), name);
+  for (const name of [
+    'X-Webhook-Id',
+    'X-Webhook-Timestamp',
+    'X-Signature',
+    'webhook-id',
+    'webhook-timestamp',
+    'webhook-signature',
+  ])
+    assert.ok(headers.includes(`header:${name}`), name);
   const payload = resolve(hook.requestBody.content['application/json'].schema);
   assert.equal(payload.properties.type.enum, ['render.succeeded', 'render.failed']);
   assert.ok(payload.properties.data.properties.render_id);
-  assert.equal(document.components.securitySchemes.AccessKeyHeader, { type: 'apiKey', in: 'header', name: 'X-Access-Key', description: document.components.securitySchemes.AccessKeyHeader.description });
+  assert.equal(document.components.securitySchemes.AccessKeyHeader, {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Access-Key',
+    description: document.components.securitySchemes.AccessKeyHeader.description,
+  });
   assert.is(document.components.securitySchemes.AccessKeyQuery.name, 'access_key');
   assert.equal(document.paths['/api/take'].get.security, [{ AccessKeyHeader: [] }, { AccessKeyQuery: [] }]);
 });
@@ -181,7 +228,9 @@ openapi('/docs is an HTML page whose every asset this service serves itself (no 
     assert.is(page.statusCode, 200, url);
     assert.match(page.headers['content-type'] as string, /^text\/html/);
     assert.not.match(page.body, /(src|href)="(https?:)?\/\//, 'no asset from elsewhere');
-    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => new URL(match[1], `http://127.0.0.1${url}`).pathname);
+    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map(
+      (match) => new URL(match[1], `http://127.0.0.1${url}`).pathname,
+    );
     assert.ok(assets.length >= 4);
     for (const asset of assets) assert.is((await app.inject({ url: asset })).statusCode, 200, asset);
   }
@@ -199,20 +248,24 @@ openapi('unknown paths under /docs keep the contract 404; the API still needs NA
   assert.is((await app.inject({ url: '/api/take?url=https://example.com' })).statusCode, 503);
 });
 
-openapi('/api/animate: every row of its table as a GET parameter and in the POST body, its formats with their content types', () => {
-  const get = document.paths['/api/animate'].get;
-  const query = new Map<string, Json>(get.parameters.map((p: Json) => [p.name, p]));
-  assert.equal([...query.keys()].sort(), animateParameters.map((p) => p.name).sort());
-  assert.equal(query.get('scroll_easing')!.schema.enum, [...scrollEasings]);
-  assert.is(query.get('duration')!.schema.maximum, 30);
-  assert.equal(query.get('format')!.schema.enum, ['mp4', 'webm', 'mov', 'avi', 'gif']);
-  assert.not.ok(query.has('full_page'), 'a screenshot-only row is not an animate parameter');
-  const body = document.paths['/api/animate'].post.requestBody.content['application/json'].schema;
-  assert.ok(body.properties.scroll_navigate_link_hints, 'the body has the animate rows');
-  const answers = Object.keys(get.responses['200'].content);
-  for (const type of ['video/mp4', 'video/webm', 'video/quicktime', 'video/x-msvideo', 'image/gif']) assert.ok(answers.includes(type), type);
-  const files = Object.keys(document.paths['/files/{fileName}'].get.responses['200'].content);
-  assert.ok(files.includes('video/mp4') && files.includes('image/png'), 'a stored file of either endpoint');
-});
+openapi(
+  '/api/animate: every row of its table as a GET parameter and in the POST body, its formats with their content types',
+  () => {
+    const get = document.paths['/api/animate'].get;
+    const query = new Map<string, Json>(get.parameters.map((p: Json) => [p.name, p]));
+    assert.equal([...query.keys()].sort(), animateParameters.map((p) => p.name).sort());
+    assert.equal(query.get('scroll_easing')!.schema.enum, [...scrollEasings]);
+    assert.is(query.get('duration')!.schema.maximum, 30);
+    assert.equal(query.get('format')!.schema.enum, ['mp4', 'webm', 'mov', 'avi', 'gif']);
+    assert.not.ok(query.has('full_page'), 'a screenshot-only row is not an animate parameter');
+    const body = document.paths['/api/animate'].post.requestBody.content['application/json'].schema;
+    assert.ok(body.properties.scroll_navigate_link_hints, 'the body has the animate rows');
+    const answers = Object.keys(get.responses['200'].content);
+    for (const type of ['video/mp4', 'video/webm', 'video/quicktime', 'video/x-msvideo', 'image/gif'])
+      assert.ok(answers.includes(type), type);
+    const files = Object.keys(document.paths['/files/{fileName}'].get.responses['200'].content);
+    assert.ok(files.includes('video/mp4') && files.includes('image/png'), 'a stored file of either endpoint');
+  },
+);
 
 openapi.run();

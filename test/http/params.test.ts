@@ -25,7 +25,11 @@ params('defaults apply to a bare url', () => {
 });
 
 params('jpg is jpeg, booleans accept 1 and 0, GET lists repeat the key', () => {
-  const parsed = parseTakeParams(query('url=https://a.example&format=jpg&full_page=1&ignore_host_errors=0&fail_if_content_missing=a&fail_if_content_missing=b'));
+  const parsed = parseTakeParams(
+    query(
+      'url=https://a.example&format=jpg&full_page=1&ignore_host_errors=0&fail_if_content_missing=a&fail_if_content_missing=b',
+    ),
+  );
   assert.ok('request' in parsed);
   if (!('request' in parsed)) return;
   assert.is(parsed.request.options.format, 'jpeg');
@@ -36,23 +40,51 @@ params('jpg is jpeg, booleans accept 1 and 0, GET lists repeat the key', () => {
 
 params('POST lists are JSON arrays; a string is refused', () => {
   assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: ['x'] } }), []);
-  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: 'x' } }), ['fail_if_content_contains']);
+  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: 'x' } }), [
+    'fail_if_content_contains',
+  ]);
 });
 
 params('missing url, unknown and out-of-range parameters are each named', () => {
   assert.equal(problemsOf(query('colour=red&viewport_width=99&image_quality=101&delay=31&timeout=0')), [
-    'colour', 'delay', 'image_quality', 'timeout', 'url', 'viewport_width',
+    'colour',
+    'delay',
+    'image_quality',
+    'timeout',
+    'url',
+    'viewport_width',
   ]);
   assert.equal(problemsOf(query('url=https://a.example&viewport_height=2161&device_scale_factor=5.5&cache_ttl=59')), [
-    'cache_ttl', 'device_scale_factor', 'viewport_height',
+    'cache_ttl',
+    'device_scale_factor',
+    'viewport_height',
   ]);
-  assert.equal(problemsOf(query('url=https://a.example&format=bmp&wait_until=never&full_page=yes')), ['format', 'full_page', 'wait_until']);
+  assert.equal(problemsOf(query('url=https://a.example&format=bmp&wait_until=never&full_page=yes')), [
+    'format',
+    'full_page',
+    'wait_until',
+  ]);
 });
 
 params('limits are inclusive', () => {
-  assert.equal(problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2&delay=30&timeout=90&image_quality=1')), []);
-  assert.equal(problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2.01')), ['device_scale_factor']);
-  assert.equal(problemsOf(query('url=https://a.example&viewport_width=100&viewport_height=100&device_scale_factor=1&cache_ttl=2592000')), []);
+  assert.equal(
+    problemsOf(
+      query(
+        'url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2&delay=30&timeout=90&image_quality=1',
+      ),
+    ),
+    [],
+  );
+  assert.equal(
+    problemsOf(query('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=2.01')),
+    ['device_scale_factor'],
+  );
+  assert.equal(
+    problemsOf(
+      query('url=https://a.example&viewport_width=100&viewport_height=100&device_scale_factor=1&cache_ttl=2592000'),
+    ),
+    [],
+  );
 });
 
 params('a scalar given twice is refused', () => {
@@ -60,61 +92,206 @@ params('a scalar given twice is refused', () => {
 });
 
 params('external_identifier is at most 128 characters', () => {
-  assert.equal(problemsOf(query(`url=https://a.example&external_identifier=${'x'.repeat(129)}`)), ['external_identifier']);
+  assert.equal(problemsOf(query(`url=https://a.example&external_identifier=${'x'.repeat(129)}`)), [
+    'external_identifier',
+  ]);
   assert.equal(problemsOf(query(`url=https://a.example&external_identifier=${'x'.repeat(128)}`)), []);
 });
 
 params('POST numbers may be JSON numbers; a signature belongs in the header', () => {
-  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', viewport_width: 800, full_page: true } }), []);
+  assert.equal(
+    problemsOf({ kind: 'json', body: { url: 'https://a.example', viewport_width: 800, full_page: true } }),
+    [],
+  );
   assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', signature: 'ab' } }), ['signature']);
 });
 
 params('every parameter of the table is parsed from it: a good value passes, a bad one is named', () => {
   const good = (type: (typeof parameters)[number]['type']): string[] => {
     const one = type.kind === 'list' ? type.item : type;
-    const value = one.kind === 'boolean' ? 'true' : one.kind === 'integer' || one.kind === 'number' ? String(one.min) : one.kind === 'enum' ? one.values[0] : 'x';
+    const value =
+      one.kind === 'boolean'
+        ? 'true'
+        : one.kind === 'integer' || one.kind === 'number'
+          ? String(one.min)
+          : one.kind === 'enum'
+            ? one.values[0]
+            : 'x';
     return type.kind === 'list' ? [value, value] : [value];
   };
   // Values whose meaning a rule checks, or that need a partner.
   const samples: Record<string, [string, string][]> = {
     viewport_device: [['viewport_device', 'iphone_13']],
     time_zone: [['time_zone', 'Asia/Tokyo']],
-    geolocation_latitude: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35']],
-    geolocation_longitude: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35']],
-    geolocation_accuracy: [['geolocation_latitude', '48.85'], ['geolocation_longitude', '2.35'], ['geolocation_accuracy', '10']],
+    geolocation_latitude: [
+      ['geolocation_latitude', '48.85'],
+      ['geolocation_longitude', '2.35'],
+    ],
+    geolocation_longitude: [
+      ['geolocation_latitude', '48.85'],
+      ['geolocation_longitude', '2.35'],
+    ],
+    geolocation_accuracy: [
+      ['geolocation_latitude', '48.85'],
+      ['geolocation_longitude', '2.35'],
+      ['geolocation_accuracy', '10'],
+    ],
     headers: [['headers', 'X-Test: 1']],
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
     proxy: [['proxy', 'http://user:pass@proxy.example.com:8080']],
     ip_country_code: [['ip_country_code', 'de']],
-    selector_algorithm: [['selector', '#main'], ['selector_algorithm', 'clip']],
-    selector_scroll_into_view: [['selector', '#main'], ['selector_scroll_into_view', 'false']],
-    proxy_bypass_hosts: [['proxy', 'http://proxy.example.com:8080'], ['proxy_bypass_hosts', 'cdn.example.com']],
-    vision_max_tokens: [['vision_prompt', 'What is on the page?'], ['vision_max_tokens', '100']],
-    openai_api_key: [['vision_prompt', 'What is on the page?'], ['openai_api_key', 'sk-test']],
+    selector_algorithm: [
+      ['selector', '#main'],
+      ['selector_algorithm', 'clip'],
+    ],
+    selector_scroll_into_view: [
+      ['selector', '#main'],
+      ['selector_scroll_into_view', 'false'],
+    ],
+    proxy_bypass_hosts: [
+      ['proxy', 'http://proxy.example.com:8080'],
+      ['proxy_bypass_hosts', 'cdn.example.com'],
+    ],
+    vision_max_tokens: [
+      ['vision_prompt', 'What is on the page?'],
+      ['vision_max_tokens', '100'],
+    ],
+    openai_api_key: [
+      ['vision_prompt', 'What is on the page?'],
+      ['openai_api_key', 'sk-test'],
+    ],
     // These only go with a full page.
     ...Object.fromEntries(
-      [['full_page_algorithm', 'by_sections'], ['full_page_slices', 'true'], ['full_page_slice_height', '500'], ['full_page_slice_overlap_height', '10']].map(([name, value]) => [name, [['full_page', 'true'], ...(name.startsWith('full_page_slice_') ? [['full_page_slices', 'true'] as [string, string]] : []), [name, value]]]),
+      [
+        ['full_page_algorithm', 'by_sections'],
+        ['full_page_slices', 'true'],
+        ['full_page_slice_height', '500'],
+        ['full_page_slice_overlap_height', '10'],
+      ].map(([name, value]) => [
+        name,
+        [
+          ['full_page', 'true'],
+          ...(name.startsWith('full_page_slice_') ? [['full_page_slices', 'true'] as [string, string]] : []),
+          [name, value],
+        ],
+      ]),
     ),
-    ...Object.fromEntries(['clip_x', 'clip_y', 'clip_width', 'clip_height'].map((name) => [name, [['clip_x', '0'], ['clip_y', '0'], ['clip_width', '10'], ['clip_height', '10']]])),
+    ...Object.fromEntries(
+      ['clip_x', 'clip_y', 'clip_width', 'clip_height'].map((name) => [
+        name,
+        [
+          ['clip_x', '0'],
+          ['clip_y', '0'],
+          ['clip_width', '10'],
+          ['clip_height', '10'],
+        ],
+      ]),
+    ),
     // The pdf group needs format=pdf; its margins are CSS lengths.
-    ...Object.fromEntries(['pdf_print_background', 'pdf_fit_one_page', 'pdf_landscape'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
-    pdf_paper_format: [['format', 'pdf'], ['pdf_paper_format', 'letter']],
-    ...Object.fromEntries(['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'].map((name) => [name, [['format', 'pdf'], [name, '10mm']]])),
-    ...Object.fromEntries(['pdf_prefer_css_page_size', 'pdf_outline', 'pdf_tagged'].map((name) => [name, [['format', 'pdf'], [name, 'true']]])),
-    ...Object.fromEntries(['pdf_header', 'pdf_footer'].map((name) => [name, [['format', 'pdf'], [name, '<span class="pageNumber"></span>']]])),
-    pdf_page_ranges: [['format', 'pdf'], ['pdf_page_ranges', '1-3,5']],
-    pdf_scale: [['format', 'pdf'], ['pdf_scale', '0.5']],
-    ...Object.fromEntries(['pdf_width', 'pdf_height'].map((name) => [name, [['format', 'pdf'], ['pdf_width', '8in'], ['pdf_height', '200mm']]])),
+    ...Object.fromEntries(
+      ['pdf_print_background', 'pdf_fit_one_page', 'pdf_landscape'].map((name) => [
+        name,
+        [
+          ['format', 'pdf'],
+          [name, 'true'],
+        ],
+      ]),
+    ),
+    pdf_paper_format: [
+      ['format', 'pdf'],
+      ['pdf_paper_format', 'letter'],
+    ],
+    ...Object.fromEntries(
+      ['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'].map((name) => [
+        name,
+        [
+          ['format', 'pdf'],
+          [name, '10mm'],
+        ],
+      ]),
+    ),
+    ...Object.fromEntries(
+      ['pdf_prefer_css_page_size', 'pdf_outline', 'pdf_tagged'].map((name) => [
+        name,
+        [
+          ['format', 'pdf'],
+          [name, 'true'],
+        ],
+      ]),
+    ),
+    ...Object.fromEntries(
+      ['pdf_header', 'pdf_footer'].map((name) => [
+        name,
+        [
+          ['format', 'pdf'],
+          [name, '<span class="pageNumber"></span>'],
+        ],
+      ]),
+    ),
+    pdf_page_ranges: [
+      ['format', 'pdf'],
+      ['pdf_page_ranges', '1-3,5'],
+    ],
+    pdf_scale: [
+      ['format', 'pdf'],
+      ['pdf_scale', '0.5'],
+    ],
+    ...Object.fromEntries(
+      ['pdf_width', 'pdf_height'].map((name) => [
+        name,
+        [
+          ['format', 'pdf'],
+          ['pdf_width', '8in'],
+          ['pdf_height', '200mm'],
+        ],
+      ]),
+    ),
     // Every storage_* needs store=true with a storage_path; the keys come in pairs.
-    store: [['store', 'true'], ['storage_path', 'shots/home']],
-    storage_path: [['store', 'true'], ['storage_path', 'shots/home']],
-    storage_endpoint: [['store', 'true'], ['storage_path', 'a'], ['storage_endpoint', 'https://s3.eu-west-1.amazonaws.com']],
-    storage_bucket: [['store', 'true'], ['storage_path', 'a'], ['storage_bucket', 'my-bucket']],
-    ...Object.fromEntries(['storage_access_key_id', 'storage_secret_access_key'].map((name) => [name, [['store', 'true'], ['storage_path', 'a'], ['storage_access_key_id', 'AKIA'], ['storage_secret_access_key', 'secret']]])),
-    storage_acl: [['store', 'true'], ['storage_path', 'a'], ['storage_acl', '']],
-    storage_class: [['store', 'true'], ['storage_path', 'a'], ['storage_class', 'glacier_ir']],
-    storage_return_location: [['store', 'true'], ['storage_path', 'a'], ['storage_return_location', 'true']],
+    store: [
+      ['store', 'true'],
+      ['storage_path', 'shots/home'],
+    ],
+    storage_path: [
+      ['store', 'true'],
+      ['storage_path', 'shots/home'],
+    ],
+    storage_endpoint: [
+      ['store', 'true'],
+      ['storage_path', 'a'],
+      ['storage_endpoint', 'https://s3.eu-west-1.amazonaws.com'],
+    ],
+    storage_bucket: [
+      ['store', 'true'],
+      ['storage_path', 'a'],
+      ['storage_bucket', 'my-bucket'],
+    ],
+    ...Object.fromEntries(
+      ['storage_access_key_id', 'storage_secret_access_key'].map((name) => [
+        name,
+        [
+          ['store', 'true'],
+          ['storage_path', 'a'],
+          ['storage_access_key_id', 'AKIA'],
+          ['storage_secret_access_key', 'secret'],
+        ],
+      ]),
+    ),
+    storage_acl: [
+      ['store', 'true'],
+      ['storage_path', 'a'],
+      ['storage_acl', ''],
+    ],
+    storage_class: [
+      ['store', 'true'],
+      ['storage_path', 'a'],
+      ['storage_class', 'glacier_ir'],
+    ],
+    storage_return_location: [
+      ['store', 'true'],
+      ['storage_path', 'a'],
+      ['storage_return_location', 'true'],
+    ],
   };
   const failing: string[] = [];
   for (const parameter of parameters) {
@@ -125,8 +302,18 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     if (problems.length > 0) failing.push(parameter.name);
     if (problems.length > 0) continue;
     assert.ok(parameter.description.length > 10, `${parameter.name} has a description`);
-    if (!samples[parameter.name] && parameter.type.kind !== 'string' && !(parameter.type.kind === 'list' && parameter.type.item.kind === 'string')) {
-      const bad = problemsOf({ kind: 'query', entries: [['url', 'https://example.com/'], [parameter.name, 'not-a-valid-value-#']] });
+    if (
+      !samples[parameter.name] &&
+      parameter.type.kind !== 'string' &&
+      !(parameter.type.kind === 'list' && parameter.type.item.kind === 'string')
+    ) {
+      const bad = problemsOf({
+        kind: 'query',
+        entries: [
+          ['url', 'https://example.com/'],
+          [parameter.name, 'not-a-valid-value-#'],
+        ],
+      });
       assert.equal(bad, [parameter.name], `${parameter.name} refuses a bad value`);
     }
   }
@@ -137,59 +324,132 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('html=<p>x</p>')), []);
   assert.equal(problemsOf(query('url=https://a.example&markdown=%23+x')), ['markdown']);
   assert.equal(problemsOf(query('format=png')), ['url']);
-  assert.equal(problemsOf(query('url=https://a.example&viewport_device=no-such-phone&time_zone=Mars/Base&geolocation_latitude=1')), ['geolocation_longitude', 'time_zone', 'viewport_device']);
-  assert.equal(problemsOf(query('url=https://a.example&headers=Host:+x&headers=nonsense&cookies=novalue')), ['cookies', 'headers', 'headers']);
-  assert.equal(problemsOf(query('url=https://shop.example.com/&cookies=a%3Db%3B+Domain%3Dexample.com&cookies=c%3Dd%3B+Domain%3Devil.com')), ['cookies']);
+  assert.equal(
+    problemsOf(query('url=https://a.example&viewport_device=no-such-phone&time_zone=Mars/Base&geolocation_latitude=1')),
+    ['geolocation_longitude', 'time_zone', 'viewport_device'],
+  );
+  assert.equal(problemsOf(query('url=https://a.example&headers=Host:+x&headers=nonsense&cookies=novalue')), [
+    'cookies',
+    'headers',
+    'headers',
+  ]);
+  assert.equal(
+    problemsOf(
+      query('url=https://shop.example.com/&cookies=a%3Db%3B+Domain%3Dexample.com&cookies=c%3Dd%3B+Domain%3Devil.com'),
+    ),
+    ['cookies'],
+  );
   assert.equal(problemsOf(query('html=<p>x</p>&authorization=Bearer+x')), ['authorization']);
   assert.equal(problemsOf(query('url=https://a.example&navigation_timeout=20&timeout=10')), ['navigation_timeout']);
   assert.equal(problemsOf(query('url=https://a.example&store=true')), ['storage_path']);
-  assert.equal(problemsOf(query('url=https://a.example&storage_path=a&storage_bucket=b-b-b')), ['storage_bucket', 'storage_path']);
+  assert.equal(problemsOf(query('url=https://a.example&storage_path=a&storage_bucket=b-b-b')), [
+    'storage_bucket',
+    'storage_path',
+  ]);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=/a')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/./b')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/../b')), ['storage_path']);
-  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_secret_access_key=s')), ['storage_access_key_id']);
-  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=https://s3.example/bucket')), ['storage_endpoint']);
-  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=s3.example')), ['storage_endpoint']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_secret_access_key=s')), [
+    'storage_access_key_id',
+  ]);
+  assert.equal(
+    problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=https://s3.example/bucket')),
+    ['storage_endpoint'],
+  );
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_endpoint=s3.example')), [
+    'storage_endpoint',
+  ]);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a.b/c..d&storage_acl=')), []);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1')), ['clip_height', 'clip_width']);
-  assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), ['clip_x']);
+  assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), [
+    'clip_x',
+  ]);
   assert.equal(problemsOf(query('url=https://a.example&omit_background=true&format=jpg')), ['omit_background']);
   assert.equal(problemsOf(query('url=https://a.example&cache_key=not+ok')), ['cache_key']);
   assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_width=8in')), ['pdf_height']);
-  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_width=8in&pdf_height=9in&pdf_paper_format=a4')), ['pdf_width']);
-  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1-3,x&pdf_scale=3')), ['pdf_page_ranges', 'pdf_scale']);
-  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), ['pdf_page_ranges']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_width=8in&pdf_height=9in&pdf_paper_format=a4')), [
+    'pdf_width',
+  ]);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1-3,x&pdf_scale=3')), [
+    'pdf_page_ranges',
+    'pdf_scale',
+  ]);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), [
+    'pdf_page_ranges',
+  ]);
   assert.equal(problemsOf(query('url=https://a.example&pdf_outline=true')), ['pdf_outline']);
   // A template's images, styles and fonts are inline: nothing is fetched for a template.
   const template = (html: string) => `url=https://a.example&format=pdf&pdf_header=${encodeURIComponent(html)}`;
   assert.equal(problemsOf(query(template('<img src="data:image/png;base64,iVBO"><span class="title"></span>'))), []);
-  assert.equal(problemsOf(query(template('<a href="https://a.example/">a.example</a> <div style="background:url(data:image/png;base64,iVBO)"></div>'))), []);
-  for (const fetching of ['<img src="http://127.0.0.1/logo.png">', "<div style=\"background:url('https://a.example/x.png')\"></div>", '<link rel="stylesheet" href="/t.css">', '<style>@import "x.css";</style>', '<img src=//a.example/x.png>', '<svg><image href="https://a.example/x.svg"/></svg>', '<img data-x="1" srcset="https://a.example/x.png 2x">']) {
+  assert.equal(
+    problemsOf(
+      query(
+        template(
+          '<a href="https://a.example/">a.example</a> <div style="background:url(data:image/png;base64,iVBO)"></div>',
+        ),
+      ),
+    ),
+    [],
+  );
+  for (const fetching of [
+    '<img src="http://127.0.0.1/logo.png">',
+    '<div style="background:url(\'https://a.example/x.png\')"></div>',
+    '<link rel="stylesheet" href="/t.css">',
+    '<style>@import "x.css";</style>',
+    '<img src=//a.example/x.png>',
+    '<svg><image href="https://a.example/x.svg"/></svg>',
+    '<img data-x="1" srcset="https://a.example/x.png 2x">',
+  ]) {
     assert.equal(problemsOf(query(template(fetching))), ['pdf_header'], fetching);
   }
 });
 
-params('a device preset sets viewport, scale, mobile, touch and user agent; what is given explicitly wins, defaults included', () => {
-  const parsed = parseTakeParams(query('url=https://a.example&viewport_device=iphone_13&viewport_width=1280&device_scale_factor=1'));
-  assert.ok('request' in parsed);
-  if (!('request' in parsed)) return;
-  const { viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch, user_agent } = parsed.request.options;
-  assert.equal([viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch], [1280, 664, 1, true, true]);
-  assert.match(String(user_agent), /iPhone/);
-});
+params(
+  'a device preset sets viewport, scale, mobile, touch and user agent; what is given explicitly wins, defaults included',
+  () => {
+    const parsed = parseTakeParams(
+      query('url=https://a.example&viewport_device=iphone_13&viewport_width=1280&device_scale_factor=1'),
+    );
+    assert.ok('request' in parsed);
+    if (!('request' in parsed)) return;
+    const { viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch, user_agent } =
+      parsed.request.options;
+    assert.equal(
+      [viewport_width, viewport_height, device_scale_factor, viewport_mobile, viewport_has_touch],
+      [1280, 664, 1, true, true],
+    );
+    assert.match(String(user_agent), /iPhone/);
+  },
+);
 
-params('asynchronous renders get the longer limits: timeout up to 600, delay up to 300; synchronous ones keep 90 and 30', () => {
-  assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=600&delay=300')), []);
-  assert.equal(problemsOf(query('url=https://a.example&timeout=91&delay=31')), ['delay', 'timeout']);
-  assert.equal(problemsOf(query('url=https://a.example&async=false&timeout=120')), ['timeout']);
-  assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=601&delay=301')), ['delay', 'timeout']);
-  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', async: true, timeout: 300, delay: 120, navigation_timeout: 30 } }), []);
-  const parsed = parseTakeParams(query('url=https://a.example&timeout=120'));
-  assert.ok('problems' in parsed && /at most 90 for a synchronous render/.test(parsed.problems[0].message));
-});
+params(
+  'asynchronous renders get the longer limits: timeout up to 600, delay up to 300; synchronous ones keep 90 and 30',
+  () => {
+    assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=600&delay=300')), []);
+    assert.equal(problemsOf(query('url=https://a.example&timeout=91&delay=31')), ['delay', 'timeout']);
+    assert.equal(problemsOf(query('url=https://a.example&async=false&timeout=120')), ['timeout']);
+    assert.equal(problemsOf(query('url=https://a.example&async=true&timeout=601&delay=301')), ['delay', 'timeout']);
+    assert.equal(
+      problemsOf({
+        kind: 'json',
+        body: { url: 'https://a.example', async: true, timeout: 300, delay: 120, navigation_timeout: 30 },
+      }),
+      [],
+    );
+    const parsed = parseTakeParams(query('url=https://a.example&timeout=120'));
+    assert.ok('problems' in parsed && /at most 90 for a synchronous render/.test(parsed.problems[0].message));
+  },
+);
 
-params('every device id of ScreenshotOne\'s list is a viewport_device, parentheses and all', () => {
-  for (const id of ['ipad_gen_7', 'pixel_4a_5g_landscape', 'iphone_4', 'jiophone_2_landscape', 'ipad_pro', 'iPad (gen 6)']) {
+params("every device id of ScreenshotOne's list is a viewport_device, parentheses and all", () => {
+  for (const id of [
+    'ipad_gen_7',
+    'pixel_4a_5g_landscape',
+    'iphone_4',
+    'jiophone_2_landscape',
+    'ipad_pro',
+    'iPad (gen 6)',
+  ]) {
     assert.equal(problemsOf(query(`url=https://a.example&viewport_device=${encodeURIComponent(id)}`)), [], id);
   }
 });

@@ -17,7 +17,17 @@ paths.before(async () => {
   const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(line) });
   // The routes under test (/docs, /files, unknown ones) reach none of the render collaborators.
   const stub = {} as never;
-  app = buildApp({ config, log, renderQueue: stub, fileStore: stub, workspaces: stub, settlement: stub, renderCache: stub, checkTarget: async (raw: string) => new URL(raw), readiness: [] });
+  app = buildApp({
+    config,
+    log,
+    renderQueue: stub,
+    fileStore: stub,
+    workspaces: stub,
+    settlement: stub,
+    renderCache: stub,
+    checkTarget: async (raw: string) => new URL(raw),
+    readiness: [],
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   port = (app.server.address() as net.AddressInfo).port;
 });
@@ -28,7 +38,9 @@ paths.after(async () => {
 /** Sends one request line exactly as given and reads the status and body. */
 function get(path: string): Promise<{ status: number; body: string; headers: string }> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`));
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`),
+    );
     let raw = '';
     socket.on('data', (chunk) => (raw += chunk.toString('latin1')));
     socket.on('error', reject);
@@ -57,7 +69,9 @@ paths('.. anywhere in the path is 404 not_found, and nothing is logged as an err
     assert.is(JSON.parse(answer.body).error_code, 'not_found', path);
     assert.match(answer.headers.toLowerCase(), /x-content-type-options: nosniff/, path);
   }
-  const errors = logged.map((line) => JSON.parse(line)).filter((line) => line.level >= 50 || JSON.stringify(line).includes('stack'));
+  const errors = logged
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.level >= 50 || JSON.stringify(line).includes('stack'));
   assert.equal(errors, []);
   // The static route itself still serves its files, and a `..` in the query is no path.
   assert.is((await get('/docs/static/index.css')).status, 200);

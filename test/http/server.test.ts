@@ -14,7 +14,17 @@ const appWith = (readiness: AppDeps['readiness'] = []) => {
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0' });
   const stub = {} as never;
   const checkTarget = async (raw: string) => new URL(raw);
-  return buildApp({ config, log: createLogger(config), renderQueue: stub, fileStore: stub, workspaces: stub, settlement: stub, renderCache: stub, checkTarget, readiness });
+  return buildApp({
+    config,
+    log: createLogger(config),
+    renderQueue: stub,
+    fileStore: stub,
+    workspaces: stub,
+    settlement: stub,
+    renderCache: stub,
+    checkTarget,
+    readiness,
+  });
 };
 type App = ReturnType<typeof appWith>;
 
@@ -36,11 +46,14 @@ server.before(async () => {
     let length = 0;
     req.on('data', (chunk: Buffer) => (length += chunk.length));
     req.on('end', () => {
-      setTimeout(() => {
-        const body = JSON.stringify({ length });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      }, req.url === '/slow' ? SLOW_HANDLER_MS : 0);
+      setTimeout(
+        () => {
+          const body = JSON.stringify({ length });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+          res.end(body);
+        },
+        req.url === '/slow' ? SLOW_HANDLER_MS : 0,
+      );
     });
   }, SHORT);
   await new Promise<void>((resolve) => short.listen(0, '127.0.0.1', resolve));
@@ -132,7 +145,7 @@ const trickle = (first: string, piece: string, everyMs: number) => (socket: net.
   socket.on('close', () => clearInterval(timer));
 };
 
-server('production limits are the contract\'s: 16 KiB of headers, 10 s headers, 30 s request, 5 s keep-alive', () => {
+server("production limits are the contract's: 16 KiB of headers, 10 s headers, 30 s request, 5 s keep-alive", () => {
   for (const http of [app.server, createHttpServer(() => {})]) {
     // Set by the maxHeaderSize option; @types/node 20 does not declare the property.
     assert.is((http as Server & { maxHeaderSize?: number }).maxHeaderSize, 16 * 1024);
@@ -153,8 +166,13 @@ server('a garbage request line is a 400 request_not_valid, and the connection is
 });
 
 server('invalid chunked encoding and an unknown method are 400 request_not_valid, connection closed', async () => {
-  const chunked = 'POST /api/take HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n';
-  for (const request of [chunked, 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n']) {
+  const chunked =
+    'POST /api/take HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n';
+  for (const request of [
+    chunked,
+    'FOO / HTTP/1.1\r\nHost: x\r\n\r\n',
+    'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n',
+  ]) {
     const got = await exchange(appPort, send(request));
     assert.is(got.responses.length, 1, request);
     assertError(got.responses[0], 400, 'request_not_valid');
@@ -169,12 +187,20 @@ server('a 20 KB query is a 431 request_header_too_large, connection closed; 15 K
   assert.match(JSON.parse(got.responses[0].body).error_message, /POST/);
   assert.ok(got.closed);
 
-  const fits = await exchange(appPort, send(`GET /healthz?q=${'a'.repeat(15_000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+  const fits = await exchange(
+    appPort,
+    send(`GET /healthz?q=${'a'.repeat(15_000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+  );
   assert.is(fits.responses[0]?.status, 200);
 });
 
-server('Node\'s own answers are the contract\'s: an unknown Expect (not an empty 417), a missing Host', async () => {
-  const expect = await exchange(appPort, send('POST /api/take HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'));
+server("Node's own answers are the contract's: an unknown Expect (not an empty 417), a missing Host", async () => {
+  const expect = await exchange(
+    appPort,
+    send(
+      'POST /api/take HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    ),
+  );
   assertError(expect.responses[0], 400, 'request_not_valid');
   assert.ok(expect.closed);
   const hostless = await exchange(appPort, send('GET /healthz HTTP/1.1\r\n\r\n'));
@@ -182,23 +208,36 @@ server('Node\'s own answers are the contract\'s: an unknown Expect (not an empty
   assert.ok(hostless.closed);
 });
 
-server('Fastify\'s own failures go through the error handler: bad URL, long param, unsupported method and body', async () => {
-  const badUrl = await app.inject({ method: 'GET', url: '/api/renders/%zz' });
-  assert.is(badUrl.statusCode, 400);
-  assert.is(badUrl.json().error_code, 'request_not_valid');
-  const longParam = await app.inject({ method: 'GET', url: `/api/renders/${'a'.repeat(200)}` });
-  assert.is(longParam.statusCode, 400);
-  assert.is(longParam.json().error_code, 'request_not_valid');
-  const propfind = await app.inject({ method: 'PROPFIND', url: '/healthz' });
-  assert.is(propfind.statusCode, 404);
-  assert.is(propfind.json().error_code, 'not_found');
-  const textPlain = await app.inject({ method: 'POST', url: '/api/take', headers: { 'content-type': 'text/plain' }, payload: 'url=x' });
-  assert.is(textPlain.statusCode, 400);
-  assert.is(textPlain.json().error_code, 'request_not_valid');
-  const emptyJson = await app.inject({ method: 'POST', url: '/api/take', headers: { 'content-type': 'application/json' }, payload: '' });
-  assert.is(emptyJson.statusCode, 400);
-  assert.is(emptyJson.json().error_code, 'request_not_valid');
-});
+server(
+  "Fastify's own failures go through the error handler: bad URL, long param, unsupported method and body",
+  async () => {
+    const badUrl = await app.inject({ method: 'GET', url: '/api/renders/%zz' });
+    assert.is(badUrl.statusCode, 400);
+    assert.is(badUrl.json().error_code, 'request_not_valid');
+    const longParam = await app.inject({ method: 'GET', url: `/api/renders/${'a'.repeat(200)}` });
+    assert.is(longParam.statusCode, 400);
+    assert.is(longParam.json().error_code, 'request_not_valid');
+    const propfind = await app.inject({ method: 'PROPFIND', url: '/healthz' });
+    assert.is(propfind.statusCode, 404);
+    assert.is(propfind.json().error_code, 'not_found');
+    const textPlain = await app.inject({
+      method: 'POST',
+      url: '/api/take',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'url=x',
+    });
+    assert.is(textPlain.statusCode, 400);
+    assert.is(textPlain.json().error_code, 'request_not_valid');
+    const emptyJson = await app.inject({
+      method: 'POST',
+      url: '/api/take',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
+    assert.is(emptyJson.statusCode, 400);
+    assert.is(emptyJson.json().error_code, 'request_not_valid');
+  },
+);
 
 server('the bare address leads to the API reference (no dashboard here), and there is a favicon', async () => {
   const root = await app.inject({ method: 'GET', url: '/' });
@@ -211,8 +250,14 @@ server('the bare address leads to the API reference (no dashboard here), and the
 });
 
 server('a valid GET pipelined before garbage gets its 200, then the 400, then the close', async () => {
-  const got = await exchange(appPort, send('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n'));
-  assert.equal(got.responses.map((r) => r.status), [200, 200, 400]);
+  const got = await exchange(
+    appPort,
+    send('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n'),
+  );
+  assert.equal(
+    got.responses.map((r) => r.status),
+    [200, 200, 400],
+  );
   assert.equal(JSON.parse(got.responses[0].body), { status: 'ok' });
   assertError(got.responses[2], 400, 'request_not_valid');
   assert.ok(got.closed);
@@ -234,7 +279,10 @@ server('a connection that never sends a request is answered 408 and closed after
 });
 
 server('a body trickled past the request timeout is cut off with a 408', async () => {
-  const got = await exchange(shortPort, trickle('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n', 'a', 100));
+  const got = await exchange(
+    shortPort,
+    trickle('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n', 'a', 100),
+  );
   assert.is(got.responses.length, 1);
   assertError(got.responses[0], 408, 'request_timeout');
   assert.ok(got.closed);
@@ -242,7 +290,11 @@ server('a body trickled past the request timeout is cut off with a 408', async (
 });
 
 server('a complete request whose answer takes longer than the request timeout is still answered', async () => {
-  const got = await exchange(shortPort, send('POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab'), SLOW_HANDLER_MS + 3000);
+  const got = await exchange(
+    shortPort,
+    send('POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab'),
+    SLOW_HANDLER_MS + 3000,
+  );
   assert.is(got.responses[0]?.status, 200);
   assert.equal(JSON.parse(got.responses[0].body), { length: 2 });
 });
@@ -254,7 +306,10 @@ server('an idle keep-alive connection is closed after the keep-alive timeout', a
   assert.is(got.responses[0].headers['keep-alive'], `timeout=${SHORT.keepAliveTimeout / 1000}`);
   assert.ok(got.closed);
   // Node keeps the socket a further second beyond what it advertised, against racing a client's next request.
-  assert.ok(got.ms >= SHORT.keepAliveTimeout - 100 && got.ms < SHORT.keepAliveTimeout + 3000, `closed after ${got.ms} ms`);
+  assert.ok(
+    got.ms >= SHORT.keepAliveTimeout - 100 && got.ms < SHORT.keepAliveTimeout + 3000,
+    `closed after ${got.ms} ms`,
+  );
 });
 
 server('while shutting down, a request on an open connection is a 503 temporary_unavailable', async () => {
@@ -269,7 +324,10 @@ server('while shutting down, a request on an open connection is a 503 temporary_
     setTimeout(() => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'), 200);
   });
   await closed;
-  assert.equal(got.responses.map((r) => r.status), [200, 503]);
+  assert.equal(
+    got.responses.map((r) => r.status),
+    [200, 503],
+  );
   assertError(got.responses[1], 503, 'temporary_unavailable');
   assert.is(got.responses[1].headers['retry-after'], '1');
   assert.ok(got.closed);

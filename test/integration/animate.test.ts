@@ -9,7 +9,15 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { bandOf, bandsHtml } from '../fixtures/animation-pages.ts';
-import { call, createWorkspace, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { pixelAt, probe } from '../helpers/video.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -81,8 +89,25 @@ animate("the unmodified SDK's animate() gets a playable mp4; its signed URL is c
 });
 
 animate('a scrolling gif, posted as JSON: the first frame the first band, a later one a later band', async () => {
-  const body = { html: bands, format: 'gif', scenario: 'scroll', duration: 3, scroll_by: HEIGHT * 2, scroll_duration: 500, scroll_delay: 300, scroll_back: false, viewport_width: WIDTH, viewport_height: HEIGHT, width: 320, height: 180 };
-  const answer = await call(`${service.base}/api/animate`, { method: 'POST', headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const body = {
+    html: bands,
+    format: 'gif',
+    scenario: 'scroll',
+    duration: 3,
+    scroll_by: HEIGHT * 2,
+    scroll_duration: 500,
+    scroll_delay: 300,
+    scroll_back: false,
+    viewport_width: WIDTH,
+    viewport_height: HEIGHT,
+    width: 320,
+    height: 180,
+  };
+  const answer = await call(`${service.base}/api/animate`, {
+    method: 'POST',
+    headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   assert.is(answer.status, 200, answer.bytes.toString('utf8').slice(0, 300));
   assert.is(answer.contentType, 'image/gif');
   const gif = await probe(answer.bytes);
@@ -93,17 +118,28 @@ animate('a scrolling gif, posted as JSON: the first frame the first band, a late
   assert.is(bandOf(await pixelAt(answer.bytes, 'last', 160, 90)), 4);
 });
 
-animate('page options apply to the recording; response_type=json describes the file and the metadata asked for', async () => {
-  const answer = await get({ html: bands, ...small, duration: '1', format: 'gif', response_type: 'json', styles: '#band0 { background: #0000ff !important }', metadata_page_title: 'true' });
-  assert.is(answer.status, 200, JSON.stringify(answer.json));
-  assert.is(answer.json!.format, 'gif');
-  assert.is(answer.json!.metadata.page_title, 'Bands');
-  assert.match(answer.json!.file_url, /\/files\/\d{8}-[0-9a-f]{32}\.gif$/);
-  const file = await call(answer.json!.file_url);
-  assert.is(file.contentType, 'image/gif');
-  assert.is(file.bytes.length, answer.json!.size_bytes);
-  assert.is(bandOf(await pixelAt(file.bytes, 0, WIDTH / 2, HEIGHT / 2)), 2, 'styles turned the first band blue');
-});
+animate(
+  'page options apply to the recording; response_type=json describes the file and the metadata asked for',
+  async () => {
+    const answer = await get({
+      html: bands,
+      ...small,
+      duration: '1',
+      format: 'gif',
+      response_type: 'json',
+      styles: '#band0 { background: #0000ff !important }',
+      metadata_page_title: 'true',
+    });
+    assert.is(answer.status, 200, JSON.stringify(answer.json));
+    assert.is(answer.json!.format, 'gif');
+    assert.is(answer.json!.metadata.page_title, 'Bands');
+    assert.match(answer.json!.file_url, /\/files\/\d{8}-[0-9a-f]{32}\.gif$/);
+    const file = await call(answer.json!.file_url);
+    assert.is(file.contentType, 'image/gif');
+    assert.is(file.bytes.length, answer.json!.size_bytes);
+    assert.is(bandOf(await pixelAt(file.bytes, 0, WIDTH / 2, HEIGHT / 2)), 2, 'styles turned the first band blue');
+  },
+);
 
 animate('a large video is answered straight from the store, its length announced', async () => {
   // Noise, new every frame: nothing for ProRes to compress.
@@ -133,7 +169,10 @@ animate('bad values are 400 request_not_valid naming each parameter', async () =
     [{ clip_x: '0', clip_y: '0', clip_width: '10', clip_height: '10' }, 'clip_x'],
     [{ omit_background: 'true' }, 'omit_background'],
     [{ scroll_stop_after_duration: '1000' }, 'scroll_stop_after_duration'],
-    [{ scroll_back: 'false', scroll_stop_after_duration: '1000', scroll_back_after_duration: '500' }, 'scroll_back_after_duration'],
+    [
+      { scroll_back: 'false', scroll_stop_after_duration: '1000', scroll_back_after_duration: '500' },
+      'scroll_back_after_duration',
+    ],
     [{ scroll_to_end_after: '1000' }, 'scroll_to_end_after'],
     [{ scroll_navigate_to_url: 'ftp://example.com/' }, 'scroll_navigate_to_url'],
     [{ duration: '10', timeout: '10' }, 'timeout'],
@@ -143,16 +182,33 @@ animate('bad values are 400 request_not_valid naming each parameter', async () =
     const answer = await get({ html: '<p>x</p>', ...params });
     assert.is(answer.status, 400, JSON.stringify(params));
     assert.is(answer.json!.error_code, 'request_not_valid');
-    assert.ok(answer.json!.error_details.some((d: { parameter: string }) => d.parameter === parameter), `${JSON.stringify(params)}: ${JSON.stringify(answer.json!.error_details)}`);
+    assert.ok(
+      answer.json!.error_details.some((d: { parameter: string }) => d.parameter === parameter),
+      `${JSON.stringify(params)}: ${JSON.stringify(answer.json!.error_details)}`,
+    );
   }
   assert.is(await usedThisMonth(stack, workspace.workspace_id), used);
 });
 
 animate('async: 202, then a webhook with the file; charged once, and a failed animation not at all', async () => {
   const used = await usedThisMonth(stack, workspace.workspace_id);
-  const answer = await get({ html: bands, ...small, duration: '1', format: 'webm', async: 'true', webhook_url: `${hookBase}/hook/animated`, external_identifier: 'anim-1' });
+  const answer = await get({
+    html: bands,
+    ...small,
+    duration: '1',
+    format: 'webm',
+    async: 'true',
+    webhook_url: `${hookBase}/hook/animated`,
+    external_identifier: 'anim-1',
+  });
   assert.is(answer.status, 202, JSON.stringify(answer.json));
-  const failed = await get({ url: `${stack.site.url}/status/500`, ...small, duration: '1', async: 'true', webhook_url: `${hookBase}/hook/failed` });
+  const failed = await get({
+    url: `${stack.site.url}/status/500`,
+    ...small,
+    duration: '1',
+    async: 'true',
+    webhook_url: `${hookBase}/hook/failed`,
+  });
   assert.is(failed.status, 202);
   await waitFor(() => received.length >= 2, 'both webhooks', 60_000);
 
@@ -164,13 +220,18 @@ animate('async: 202, then a webhook with the file; charged once, and a failed an
   const file = await call(ok.body.data.file_url);
   assert.is(file.contentType, 'video/webm');
   assert.is((await probe(file.bytes)).codec, 'vp9');
-  const status = await call(`${service.base}/api/renders/${answer.json!.render_id}`, { headers: { 'x-access-key': workspace.access_key } });
+  const status = await call(`${service.base}/api/renders/${answer.json!.render_id}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.is(status.json!.status, 'succeeded');
 
   const bad = received.find((hit) => hit.path === '/hook/failed')!;
   assert.is(bad.body.type, 'render.failed');
   assert.is(bad.body.data.error_code, 'host_returned_error');
-  await waitFor(async () => (await usedThisMonth(stack, workspace.workspace_id)) === used + 1, 'the one success charged');
+  await waitFor(
+    async () => (await usedThisMonth(stack, workspace.workspace_id)) === used + 1,
+    'the one success charged',
+  );
   assert.is(await usedThisMonth(stack, workspace.workspace_id), used + 1);
 });
 
@@ -180,7 +241,10 @@ animate('a navigation obeys the address rules of url: at the ingress, and for a 
   const guarded = await startService(own, { ALLOW_PRIVATE_TARGETS: 'false', ROLES: 'ingress,render' });
   const workspace = await createWorkspace(own);
   try {
-    const refused = await call(`${guarded.base}/api/animate?${new URLSearchParams({ html: bands, scroll_try_navigate: 'true', scroll_navigate_to_url: 'http://10.1.2.3/' })}`, { headers: { 'x-access-key': workspace.access_key } });
+    const refused = await call(
+      `${guarded.base}/api/animate?${new URLSearchParams({ html: bands, scroll_try_navigate: 'true', scroll_navigate_to_url: 'http://10.1.2.3/' })}`,
+      { headers: { 'x-access-key': workspace.access_key } },
+    );
     assert.is(refused.status, 400);
     assert.is(refused.json!.error_code, 'url_not_allowed');
     assert.is(refused.json!.error_details[0].parameter, 'scroll_navigate_to_url');
@@ -190,10 +254,24 @@ animate('a navigation obeys the address rules of url: at the ingress, and for a 
     const answer = await call(`${guarded.base}/api/animate`, {
       method: 'POST',
       headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json' },
-      body: JSON.stringify({ html: linked, ...small, duration: 2, scenario: 'scroll', scroll_try_navigate: true, scroll_navigate_after: 300 }),
+      body: JSON.stringify({
+        html: linked,
+        ...small,
+        duration: 2,
+        scenario: 'scroll',
+        scroll_try_navigate: true,
+        scroll_navigate_after: 300,
+      }),
     });
-    assert.is(answer.json?.error_code, 'url_not_allowed', `${answer.status} ${answer.bytes.toString('utf8').slice(0, 200)}`);
-    assert.not.ok(own.site.received.slice(from).some((request) => request.path === '/page/animate-hint'), 'the private page was never fetched');
+    assert.is(
+      answer.json?.error_code,
+      'url_not_allowed',
+      `${answer.status} ${answer.bytes.toString('utf8').slice(0, 200)}`,
+    );
+    assert.not.ok(
+      own.site.received.slice(from).some((request) => request.path === '/page/animate-hint'),
+      'the private page was never fetched',
+    );
   } finally {
     await guarded.close();
     await own.stop();

@@ -5,7 +5,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { near, pixel } from '../helpers/render.ts';
 
@@ -28,7 +35,9 @@ take.before(async () => {
   ads = await startFixtureSite({
     '/banners/ad-728x90.gif': (_req, res) => {
       res.writeHead(200, { 'content-type': 'image/svg+xml' });
-      res.end('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="50"><rect width="200" height="50" fill="blue"/></svg>');
+      res.end(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="50"><rect width="200" height="50" fill="blue"/></svg>',
+      );
     },
   });
   stack = await startStack();
@@ -43,9 +52,15 @@ take.after(async () => {
 });
 
 const get = (params: Record<string, string>) =>
-  call(`${service.base}/api/take?${new URLSearchParams(params)}`, { headers: { 'x-access-key': workspace.access_key } });
+  call(`${service.base}/api/take?${new URLSearchParams(params)}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
 const post = (body: object) =>
-  call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key }, body: JSON.stringify(body) });
+  call(`${service.base}/api/take`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+    body: JSON.stringify(body),
+  });
 
 take('without block_ads the slot shows and the banner is fetched', async () => {
   const before = bannerRequests();
@@ -57,7 +72,13 @@ take('without block_ads the slot shows and the banner is fetched', async () => {
 
 take('GET with block_ads=true: the slot is hidden and the banner never requested', async () => {
   const before = bannerRequests();
-  const answer = await get({ html: documentWithAds(), viewport_width: '400', viewport_height: '300', block_ads: 'true', fail_if_request_failed: '*' });
+  const answer = await get({
+    html: documentWithAds(),
+    viewport_width: '400',
+    viewport_height: '300',
+    block_ads: 'true',
+    fail_if_request_failed: '*',
+  });
   assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
   assert.ok(near(await pixel(answer.bytes, 100, 75), [255, 255, 255, 255]), String(await pixel(answer.bytes, 100, 75)));
   assert.is(bannerRequests(), before);
@@ -65,7 +86,13 @@ take('GET with block_ads=true: the slot is hidden and the banner never requested
 
 take('POST with "block_ads": true does the same', async () => {
   const before = bannerRequests();
-  const answer = await post({ html: documentWithAds(), viewport_width: 400, viewport_height: 300, block_ads: true, fail_if_request_failed: ['*'] });
+  const answer = await post({
+    html: documentWithAds(),
+    viewport_width: 400,
+    viewport_height: 300,
+    block_ads: true,
+    fail_if_request_failed: ['*'],
+  });
   assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
   assert.ok(near(await pixel(answer.bytes, 100, 75), [255, 255, 255, 255]));
   assert.is(bannerRequests(), before);

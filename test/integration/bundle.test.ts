@@ -17,7 +17,10 @@ bundle.after(async () => {
 });
 
 bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => {
-  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('../../', import.meta.url)), encoding: 'utf8' });
+  const built = spawnSync('npm', ['run', '--silent', 'build'], {
+    cwd: fileURLToPath(new URL('../../', import.meta.url)),
+    encoding: 'utf8',
+  });
   assert.is(built.status, 0, built.stderr);
 
   const workspace = await createWorkspace(stack);

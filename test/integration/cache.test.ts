@@ -4,7 +4,16 @@ import * as assert from 'uvu/assert';
 import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { call, createWorkspace, startService, startStack, usedThisMonth, type TakeAnswer, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TakeAnswer,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const cached = suite('cached signed URLs: render once, redirect for free');
@@ -33,7 +42,12 @@ cached.before(async () => {
   // The shortest cache_ttl is a minute: start it first, check it last.
   const workspace = await createWorkspace(stack);
   const path = fresh();
-  expiring = { url: signed(workspace, queryFor(workspace, path, '&cache_ttl=60')), path, workspace, firstAt: Date.now() };
+  expiring = {
+    url: signed(workspace, queryFor(workspace, path, '&cache_ttl=60')),
+    path,
+    workspace,
+    firstAt: Date.now(),
+  };
   assert.is((await call(`${service.base}/api/take?${expiring.url}`)).status, 200);
 });
 cached.after(async () => {
@@ -77,7 +91,12 @@ cached('repeat views answered from memory keep every check: header key, rotation
   const other = await createWorkspace(stack);
   const url = signed(workspace, queryFor(workspace, fresh()));
   assert.is((await call(`${service.base}/api/take?${url}`)).status, 200);
-  const redirects = async () => Number(/shutterbus_http_responses_total\{route="\/api\/take",status="302"\} (\d+)/.exec(await (await fetch(`${service.base}/metrics`)).text())?.[1] ?? 0);
+  const redirects = async () =>
+    Number(
+      /shutterbus_http_responses_total\{route="\/api\/take",status="302"\} (\d+)/.exec(
+        await (await fetch(`${service.base}/metrics`)).text(),
+      )?.[1] ?? 0,
+    );
   const before = await redirects();
   for (let i = 0; i < 3; i++) assert.is((await call(`${service.base}/api/take?${url}`)).status, 302);
   assert.is(await redirects(), before + 3, 'every redirect is counted');
@@ -88,10 +107,22 @@ cached('repeat views answered from memory keep every check: header key, rotation
   const head = await fetch(`${service.base}/api/take?${url}`, { method: 'HEAD', redirect: 'manual' });
   assert.is(head.status, 302, 'HEAD goes through the full checks');
 
-  const rotated = await shutterbus(stack, 'keys', 'rotate', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
+  const rotated = await shutterbus(
+    stack,
+    'keys',
+    'rotate',
+    '--workspace',
+    workspace.workspace_id,
+    '--as',
+    'owner@example.com',
+  );
   assert.is(rotated.code, 0);
   let answer = await call(`${service.base}/api/take?${url}`);
-  await waitFor(async () => (answer = await call(`${service.base}/api/take?${url}`)).status !== 302, 'the rotated key stops redirecting', 10_000);
+  await waitFor(
+    async () => (answer = await call(`${service.base}/api/take?${url}`)).status !== 302,
+    'the rotated key stops redirecting',
+    10_000,
+  );
   assert.is(answer.json?.error_code, 'access_key_invalid');
 });
 
@@ -121,7 +152,11 @@ cached("one workspace's cache is never another's", async () => {
   const path = fresh();
   const [one, two] = [await createWorkspace(stack), await createWorkspace(stack)];
   assert.is((await call(`${service.base}/api/take?${signed(one, queryFor(one, path))}`)).status, 200);
-  assert.is((await call(`${service.base}/api/take?${signed(two, queryFor(two, path))}`)).status, 200, 'renders its own');
+  assert.is(
+    (await call(`${service.base}/api/take?${signed(two, queryFor(two, path))}`)).status,
+    200,
+    'renders its own',
+  );
   assert.is(hitsOf(path), 2);
   assert.is(await usedThisMonth(stack, two.workspace_id), 1);
 });
@@ -130,7 +165,9 @@ cached('30 concurrent first views over two ingresses: one render, one charge, al
   const workspace = await createWorkspace(stack);
   const path = fresh();
   const url = signed(workspace, queryFor(workspace, path));
-  const views = await Promise.all(Array.from({ length: 30 }, (_, i) => view(i % 2 ? secondIngress.base : service.base, url)));
+  const views = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => view(i % 2 ? secondIngress.base : service.base, url)),
+  );
   for (const { first, image } of views) {
     assert.ok([200, 302].includes(first.status), `status ${first.status}: ${first.bytes.toString().slice(0, 200)}`);
     assert.is(image.status, 200);

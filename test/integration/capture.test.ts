@@ -8,7 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const capture = suite('capture warnings and PDF templates, end to end');
@@ -20,9 +27,16 @@ let hookUrl: string;
 const webhookBodies: Array<Record<string, any>> = [];
 
 const shot = (params: Record<string, string>) =>
-  call(`${service.base}/api/take?${new URLSearchParams(params)}`, { headers: { 'x-access-key': workspace.access_key } });
+  call(`${service.base}/api/take?${new URLSearchParams(params)}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
 // /tall is a 5,000 px page: cut at 1,000 px.
-const cutShot = () => ({ url: `${stack.site.url}/tall`, full_page: 'true', full_page_scroll: 'false', full_page_max_height: '1000' });
+const cutShot = () => ({
+  url: `${stack.site.url}/tall`,
+  full_page: 'true',
+  full_page_scroll: 'false',
+  full_page_max_height: '1000',
+});
 
 capture.before(async () => {
   stack = await startStack();
@@ -57,7 +71,10 @@ capture('and in the JSON answer, with a message', async () => {
   const answer = await shot({ ...cutShot(), response_type: 'json' });
   assert.is(answer.status, 200);
   assert.is(answer.headers.get('x-render-warnings'), 'full_page_cut');
-  assert.equal(answer.json!.warnings.map((w: { code: string }) => w.code), ['full_page_cut']);
+  assert.equal(
+    answer.json!.warnings.map((w: { code: string }) => w.code),
+    ['full_page_cut'],
+  );
   assert.match(answer.json!.warnings[0].message, '5000 px');
 });
 
@@ -67,10 +84,15 @@ capture('and in the render status and the webhook of an asynchronous render', as
   const renderId = answer.json!.render_id as string;
   let status: Record<string, any> = {};
   await waitFor(async () => {
-    status = (await call(`${service.base}/api/renders/${renderId}`, { headers: { 'x-access-key': workspace.access_key } })).json!;
+    status = (
+      await call(`${service.base}/api/renders/${renderId}`, { headers: { 'x-access-key': workspace.access_key } })
+    ).json!;
     return status.status === 'succeeded';
   }, 'the render succeeds');
-  assert.equal(status.warnings.map((w: { code: string }) => w.code), ['full_page_cut']);
+  assert.equal(
+    status.warnings.map((w: { code: string }) => w.code),
+    ['full_page_cut'],
+  );
   await waitFor(() => webhookBodies.some((body) => body.data.render_id === renderId), 'the webhook arrives');
   const hook = webhookBodies.find((body) => body.data.render_id === renderId)!;
   assert.is(hook.type, 'render.succeeded');
@@ -78,7 +100,12 @@ capture('and in the render status and the webhook of an asynchronous render', as
 });
 
 capture('a whole capture says nothing', async () => {
-  const answer = await shot({ url: `${stack.site.url}/tall`, full_page: 'true', full_page_scroll: 'false', response_type: 'json' });
+  const answer = await shot({
+    url: `${stack.site.url}/tall`,
+    full_page: 'true',
+    full_page_scroll: 'false',
+    response_type: 'json',
+  });
   assert.is(answer.status, 200);
   assert.is(answer.headers.get('x-render-warnings'), null);
   assert.not.ok('warnings' in answer.json!);
@@ -89,11 +116,22 @@ capture('a PDF template that refers to a loopback address is refused where priva
   const strict = await startService(stack, { ALLOW_PRIVATE_TARGETS: 'false', ROLES: 'ingress' });
   try {
     const before = stack.site.received.length;
-    const body = JSON.stringify({ html: '<h1>Report</h1>', format: 'pdf', pdf_header: `<img src="${stack.site.url}/logo.png"><span class="pageNumber"></span>` });
-    const answer = await call(`${strict.base}/api/take`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key }, body });
+    const body = JSON.stringify({
+      html: '<h1>Report</h1>',
+      format: 'pdf',
+      pdf_header: `<img src="${stack.site.url}/logo.png"><span class="pageNumber"></span>`,
+    });
+    const answer = await call(`${strict.base}/api/take`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+      body,
+    });
     assert.is(answer.status, 400);
     assert.is(answer.json!.error_code, 'request_not_valid');
-    assert.equal(answer.json!.error_details.map((d: { parameter: string }) => d.parameter), ['pdf_header']);
+    assert.equal(
+      answer.json!.error_details.map((d: { parameter: string }) => d.parameter),
+      ['pdf_header'],
+    );
     assert.is(stack.site.received.length, before, 'the fixture site was never asked');
   } finally {
     await strict.close();

@@ -60,7 +60,11 @@ cluster.before(async () => {
       const event = JSON.parse(raw.toString('utf8'));
       const seen = deliveries.get(event.id);
       const verified = verifyWebhook(workspace.secret_key, req.headers, raw);
-      deliveries.set(event.id, { renderId: event.data.render_id, verified: verified && (seen?.verified ?? true), times: (seen?.times ?? 0) + 1 });
+      deliveries.set(event.id, {
+        renderId: event.data.render_id,
+        verified: verified && (seen?.verified ?? true),
+        times: (seen?.times ?? 0) + 1,
+      });
       res.writeHead(204).end();
     });
   });
@@ -72,7 +76,14 @@ cluster.before(async () => {
   base = `http://127.0.0.1:${port}`;
   processes.push(await spawnService(stack, { ROLES: 'ingress', PORT: port, LOG_LEVEL: 'warn' }));
   for (const role of ['render', 'render', 'delivery']) {
-    processes.push(await spawnService(stack, { ROLES: role, PORT: String(await freePort()), RENDER_CONCURRENCY: '2', LOG_LEVEL: 'warn' }));
+    processes.push(
+      await spawnService(stack, {
+        ROLES: role,
+        PORT: String(await freePort()),
+        RENDER_CONCURRENCY: '2',
+        LOG_LEVEL: 'warn',
+      }),
+    );
   }
   workspace = await createWorkspace(stack, { quota: 10_000 });
 });
@@ -92,81 +103,106 @@ cluster('every stream and bucket has 3 replicas', async () => {
   assert.is(answer.status, 200, JSON.stringify(answer.json));
 });
 
-cluster('async renders with webhooks survive SIGKILL of the render stream leader, then of a bucket leader', async () => {
-  const total = 48;
-  const accepted: string[] = [];
-  const statuses = new Map<number, number>();
-  let firstError = 0;
-  let lastError = 0;
-  const count = (status: number) => {
-    statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    if (status !== 202 && status !== 429) {
-      firstError ||= Date.now();
-      lastError = Date.now();
-    }
-  };
-
-  // A client as a real one behaves: a 503 or 429 is tried again after a pause.
-  const send = async (i: number) => {
-    const query = new URLSearchParams({ url: `${stack.site.url}/?n=${i}`, async: 'true', webhook_url: hookUrl, external_identifier: `c-${i}` });
-    for (let attempt = 0; attempt < 60; attempt++) {
-      const answer = await call(`${base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } }).catch(() => ({ status: 0, json: undefined }));
-      count(answer.status);
-      if (answer.status === 202) return void accepted.push(answer.json!.render_id);
-      if (answer.status !== 503 && answer.status !== 429 && answer.status !== 0) return;
-      await pause(500);
-    }
-  };
-
-  const faults = (async () => {
-    const killAndHeal = async (stream: string, after: number) => {
-      await waitFor(() => accepted.length >= after, `${after} renders accepted before the fault`, 60_000);
-      const leader: NodeName = await nats.leaderOf(stream);
-      await nats.kill(leader);
-      await nats.waitForLeader(stream, leader);
-      await pause(2000);
-      await nats.restart(leader);
-      await nats.waitCurrent(leader, ['RENDERS', 'DELIVERIES', 'KV_renders', 'KV_usage', 'KV_deliveries'], 60_000);
+cluster(
+  'async renders with webhooks survive SIGKILL of the render stream leader, then of a bucket leader',
+  async () => {
+    const total = 48;
+    const accepted: string[] = [];
+    const statuses = new Map<number, number>();
+    let firstError = 0;
+    let lastError = 0;
+    const count = (status: number) => {
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status !== 202 && status !== 429) {
+        firstError ||= Date.now();
+        lastError = Date.now();
+      }
     };
-    await killAndHeal('RENDERS', 12);
-    await killAndHeal('KV_usage', 30);
-  })();
 
-  const sending = (async () => {
-    const running: Promise<void>[] = [];
-    for (let i = 0; i < total; i++) {
-      running.push(send(i));
-      await pause(200);
-    }
-    await Promise.all(running);
-  })();
-  await Promise.all([faults, sending]);
+    // A client as a real one behaves: a 503 or 429 is tried again after a pause.
+    const send = async (i: number) => {
+      const query = new URLSearchParams({
+        url: `${stack.site.url}/?n=${i}`,
+        async: 'true',
+        webhook_url: hookUrl,
+        external_identifier: `c-${i}`,
+      });
+      for (let attempt = 0; attempt < 60; attempt++) {
+        const answer = await call(`${base}/api/take?${query}`, {
+          headers: { 'x-access-key': workspace.access_key },
+        }).catch(() => ({ status: 0, json: undefined }));
+        count(answer.status);
+        if (answer.status === 202) return void accepted.push(answer.json!.render_id);
+        if (answer.status !== 503 && answer.status !== 429 && answer.status !== 0) return;
+        await pause(500);
+      }
+    };
 
-  const unexpected = [...statuses].filter(([status]) => ![202, 429, 503].includes(status));
-  assert.equal(unexpected, [], `only 202, 429 and 503 answers: ${JSON.stringify([...statuses])}`);
-  assert.is(accepted.length, total, 'every request was accepted in the end');
+    const faults = (async () => {
+      const killAndHeal = async (stream: string, after: number) => {
+        await waitFor(() => accepted.length >= after, `${after} renders accepted before the fault`, 60_000);
+        const leader: NodeName = await nats.leaderOf(stream);
+        await nats.kill(leader);
+        await nats.waitForLeader(stream, leader);
+        await pause(2000);
+        await nats.restart(leader);
+        await nats.waitCurrent(leader, ['RENDERS', 'DELIVERIES', 'KV_renders', 'KV_usage', 'KV_deliveries'], 60_000);
+      };
+      await killAndHeal('RENDERS', 12);
+      await killAndHeal('KV_usage', 30);
+    })();
 
-  // Every accepted render ends, succeeded.
-  const statusOf = async (id: string) => (await call(`${base}/api/renders/${id}`, { headers: { 'x-access-key': workspace.access_key } })).json?.status;
-  await waitFor(async () => (await Promise.all(accepted.map(statusOf))).every((s) => s === 'succeeded' || s === 'failed'), 'every render ended', 180_000, 1000);
-  const ended = await Promise.all(accepted.map(statusOf));
-  assert.equal(ended.filter((s) => s !== 'succeeded'), [], 'every render succeeded');
+    const sending = (async () => {
+      const running: Promise<void>[] = [];
+      for (let i = 0; i < total; i++) {
+        running.push(send(i));
+        await pause(200);
+      }
+      await Promise.all(running);
+    })();
+    await Promise.all([faults, sending]);
 
-  // Every webhook arrives, signed; a delivery may be retried, but each render has exactly one delivery id.
-  await waitFor(() => deliveries.size >= total, 'every webhook delivered', 120_000, 250);
-  const renderIds = new Set([...deliveries.values()].map((d) => d.renderId));
-  assert.is(deliveries.size, total);
-  assert.equal([...renderIds].sort(), [...accepted].sort());
-  assert.ok([...deliveries.values()].every((d) => d.verified), 'every delivery verifies');
+    const unexpected = [...statuses].filter(([status]) => ![202, 429, 503].includes(status));
+    assert.equal(unexpected, [], `only 202, 429 and 503 answers: ${JSON.stringify([...statuses])}`);
+    assert.is(accepted.length, total, 'every request was accepted in the end');
 
-  // Charged exactly once each, and no reservation left behind.
-  const usage = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
-  assert.is(usage.code, 0, usage.stderr);
-  assert.is(usage.json.used, total, 'each render charged once');
-  assert.is(usage.json.in_flight, 0, 'no reservation left');
+    // Every accepted render ends, succeeded.
+    const statusOf = async (id: string) =>
+      (await call(`${base}/api/renders/${id}`, { headers: { 'x-access-key': workspace.access_key } })).json?.status;
+    await waitFor(
+      async () => (await Promise.all(accepted.map(statusOf))).every((s) => s === 'succeeded' || s === 'failed'),
+      'every render ended',
+      180_000,
+      1000,
+    );
+    const ended = await Promise.all(accepted.map(statusOf));
+    assert.equal(
+      ended.filter((s) => s !== 'succeeded'),
+      [],
+      'every render succeeded',
+    );
 
-  const seconds = lastError ? ((lastError - firstError) / 1000).toFixed(1) : '0';
-  console.log(`cluster figures: ${total} accepted, answers ${JSON.stringify(Object.fromEntries(statuses))}, errors over ${seconds} s, redelivered webhooks ${[...deliveries.values()].filter((d) => d.times > 1).length}`);
-});
+    // Every webhook arrives, signed; a delivery may be retried, but each render has exactly one delivery id.
+    await waitFor(() => deliveries.size >= total, 'every webhook delivered', 120_000, 250);
+    const renderIds = new Set([...deliveries.values()].map((d) => d.renderId));
+    assert.is(deliveries.size, total);
+    assert.equal([...renderIds].sort(), [...accepted].sort());
+    assert.ok(
+      [...deliveries.values()].every((d) => d.verified),
+      'every delivery verifies',
+    );
+
+    // Charged exactly once each, and no reservation left behind.
+    const usage = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+    assert.is(usage.code, 0, usage.stderr);
+    assert.is(usage.json.used, total, 'each render charged once');
+    assert.is(usage.json.in_flight, 0, 'no reservation left');
+
+    const seconds = lastError ? ((lastError - firstError) / 1000).toFixed(1) : '0';
+    console.log(
+      `cluster figures: ${total} accepted, answers ${JSON.stringify(Object.fromEntries(statuses))}, errors over ${seconds} s, redelivered webhooks ${[...deliveries.values()].filter((d) => d.times > 1).length}`,
+    );
+  },
+);
 
 cluster.run();

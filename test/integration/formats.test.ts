@@ -10,7 +10,14 @@ import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { formatPages, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const formats = suite('output formats and metadata, end to end');
@@ -30,8 +37,15 @@ const page = (path: string) => `${site.url}${path}`;
 const ascii = (bytes: Buffer, from: number, to: number) => bytes.subarray(from, to).toString('latin1');
 
 const METADATA = {
-  metadata_image_size: true, metadata_page_title: true, metadata_open_graph: true, metadata_icon: true, metadata_fonts: true,
-  metadata_http_response_status_code: true, metadata_http_response_headers: true, metadata_content: true, metadata_content_format: 'markdown',
+  metadata_image_size: true,
+  metadata_page_title: true,
+  metadata_open_graph: true,
+  metadata_icon: true,
+  metadata_fonts: true,
+  metadata_http_response_status_code: true,
+  metadata_http_response_headers: true,
+  metadata_content: true,
+  metadata_content_format: 'markdown',
 };
 
 formats.before(async () => {
@@ -69,7 +83,12 @@ formats('every format answers with its content type and its magic bytes', async 
     ['markdown', 'text/markdown; charset=utf-8', (b) => b.toString('utf8').startsWith('# Quarterly report')],
   ];
   for (const [format, contentType, magic] of expected) {
-    const answer = await shot({ url: page(format === 'html' || format === 'markdown' ? '/article' : '/box'), format, viewport_width: 400, viewport_height: 300 });
+    const answer = await shot({
+      url: page(format === 'html' || format === 'markdown' ? '/article' : '/box'),
+      format,
+      viewport_width: 400,
+      viewport_height: 300,
+    });
     assert.is(answer.status, 200, `${format}: ${answer.bytes.toString('utf8').slice(0, 200)}`);
     assert.is(answer.contentType, contentType, format);
     assert.ok(magic(answer.bytes), `${format} starts with its magic bytes`);
@@ -84,40 +103,58 @@ formats('response_type=empty answers 200 with no body; attachment_name names the
 
   const download = await shot({ url: page('/article'), format: 'pdf', attachment_name: 'Bericht März "Q1".pdf' });
   assert.is(download.status, 200);
-  assert.is(download.headers.get('content-disposition'), `attachment; filename="Bericht M_rz _Q1_.pdf"; filename*=UTF-8''Bericht%20M%C3%A4rz%20%22Q1%22.pdf`);
+  assert.is(
+    download.headers.get('content-disposition'),
+    `attachment; filename="Bericht M_rz _Q1_.pdf"; filename*=UTF-8''Bericht%20M%C3%A4rz%20%22Q1%22.pdf`,
+  );
 });
 
-formats('metadata: the JSON answer, the status route and the webhook carry the same; the stored file keeps its format', async () => {
-  const sync = await shot({ url: page('/article'), response_type: 'json', ...METADATA });
-  assert.is(sync.status, 200, JSON.stringify(sync.json));
-  const { metadata } = sync.json!;
-  assert.equal(metadata.image_size, { width: 1280, height: 720 });
-  assert.is(metadata.page_title, 'Quarterly report');
-  assert.is(metadata.open_graph.image, page('/images/cover.png'));
-  assert.is(metadata.icon.url, page('/images/icon.png'));
-  assert.ok(metadata.fonts.includes(WEB_FONT_FAMILY), JSON.stringify(metadata.fonts));
-  assert.is(metadata.http_response_status_code, 200);
-  assert.is(metadata.http_response_headers['x-fixture'], 'formats');
-  assert.is(metadata.content.format, 'markdown');
-  const content = await call(metadata.content.url);
-  assert.is(content.contentType, 'text/markdown; charset=utf-8');
-  assert.match(content.bytes.toString('utf8'), /^# Quarterly report/);
+formats(
+  'metadata: the JSON answer, the status route and the webhook carry the same; the stored file keeps its format',
+  async () => {
+    const sync = await shot({ url: page('/article'), response_type: 'json', ...METADATA });
+    assert.is(sync.status, 200, JSON.stringify(sync.json));
+    const { metadata } = sync.json!;
+    assert.equal(metadata.image_size, { width: 1280, height: 720 });
+    assert.is(metadata.page_title, 'Quarterly report');
+    assert.is(metadata.open_graph.image, page('/images/cover.png'));
+    assert.is(metadata.icon.url, page('/images/icon.png'));
+    assert.ok(metadata.fonts.includes(WEB_FONT_FAMILY), JSON.stringify(metadata.fonts));
+    assert.is(metadata.http_response_status_code, 200);
+    assert.is(metadata.http_response_headers['x-fixture'], 'formats');
+    assert.is(metadata.content.format, 'markdown');
+    const content = await call(metadata.content.url);
+    assert.is(content.contentType, 'text/markdown; charset=utf-8');
+    assert.match(content.bytes.toString('utf8'), /^# Quarterly report/);
 
-  const accepted = await shot({ url: page('/article'), format: 'pdf', async: true, webhook_url: hookUrl, metadata_page_title: true, metadata_open_graph: true, metadata_http_response_status_code: true });
-  assert.is(accepted.status, 202);
-  const renderId = accepted.json!.render_id;
-  await waitFor(() => webhooks.some((hook) => hook.data.render_id === renderId), 'the webhook');
-  const hook = webhooks.find((one) => one.data.render_id === renderId)!;
-  const status = await call(accepted.json!.status_url, { headers: { 'x-access-key': workspace.access_key } });
-  assert.is(status.json!.status, 'succeeded');
-  assert.equal(hook.data.metadata, status.json!.metadata);
-  assert.equal(status.json!.metadata, { page_title: 'Quarterly report', open_graph: metadata.open_graph, http_response_status_code: 200 });
-  assert.is(hook.data.format, 'pdf');
-  assert.match(status.json!.file_url, /\.pdf$/);
-  const file = await call(status.json!.file_url);
-  assert.is(file.contentType, 'application/pdf');
-  assert.is(ascii(file.bytes, 0, 5), '%PDF-');
-});
+    const accepted = await shot({
+      url: page('/article'),
+      format: 'pdf',
+      async: true,
+      webhook_url: hookUrl,
+      metadata_page_title: true,
+      metadata_open_graph: true,
+      metadata_http_response_status_code: true,
+    });
+    assert.is(accepted.status, 202);
+    const renderId = accepted.json!.render_id;
+    await waitFor(() => webhooks.some((hook) => hook.data.render_id === renderId), 'the webhook');
+    const hook = webhooks.find((one) => one.data.render_id === renderId)!;
+    const status = await call(accepted.json!.status_url, { headers: { 'x-access-key': workspace.access_key } });
+    assert.is(status.json!.status, 'succeeded');
+    assert.equal(hook.data.metadata, status.json!.metadata);
+    assert.equal(status.json!.metadata, {
+      page_title: 'Quarterly report',
+      open_graph: metadata.open_graph,
+      http_response_status_code: 200,
+    });
+    assert.is(hook.data.format, 'pdf');
+    assert.match(status.json!.file_url, /\.pdf$/);
+    const file = await call(status.json!.file_url);
+    assert.is(file.contentType, 'application/pdf');
+    assert.is(ascii(file.bytes, 0, 5), '%PDF-');
+  },
+);
 
 formats('a cached signed GET of a pdf redirects to a pdf', async () => {
   const query = `url=${encodeURIComponent(page('/article'))}&access_key=${workspace.access_key}&format=pdf&pdf_landscape=true`;

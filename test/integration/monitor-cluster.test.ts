@@ -54,7 +54,13 @@ cluster.before(async () => {
     MONITOR_MIN_INTERVAL: '1',
     WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s',
   };
-  stack = { nats: { url: nats.url, port: 0, stop: () => nats.stop() }, s3, site, env, stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])) };
+  stack = {
+    nats: { url: nats.url, port: 0, stop: () => nats.stop() },
+    s3,
+    site,
+    env,
+    stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])),
+  };
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk) => chunks.push(chunk));
@@ -62,7 +68,10 @@ cluster.before(async () => {
       const raw = Buffer.concat(chunks);
       const event = JSON.parse(raw.toString('utf8'));
       const seen = changes.get(event.id);
-      changes.set(event.id, { times: (seen?.times ?? 0) + 1, verified: verifyWebhook(workspace.secret_key, req.headers, raw) && (seen?.verified ?? true) });
+      changes.set(event.id, {
+        times: (seen?.times ?? 0) + 1,
+        verified: verifyWebhook(workspace.secret_key, req.headers, raw) && (seen?.verified ?? true),
+      });
       res.writeHead(204).end();
     });
   });
@@ -73,7 +82,15 @@ cluster.before(async () => {
   const port = String(await freePort());
   base = `http://127.0.0.1:${port}`;
   processes.push(await spawnService(stack, { ROLES: 'ingress,delivery', PORT: port, LOG_LEVEL: 'warn' }));
-  for (let i = 0; i < 2; i++) processes.push(await spawnService(stack, { ROLES: 'render', PORT: String(await freePort()), RENDER_CONCURRENCY: '1', LOG_LEVEL: 'warn' }));
+  for (let i = 0; i < 2; i++)
+    processes.push(
+      await spawnService(stack, {
+        ROLES: 'render',
+        PORT: String(await freePort()),
+        RENDER_CONCURRENCY: '1',
+        LOG_LEVEL: 'warn',
+      }),
+    );
   workspace = await createWorkspace(stack, { quota: 1000 });
 });
 
@@ -97,7 +114,8 @@ async function monitorRenders(): Promise<{ requests: RenderRequest[]; records: M
     };
     const requests: RenderRequest[] = [];
     await read(names.renderStream, (subject, data) => {
-      if (subject === names.renderSubject(workspace.workspace_id)) requests.push(JSON.parse(new TextDecoder().decode(data)));
+      if (subject === names.renderSubject(workspace.workspace_id))
+        requests.push(JSON.parse(new TextDecoder().decode(data)));
     });
     const records = new Map<string, RenderRecord>();
     await read(`KV_${names.rendersBucket}`, (_subject, data) => {
@@ -116,51 +134,70 @@ cluster('the tick stream and the monitors bucket have 3 replicas', async () => {
   }
 });
 
-cluster('SIGKILL of the tick stream\'s leader: the monitor goes on ticking, each tick rendered and charged once, its change announced once', async () => {
-  const auth = { 'x-access-key': workspace.access_key, 'content-type': 'application/json' };
-  const created = await call(`${base}/api/monitors`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ url: `${site.url}/monitor/page?key=cluster`, interval: 2, webhook_url: hookUrl }),
-  });
-  assert.is(created.status, 201, JSON.stringify(created.json));
-  const ticks = () => site.hits.get('/monitor/page') ?? 0;
-  await waitFor(() => ticks() >= 2, 'two ticks before the fault', 60_000);
+cluster(
+  "SIGKILL of the tick stream's leader: the monitor goes on ticking, each tick rendered and charged once, its change announced once",
+  async () => {
+    const auth = { 'x-access-key': workspace.access_key, 'content-type': 'application/json' };
+    const created = await call(`${base}/api/monitors`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: `${site.url}/monitor/page?key=cluster`, interval: 2, webhook_url: hookUrl }),
+    });
+    assert.is(created.status, 201, JSON.stringify(created.json));
+    const ticks = () => site.hits.get('/monitor/page') ?? 0;
+    await waitFor(() => ticks() >= 2, 'two ticks before the fault', 60_000);
 
-  const leader: NodeName = await nats.leaderOf(names.monitorTickStream);
-  await nats.kill(leader);
-  await nats.waitForLeader(names.monitorTickStream, leader);
-  const atLoss = ticks();
-  await waitFor(() => ticks() >= atLoss + 3, 'three ticks with a node down', 120_000, 250);
-  pages.setVersion('cluster', 1);
-  await waitFor(() => changes.size >= 1, 'the change announced with a node down', 60_000, 250);
-  await nats.restart(leader);
-  await nats.waitCurrent(leader, [names.monitorTickStream, `KV_${names.monitorsBucket}`, names.renderStream], 60_000);
-  const healed = ticks();
-  await waitFor(() => ticks() >= healed + 2, 'two ticks after the node came back', 60_000, 250);
+    const leader: NodeName = await nats.leaderOf(names.monitorTickStream);
+    await nats.kill(leader);
+    await nats.waitForLeader(names.monitorTickStream, leader);
+    const atLoss = ticks();
+    await waitFor(() => ticks() >= atLoss + 3, 'three ticks with a node down', 120_000, 250);
+    pages.setVersion('cluster', 1);
+    await waitFor(() => changes.size >= 1, 'the change announced with a node down', 60_000, 250);
+    await nats.restart(leader);
+    await nats.waitCurrent(leader, [names.monitorTickStream, `KV_${names.monitorsBucket}`, names.renderStream], 60_000);
+    const healed = ticks();
+    await waitFor(() => ticks() >= healed + 2, 'two ticks after the node came back', 60_000, 250);
 
-  const paused = await call(`${base}/api/monitors/${created.json!.monitor_id}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ status: 'paused' }) });
-  assert.is(paused.status, 200, JSON.stringify(paused.json));
-  // A tick handled as the pause landed may still start a render; none starts after that.
-  await pause(3000);
-  await waitFor(async () => {
+    const paused = await call(`${base}/api/monitors/${created.json!.monitor_id}`, {
+      method: 'PATCH',
+      headers: auth,
+      body: JSON.stringify({ status: 'paused' }),
+    });
+    assert.is(paused.status, 200, JSON.stringify(paused.json));
+    // A tick handled as the pause landed may still start a render; none starts after that.
+    await pause(3000);
+    await waitFor(
+      async () => {
+        const { requests, records } = await monitorRenders();
+        return requests.every((request) =>
+          ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''),
+        );
+      },
+      'every tick render ended',
+      60_000,
+      500,
+    );
+
     const { requests, records } = await monitorRenders();
-    return requests.every((request) => ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''));
-  }, 'every tick render ended', 60_000, 500);
+    const tickTimes = requests.map((request) => request.monitor?.tick_at);
+    assert.is(new Set(tickTimes).size, tickTimes.length, 'one render request per tick');
+    const ids = [...new Set(requests.map((request) => request.render_id))];
+    for (const id of ids) assert.is(records.get(id)?.status, 'succeeded', `tick render ${id}`);
+    assert.is(ticks(), ids.length, 'each tick rendered once');
+    const usage = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+    assert.is(usage.json.used, ids.length, 'each tick charged once');
+    assert.is(usage.json.in_flight, 0);
 
-  const { requests, records } = await monitorRenders();
-  const tickTimes = requests.map((request) => request.monitor?.tick_at);
-  assert.is(new Set(tickTimes).size, tickTimes.length, 'one render request per tick');
-  const ids = [...new Set(requests.map((request) => request.render_id))];
-  for (const id of ids) assert.is(records.get(id)?.status, 'succeeded', `tick render ${id}`);
-  assert.is(ticks(), ids.length, 'each tick rendered once');
-  const usage = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
-  assert.is(usage.json.used, ids.length, 'each tick charged once');
-  assert.is(usage.json.in_flight, 0);
-
-  assert.is(changes.size, 1, 'one monitor.changed');
-  assert.equal([...changes.values()].map((c) => c.verified), [true]);
-  console.log(`monitor cluster figures: ${ids.length} ticks, deliveries of the change ${[...changes.values()][0].times}`);
-});
+    assert.is(changes.size, 1, 'one monitor.changed');
+    assert.equal(
+      [...changes.values()].map((c) => c.verified),
+      [true],
+    );
+    console.log(
+      `monitor cluster figures: ${ids.length} ticks, deliveries of the change ${[...changes.values()][0].times}`,
+    );
+  },
+);
 
 cluster.run();

@@ -8,7 +8,16 @@ import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { names } from '../../src/jetstream/topology.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
-import { call, createWorkspace, spawnService, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  spawnService,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { freePort } from '../helpers/stack.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
@@ -33,7 +42,9 @@ redelivery.after(async () => {
 });
 
 /** Every render request of the workspace in the render stream, and the records of their renders. */
-async function monitorRenders(workspaceId: string): Promise<{ requests: RenderRequest[]; records: Map<string, RenderRecord> }> {
+async function monitorRenders(
+  workspaceId: string,
+): Promise<{ requests: RenderRequest[]; records: Map<string, RenderRecord> }> {
   const nc = await connect({ servers: stack.nats.url });
   try {
     const jsm = await jetstreamManager(nc);
@@ -57,51 +68,65 @@ async function monitorRenders(workspaceId: string): Promise<{ requests: RenderRe
   }
 }
 
-redelivery('SIGKILL while a tick renders: the tick completes once, the schedule goes on, each tick charged once', async () => {
-  // Each worker answers its health routes on a port of its own, never the default one.
-  const worker = async () => spawnService(stack, { ROLES: 'render', PORT: String(await freePort()), ...settings });
-  workers.push(await worker());
-  const workspace = await createWorkspace(stack, { quota: 100 });
-  const auth = { 'x-access-key': workspace.access_key, 'content-type': 'application/json' };
-  const hits = () => site.hits.get('/monitor/slow') ?? 0;
-  const created = await call(`${ingress.base}/api/monitors`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ url: `${site.url}/monitor/slow?ms=1500`, interval: 3, webhook_url: `${site.url}/empty` }),
-  });
-  assert.is(created.status, 201, JSON.stringify(created.json));
-  const monitorId = created.json!.monitor_id as string;
+redelivery(
+  'SIGKILL while a tick renders: the tick completes once, the schedule goes on, each tick charged once',
+  async () => {
+    // Each worker answers its health routes on a port of its own, never the default one.
+    const worker = async () => spawnService(stack, { ROLES: 'render', PORT: String(await freePort()), ...settings });
+    workers.push(await worker());
+    const workspace = await createWorkspace(stack, { quota: 100 });
+    const auth = { 'x-access-key': workspace.access_key, 'content-type': 'application/json' };
+    const hits = () => site.hits.get('/monitor/slow') ?? 0;
+    const created = await call(`${ingress.base}/api/monitors`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: `${site.url}/monitor/slow?ms=1500`, interval: 3, webhook_url: `${site.url}/empty` }),
+    });
+    assert.is(created.status, 201, JSON.stringify(created.json));
+    const monitorId = created.json!.monitor_id as string;
 
-  // Two ticks done, then the third one's page is loading (it answers after 1.5 s): kill its worker.
-  await waitFor(() => hits() >= 3, 'the third tick started', 60_000);
-  workers[0].kill('SIGKILL');
-  const killedAt = hits();
-  workers.push(await worker());
-  await waitFor(() => hits() >= killedAt + 3, 'three more ticks after the restart', 60_000);
+    // Two ticks done, then the third one's page is loading (it answers after 1.5 s): kill its worker.
+    await waitFor(() => hits() >= 3, 'the third tick started', 60_000);
+    workers[0].kill('SIGKILL');
+    const killedAt = hits();
+    workers.push(await worker());
+    await waitFor(() => hits() >= killedAt + 3, 'three more ticks after the restart', 60_000);
 
-  const paused = await call(`${ingress.base}/api/monitors/${monitorId}`, { method: 'PATCH', headers: auth, body: JSON.stringify({ status: 'paused' }) });
-  assert.is(paused.status, 200);
-  // What is in flight ends (the page takes 1.5 s); nothing starts after.
-  await pause(3000);
-  await waitFor(async () => {
+    const paused = await call(`${ingress.base}/api/monitors/${monitorId}`, {
+      method: 'PATCH',
+      headers: auth,
+      body: JSON.stringify({ status: 'paused' }),
+    });
+    assert.is(paused.status, 200);
+    // What is in flight ends (the page takes 1.5 s); nothing starts after.
+    await pause(3000);
+    await waitFor(
+      async () => {
+        const { requests, records } = await monitorRenders(workspace.workspace_id);
+        return requests.every((request) =>
+          ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''),
+        );
+      },
+      'every tick render ended',
+      60_000,
+      500,
+    );
+
     const { requests, records } = await monitorRenders(workspace.workspace_id);
-    return requests.every((request) => ['succeeded', 'failed'].includes(records.get(request.render_id)?.status ?? ''));
-  }, 'every tick render ended', 60_000, 500);
+    const tickTimes = requests.map((request) => request.monitor?.tick_at);
+    assert.ok(tickTimes.every(Boolean), 'every render of the workspace is a monitor tick');
+    assert.is(new Set(tickTimes).size, tickTimes.length, 'one render request per tick');
+    const ids = [...new Set(requests.map((request) => request.render_id))];
+    assert.ok(ids.length >= 5, `ticks before and after the kill (${ids.length})`);
+    for (const id of ids) assert.is(records.get(id)?.status, 'succeeded', `tick render ${id} completed`);
+    // The page was loaded once per tick, and once more by the worker that was killed loading it.
+    assert.is(hits(), ids.length + 1, 'no tick rendered twice');
+    assert.is(await usedThisMonth(stack, workspace.workspace_id), ids.length, 'each tick charged once');
 
-  const { requests, records } = await monitorRenders(workspace.workspace_id);
-  const tickTimes = requests.map((request) => request.monitor?.tick_at);
-  assert.ok(tickTimes.every(Boolean), 'every render of the workspace is a monitor tick');
-  assert.is(new Set(tickTimes).size, tickTimes.length, 'one render request per tick');
-  const ids = [...new Set(requests.map((request) => request.render_id))];
-  assert.ok(ids.length >= 5, `ticks before and after the kill (${ids.length})`);
-  for (const id of ids) assert.is(records.get(id)?.status, 'succeeded', `tick render ${id} completed`);
-  // The page was loaded once per tick, and once more by the worker that was killed loading it.
-  assert.is(hits(), ids.length + 1, 'no tick rendered twice');
-  assert.is(await usedThisMonth(stack, workspace.workspace_id), ids.length, 'each tick charged once');
-
-  const shown = await call(`${ingress.base}/api/monitors/${monitorId}`, { headers: auth });
-  assert.is(shown.json!.last_status, 'succeeded');
-  assert.is(shown.json!.changes.length, 0, 'a page that did not change');
-});
+    const shown = await call(`${ingress.base}/api/monitors/${monitorId}`, { headers: auth });
+    assert.is(shown.json!.last_status, 'succeeded');
+    assert.is(shown.json!.changes.length, 0, 'a page that did not change');
+  },
+);
 
 redelivery.run();

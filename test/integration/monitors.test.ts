@@ -9,7 +9,15 @@ import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
-import { call, createWorkspace, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
@@ -61,7 +69,10 @@ monitors.after(async () => {
 const api = (path: string, owner: Workspace, init: { method?: string; body?: unknown } = {}) =>
   call(`${service.base}${path}`, {
     method: init.method ?? 'GET',
-    headers: { 'x-access-key': owner.access_key, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      'x-access-key': owner.access_key,
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
 
@@ -85,7 +96,11 @@ monitors('bad monitors are 400 naming each parameter', async () => {
 });
 
 monitors('create, list, show, pause, delete; another workspace gets 404', async () => {
-  const created = await createMonitor({ url: `${site.url}/monitor/stable`, interval: 600, webhook_url: `${hookBase}/hook/crud` });
+  const created = await createMonitor({
+    url: `${site.url}/monitor/stable`,
+    interval: 600,
+    webhook_url: `${hookBase}/hook/crud`,
+  });
   assert.match(created.monitor_id, /^mon_[0-9a-f]{16}$/);
   assert.is(created.status, 'active');
   assert.is(created.interval, 600);
@@ -95,7 +110,9 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
 
   const list = await api('/api/monitors', workspace);
   assert.ok(list.json!.monitors.some((m: { monitor_id: string }) => m.monitor_id === id));
-  assert.not.ok((await api('/api/monitors', other)).json!.monitors.some((m: { monitor_id: string }) => m.monitor_id === id));
+  assert.not.ok(
+    (await api('/api/monitors', other)).json!.monitors.some((m: { monitor_id: string }) => m.monitor_id === id),
+  );
 
   for (const [method, body] of [['GET'], ['PATCH', { status: 'paused' }], ['DELETE']] as const) {
     const answer = await api(`/api/monitors/${id}`, other, { method, body });
@@ -103,18 +120,28 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
     assert.is(answer.json!.error_code, 'not_found');
   }
 
-  const paused = await api(`/api/monitors/${id}`, workspace, { method: 'PATCH', body: { status: 'paused', threshold: 0.2 } });
+  const paused = await api(`/api/monitors/${id}`, workspace, {
+    method: 'PATCH',
+    body: { status: 'paused', threshold: 0.2 },
+  });
   assert.is(paused.status, 200, JSON.stringify(paused.json));
   assert.is(paused.json!.status, 'paused');
   assert.is(paused.json!.threshold, 0.2);
   assert.is(paused.json!.next_run_at, null);
-  const badPatch = await api(`/api/monitors/${id}`, workspace, { method: 'PATCH', body: { status: 'sleeping', url: 'http://x' } });
+  const badPatch = await api(`/api/monitors/${id}`, workspace, {
+    method: 'PATCH',
+    body: { status: 'sleeping', url: 'http://x' },
+  });
   assert.is(badPatch.status, 400);
 
   // A PATCH is signed over its body, as a POST is.
   const body = JSON.stringify({ status: 'active' });
   const patch = (signature: string) =>
-    call(`${service.base}/api/monitors/${id}`, { method: 'PATCH', headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json', 'x-signature': signature }, body });
+    call(`${service.base}/api/monitors/${id}`, {
+      method: 'PATCH',
+      headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json', 'x-signature': signature },
+      body,
+    });
   const forged = await patch(hmacHex(workspace.secret_key, `${body} `));
   assert.is(forged.status, 403);
   assert.is(forged.json!.error_code, 'signature_is_not_valid');
@@ -129,10 +156,16 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
 
 monitors('operators list and remove monitors with the CLI', async () => {
   // A document of its own, so that its tick loads none of the pages whose loads the next test counts.
-  const created = await createMonitor({ html: '<p>Watched by an operator</p>', interval: 600, webhook_url: `${hookBase}/hook/cli` }, other);
+  const created = await createMonitor(
+    { html: '<p>Watched by an operator</p>', interval: 600, webhook_url: `${hookBase}/hook/cli` },
+    other,
+  );
   const listed = await shutterbus(stack, 'monitors', 'list', '--workspace', other.workspace_id);
   assert.is(listed.code, 0, listed.stderr);
-  assert.equal(listed.json.monitors.map((m: { monitor_id: string; workspace_id: string }) => [m.monitor_id, m.workspace_id]), [[created.monitor_id, other.workspace_id]]);
+  assert.equal(
+    listed.json.monitors.map((m: { monitor_id: string; workspace_id: string }) => [m.monitor_id, m.workspace_id]),
+    [[created.monitor_id, other.workspace_id]],
+  );
   const everyone = await shutterbus(stack, 'monitors', 'list');
   assert.ok(everyone.json.monitors.some((m: { monitor_id: string }) => m.monitor_id === created.monitor_id));
 
@@ -146,13 +179,30 @@ monitors('operators list and remove monitors with the CLI', async () => {
 });
 
 monitors('a page that changes is announced once per change, signed; a page that does not, never', async () => {
-  const changing = await createMonitor({ url: `${site.url}/monitor/page?key=a`, interval: 2, webhook_url: `${hookBase}/hook/changing` });
-  const stable = await createMonitor({ url: `${site.url}/monitor/stable`, interval: 2, webhook_url: `${hookBase}/hook/stable` });
+  const changing = await createMonitor({
+    url: `${site.url}/monitor/page?key=a`,
+    interval: 2,
+    webhook_url: `${hookBase}/hook/changing`,
+  });
+  const stable = await createMonitor({
+    url: `${site.url}/monitor/stable`,
+    interval: 2,
+    webhook_url: `${hookBase}/hook/stable`,
+  });
   // The same changing page, compared only where it does not change.
-  const scoped = await createMonitor({ url: `${site.url}/monitor/page?key=a`, selector: '#fixed', interval: 2, webhook_url: `${hookBase}/hook/scoped` });
+  const scoped = await createMonitor({
+    url: `${site.url}/monitor/page?key=a`,
+    selector: '#fixed',
+    interval: 2,
+    webhook_url: `${hookBase}/hook/scoped`,
+  });
   const ticks = (path: string) => site.hits.get(path) ?? 0;
   // The first tick is the baseline; then two unchanged ticks.
-  await waitFor(() => ticks('/monitor/page') >= 3 && ticks('/monitor/stable') >= 3, 'three ticks of each monitor', 60_000);
+  await waitFor(
+    () => ticks('/monitor/page') >= 3 && ticks('/monitor/stable') >= 3,
+    'three ticks of each monitor',
+    60_000,
+  );
   assert.is(hooksOf('/hook/changing').length, 0, 'no change yet');
 
   pages.setVersion('a', 1);
@@ -166,10 +216,17 @@ monitors('a page that changes is announced once per change, signed; a page that 
   assert.is(hooksOf('/hook/scoped').length, 0, 'a change outside the selector is no change');
   const scopedShown = await api(`/api/monitors/${scoped.monitor_id}`, workspace);
   assert.is(scopedShown.json!.last_status, 'succeeded');
-  assert.is((await sharp((await call(scopedShown.json!.last_file_url)).bytes).metadata()).width, 300, 'the capture is the element');
+  assert.is(
+    (await sharp((await call(scopedShown.json!.last_file_url)).bytes).metadata()).width,
+    300,
+    'the capture is the element',
+  );
 
   const [hook] = hooksOf('/hook/changing');
-  const payload = new Webhook(Buffer.from(workspace.secret_key).toString('base64')).verify(hook.body, hook.headers as Record<string, string>) as Record<string, any>;
+  const payload = new Webhook(Buffer.from(workspace.secret_key).toString('base64')).verify(
+    hook.body,
+    hook.headers as Record<string, string>,
+  ) as Record<string, any>;
   assert.is(payload.type, 'monitor.changed');
   assert.is(payload.data.monitor_id, changing.monitor_id);
   assert.ok(payload.data.changed_share > 0.01 && payload.data.changed_share <= 1, String(payload.data.changed_share));
@@ -179,8 +236,13 @@ monitors('a page that changes is announced once per change, signed; a page that 
     assert.is((await sharp(file.bytes).metadata()).width, 1280, name);
   }
   // The diff marks the changed block red and leaves the rest grey.
-  const diff = await sharp((await call(payload.data.diff_url)).bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const pixel = (x: number, y: number) => [...diff.data.subarray((y * diff.info.width + x) * 3, (y * diff.info.width + x) * 3 + 3)];
+  const diff = await sharp((await call(payload.data.diff_url)).bytes)
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const pixel = (x: number, y: number) => [
+    ...diff.data.subarray((y * diff.info.width + x) * 3, (y * diff.info.width + x) * 3 + 3),
+  ];
   assert.equal(pixel(100, 100), [255, 0, 0], 'inside the block that changed colour');
   assert.not.equal(pixel(1200, 700), [255, 0, 0], 'a corner that did not change');
 
@@ -192,22 +254,42 @@ monitors('a page that changes is announced once per change, signed; a page that 
 
   // Each tick is one screenshot, charged once: pause both, let what is in flight end, count.
   for (const monitor of [changing, stable, scoped]) {
-    const paused = await api(`/api/monitors/${monitor.monitor_id}`, workspace, { method: 'PATCH', body: { status: 'paused' } });
+    const paused = await api(`/api/monitors/${monitor.monitor_id}`, workspace, {
+      method: 'PATCH',
+      body: { status: 'paused' },
+    });
     assert.is(paused.status, 200);
   }
   // A tick handled as the pause landed may still start a render; none starts after that.
   await pause(3000);
   const rendered = ticks('/monitor/page') + ticks('/monitor/stable');
-  await waitFor(async () => (await usedThisMonth(stack, workspace.workspace_id)) === rendered, 'one charge per tick', 30_000, 250);
+  await waitFor(
+    async () => (await usedThisMonth(stack, workspace.workspace_id)) === rendered,
+    'one charge per tick',
+    30_000,
+    250,
+  );
   await pause(3000);
   assert.is(ticks('/monitor/page') + ticks('/monitor/stable'), rendered, 'paused monitors do not tick');
   assert.is(await usedThisMonth(stack, workspace.workspace_id), rendered, 'one charge per tick, and no more');
 
   // A replay renders the monitor's ticks again, uncharged, and compares them as ticks are.
-  const replay = await shutterbus(stack, 'replay', 'renders', '--since', new Date(Date.now() - 3_600_000).toISOString(), '--workspace', workspace.workspace_id);
+  const replay = await shutterbus(
+    stack,
+    'replay',
+    'renders',
+    '--since',
+    new Date(Date.now() - 3_600_000).toISOString(),
+    '--workspace',
+    workspace.workspace_id,
+  );
   assert.is(replay.code, 0, replay.stderr);
   assert.ok(replay.json.replayed >= rendered - 1, `replayed ${replay.json.replayed}`);
-  await waitFor(() => ticks('/monitor/page') + ticks('/monitor/stable') >= rendered + replay.json.replayed, 'the replayed renders', 60_000);
+  await waitFor(
+    () => ticks('/monitor/page') + ticks('/monitor/stable') >= rendered + replay.json.replayed,
+    'the replayed renders',
+    60_000,
+  );
   await pause(2000);
   assert.is(await usedThisMonth(stack, workspace.workspace_id), rendered, 'a replay charges nothing');
   assert.is(hooksOf('/hook/stable').length, 0, 'a replayed stable page is no change');

@@ -5,7 +5,15 @@ import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
-import { call, createWorkspace, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  spawnService,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 
@@ -30,9 +38,12 @@ outages.after(async () => {
   await stack?.stop();
 });
 
-const take = (query: Record<string, string>) => call(`${service.base}/api/take?${new URLSearchParams({ url: `${stack.site.url}/`, ...query })}`, auth);
-const readiness = async () => (await call(`${service.base}/readyz`)).json as { status: string; dependencies: Record<string, string> };
-const usage = async () => (await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id)).json as { used: number; in_flight: number };
+const take = (query: Record<string, string>) =>
+  call(`${service.base}/api/take?${new URLSearchParams({ url: `${stack.site.url}/`, ...query })}`, auth);
+const readiness = async () =>
+  (await call(`${service.base}/readyz`)).json as { status: string; dependencies: Record<string, string> };
+const usage = async () =>
+  (await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id)).json as { used: number; in_flight: number };
 const statusOf = async (renderId: string) => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status;
 
 const assertUnavailable = (answer: Awaited<ReturnType<typeof call>>, what: string) => {
@@ -41,39 +52,49 @@ const assertUnavailable = (answer: Awaited<ReturnType<typeof call>>, what: strin
   assert.ok(Number(answer.headers.get('retry-after')) > 0, `${what}: Retry-After`);
 };
 
-outages('NATS down: every endpoint answers 503 with Retry-After, /readyz fails, the CLI says so in one line', async () => {
-  const accepted = await take({ async: 'true' });
-  assert.is(accepted.status, 202);
-  await waitFor(async () => (await statusOf(accepted.json!.render_id)) === 'succeeded', 'a render before the outage');
+outages(
+  'NATS down: every endpoint answers 503 with Retry-After, /readyz fails, the CLI says so in one line',
+  async () => {
+    const accepted = await take({ async: 'true' });
+    assert.is(accepted.status, 202);
+    await waitFor(async () => (await statusOf(accepted.json!.render_id)) === 'succeeded', 'a render before the outage');
 
-  await stack.nats.kill!();
-  await waitFor(async () => (await readiness()).status === 'not_ready', '/readyz notices');
-  const ready = await readiness();
-  assert.is(ready.dependencies.nats, 'unavailable');
-  assert.is(ready.dependencies.jetstream, 'unavailable');
+    await stack.nats.kill!();
+    await waitFor(async () => (await readiness()).status === 'not_ready', '/readyz notices');
+    const ready = await readiness();
+    assert.is(ready.dependencies.nats, 'unavailable');
+    assert.is(ready.dependencies.jetstream, 'unavailable');
 
-  assertUnavailable(await take({}), 'GET /api/take');
-  assertUnavailable(await take({ async: 'true' }), 'GET /api/take async');
-  assertUnavailable(
-    await call(`${service.base}/api/take`, { method: 'POST', headers: { ...auth.headers, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${stack.site.url}/` }) }),
-    'POST /api/take',
-  );
-  assertUnavailable(await call(`${service.base}/api/renders/${accepted.json!.render_id}`, auth), 'GET /api/renders/{id}');
-  const page = await call(`${service.base}/dashboard/keys`);
-  assert.is(page.status, 503, 'a dashboard page');
-  assert.ok(Number(page.headers.get('retry-after')) > 0, 'a dashboard page: Retry-After');
-  assert.is((await call(`${service.base}/healthz`)).status, 200, 'the process itself is alive');
+    assertUnavailable(await take({}), 'GET /api/take');
+    assertUnavailable(await take({ async: 'true' }), 'GET /api/take async');
+    assertUnavailable(
+      await call(`${service.base}/api/take`, {
+        method: 'POST',
+        headers: { ...auth.headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${stack.site.url}/` }),
+      }),
+      'POST /api/take',
+    );
+    assertUnavailable(
+      await call(`${service.base}/api/renders/${accepted.json!.render_id}`, auth),
+      'GET /api/renders/{id}',
+    );
+    const page = await call(`${service.base}/dashboard/keys`);
+    assert.is(page.status, 503, 'a dashboard page');
+    assert.ok(Number(page.headers.get('retry-after')) > 0, 'a dashboard page: Retry-After');
+    assert.is((await call(`${service.base}/healthz`)).status, 200, 'the process itself is alive');
 
-  const cli = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
-  assert.is(cli.code, 1);
-  assert.is(cli.stderr.trim().split('\n').length, 1, 'one line');
-  assert.is(cli.json.error_code, 'temporary_unavailable');
+    const cli = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+    assert.is(cli.code, 1);
+    assert.is(cli.stderr.trim().split('\n').length, 1, 'one line');
+    assert.is(cli.json.error_code, 'temporary_unavailable');
 
-  await stack.nats.restart!();
-  await waitFor(async () => (await readiness()).status === 'ready', '/readyz recovers', 30_000);
-  const after = await take({});
-  assert.is(after.status, 200, JSON.stringify(after.json));
-});
+    await stack.nats.restart!();
+    await waitFor(async () => (await readiness()).status === 'ready', '/readyz recovers', 30_000);
+    const after = await take({});
+    assert.is(after.status, 200, JSON.stringify(after.json));
+  },
+);
 
 outages('an async render accepted before NATS dies ends succeeded once NATS is back, charged once', async () => {
   const before = await usage();
@@ -83,73 +104,112 @@ outages('an async render accepted before NATS dies ends succeeded once NATS is b
   await stack.nats.kill!();
   await pause(5000);
   await stack.nats.restart!();
-  await waitFor(async () => (await statusOf(accepted.json!.render_id)) === 'succeeded', 'the render succeeded after the outage', 60_000, 500);
+  await waitFor(
+    async () => (await statusOf(accepted.json!.render_id)) === 'succeeded',
+    'the render succeeded after the outage',
+    60_000,
+    500,
+  );
   const after = await usage();
   assert.is(after.used, before.used + 1, 'charged once');
   assert.is(after.in_flight, 0, 'no reservation left');
 });
 
-outages('the store down for 20 s: a sync caller is answered within its timeout, async succeeds after, each charged once', async () => {
-  const before = await usage();
-  await stack.s3.kill();
-  await waitFor(async () => (await readiness()).dependencies.object_store === 'unavailable', '/readyz notices the store');
+outages(
+  'the store down for 20 s: a sync caller is answered within its timeout, async succeeds after, each charged once',
+  async () => {
+    const before = await usage();
+    await stack.s3.kill();
+    await waitFor(
+      async () => (await readiness()).dependencies.object_store === 'unavailable',
+      '/readyz notices the store',
+    );
 
-  const started = Date.now();
-  const timed = async (query: Record<string, string>) => {
-    const asked = Date.now();
-    const answer = await take(query);
-    return { answer, seconds: (Date.now() - asked) / 1000 };
-  };
-  // Each waits its timeout (10 s) and a few seconds, not 10 + RENDER_ACK_WAIT + 5: the store is still down then.
-  const early = timed({ timeout: '10', url: `${stack.site.url}/?early-image` });
-  const refused = timed({ timeout: '10', response_type: 'json', url: `${stack.site.url}/?early-json` });
-  const asyncRender = await take({ async: 'true', url: `${stack.site.url}/?async-outage` });
-  assert.is(asyncRender.status, 202);
-  // Waits up to 40 + 5 + 5 s: the store is back at 20 s.
-  const patient = take({ timeout: '40', url: `${stack.site.url}/?patient` });
+    const started = Date.now();
+    const timed = async (query: Record<string, string>) => {
+      const asked = Date.now();
+      const answer = await take(query);
+      return { answer, seconds: (Date.now() - asked) / 1000 };
+    };
+    // Each waits its timeout (10 s) and a few seconds, not 10 + RENDER_ACK_WAIT + 5: the store is still down then.
+    const early = timed({ timeout: '10', url: `${stack.site.url}/?early-image` });
+    const refused = timed({ timeout: '10', response_type: 'json', url: `${stack.site.url}/?early-json` });
+    const asyncRender = await take({ async: 'true', url: `${stack.site.url}/?async-outage` });
+    assert.is(asyncRender.status, 202);
+    // Waits up to 40 + 5 + 5 s: the store is back at 20 s.
+    const patient = take({ timeout: '40', url: `${stack.site.url}/?patient` });
 
-  const image = await early;
-  assert.is(image.answer.status, 200, `the image before it is stored: ${image.answer.status} ${image.answer.bytes.toString().slice(0, 200)}`);
-  assert.ok(image.answer.contentType.startsWith('image/png'), image.answer.contentType);
-  assert.is(image.answer.headers.get('x-render-stored'), 'false', 'the answer says the image is not stored yet');
-  assert.ok(image.seconds < 10 + 5, `answered within its timeout and a few seconds: ${image.seconds} s`);
-  const json = await refused;
-  assertUnavailable(json.answer, 'a sync json render, which needs a stored file');
-  assert.ok(json.seconds < 10 + 5, `json refused within its timeout and a few seconds: ${json.seconds} s`);
-  assert.ok(Date.now() - started < 20_000, 'both answered before the store came back');
+    const image = await early;
+    assert.is(
+      image.answer.status,
+      200,
+      `the image before it is stored: ${image.answer.status} ${image.answer.bytes.toString().slice(0, 200)}`,
+    );
+    assert.ok(image.answer.contentType.startsWith('image/png'), image.answer.contentType);
+    assert.is(image.answer.headers.get('x-render-stored'), 'false', 'the answer says the image is not stored yet');
+    assert.ok(image.seconds < 10 + 5, `answered within its timeout and a few seconds: ${image.seconds} s`);
+    const json = await refused;
+    assertUnavailable(json.answer, 'a sync json render, which needs a stored file');
+    assert.ok(json.seconds < 10 + 5, `json refused within its timeout and a few seconds: ${json.seconds} s`);
+    assert.ok(Date.now() - started < 20_000, 'both answered before the store came back');
 
-  await pause(Math.max(0, 20_000 - (Date.now() - started)));
-  await stack.s3.restart();
+    await pause(Math.max(0, 20_000 - (Date.now() - started)));
+    await stack.s3.restart();
 
-  const served = await patient;
-  assert.is(served.status, 200, JSON.stringify(served.json));
-  assert.ok(served.contentType.startsWith('image/png'));
-  assert.is(served.headers.get('x-render-stored'), null, 'a stored image says nothing of the kind');
-  await waitFor(async () => (await statusOf(asyncRender.json!.render_id)) === 'succeeded', 'the async render succeeded', 60_000, 500);
+    const served = await patient;
+    assert.is(served.status, 200, JSON.stringify(served.json));
+    assert.ok(served.contentType.startsWith('image/png'));
+    assert.is(served.headers.get('x-render-stored'), null, 'a stored image says nothing of the kind');
+    await waitFor(
+      async () => (await statusOf(asyncRender.json!.render_id)) === 'succeeded',
+      'the async render succeeded',
+      60_000,
+      500,
+    );
 
-  // The image answered before the store came back is stored once it is, under the same render.
-  const earlyId = image.answer.headers.get('x-render-id')!;
-  await waitFor(async () => (await statusOf(earlyId)) === 'succeeded', 'the early-answered render stored its image', 60_000, 500);
-  const record = (await call(`${service.base}/api/renders/${earlyId}`, auth)).json as { file_url: string };
-  const file = await call(record.file_url);
-  assert.is(file.status, 200, 'its file is served');
-  assert.ok(file.bytes.equals(image.answer.bytes), 'the file is the image the caller got');
+    // The image answered before the store came back is stored once it is, under the same render.
+    const earlyId = image.answer.headers.get('x-render-id')!;
+    await waitFor(
+      async () => (await statusOf(earlyId)) === 'succeeded',
+      'the early-answered render stored its image',
+      60_000,
+      500,
+    );
+    const record = (await call(`${service.base}/api/renders/${earlyId}`, auth)).json as { file_url: string };
+    const file = await call(record.file_url);
+    assert.is(file.status, 200, 'its file is served');
+    assert.ok(file.bytes.equals(image.answer.bytes), 'the file is the image the caller got');
 
-  const refusedId = json.answer.headers.get('x-render-id');
-  assert.ok(refusedId, 'the refused render is named');
-  await waitFor(async () => (await statusOf(refusedId!)) === 'failed', 'the refused render ended failed', 10_000, 500);
+    const refusedId = json.answer.headers.get('x-render-id');
+    assert.ok(refusedId, 'the refused render is named');
+    await waitFor(
+      async () => (await statusOf(refusedId!)) === 'failed',
+      'the refused render ended failed',
+      10_000,
+      500,
+    );
 
-  // Settled after the store came back, which may be past the reservations' lapse: still once each.
-  await waitFor(async () => (await usage()).in_flight === 0, 'no reservation left', 10_000, 500);
-  const after = await usage();
-  assert.is(after.used, before.used + 3, 'the async, the patient and the early-answered render charged once each; the refused one not');
-});
+    // Settled after the store came back, which may be past the reservations' lapse: still once each.
+    await waitFor(async () => (await usage()).in_flight === 0, 'no reservation left', 10_000, 500);
+    const after = await usage();
+    assert.is(
+      after.used,
+      before.used + 3,
+      'the async, the patient and the early-answered render charged once each; the refused one not',
+    );
+  },
+);
 
 outages('a process started while NATS is down waits for it, then starts', async () => {
   await stack.nats.kill!();
-  const starting = spawnService(stack, { ROLES: 'render,delivery', PORT: '0', ...settings }).then((child) => spawned.push(child));
+  const starting = spawnService(stack, { ROLES: 'render,delivery', PORT: '0', ...settings }).then((child) =>
+    spawned.push(child),
+  );
   let started = false;
-  void starting.then(() => (started = true), () => undefined);
+  void starting.then(
+    () => (started = true),
+    () => undefined,
+  );
   await pause(3000);
   assert.is(started, false, 'not started without NATS');
   await stack.nats.restart!();

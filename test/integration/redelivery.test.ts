@@ -5,7 +5,16 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { imageSize } from 'image-size';
 import { names } from '../../src/jetstream/topology.ts';
-import { call, createWorkspace, usedThisMonth, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  usedThisMonth,
+  spawnService,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const redelivery = suite('a render worker killed mid-render loses nothing');
@@ -68,7 +77,10 @@ redelivery('a request whose last delivery dies with its worker ends as a failed 
     const auth = { headers: { 'x-access-key': workspace.access_key } };
     const before = stack.site.hits.get('/slow') ?? 0;
     const giveUpsBefore = await giveUpsStored();
-    const pending = call(`${ingressOnce.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/slow?ms=25000`)}`, auth);
+    const pending = call(
+      `${ingressOnce.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/slow?ms=25000`)}`,
+      auth,
+    );
     await waitFor(() => (stack.site.hits.get('/slow') ?? 0) > before, 'the render started', 20_000);
     workers[0].kill('SIGKILL');
     // The claim is about time: no worker runs when the dead one's claim lapses (the ack wait, 8 s).

@@ -6,7 +6,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { errorTable } from '../../src/errors.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 
 const box = suite("a render's box, end to end");
 let stack: TestStack;
@@ -14,7 +21,9 @@ let service: TestService;
 let workspace: Workspace;
 
 const shot = (params: Record<string, string>) =>
-  call(`${service.base}/api/take?${new URLSearchParams(params)}`, { headers: { 'x-access-key': workspace.access_key } });
+  call(`${service.base}/api/take?${new URLSearchParams(params)}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
 
 box.before(async () => {
   stack = await startStack();
@@ -28,7 +37,11 @@ box.after(async () => {
 });
 
 box('a scripts memory bomb is 422 page_memory_exceeded, and the next shot works', async () => {
-  const bomb = await shot({ url: `${stack.site.url}/`, scripts: 'const kept = []; for (;;) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7));', timeout: '30' });
+  const bomb = await shot({
+    url: `${stack.site.url}/`,
+    scripts: 'const kept = []; for (;;) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7));',
+    timeout: '30',
+  });
   assert.is(bomb.status, 422, bomb.bytes.toString().slice(0, 300));
   assert.is(bomb.json!.error_code, 'page_memory_exceeded');
   assert.is(bomb.json!.error_message, errorTable.page_memory_exceeded.message);
@@ -40,10 +53,18 @@ box('a scripts memory bomb is 422 page_memory_exceeded, and the next shot works'
 
 box('an image too large is a 400 naming the parameter, before any browser work', async () => {
   const hitsBefore = stack.site.received.length;
-  const large = await shot({ url: `${stack.site.url}/`, viewport_width: '3840', viewport_height: '2160', device_scale_factor: '5' });
+  const large = await shot({
+    url: `${stack.site.url}/`,
+    viewport_width: '3840',
+    viewport_height: '2160',
+    device_scale_factor: '5',
+  });
   assert.is(large.status, 400);
   assert.is(large.json!.error_code, 'request_not_valid');
-  assert.equal(large.json!.error_details.map((detail: { parameter: string }) => detail.parameter), ['device_scale_factor']);
+  assert.equal(
+    large.json!.error_details.map((detail: { parameter: string }) => detail.parameter),
+    ['device_scale_factor'],
+  );
   assert.is(stack.site.received.length, hitsBefore, 'the page was never fetched');
 });
 

@@ -7,7 +7,15 @@ import * as assert from 'uvu/assert';
 import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { SCREENSHOTONE_DEVICE_IDS } from '../fixtures/screenshotone-devices.ts';
-import { call, createWorkspace, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('screenshotone api');
@@ -25,7 +33,11 @@ test.after(async () => {
 });
 
 const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  call(`${service.base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  call(`${service.base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 const sizeOf = async (bytes: Buffer) => {
   const { width, height } = await sharp(bytes).metadata();
@@ -35,10 +47,14 @@ const sizeOf = async (bytes: Buffer) => {
 test('bulk, lazy: signed /api/take URLs in order, nothing rendered or charged until one is fetched', async () => {
   const workspace = await createWorkspace(stack);
   const from = stack.site.received.length;
-  const answer = await postJson('/api/bulk', {
-    options: { url: `${stack.site.url}/`, viewport_width: 400, viewport_height: 300 },
-    requests: [{}, { viewport_width: 500 }, { url: `${stack.site.url}/tall`, format: 'jpeg' }],
-  }, { 'x-access-key': workspace.access_key });
+  const answer = await postJson(
+    '/api/bulk',
+    {
+      options: { url: `${stack.site.url}/`, viewport_width: 400, viewport_height: 300 },
+      requests: [{}, { viewport_width: 500 }, { url: `${stack.site.url}/tall`, format: 'jpeg' }],
+    },
+    { 'x-access-key': workspace.access_key },
+  );
   assert.is(answer.status, 200, answer.bytes.toString());
   const urls = answer.json!.responses.map((entry: { url: string }) => entry.url);
   assert.is(urls.length, 3);
@@ -69,11 +85,22 @@ test('bulk URLs are signed with the secret key: they work where signatures are r
   const { createSealer } = await import('../../src/secrets/key.ts');
   const nc = await connect({ servers: stack.nats.url.split(',') });
   const topology = await ensureTopology(nc, loadConfig(stack.env));
-  await new WorkspaceStore(topology.workspaces, topology.accessKeys, createSealer(loadConfig(stack.env))).update(workspace.workspace_id, (w: Workspace) => ({ ...w, require_signed_requests: true }));
+  await new WorkspaceStore(topology.workspaces, topology.accessKeys, createSealer(loadConfig(stack.env))).update(
+    workspace.workspace_id,
+    (w: Workspace) => ({ ...w, require_signed_requests: true }),
+  );
   await nc.close();
   // The body is signed as any POST is (X-Signature over the raw body).
-  const body = JSON.stringify({ access_key: workspace.access_key, options: { html: '<p>signed</p>', viewport_width: 300, viewport_height: 200 }, requests: [{}] });
-  const bulk = await call(`${service.base}/api/bulk`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': hmacHex(workspace.secret_key, body) }, body });
+  const body = JSON.stringify({
+    access_key: workspace.access_key,
+    options: { html: '<p>signed</p>', viewport_width: 300, viewport_height: 200 },
+    requests: [{}],
+  });
+  const bulk = await call(`${service.base}/api/bulk`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-signature': hmacHex(workspace.secret_key, body) },
+    body,
+  });
   assert.is(bulk.status, 200, bulk.bytes.toString());
   const url: string = bulk.json!.responses[0].url;
   const image = await call(url);
@@ -106,7 +133,10 @@ test('bulk, executed: each request answered in place in order, an invalid one ca
   assert.is(first.response.screenshot_url, first.response.file_url);
   assert.is(first.response.cache_url, first.response.file_url, 'the render fills the cache of its signed URL');
   assert.equal(invalid.response.error_code, 'request_not_valid');
-  assert.equal(invalid.response.error_details.map((d: { parameter: string }) => d.parameter), ['viewport_width']);
+  assert.equal(
+    invalid.response.error_details.map((d: { parameter: string }) => d.parameter),
+    ['viewport_width'],
+  );
   assert.is(failed.response.error_code, 'host_returned_error');
   assert.is(failed.response.returned_status_code, 404);
   for (const entry of rest) {
@@ -122,21 +152,29 @@ test('bulk, executed: each request answered in place in order, an invalid one ca
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 7);
 });
 
-test("bulk, executed: the renders run side by side, not one after another", async () => {
+test('bulk, executed: the renders run side by side, not one after another', async () => {
   const workspace = await createWorkspace(stack);
-  const slow = (n: number) => stack.site.received.filter((request) => request.path === '/slow' && request.search.includes(`bulk=${n}`));
-  const bulk = postJson('/api/bulk', {
-    execute: true,
-    options: { url: `${stack.site.url}/slow?ms=3000&bulk=1`, viewport_width: 200, viewport_height: 200 },
-    requests: [{}, { viewport_width: 201 }, { viewport_width: 202 }],
-  }, { 'x-access-key': workspace.access_key });
+  const slow = (n: number) =>
+    stack.site.received.filter((request) => request.path === '/slow' && request.search.includes(`bulk=${n}`));
+  const bulk = postJson(
+    '/api/bulk',
+    {
+      execute: true,
+      options: { url: `${stack.site.url}/slow?ms=3000&bulk=1`, viewport_width: 200, viewport_height: 200 },
+      requests: [{}, { viewport_width: 201 }, { viewport_width: 202 }],
+    },
+    { 'x-access-key': workspace.access_key },
+  );
   await waitFor(() => slow(1).length >= 1, 'the first render reaches the page', 20_000);
   const first = Date.now();
   // Each page answers after 3 s: a second arriving sooner was asked for while the first was still loading.
   await waitFor(() => slow(1).length >= 2, 'a second render reaches the page', 20_000);
   assert.ok(Date.now() - first < 2500, `the second render started ${Date.now() - first} ms after the first`);
   const answer = await bulk;
-  assert.ok(answer.json!.responses.every((entry: { response: { is_successful: boolean } }) => entry.response.is_successful), answer.bytes.toString());
+  assert.ok(
+    answer.json!.responses.every((entry: { response: { is_successful: boolean } }) => entry.response.is_successful),
+    answer.bytes.toString(),
+  );
 });
 
 test('bulk: a malformed body is a 400 naming the part; no key is a 401', async () => {
@@ -157,10 +195,17 @@ test('usage: total, available and used of this month, and the concurrency left, 
   const workspace = await createWorkspace(stack, { plan: 'free', quota: 30 });
   const before = await call(`${service.base}/api/usage?access_key=${workspace.access_key}`);
   assert.is(before.status, 200);
-  assert.equal({ ...before.json, concurrency: { ...before.json!.concurrency, reset: 0 } }, { total: 30, available: 30, used: 0, concurrency: { limit: 5, remaining: 5, reset: 0 } });
+  assert.equal(
+    { ...before.json, concurrency: { ...before.json!.concurrency, reset: 0 } },
+    { total: 30, available: 30, used: 0, concurrency: { limit: 5, remaining: 5, reset: 0 } },
+  );
   assert.ok(Math.abs(before.json!.concurrency.reset / 1e6 - Date.now()) < 5000, 'reset is a time in nanoseconds');
   for (const text of ['a', 'b', 'c']) {
-    const take = await postJson('/api/take', { html: `<p>${text}</p>`, viewport_width: 200, viewport_height: 200, response_type: 'json' }, { 'x-access-key': workspace.access_key });
+    const take = await postJson(
+      '/api/take',
+      { html: `<p>${text}</p>`, viewport_width: 200, viewport_height: 200, response_type: 'json' },
+      { 'x-access-key': workspace.access_key },
+    );
     assert.is(take.status, 200, take.bytes.toString());
   }
   // A failed render is not used.
@@ -173,33 +218,67 @@ test('usage: total, available and used of this month, and the concurrency left, 
 test('devices: every preset with its id and metrics; every ScreenshotOne device id is listed and accepted', async () => {
   const answer = await call(`${service.base}/api/devices`);
   assert.is(answer.status, 200);
-  const list: Array<{ id: string; name: string; viewport: { width: number; height: number }; device_scale_factor: number; is_mobile: boolean; has_touch: boolean; user_agent: string }> = answer.json!.devices;
+  const list: Array<{
+    id: string;
+    name: string;
+    viewport: { width: number; height: number };
+    device_scale_factor: number;
+    is_mobile: boolean;
+    has_touch: boolean;
+    user_agent: string;
+  }> = answer.json!.devices;
   const ids = new Set(list.map((device) => device.id));
   for (const id of SCREENSHOTONE_DEVICE_IDS) assert.ok(ids.has(id), `${id} is not listed`);
-  assert.equal(list.find((device) => device.id === 'iphone_4'), {
-    id: 'iphone_4', name: 'iPhone 4', viewport: { width: 320, height: 480 }, device_scale_factor: 2, is_mobile: true, has_touch: true,
-    user_agent: list.find((device) => device.id === 'iphone_4')!.user_agent,
-  });
+  assert.equal(
+    list.find((device) => device.id === 'iphone_4'),
+    {
+      id: 'iphone_4',
+      name: 'iPhone 4',
+      viewport: { width: 320, height: 480 },
+      device_scale_factor: 2,
+      is_mobile: true,
+      has_touch: true,
+      user_agent: list.find((device) => device.id === 'iphone_4')!.user_agent,
+    },
+  );
   assert.match(list.find((device) => device.id === 'ipad_gen_7')!.name, 'iPad (gen 7)');
   const workspace = await createWorkspace(stack);
   // Every id passes validation (a 400 would name viewport_device); a handful render for real.
   for (const id of SCREENSHOTONE_DEVICE_IDS) {
     const { parseTakeParams } = await import('../../src/http/params.ts');
-    const parsed = parseTakeParams({ kind: 'query', entries: [['url', 'https://a.example'], ['viewport_device', id]] });
+    const parsed = parseTakeParams({
+      kind: 'query',
+      entries: [
+        ['url', 'https://a.example'],
+        ['viewport_device', id],
+      ],
+    });
     assert.ok('request' in parsed, `${id}: ${JSON.stringify('problems' in parsed ? parsed.problems : '')}`);
   }
   assert.equal(list.find((device) => device.id === 'ipad_gen_7')!.viewport, { width: 810, height: 1080 });
   for (const id of ['iphone_4', 'ipad_gen_7', 'jiophone_2', 'pixel_4a_5g_landscape', 'galaxy_s9+']) {
     const { viewport, device_scale_factor: scale } = list.find((device) => device.id === id)!;
-    const image = await postJson('/api/take', { html: '<p>device</p>', viewport_device: id }, { 'x-access-key': workspace.access_key });
+    const image = await postJson(
+      '/api/take',
+      { html: '<p>device</p>', viewport_device: id },
+      { 'x-access-key': workspace.access_key },
+    );
     assert.is(image.status, 200, `${id}: ${image.bytes.toString().slice(0, 300)}`);
-    assert.equal(await sizeOf(image.bytes), [Math.round(viewport.width * scale), Math.round(viewport.height * scale)], id);
+    assert.equal(
+      await sizeOf(image.bytes),
+      [Math.round(viewport.width * scale), Math.round(viewport.height * scale)],
+      id,
+    );
   }
 });
 
 test('the JSON answer names the file as ScreenshotOne does: screenshot_url, and cache_url for a cached signed GET', async () => {
   const workspace = await createWorkspace(stack);
-  const plain = await postJson('/api/take', { html: '<p>json</p>', response_type: 'json' }, { 'x-access-key': workspace.access_key });
+  const plain = await postJson(
+    '/api/take',
+    { html: '<p>json</p>', response_type: 'json' },
+    { 'x-access-key': workspace.access_key },
+  );
   assert.is(plain.json!.screenshot_url, plain.json!.file_url);
   assert.is(plain.json!.cache_url, undefined);
   const query = `html=${encodeURIComponent('<p>cached</p>')}&response_type=json&access_key=${workspace.access_key}`;
@@ -214,15 +293,23 @@ test('asynchronous renders get the longer limits: a delay past the synchronous 3
   const headers = { 'x-access-key': workspace.access_key };
   const sync = await postJson('/api/take', { html: '<p>slow</p>', delay: 31 }, headers);
   assert.is(sync.status, 400);
-  assert.equal(sync.json!.error_details.map((d: { parameter: string }) => d.parameter), ['delay']);
+  assert.equal(
+    sync.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['delay'],
+  );
   const accepted = await postJson('/api/take', { html: '<p>slow</p>', delay: 32, timeout: 120, async: true }, headers);
   assert.is(accepted.status, 202, accepted.bytes.toString());
   const started = Date.now();
   let status: Record<string, any> = {};
-  await waitFor(async () => {
-    status = (await call(accepted.json!.status_url, { headers })).json!;
-    return ['succeeded', 'failed'].includes(status.status);
-  }, 'the slow render ends', 90_000, 500);
+  await waitFor(
+    async () => {
+      status = (await call(accepted.json!.status_url, { headers })).json!;
+      return ['succeeded', 'failed'].includes(status.status);
+    },
+    'the slow render ends',
+    90_000,
+    500,
+  );
   assert.is(status.status, 'succeeded', JSON.stringify(status));
   assert.ok(Date.now() - started > 25_000);
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);

@@ -6,7 +6,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { verifyWebhook } from '../../src/client/index.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const standard = suite('Standard Webhooks: real deliveries verify with the standardwebhooks package');
@@ -46,9 +53,18 @@ standard.after(async () => {
 });
 
 standard('a succeeded and a failed render: both deliveries verify, a tampered body is refused', async () => {
-  for (const [name, target] of [['ok', '/page/standard-ok'], ['failed', '/status/500']]) {
-    const query = new URLSearchParams({ url: `${stack.site.url}${target}`, async: 'true', webhook_url: `${hookBase}/hook/${name}` });
-    const answer = await call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } });
+  for (const [name, target] of [
+    ['ok', '/page/standard-ok'],
+    ['failed', '/status/500'],
+  ]) {
+    const query = new URLSearchParams({
+      url: `${stack.site.url}${target}`,
+      async: 'true',
+      webhook_url: `${hookBase}/hook/${name}`,
+    });
+    const answer = await call(`${service.base}/api/take?${query}`, {
+      headers: { 'x-access-key': workspace.access_key },
+    });
     assert.is(answer.status, 202, JSON.stringify(answer.json));
   }
   await waitFor(() => received.length >= 2, 'both deliveries');
@@ -62,13 +78,22 @@ standard('a succeeded and a failed render: both deliveries verify, a tampered bo
     assert.is(headers['webhook-timestamp'], headers['x-webhook-timestamp']);
     assert.is(event.type, delivery.path === '/hook/ok' ? 'render.succeeded' : 'render.failed');
 
-    const tampered = Buffer.from(delivery.body.toString('utf8').replace(event.data.render_id, '00000000-0000-0000-0000-000000000000'));
+    const tampered = Buffer.from(
+      delivery.body.toString('utf8').replace(event.data.render_id, '00000000-0000-0000-0000-000000000000'),
+    );
     assert.not.equal(tampered, delivery.body);
     assert.throws(() => webhook.verify(tampered, headers), /No matching signature/, 'a tampered body is refused');
-    assert.throws(() => new Webhook('sk_someone_else', { format: 'raw' }).verify(delivery.body, headers), /No matching signature/);
+    assert.throws(
+      () => new Webhook('sk_someone_else', { format: 'raw' }).verify(delivery.body, headers),
+      /No matching signature/,
+    );
 
     // Our client accepts the Standard Webhooks set alone, and refuses it on the tampered body.
-    const only = { 'webhook-id': headers['webhook-id'], 'webhook-timestamp': headers['webhook-timestamp'], 'webhook-signature': headers['webhook-signature'] };
+    const only = {
+      'webhook-id': headers['webhook-id'],
+      'webhook-timestamp': headers['webhook-timestamp'],
+      'webhook-signature': headers['webhook-signature'],
+    };
     assert.ok(verifyWebhook(workspace.secret_key, only, delivery.body));
     assert.not.ok(verifyWebhook(workspace.secret_key, only, tampered));
   }

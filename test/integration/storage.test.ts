@@ -27,7 +27,11 @@ import { freePort, startS3, type S3Server } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const storage = suite("store=true: uploads to the customer's own bucket");
-const customerKeys = { accessKey: 'CUSTOMERKEY1', secretKey: `customer-secret-${randomBytes(12).toString('hex')}`, bucket: 'customer-shots' };
+const customerKeys = {
+  accessKey: 'CUSTOMERKEY1',
+  secretKey: `customer-secret-${randomBytes(12).toString('hex')}`,
+  bucket: 'customer-shots',
+};
 const defaultKeys = { accessKey: 'CUSTOMERKEY1', secretKey: customerKeys.secretKey };
 let stack: TestStack;
 let customer: S3Server;
@@ -53,9 +57,19 @@ storage.before(async () => {
   const config = loadConfig({ ...stack.env, PORT: String(port), LOG_LEVEL: 'debug', ROLES: 'ingress,delivery' });
   const running = await startShutterbus(config, createLogger(config, false, createWriteStream(logFile)));
   service = { base: config.baseUrl, close: running.close };
-  workspace = await createWorkspace(stack, { members: [{ email: 'member@example.com', role: 'member', verified: true }] });
+  workspace = await createWorkspace(stack, {
+    members: [{ email: 'member@example.com', role: 'member', verified: true }],
+  });
   const endpoint = new URL(customer.endpoint);
-  bucket = new S3Client({ endPoint: endpoint.hostname, port: Number(endpoint.port), useSSL: false, accessKey: customer.accessKey, secretKey: customer.secretKey, region: 'us-east-1', pathStyle: true });
+  bucket = new S3Client({
+    endPoint: endpoint.hostname,
+    port: Number(endpoint.port),
+    useSSL: false,
+    accessKey: customer.accessKey,
+    secretKey: customer.secretKey,
+    region: 'us-east-1',
+    pathStyle: true,
+  });
   receiver = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
@@ -77,7 +91,12 @@ async function startWorker(log: string): Promise<ChildProcess> {
   });
   closeSync(out);
   process.on('exit', () => child.kill('SIGKILL'));
-  await waitFor(() => readFileSync(log, 'utf8').includes('Shutterbus started') || child.exitCode !== null, 'the render worker to start', 60_000, 200);
+  await waitFor(
+    () => readFileSync(log, 'utf8').includes('Shutterbus started') || child.exitCode !== null,
+    'the render worker to start',
+    60_000,
+    200,
+  );
   assert.is(child.exitCode, null, readFileSync(log, 'utf8').slice(-2000));
   return child;
 }
@@ -116,12 +135,25 @@ async function objectOf(key: string): Promise<{ bytes: Buffer; contentType: stri
 }
 
 const post = (body: Record<string, unknown>, accessKey = workspace.access_key) =>
-  call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-access-key': accessKey }, body: JSON.stringify(body) });
+  call(`${service.base}/api/take`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-key': accessKey },
+    body: JSON.stringify(body),
+  });
 
 storage('a POST with response_type=json uploads the png and says where, in the JSON and the headers', async () => {
-  const answer = await post({ url: `${stack.site.url}/`, response_type: 'json', storage_return_location: true, ...storageParams('shots/home') });
+  const answer = await post({
+    url: `${stack.site.url}/`,
+    response_type: 'json',
+    storage_return_location: true,
+    ...storageParams('shots/home'),
+  });
   assert.is(answer.status, 200, JSON.stringify(answer.json));
-  assert.equal(answer.json!.store, { bucket: customerKeys.bucket, key: 'shots/home.png', location: `${customer.endpoint}/${customerKeys.bucket}/shots/home.png` });
+  assert.equal(answer.json!.store, {
+    bucket: customerKeys.bucket,
+    key: 'shots/home.png',
+    location: `${customer.endpoint}/${customerKeys.bucket}/shots/home.png`,
+  });
   assert.is(answer.headers.get('x-store-bucket'), customerKeys.bucket);
   assert.is(answer.headers.get('x-store-key'), 'shots/home.png');
   assert.is(answer.headers.get('x-screenshotone-store-bucket'), customerKeys.bucket);
@@ -135,7 +167,11 @@ storage('a POST with response_type=json uploads the png and says where, in the J
 });
 
 storage('every format gets its extension and content type, a path that has it keeps it', async () => {
-  for (const [format, key, type] of [['jpeg', 'f/a.jpg', 'image/jpeg'], ['pdf', 'f/b.pdf', 'application/pdf'], ['markdown', 'f/c.md', 'text/markdown; charset=utf-8']]) {
+  for (const [format, key, type] of [
+    ['jpeg', 'f/a.jpg', 'image/jpeg'],
+    ['pdf', 'f/b.pdf', 'application/pdf'],
+    ['markdown', 'f/c.md', 'text/markdown; charset=utf-8'],
+  ]) {
     const given = key.startsWith('f/a') ? 'f/a.jpg' : key.replace(/\.\w+$/, '');
     const answer = await post({ url: `${stack.site.url}/`, format, response_type: 'empty', ...storageParams(given) });
     assert.is(answer.status, 200, `${format}: ${answer.bytes.toString()}`);
@@ -145,7 +181,12 @@ storage('every format gets its extension and content type, a path that has it ke
 });
 
 storage('a cached signed GET uploads on its first view only; its answer is the image with the headers', async () => {
-  const query = new URLSearchParams({ url: `${stack.site.url}/`, format: 'webp', access_key: workspace.access_key, ...storageParams('cached/once') }).toString();
+  const query = new URLSearchParams({
+    url: `${stack.site.url}/`,
+    format: 'webp',
+    access_key: workspace.access_key,
+    ...storageParams('cached/once'),
+  }).toString();
   const signed = `${service.base}/api/take?${query}&signature=${createHmac('sha256', workspace.secret_key).update(query).digest('hex')}`;
   const first = await call(signed);
   assert.is(first.status, 200, first.bytes.toString().slice(0, 300));
@@ -164,14 +205,23 @@ storage('a cached signed GET uploads on its first view only; its answer is the i
 });
 
 storage('an asynchronous render uploads, and the status and the webhook say where', async () => {
-  const query = new URLSearchParams({ url: `${stack.site.url}/`, async: 'true', webhook_url: `${hookBase}/hook/async`, ...storageParams('async/shot') });
-  const accepted = await call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } });
+  const query = new URLSearchParams({
+    url: `${stack.site.url}/`,
+    async: 'true',
+    webhook_url: `${hookBase}/hook/async`,
+    ...storageParams('async/shot'),
+  });
+  const accepted = await call(`${service.base}/api/take?${query}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.is(accepted.status, 202, JSON.stringify(accepted.json));
   await waitFor(() => hooks.some((hook) => hook.path === '/hook/async'), 'the webhook', 30_000);
   const hook = hooks.find((h) => h.path === '/hook/async')!.body;
   assert.is(hook.type, 'render.succeeded');
   assert.equal(hook.data.store, { bucket: customerKeys.bucket, key: 'async/shot.png' });
-  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, { headers: { 'x-access-key': workspace.access_key } });
+  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.equal(status.json!.store, { bucket: customerKeys.bucket, key: 'async/shot.png' });
   assert.is((await objectOf('async/shot.png'))?.contentType, 'image/png');
 });
@@ -179,27 +229,42 @@ storage('an asynchronous render uploads, and the status and the webhook say wher
 storage("ScreenshotOne's SDK: client.store() as it is", async () => {
   const client = new Client(workspace.access_key, workspace.secret_key, `${service.base}/api`);
   const options = TakeOptions.url(`${stack.site.url}/`).format('jpg').storageEndpoint(customer.endpoint);
-  const where = await client.store(options, 'sdk/stored', customerKeys.bucket, undefined, 'standard', customer.accessKey, customer.secretKey);
+  const where = await client.store(
+    options,
+    'sdk/stored',
+    customerKeys.bucket,
+    undefined,
+    'standard',
+    customer.accessKey,
+    customer.secretKey,
+  );
   assert.equal(where, { key: 'sdk/stored.jpg', bucket: customerKeys.bucket });
   assert.is((await objectOf('sdk/stored.jpg'))?.contentType, 'image/jpeg');
 });
 
-storage('a wrong secret: 502 storage_upload_failed with the storage\'s code, not charged, the own copy kept', async () => {
-  const before = await usedThisMonth(stack, workspace.workspace_id);
-  const answer = await post({ url: `${stack.site.url}/`, ...storageParams('wrong/secret', 'not-the-secret') });
-  assert.is(answer.status, 502, answer.bytes.toString());
-  assert.is(answer.json!.error_code, 'storage_upload_failed');
-  assert.is(answer.json!.error_details[0].code, 'SignatureDoesNotMatch');
-  assert.is(await objectOf('wrong/secret.png'), null);
-  assert.is((await call(answer.json!.file_url)).status, 200, 'the service\'s own copy is kept');
-  assert.is(await usedThisMonth(stack, workspace.workspace_id), before, 'a refused upload is not charged');
-  // Unreachable: nothing listens there.
-  const closed = `http://127.0.0.1:${await freePort()}`;
-  const unreachable = await post({ url: `${stack.site.url}/`, ...storageParams('nowhere/shot'), storage_endpoint: closed });
-  assert.is(unreachable.status, 502);
-  assert.is(unreachable.json!.error_details[0].code, 'ECONNREFUSED');
-  assert.is(await usedThisMonth(stack, workspace.workspace_id), before);
-});
+storage(
+  "a wrong secret: 502 storage_upload_failed with the storage's code, not charged, the own copy kept",
+  async () => {
+    const before = await usedThisMonth(stack, workspace.workspace_id);
+    const answer = await post({ url: `${stack.site.url}/`, ...storageParams('wrong/secret', 'not-the-secret') });
+    assert.is(answer.status, 502, answer.bytes.toString());
+    assert.is(answer.json!.error_code, 'storage_upload_failed');
+    assert.is(answer.json!.error_details[0].code, 'SignatureDoesNotMatch');
+    assert.is(await objectOf('wrong/secret.png'), null);
+    assert.is((await call(answer.json!.file_url)).status, 200, "the service's own copy is kept");
+    assert.is(await usedThisMonth(stack, workspace.workspace_id), before, 'a refused upload is not charged');
+    // Unreachable: nothing listens there.
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = await post({
+      url: `${stack.site.url}/`,
+      ...storageParams('nowhere/shot'),
+      storage_endpoint: closed,
+    });
+    assert.is(unreachable.status, 502);
+    assert.is(unreachable.json!.error_details[0].code, 'ECONNREFUSED');
+    assert.is(await usedThisMonth(stack, workspace.workspace_id), before);
+  },
+);
 
 storage('bad storage parameters are a 400 naming them', async () => {
   const cases: [Record<string, unknown>, string][] = [
@@ -213,66 +278,130 @@ storage('bad storage parameters are a 400 naming them', async () => {
   for (const [params, named] of cases) {
     const answer = await post({ url: `${stack.site.url}/`, ...params });
     assert.is(answer.status, 400, JSON.stringify(params));
-    assert.ok(answer.json!.error_details.some((d: { parameter: string }) => d.parameter === named), `${JSON.stringify(params)} names ${named}: ${JSON.stringify(answer.json)}`);
+    assert.ok(
+      answer.json!.error_details.some((d: { parameter: string }) => d.parameter === named),
+      `${JSON.stringify(params)} names ${named}: ${JSON.stringify(answer.json)}`,
+    );
   }
   // Nothing given and no default: each missing part named.
   const bare = await post({ url: `${stack.site.url}/`, store: true, storage_path: 'x' });
   assert.is(bare.status, 400);
-  assert.equal(bare.json!.error_details.map((d: { parameter: string }) => d.parameter), ['storage_endpoint', 'storage_bucket', 'storage_access_key_id', 'storage_secret_access_key']);
+  assert.equal(
+    bare.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['storage_endpoint', 'storage_bucket', 'storage_access_key_id', 'storage_secret_access_key'],
+  );
 });
 
-storage("a workspace's default storage: set by an owner through the CLI, used with only storage_path, never shown", async () => {
-  const base = ['--workspace', workspace.workspace_id, '--endpoint', customer.endpoint, '--bucket', customerKeys.bucket, '--access-key-id', defaultKeys.accessKey, '--secret-access-key', defaultKeys.secretKey];
-  const refused = await shutterbus(stack, 'storage', 'set', ...base, '--as', 'member@example.com');
-  assert.is(refused.code, 1);
-  assert.is(refused.json.error_code, 'forbidden');
-  const set = await shutterbus(stack, 'storage', 'set', ...base, '--as', 'owner@example.com');
-  assert.is(set.code, 0, set.stderr);
-  assert.equal({ ...set.json.storage, updated_at: undefined }, { endpoint: customer.endpoint, bucket: customerKeys.bucket, region: 'us-east-1', access_key_id: defaultKeys.accessKey, updated_at: undefined });
-  assert.not.match(set.stdout, defaultKeys.secretKey);
-  const shown = await shutterbus(stack, 'storage', 'show', '--workspace', workspace.workspace_id);
-  assert.is(shown.json.storage.bucket, customerKeys.bucket);
-  assert.not.match(shown.stdout, defaultKeys.secretKey);
-  assert.not.match((await shutterbus(stack, 'workspace', 'show', '--workspace', workspace.workspace_id)).stdout, defaultKeys.secretKey);
+storage(
+  "a workspace's default storage: set by an owner through the CLI, used with only storage_path, never shown",
+  async () => {
+    const base = [
+      '--workspace',
+      workspace.workspace_id,
+      '--endpoint',
+      customer.endpoint,
+      '--bucket',
+      customerKeys.bucket,
+      '--access-key-id',
+      defaultKeys.accessKey,
+      '--secret-access-key',
+      defaultKeys.secretKey,
+    ];
+    const refused = await shutterbus(stack, 'storage', 'set', ...base, '--as', 'member@example.com');
+    assert.is(refused.code, 1);
+    assert.is(refused.json.error_code, 'forbidden');
+    const set = await shutterbus(stack, 'storage', 'set', ...base, '--as', 'owner@example.com');
+    assert.is(set.code, 0, set.stderr);
+    assert.equal(
+      { ...set.json.storage, updated_at: undefined },
+      {
+        endpoint: customer.endpoint,
+        bucket: customerKeys.bucket,
+        region: 'us-east-1',
+        access_key_id: defaultKeys.accessKey,
+        updated_at: undefined,
+      },
+    );
+    assert.not.match(set.stdout, defaultKeys.secretKey);
+    const shown = await shutterbus(stack, 'storage', 'show', '--workspace', workspace.workspace_id);
+    assert.is(shown.json.storage.bucket, customerKeys.bucket);
+    assert.not.match(shown.stdout, defaultKeys.secretKey);
+    assert.not.match(
+      (await shutterbus(stack, 'workspace', 'show', '--workspace', workspace.workspace_id)).stdout,
+      defaultKeys.secretKey,
+    );
 
-  // The ingress reads workspaces through its watch of KV: the change arrives within a moment.
-  let answer = await post({ url: `${stack.site.url}/`, response_type: 'json', store: true, storage_path: 'default/shot' });
-  await waitFor(async () => {
-    if (answer.status === 200) return true;
-    answer = await post({ url: `${stack.site.url}/`, response_type: 'json', store: true, storage_path: 'default/shot' });
-    return answer.status === 200;
-  }, 'the default storage in use', 10_000, 500);
-  assert.equal(answer.json!.store, { bucket: customerKeys.bucket, key: 'default/shot.png' });
-  assert.is((await objectOf('default/shot.png'))?.contentType, 'image/png');
+    // The ingress reads workspaces through its watch of KV: the change arrives within a moment.
+    let answer = await post({
+      url: `${stack.site.url}/`,
+      response_type: 'json',
+      store: true,
+      storage_path: 'default/shot',
+    });
+    await waitFor(
+      async () => {
+        if (answer.status === 200) return true;
+        answer = await post({
+          url: `${stack.site.url}/`,
+          response_type: 'json',
+          store: true,
+          storage_path: 'default/shot',
+        });
+        return answer.status === 200;
+      },
+      'the default storage in use',
+      10_000,
+      500,
+    );
+    assert.equal(answer.json!.store, { bucket: customerKeys.bucket, key: 'default/shot.png' });
+    assert.is((await objectOf('default/shot.png'))?.contentType, 'image/png');
 
-  // A SECRETS_KEY rotation: reseal seals the default again with the new key, which alone opens it then.
-  const newKey = randomBytes(32).toString('base64url');
-  const rotated = { env: { ...stack.env, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: stack.env.SECRETS_KEY } };
-  const resealed = await shutterbus(rotated, 'secrets', 'reseal');
-  assert.is(resealed.code, 0, resealed.stderr);
-  assert.ok(resealed.json.workspaces >= 1, 'the workspace with a default storage was resealed');
-  assert.is((await shutterbus(rotated, 'secrets', 'reseal')).json.workspaces, 0, 'nothing left to reseal');
-  const nc = await connect({ servers: stack.nats.url });
-  try {
-    const topology = await ensureTopology(nc, loadConfig(stack.env));
-    const record = await new WorkspaceStore(topology.workspaces, topology.accessKeys, new Sealer(newKey)).get(workspace.workspace_id);
-    assert.is(new Sealer(newKey).open(record!.storage!.secret_access_key), defaultKeys.secretKey);
-  } finally {
-    await nc.close();
-  }
-  // And back: the rest of the stack's processes hold the first key only.
-  const back = await shutterbus({ env: { ...stack.env, SECRETS_KEY_PREVIOUS: newKey } }, 'secrets', 'reseal');
-  assert.ok(back.json.workspaces >= 1, back.stderr);
+    // A SECRETS_KEY rotation: reseal seals the default again with the new key, which alone opens it then.
+    const newKey = randomBytes(32).toString('base64url');
+    const rotated = { env: { ...stack.env, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: stack.env.SECRETS_KEY } };
+    const resealed = await shutterbus(rotated, 'secrets', 'reseal');
+    assert.is(resealed.code, 0, resealed.stderr);
+    assert.ok(resealed.json.workspaces >= 1, 'the workspace with a default storage was resealed');
+    assert.is((await shutterbus(rotated, 'secrets', 'reseal')).json.workspaces, 0, 'nothing left to reseal');
+    const nc = await connect({ servers: stack.nats.url });
+    try {
+      const topology = await ensureTopology(nc, loadConfig(stack.env));
+      const record = await new WorkspaceStore(topology.workspaces, topology.accessKeys, new Sealer(newKey)).get(
+        workspace.workspace_id,
+      );
+      assert.is(new Sealer(newKey).open(record!.storage!.secret_access_key), defaultKeys.secretKey);
+    } finally {
+      await nc.close();
+    }
+    // And back: the rest of the stack's processes hold the first key only.
+    const back = await shutterbus({ env: { ...stack.env, SECRETS_KEY_PREVIOUS: newKey } }, 'secrets', 'reseal');
+    assert.ok(back.json.workspaces >= 1, back.stderr);
 
-  const cleared = await shutterbus(stack, 'storage', 'clear', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
-  assert.is(cleared.code, 0, cleared.stderr);
-  assert.is(cleared.json.storage, null);
-});
+    const cleared = await shutterbus(
+      stack,
+      'storage',
+      'clear',
+      '--workspace',
+      workspace.workspace_id,
+      '--as',
+      'owner@example.com',
+    );
+    assert.is(cleared.code, 0, cleared.stderr);
+    assert.is(cleared.json.storage, null);
+  },
+);
 
 storage('an asynchronous render waits out a storage that is down for a moment', async () => {
   await customer.kill();
-  const query = new URLSearchParams({ url: `${stack.site.url}/`, async: 'true', webhook_url: `${hookBase}/hook/retry`, ...storageParams('retry/shot') });
-  const accepted = await call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': workspace.access_key } });
+  const query = new URLSearchParams({
+    url: `${stack.site.url}/`,
+    async: 'true',
+    webhook_url: `${hookBase}/hook/retry`,
+    ...storageParams('retry/shot'),
+  });
+  const accepted = await call(`${service.base}/api/take?${query}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.is(accepted.status, 202);
   // The render ends quickly; its first upload attempts find nothing listening.
   await new Promise((resolve) => setTimeout(resolve, 4000));
@@ -296,10 +425,28 @@ storage('with ALLOW_PRIVATE_TARGETS=false a private storage_endpoint is url_not_
     });
     assert.is(answer.status, 400, JSON.stringify(answer.json));
     assert.is(answer.json!.error_code, 'url_not_allowed');
-    assert.equal(answer.json!.error_details.map((d: { parameter: string }) => d.parameter), ['storage_endpoint']);
+    assert.equal(
+      answer.json!.error_details.map((d: { parameter: string }) => d.parameter),
+      ['storage_endpoint'],
+    );
     // The CLI keeps the same rule for a workspace's default.
-    const cli = await shutterbus({ env: { ...stack.env, ALLOW_PRIVATE_TARGETS: 'false' } }, 'storage', 'set', '--workspace', workspace.workspace_id, '--as', 'owner@example.com',
-      '--endpoint', customer.endpoint, '--bucket', customerKeys.bucket, '--access-key-id', 'K', '--secret-access-key', 'S');
+    const cli = await shutterbus(
+      { env: { ...stack.env, ALLOW_PRIVATE_TARGETS: 'false' } },
+      'storage',
+      'set',
+      '--workspace',
+      workspace.workspace_id,
+      '--as',
+      'owner@example.com',
+      '--endpoint',
+      customer.endpoint,
+      '--bucket',
+      customerKeys.bucket,
+      '--access-key-id',
+      'K',
+      '--secret-access-key',
+      'S',
+    );
     assert.is(cli.code, 1);
     assert.is(cli.json.error_code, 'url_not_allowed');
   } finally {
@@ -309,10 +456,11 @@ storage('with ALLOW_PRIVATE_TARGETS=false a private storage_endpoint is url_not_
 
 storage('no secret in plain text: not in the NATS store directory, not in the logs', async () => {
   const secrets = [customer.secretKey, 'not-the-secret'];
-  const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? files(full) : [full];
-  });
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? files(full) : [full];
+    });
   const natsFiles = files(stack.nats.dir!);
   assert.ok(natsFiles.length > 0);
   for (const file of [...natsFiles, logFile, workerLog, ...files(stack.env.DATA_DIR)]) {

@@ -10,7 +10,14 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { startForwardProxy, type ForwardProxy } from '../helpers/forward-proxy.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -43,11 +50,20 @@ test.before(async () => {
       const body = text ? JSON.parse(text) : undefined;
       if (req.url === '/v1/chat/completions') {
         visionCalls.push({ headers: req.headers, body });
-        if (visionStatus !== 200) return void res.writeHead(visionStatus, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'model overloaded' } }));
+        if (visionStatus !== 200)
+          return void res
+            .writeHead(visionStatus, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'model overloaded' } }));
         const prompt = body.messages[0].content[0].text;
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-          id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `Answer to: ${prompt}` } }],
-        }));
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'chatcmpl-1',
+            object: 'chat.completion',
+            choices: [
+              { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `Answer to: ${prompt}` } },
+            ],
+          }),
+        );
       }
       hooks.push({ path: req.url ?? '', headers: req.headers, body });
       res.writeHead(200).end();
@@ -71,13 +87,14 @@ test.after(async () => {
   await stack?.stop();
 });
 
-const take = (params: Record<string, unknown>) => call(`${service.base}/api/take`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
-  body: JSON.stringify(params),
-});
+const take = (params: Record<string, unknown>) =>
+  call(`${service.base}/api/take`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+    body: JSON.stringify(params),
+  });
 
-test('proxy: the page leaves through the customer\'s proxy, with its credentials', async () => {
+test("proxy: the page leaves through the customer's proxy, with its credentials", async () => {
   const url = `${stack.site.url}/page/through-proxy`;
   const answer = await take({ url, proxy: customerProxy.url() });
   assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
@@ -94,7 +111,7 @@ test('proxy_bypass_hosts: a listed host skips the proxy', async () => {
   assert.ok(stack.site.received.some((r) => r.path === '/page/bypassed'));
 });
 
-test('ip_country_code: the operator\'s proxy for that country; unknown countries and proxy together are 400', async () => {
+test("ip_country_code: the operator's proxy for that country; unknown countries and proxy together are 400", async () => {
   const url = `${stack.site.url}/page/from-germany`;
   assert.is((await take({ url, ip_country_code: 'DE' })).status, 200);
   const seen = geoProxy.seen.find((entry) => entry.target === url);
@@ -112,7 +129,13 @@ test('ip_country_code: the operator\'s proxy for that country; unknown countries
 
 test('vision: the capture and the prompt go to the chat completions API with the key; its answer is vision', async () => {
   const from = visionCalls.length;
-  const answer = await take({ html: '<body style="background:#00ff00"></body>', vision_prompt: 'What colour is it?', vision_max_tokens: 50, openai_api_key: OPENAI_KEY, response_type: 'json' });
+  const answer = await take({
+    html: '<body style="background:#00ff00"></body>',
+    vision_prompt: 'What colour is it?',
+    vision_max_tokens: 50,
+    openai_api_key: OPENAI_KEY,
+    response_type: 'json',
+  });
   assert.is(answer.status, 200, JSON.stringify(answer.json));
   assert.is(answer.json!.vision, 'Answer to: What colour is it?');
   const sent = visionCalls[from];
@@ -125,7 +148,9 @@ test('vision: the capture and the prompt go to the chat completions API with the
   const { data } = await sharp(Buffer.from(match![1], 'base64')).raw().toBuffer({ resolveWithObject: true });
   assert.equal([...data.subarray(0, 3)], [0, 255, 0]);
   // The status of the render says it too; the key is never in an answer.
-  const status = await call(`${service.base}/api/renders/${answer.json!.render_id}`, { headers: { 'x-access-key': workspace.access_key } });
+  const status = await call(`${service.base}/api/renders/${answer.json!.render_id}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.is(status.json!.vision, 'Answer to: What colour is it?');
   assert.not.match(status.bytes.toString() + answer.bytes.toString(), OPENAI_KEY);
 });
@@ -143,7 +168,12 @@ test('vision: an error of the API is 502 vision_failed', async () => {
 });
 
 test('vision in the webhook of an asynchronous render', async () => {
-  const answer = await take({ html: '<p>async</p>', vision_prompt: 'Say hi', async: true, webhook_url: `${helpersBase}/hook/vision` });
+  const answer = await take({
+    html: '<p>async</p>',
+    vision_prompt: 'Say hi',
+    async: true,
+    webhook_url: `${helpersBase}/hook/vision`,
+  });
   assert.is(answer.status, 202);
   await waitFor(() => hooks.some((hook) => hook.path === '/hook/vision'), 'the vision webhook');
   assert.is(hooks.find((hook) => hook.path === '/hook/vision')!.body.data.vision, 'Answer to: Say hi');
@@ -154,21 +184,40 @@ test('secrets: the proxy password and the vision key are nowhere in the NATS sto
   const files = filesUnder(dir).map((file) => readFileSync(file));
   const all = Buffer.concat(files);
   assert.ok(all.includes('sealed:v1:'), 'the requests are in the store, their secrets sealed');
-  for (const secret of [PROXY_PASSWORD, OPENAI_KEY, GEO_PASSWORD]) assert.not.ok(all.includes(secret), `${secret} in the NATS store`);
+  for (const secret of [PROXY_PASSWORD, OPENAI_KEY, GEO_PASSWORD])
+    assert.not.ok(all.includes(secret), `${secret} in the NATS store`);
 });
 
-test('full_page_slices: the slices\' exact offsets and sizes, each a file of its own', async () => {
+test("full_page_slices: the slices' exact offsets and sizes, each a file of its own", async () => {
   const bands = ['#ff0000', '#00ff00', '#0000ff', '#ffff00', '#00ffff', '#ff00ff', '#000000'];
   const page = `<body style="margin:0">${bands.map((c) => `<div style="height:500px;background:${c}"></div>`).join('')}</body>`;
-  const answer = await take({ html: page, full_page: true, full_page_scroll: false, viewport_width: 300, full_page_slices: true, full_page_slice_height: 1000, full_page_slice_overlap_height: 100, response_type: 'json' });
+  const answer = await take({
+    html: page,
+    full_page: true,
+    full_page_scroll: false,
+    viewport_width: 300,
+    full_page_slices: true,
+    full_page_slice_height: 1000,
+    full_page_slice_overlap_height: 100,
+    response_type: 'json',
+  });
   assert.is(answer.status, 200, JSON.stringify(answer.json));
-  const slices = answer.json!.slices as { index: number; offset_y: number; width: number; height: number; url: string }[];
-  assert.equal(slices.map(({ url: _url, ...slice }) => slice), [
-    { index: 0, offset_y: 0, width: 300, height: 1000 },
-    { index: 1, offset_y: 900, width: 300, height: 1000 },
-    { index: 2, offset_y: 1800, width: 300, height: 1000 },
-    { index: 3, offset_y: 2700, width: 300, height: 800 },
-  ]);
+  const slices = answer.json!.slices as {
+    index: number;
+    offset_y: number;
+    width: number;
+    height: number;
+    url: string;
+  }[];
+  assert.equal(
+    slices.map(({ url: _url, ...slice }) => slice),
+    [
+      { index: 0, offset_y: 0, width: 300, height: 1000 },
+      { index: 1, offset_y: 900, width: 300, height: 1000 },
+      { index: 2, offset_y: 1800, width: 300, height: 1000 },
+      { index: 3, offset_y: 2700, width: 300, height: 800 },
+    ],
+  );
   for (const slice of slices) {
     const file = await call(slice.url);
     assert.is(file.status, 200);
@@ -176,22 +225,42 @@ test('full_page_slices: the slices\' exact offsets and sizes, each a file of its
     assert.equal([info.width, info.height], [slice.width, slice.height]);
     // The slice's first row is the page's row offset_y: the band there.
     const band = bands[Math.floor(slice.offset_y / 500)];
-    assert.equal([...data.subarray(0, 3)], [1, 3, 5].map((i) => parseInt(band.slice(i, i + 2), 16)), `slice ${slice.index}`);
+    assert.equal(
+      [...data.subarray(0, 3)],
+      [1, 3, 5].map((i) => parseInt(band.slice(i, i + 2), 16)),
+      `slice ${slice.index}`,
+    );
   }
   const refused = await take({ html: page, full_page_slices: true });
   assert.equal([refused.status, refused.json!.error_details[0].parameter], [400, 'full_page_slices']);
-  const thin = await take({ html: page, full_page: true, full_page_slices: true, full_page_slice_height: 150, full_page_slice_overlap_height: 60 });
+  const thin = await take({
+    html: page,
+    full_page: true,
+    full_page_slices: true,
+    full_page_slice_height: 150,
+    full_page_slice_overlap_height: 60,
+  });
   assert.equal([thin.status, thin.json!.error_details[0].parameter], [400, 'full_page_slice_overlap_height']);
 });
 
 test('webhook_sign=false: the delivery carries no signature; webhook_errors=false: a failure sends none', async () => {
   const url = `${stack.site.url}/`;
-  assert.is((await take({ url, async: true, webhook_url: `${helpersBase}/hook/unsigned`, webhook_sign: false })).status, 202);
+  assert.is(
+    (await take({ url, async: true, webhook_url: `${helpersBase}/hook/unsigned`, webhook_sign: false })).status,
+    202,
+  );
   assert.is((await take({ url, async: true, webhook_url: `${helpersBase}/hook/signed` })).status, 202);
   const broken = `${stack.site.url}/api/broken`;
-  assert.is((await take({ url: broken, async: true, webhook_url: `${helpersBase}/hook/quiet-failure`, webhook_errors: false })).status, 202);
+  assert.is(
+    (await take({ url: broken, async: true, webhook_url: `${helpersBase}/hook/quiet-failure`, webhook_errors: false }))
+      .status,
+    202,
+  );
   assert.is((await take({ url: broken, async: true, webhook_url: `${helpersBase}/hook/loud-failure` })).status, 202);
-  await waitFor(() => ['/hook/unsigned', '/hook/signed', '/hook/loud-failure'].every((p) => hooks.some((hook) => hook.path === p)), 'three webhooks');
+  await waitFor(
+    () => ['/hook/unsigned', '/hook/signed', '/hook/loud-failure'].every((p) => hooks.some((hook) => hook.path === p)),
+    'three webhooks',
+  );
   const unsigned = hooks.find((hook) => hook.path === '/hook/unsigned')!;
   assert.is(unsigned.headers['x-signature'], undefined);
   assert.is(unsigned.headers['webhook-signature'], undefined);
@@ -214,7 +283,10 @@ test('request_gpu_rendering: software here; fail_if_gpu_rendering_fails is 422 g
 });
 
 test('jp2 and heif: a 400 that says why where the image library cannot write them', async () => {
-  for (const [format, why] of [['jp2', /OpenJPEG/], ['heif', /HEVC/]] as const) {
+  for (const [format, why] of [
+    ['jp2', /OpenJPEG/],
+    ['heif', /HEVC/],
+  ] as const) {
     const answer = await take({ url: `${stack.site.url}/`, format });
     assert.is(answer.status, 400, format);
     assert.is(answer.json!.error_details[0].parameter, 'format');
@@ -237,7 +309,8 @@ function natsStoreDir(port: number): string {
     } catch {
       continue;
     }
-    if (argv.includes('-p') && argv[argv.indexOf('-p') + 1] === String(port) && argv.includes('-sd')) return argv[argv.indexOf('-sd') + 1];
+    if (argv.includes('-p') && argv[argv.indexOf('-p') + 1] === String(port) && argv.includes('-sd'))
+      return argv[argv.indexOf('-sd') + 1];
   }
   throw new Error(`no nats-server on port ${port}`);
 }

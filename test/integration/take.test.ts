@@ -2,7 +2,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { imageSize } from 'image-size';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 
 const take = suite('GET|POST /api/take, end to end');
 let stack: TestStack;
@@ -17,9 +24,14 @@ const queryOf = (params: Params) => {
   }
   return search.toString();
 };
-const shot = (params: Params) => call(`${service.base}/api/take?${queryOf(params)}`, { headers: { 'x-access-key': workspace.access_key } });
+const shot = (params: Params) =>
+  call(`${service.base}/api/take?${queryOf(params)}`, { headers: { 'x-access-key': workspace.access_key } });
 const post = (body: string, type = 'application/json') =>
-  call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': type, 'x-access-key': workspace.access_key }, body });
+  call(`${service.base}/api/take`, {
+    method: 'POST',
+    headers: { 'content-type': type, 'x-access-key': workspace.access_key },
+    body,
+  });
 const page = (path: string) => `${stack.site.url}${path}`;
 const sizeOf = (bytes: Buffer) => {
   const { width, height } = imageSize(bytes);
@@ -46,7 +58,13 @@ take('a default shot is a 1280×720 PNG with a render id', async () => {
 });
 
 take('jpeg at a custom viewport', async () => {
-  const answer = await shot({ url: page('/'), format: 'jpg', viewport_width: 800, viewport_height: 600, image_quality: 50 });
+  const answer = await shot({
+    url: page('/'),
+    format: 'jpg',
+    viewport_width: 800,
+    viewport_height: 600,
+    image_quality: 50,
+  });
   assert.is(answer.status, 200);
   assert.is(answer.contentType, 'image/jpeg');
   assert.equal([...answer.bytes.subarray(0, 3)], [0xff, 0xd8, 0xff]);
@@ -68,7 +86,9 @@ take('selector captures the element box; full_page the whole page', async () => 
 });
 
 take('POST with a JSON body renders too', async () => {
-  const answer = await post(JSON.stringify({ url: page('/'), viewport_width: 640, viewport_height: 480, fail_if_content_missing: ['fixture'] }));
+  const answer = await post(
+    JSON.stringify({ url: page('/'), viewport_width: 640, viewport_height: 480, fail_if_content_missing: ['fixture'] }),
+  );
   assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
   assert.equal(sizeOf(answer.bytes), [640, 480]);
 });
@@ -109,7 +129,10 @@ take('fail_if_request_failed: matching failures fail, others do not', async () =
   assert.match(refused.json!.failed_request_url, /pixel\.png$/);
   assert.is(refused.json!.returned_status_code, undefined);
 
-  assert.is((await shot({ url: page('/subrequests'), fail_if_request_failed: ['*/assets/ok.js', '*/nothing-*'] })).status, 200);
+  assert.is(
+    (await shot({ url: page('/subrequests'), fail_if_request_failed: ['*/assets/ok.js', '*/nothing-*'] })).status,
+    200,
+  );
 });
 
 take('fail_if_content_missing and fail_if_content_contains, case-insensitive', async () => {
@@ -123,7 +146,16 @@ take('fail_if_content_missing and fail_if_content_contains, case-insensitive', a
   assert.is(empty.json!.error_code, 'content_missing_specified_string');
   assert.is(empty.json!.matched_string, 'Welcome back');
 
-  assert.is((await shot({ url: page('/empty'), fail_if_content_missing: ['no RESULTS'], fail_if_content_contains: ['sign in'] })).status, 200);
+  assert.is(
+    (
+      await shot({
+        url: page('/empty'),
+        fail_if_content_missing: ['no RESULTS'],
+        fail_if_content_contains: ['sign in'],
+      })
+    ).status,
+    200,
+  );
 });
 
 take('a missing selector fails only when asked to', async () => {
@@ -152,7 +184,11 @@ take('a page that hangs the renderer times out and the next render works', async
 
 take('a cookie or storage set by one render is not seen by the next', async () => {
   assert.is((await shot({ url: page('/set-cookie') })).status, 200);
-  const next = await shot({ url: page('/read-state'), fail_if_content_contains: ['fixture_'], fail_if_content_missing: ['cookies=none local=none session=none'] });
+  const next = await shot({
+    url: page('/read-state'),
+    fail_if_content_contains: ['fixture_'],
+    fail_if_content_missing: ['cookies=none local=none session=none'],
+  });
   assert.is(next.status, 200, JSON.stringify(next.json));
 });
 
@@ -160,10 +196,16 @@ take('bad input gets request_not_valid naming the parameter', async () => {
   const unknown = await shot({ url: page('/'), colour: 'red' });
   assert.is(unknown.status, 400);
   assert.is(unknown.json!.error_code, 'request_not_valid');
-  assert.equal(unknown.json!.error_details.map((d: { parameter: string }) => d.parameter), ['colour']);
+  assert.equal(
+    unknown.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['colour'],
+  );
 
   const missing = await shot({ format: 'png' });
-  assert.equal(missing.json!.error_details.map((d: { parameter: string }) => d.parameter), ['url']);
+  assert.equal(
+    missing.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['url'],
+  );
 
   const malformed = await post('{"url": ');
   assert.is(malformed.status, 400);
@@ -199,7 +241,9 @@ take('async=true answers 202 and the status endpoint follows the render', async 
   assert.is(status.status, 'succeeded');
   assert.is(status.external_identifier, 'order-7');
   assert.is((await call(status.file_url)).contentType, 'image/png');
-  const unknown = await call(`${service.base}/api/renders/00000000-0000-0000-0000-000000000000`, { headers: { 'x-access-key': workspace.access_key } });
+  const unknown = await call(`${service.base}/api/renders/00000000-0000-0000-0000-000000000000`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
   assert.is(unknown.status, 404);
   const other = await createWorkspace(stack);
   const foreign = await call(accepted.json!.status_url, { headers: { 'x-access-key': other.access_key } });
@@ -215,11 +259,22 @@ take('health, readiness and metrics answer', async () => {
   const exposition = await call(`${service.base}/metrics`);
   assert.match(exposition.contentType, /^text\/plain/);
   assert.match(exposition.bytes.toString(), /shutterbus_http_responses_total\{route="\/api\/take",status="200"\} \d+/);
-  assert.match(exposition.bytes.toString(), /shutterbus_renders_total\{status="failed",error_code="host_returned_error"\} \d+/);
+  assert.match(
+    exposition.bytes.toString(),
+    /shutterbus_renders_total\{status="failed",error_code="host_returned_error"\} \d+/,
+  );
   // The queues' depth, read from JetStream at the scrape: nothing waits once every render above ended.
   for (const queue of ['renders', 'deliveries']) {
-    assert.match(exposition.bytes.toString(), new RegExp(`^shutterbus_queue_waiting\\{queue="${queue}"\\} 0$`, 'm'), queue);
-    assert.match(exposition.bytes.toString(), new RegExp(`^shutterbus_queue_in_progress\\{queue="${queue}"\\} \\d+$`, 'm'), queue);
+    assert.match(
+      exposition.bytes.toString(),
+      new RegExp(`^shutterbus_queue_waiting\\{queue="${queue}"\\} 0$`, 'm'),
+      queue,
+    );
+    assert.match(
+      exposition.bytes.toString(),
+      new RegExp(`^shutterbus_queue_in_progress\\{queue="${queue}"\\} \\d+$`, 'm'),
+      queue,
+    );
   }
   assert.match(exposition.bytes.toString(), /# TYPE shutterbus_queue_waiting gauge/);
 });

@@ -8,7 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, spawnService, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  spawnService,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 interface ExportedSpan {
@@ -33,7 +41,9 @@ const tracing = suite<{
 }>('traces across processes');
 
 /** Listens on 127.0.0.1; `onBody` gets every request's path, headers and body. */
-async function listen(onBody: (path: string, headers: http.IncomingHttpHeaders, body: string) => void): Promise<{ server: http.Server; base: string }> {
+async function listen(
+  onBody: (path: string, headers: http.IncomingHttpHeaders, body: string) => void,
+): Promise<{ server: http.Server; base: string }> {
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -54,8 +64,10 @@ tracing.before(async (context) => {
   const collector = await listen((path, _headers, body) => {
     if (path !== '/v1/traces') return;
     for (const resourceSpans of JSON.parse(body).resourceSpans ?? []) {
-      const service = resourceSpans.resource.attributes.find((a: { key: string }) => a.key === 'shutterbus.roles')?.value.stringValue;
-      for (const scope of resourceSpans.scopeSpans) for (const span of scope.spans) context.spans.push({ ...span, service });
+      const service = resourceSpans.resource.attributes.find((a: { key: string }) => a.key === 'shutterbus.roles')
+        ?.value.stringValue;
+      for (const scope of resourceSpans.scopeSpans)
+        for (const span of scope.spans) context.spans.push({ ...span, service });
     }
   });
   context.collector = collector.server;
@@ -77,30 +89,57 @@ tracing.after(async ({ stack, ingress, worker, collector, hookServer }) => {
   await new Promise((resolve) => hookServer?.close(resolve));
 });
 
-tracing('an async render with a webhook is one trace from the incoming traceparent to the webhook request', async (context) => {
-  const { ingress, stack, workspace, spans, hooks } = context;
-  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-  const answer = await call(`${ingress.base}/api/take`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
-    body: JSON.stringify({ url: `${stack.site.url}/`, async: true, webhook_url: context.hookUrl }),
-  });
-  assert.is(answer.status, 202, answer.bytes.toString());
-  await waitFor(() => hooks.length === 1, 'the webhook', 30_000);
-  assert.match(String(hooks[0].traceparent), new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the webhook request carries the trace');
+tracing(
+  'an async render with a webhook is one trace from the incoming traceparent to the webhook request',
+  async (context) => {
+    const { ingress, stack, workspace, spans, hooks } = context;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const answer = await call(`${ingress.base}/api/take`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-access-key': workspace.access_key,
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({ url: `${stack.site.url}/`, async: true, webhook_url: context.hookUrl }),
+    });
+    assert.is(answer.status, 202, answer.bytes.toString());
+    await waitFor(() => hooks.length === 1, 'the webhook', 30_000);
+    assert.match(
+      String(hooks[0].traceparent),
+      new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`),
+      'the webhook request carries the trace',
+    );
 
-  const names = ['POST /api/take', 'render', 'navigate', 'capture', 'store', 'webhook delivery', 'POST webhook'];
-  await waitFor(() => names.every((name) => spans.some((span) => span.name === name && span.traceId === traceId)), 'every span exported', 30_000);
-  const inTrace = spans.filter((span) => span.traceId === traceId);
-  const byName = (name: string) => inTrace.find((span) => span.name === name)!;
-  assert.is(byName('POST /api/take').parentSpanId, '00f067aa0ba902b7', 'the ingress continues the incoming traceparent');
-  assert.is(byName('POST /api/take').service, 'ingress');
-  assert.is(byName('render').service, 'render,delivery', 'the render ran in the other process');
-  assert.is(byName('render').parentSpanId, byName('POST /api/take').spanId, 'the RENDERS message carried the ingress span');
-  for (const step of ['navigate', 'capture', 'store']) assert.is(byName(step).parentSpanId, byName('render').spanId, `${step} is a step of the render`);
-  assert.is(byName('POST webhook').parentSpanId, byName('webhook delivery').spanId);
-  assert.ok(hooks[0].traceparent!.toString().includes(byName('POST webhook').spanId), 'the webhook request is the client span');
-});
+    const names = ['POST /api/take', 'render', 'navigate', 'capture', 'store', 'webhook delivery', 'POST webhook'];
+    await waitFor(
+      () => names.every((name) => spans.some((span) => span.name === name && span.traceId === traceId)),
+      'every span exported',
+      30_000,
+    );
+    const inTrace = spans.filter((span) => span.traceId === traceId);
+    const byName = (name: string) => inTrace.find((span) => span.name === name)!;
+    assert.is(
+      byName('POST /api/take').parentSpanId,
+      '00f067aa0ba902b7',
+      'the ingress continues the incoming traceparent',
+    );
+    assert.is(byName('POST /api/take').service, 'ingress');
+    assert.is(byName('render').service, 'render,delivery', 'the render ran in the other process');
+    assert.is(
+      byName('render').parentSpanId,
+      byName('POST /api/take').spanId,
+      'the RENDERS message carried the ingress span',
+    );
+    for (const step of ['navigate', 'capture', 'store'])
+      assert.is(byName(step).parentSpanId, byName('render').spanId, `${step} is a step of the render`);
+    assert.is(byName('POST webhook').parentSpanId, byName('webhook delivery').spanId);
+    assert.ok(
+      hooks[0].traceparent!.toString().includes(byName('POST webhook').spanId),
+      'the webhook request is the client span',
+    );
+  },
+);
 
 tracing('with tracing off, starting the service loads nothing of the OpenTelemetry SDK', () => {
   // A fresh process imports the whole service and starts tracing without an endpoint, recording every module it resolves.
@@ -114,10 +153,16 @@ tracing('with tracing off, starting the service loads nothing of the OpenTelemet
     if (tracingOn() || startSpan('x') !== undefined) throw new Error('tracing is on');
     console.log(JSON.stringify(resolved.filter((s) => s.includes('@opentelemetry'))));
   `;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   assert.is(run.status, 0, run.stderr);
   const loaded = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
-  assert.equal(loaded.filter((s: string) => !s.endsWith('@opentelemetry/api')), [], 'no SDK, exporter or propagator module');
+  assert.equal(
+    loaded.filter((s: string) => !s.endsWith('@opentelemetry/api')),
+    [],
+    'no SDK, exporter or propagator module',
+  );
 });
 
 tracing.run();

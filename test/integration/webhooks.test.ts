@@ -11,7 +11,16 @@ import { loadConfig } from '../../src/config.ts';
 import { ensureTopology } from '../../src/jetstream/topology.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { call, createWorkspace, spawnService, startService, startStack, usedThisMonth, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  spawnService,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const webhooks = suite('signed webhooks, dead letters and replay');
@@ -53,7 +62,12 @@ const deliveryRecord = async (id: string): Promise<DeliveryRecord | null> => {
 
 /** Starts an async render that reports to `/hook/<name>` on the receiver. */
 const renderWithHook = async (name: string, target: string, owner: Workspace = workspace) => {
-  const query = new URLSearchParams({ url: `${stack.site.url}${target}`, async: 'true', webhook_url: `${hookBase}/hook/${name}`, external_identifier: `ext-${name}` });
+  const query = new URLSearchParams({
+    url: `${stack.site.url}${target}`,
+    async: 'true',
+    webhook_url: `${hookBase}/hook/${name}`,
+    external_identifier: `ext-${name}`,
+  });
   const answer = await call(`${service.base}/api/take?${query}`, { headers: { 'x-access-key': owner.access_key } });
   assert.is(answer.status, 202, JSON.stringify(answer.json));
   return answer.json!.render_id as string;
@@ -96,9 +110,14 @@ webhooks('a succeeded and a failed render each deliver one signed POST', async (
   const okId = await renderWithHook('ok', '/page/hook-ok');
   const failedId = await renderWithHook('failed', '/status/500');
   await waitFor(() => hitsOf('/hook/ok').length === 1 && hitsOf('/hook/failed').length === 1, 'both deliveries');
-  const deliveryIds = [hitsOf('/hook/ok')[0], hitsOf('/hook/failed')[0]].map((hit) => String(hit.headers['x-webhook-id']));
+  const deliveryIds = [hitsOf('/hook/ok')[0], hitsOf('/hook/failed')[0]].map((hit) =>
+    String(hit.headers['x-webhook-id']),
+  );
   // Once recorded delivered, a job is acked: no attempt can follow.
-  await waitFor(async () => (await Promise.all(deliveryIds.map(deliveryRecord))).every((record) => record?.status === 'delivered'), 'both recorded delivered');
+  await waitFor(
+    async () => (await Promise.all(deliveryIds.map(deliveryRecord))).every((record) => record?.status === 'delivered'),
+    'both recorded delivered',
+  );
   assert.is(hitsOf('/hook/ok').length, 1, 'one delivery, no retry');
   assert.is(hitsOf('/hook/failed').length, 1);
   for (const id of deliveryIds) assert.is((await deliveryRecord(id))!.attempts, 1);
@@ -106,7 +125,10 @@ webhooks('a succeeded and a failed render each deliver one signed POST', async (
   const [ok] = hitsOf('/hook/ok');
   assert.is(ok.headers['content-type'], 'application/json');
   assert.ok(verifyWebhook(workspace.secret_key, ok.headers, ok.body), 'the signature verifies');
-  assert.not.ok(verifyWebhook(workspace.secret_key, ok.headers, JSON.stringify(JSON.parse(ok.body), null, 2)), 'a re-serialised body fails');
+  assert.not.ok(
+    verifyWebhook(workspace.secret_key, ok.headers, JSON.stringify(JSON.parse(ok.body), null, 2)),
+    'a re-serialised body fails',
+  );
   const payload = JSON.parse(ok.body);
   assert.is(payload.id, ok.headers['x-webhook-id']);
   assert.match(payload.id, /^wh_[0-9a-f]{32}$/);
@@ -128,7 +150,7 @@ webhooks('a succeeded and a failed render each deliver one signed POST', async (
   assert.is(failure.data.file_url, undefined);
 });
 
-webhooks('a render\'s timeline: queued, started, navigated, captured, stored, then delivered', async () => {
+webhooks("a render's timeline: queued, started, navigated, captured, stored, then delivered", async () => {
   const renderId = await renderWithHook('timeline', '/page/timeline');
   await waitFor(() => hitsOf('/hook/timeline').length === 1, 'the delivery');
   const auth = { headers: { 'x-access-key': workspace.access_key } };
@@ -137,11 +159,15 @@ webhooks('a render\'s timeline: queued, started, navigated, captured, stored, th
     timeline = (await call(`${service.base}/api/renders/${renderId}`, auth)).json!.timeline;
     return timeline.at(-1)?.step === 'delivered';
   }, 'the delivered step');
-  assert.equal(timeline.map((entry) => entry.step), ['queued', 'started', 'navigated', 'captured', 'stored', 'delivered']);
+  assert.equal(
+    timeline.map((entry) => entry.step),
+    ['queued', 'started', 'navigated', 'captured', 'stored', 'delivered'],
+  );
   timeline.forEach((entry, index) => {
     const before = timeline[index - 1];
     assert.ok(entry.ms >= 0 && Number.isInteger(entry.ms), `${entry.step}: ms`);
-    if (before) assert.is(entry.ms, Date.parse(entry.at) - Date.parse(before.at), `${entry.step}: ms since ${before.step}`);
+    if (before)
+      assert.is(entry.ms, Date.parse(entry.at) - Date.parse(before.at), `${entry.step}: ms since ${before.step}`);
     if (before) assert.ok(entry.at >= before.at, `${entry.step} after ${before.step}`);
   });
 });
@@ -157,7 +183,11 @@ webhooks('500, 500, then 200: three attempts with the same id and fresh signatur
   assert.is((await deliveryRecord(id))!.attempts, 3);
   assert.is(new Set(attempts.map((a) => a.headers['x-webhook-id'])).size, 1);
   for (const attempt of attempts) assert.ok(verifyWebhook(workspace.secret_key, attempt.headers, attempt.body));
-  for (const n of [0, 1]) assert.ok(gapAfter('/hook/flaky', n) >= scheduledMs, `attempt ${n + 2} waited out the schedule: ${gapAfter('/hook/flaky', n)} ms`);
+  for (const n of [0, 1])
+    assert.ok(
+      gapAfter('/hook/flaky', n) >= scheduledMs,
+      `attempt ${n + 2} waited out the schedule: ${gapAfter('/hook/flaky', n)} ms`,
+    );
 });
 
 webhooks('410 is tried once; a 302 is never followed and ends dead-lettered; redrive sends it again', async () => {
@@ -165,11 +195,18 @@ webhooks('410 is tried once; a 302 is never followed and ends dead-lettered; red
   script.set('/hook/moved', [302]);
   await renderWithHook('gone', '/page/hook-gone');
   await renderWithHook('moved', '/page/hook-moved');
-  await waitFor(() => hitsOf('/hook/moved').length === 4 && hitsOf('/hook/gone').length === 1, 'four attempts at the redirecting receiver', 30_000);
+  await waitFor(
+    () => hitsOf('/hook/moved').length === 4 && hitsOf('/hook/gone').length === 1,
+    'four attempts at the redirecting receiver',
+    30_000,
+  );
   const movedId = String(hitsOf('/hook/moved')[0].headers['x-webhook-id']);
   const goneId = String(hitsOf('/hook/gone')[0].headers['x-webhook-id']);
   // Once recorded dead, a job is acked: no attempt can follow.
-  await waitFor(async () => (await deliveryRecord(movedId))?.status === 'dead' && (await deliveryRecord(goneId))?.status === 'dead', 'both dead-lettered');
+  await waitFor(
+    async () => (await deliveryRecord(movedId))?.status === 'dead' && (await deliveryRecord(goneId))?.status === 'dead',
+    'both dead-lettered',
+  );
   assert.is(hitsOf('/hook/gone').length, 1, '410 stops at once');
   assert.is(hitsOf('/hook/moved').length, 4, 'three delays: four attempts');
   assert.is(hitsOf('/followed').length, 0, 'the redirect was not followed');
@@ -228,7 +265,10 @@ webhooks('the delivery process killed between attempts resumes after restart, no
   await waitFor(() => hitsOf('/hook/crash').length === 2, 'the second attempt after restart', 45_000);
   const second = hitsOf('/hook/crash')[1];
   assert.is(second.headers['x-webhook-id'], id);
-  assert.ok(gapAfter('/hook/crash', 0) >= 6000, `the wait asked for outlived the crash: ${gapAfter('/hook/crash', 0)} ms`);
+  assert.ok(
+    gapAfter('/hook/crash', 0) >= 6000,
+    `the wait asked for outlived the crash: ${gapAfter('/hook/crash', 0)} ms`,
+  );
   assert.ok(verifyWebhook(workspace.secret_key, second.headers, second.body));
   await waitFor(async () => (await deliveryRecord(id))?.status === 'delivered', 'delivered');
   assert.is((await deliveryRecord(id))!.attempts, 2);
@@ -242,11 +282,29 @@ webhooks('replay deliveries and renders: same ids, no second charge, --dry-run c
   const id = String(hitsOf('/hook/replay')[0].headers['x-webhook-id']);
   assert.is(await usedThisMonth(stack, replayed.workspace_id), 1);
 
-  const dry = await shutterbus(stack, 'replay', 'deliveries', '--since', since, '--workspace', replayed.workspace_id, '--dry-run');
+  const dry = await shutterbus(
+    stack,
+    'replay',
+    'deliveries',
+    '--since',
+    since,
+    '--workspace',
+    replayed.workspace_id,
+    '--dry-run',
+  );
   assert.is(dry.code, 0, dry.stderr);
   assert.is(dry.json.replayed, 1);
   assert.is(dry.json.items[0].id, id);
-  const dryRenders = await shutterbus(stack, 'replay', 'renders', '--since', since, '--workspace', replayed.workspace_id, '--dry-run');
+  const dryRenders = await shutterbus(
+    stack,
+    'replay',
+    'renders',
+    '--since',
+    since,
+    '--workspace',
+    replayed.workspace_id,
+    '--dry-run',
+  );
   assert.is(dryRenders.json.replayed, 1);
   assert.is(dryRenders.json.items[0].render_id, renderId);
   // The claim is that nothing happens: a second POST or render would come within moments (1 s schedule).
@@ -254,7 +312,15 @@ webhooks('replay deliveries and renders: same ids, no second charge, --dry-run c
   assert.is(hitsOf('/hook/replay').length, 1, 'a dry run sends nothing');
   assert.is(stack.site.hits.get('/page/hook-replay'), 1, 'a dry run renders nothing');
 
-  const deliveries = await shutterbus(stack, 'replay', 'deliveries', '--since', since, '--workspace', replayed.workspace_id);
+  const deliveries = await shutterbus(
+    stack,
+    'replay',
+    'deliveries',
+    '--since',
+    since,
+    '--workspace',
+    replayed.workspace_id,
+  );
   assert.is(deliveries.json.replayed, 1);
   await waitFor(() => hitsOf('/hook/replay').length === 2, 'the replayed delivery');
   const again = hitsOf('/hook/replay')[1];
@@ -265,7 +331,10 @@ webhooks('replay deliveries and renders: same ids, no second charge, --dry-run c
   assert.is(renders.json.replayed, 1);
   await waitFor(() => stack.site.hits.get('/page/hook-replay') === 2, 'rendered again', 30_000);
   const auth = { headers: { 'x-access-key': replayed.access_key } };
-  await waitFor(async () => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status === 'succeeded', 'the record ends again');
+  await waitFor(
+    async () => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status === 'succeeded',
+    'the record ends again',
+  );
   // The claim is that nothing happens: the record ends before its settlement and webhook, so give a
   // second charge or POST the time to show.
   await pause(1000);

@@ -24,12 +24,21 @@ const create = async (...flags: string[]) => {
 };
 const ready = async (...flags: string[]) => {
   const workspace = await create('--owner', 'owner@example.com', ...flags);
-  assert.is((await shutterbus(stack, 'member', 'verify', '--workspace', workspace.workspace_id, '--email', 'owner@example.com')).code, 0);
+  assert.is(
+    (await shutterbus(stack, 'member', 'verify', '--workspace', workspace.workspace_id, '--email', 'owner@example.com'))
+      .code,
+    0,
+  );
   return workspace;
 };
-const get = (query: string, headers: Record<string, string> = {}) => call(`${service.base}/api/take?${query}`, { headers });
+const get = (query: string, headers: Record<string, string> = {}) =>
+  call(`${service.base}/api/take?${query}`, { headers });
 const post = (body: string, headers: Record<string, string> = {}) =>
-  call(`${service.base}/api/take`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  call(`${service.base}/api/take`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 const codeOf = (answer: { json?: Record<string, any> }) => answer.json?.error_code;
 const page = (path: string) => encodeURIComponent(`${stack.site.url}${path}`);
 // An unknown parameter is checked after authentication: a 400 proves the caller got through.
@@ -49,7 +58,10 @@ auth('the CLI creates workspaces as the contract shows', async () => {
   assert.is((await create('--quota', '7')).quota, 7);
   const shown = await shutterbus(stack, 'workspace', 'show', '--workspace', workspace.workspace_id);
   assert.equal(shown.json, workspace);
-  assert.is((await shutterbus(stack, 'workspace', 'show', '--workspace', 'ws_0000000000000000')).json.error_code, 'not_found');
+  assert.is(
+    (await shutterbus(stack, 'workspace', 'show', '--workspace', 'ws_0000000000000000')).json.error_code,
+    'not_found',
+  );
   assert.is((await shutterbus(stack, 'workspace', 'create', '--plan', 'gold')).code, 2);
   assert.is((await shutterbus(stack, 'nonsense')).code, 2);
 });
@@ -58,9 +70,14 @@ auth('concurrent changes to one workspace are compare-and-set: none is lost', as
   const workspace = await create('--plan', 'pro');
   const emails = Array.from({ length: 6 }, (_, i) => `member${i}@example.com`);
   const results = await Promise.all(
-    emails.map((email) => shutterbus(stack, 'member', 'add', '--workspace', workspace.workspace_id, '--email', email, '--role', 'member')),
+    emails.map((email) =>
+      shutterbus(stack, 'member', 'add', '--workspace', workspace.workspace_id, '--email', email, '--role', 'member'),
+    ),
   );
-  assert.ok(results.every((result) => result.code === 0), results.map((r) => r.stderr).join('\n'));
+  assert.ok(
+    results.every((result) => result.code === 0),
+    results.map((r) => r.stderr).join('\n'),
+  );
   const shown = await shutterbus(stack, 'workspace', 'show', '--workspace', workspace.workspace_id);
   assert.equal(shown.json.members.map((m: { email: string }) => m.email).sort(), emails);
 });
@@ -70,9 +87,15 @@ auth('a missing or wrong key is 401; the key works from header, query and body',
   assert.is(codeOf(await get(`url=${page('/')}`)), 'access_key_invalid');
   assert.is((await get(`url=${page('/')}&access_key=ak_wrongwrongwrongwrongwrongwrong`)).status, 401);
   assert.is(codeOf(await get(`url=${page('/')}`, { 'x-access-key': 'sk_nope' })), 'access_key_invalid');
-  assert.is(codeOf(await get(`url=${page('/')}&probe=1`, { 'x-access-key': workspace.access_key })), 'request_not_valid');
+  assert.is(
+    codeOf(await get(`url=${page('/')}&probe=1`, { 'x-access-key': workspace.access_key })),
+    'request_not_valid',
+  );
   assert.is(codeOf(await get(probe(workspace))), 'request_not_valid');
-  assert.is(codeOf(await post(JSON.stringify({ url: `${stack.site.url}/`, access_key: workspace.access_key, probe: 1 }))), 'request_not_valid');
+  assert.is(
+    codeOf(await post(JSON.stringify({ url: `${stack.site.url}/`, access_key: workspace.access_key, probe: 1 }))),
+    'request_not_valid',
+  );
 });
 
 auth('free plan: email_not_verified until a member verifies', async () => {
@@ -80,9 +103,27 @@ auth('free plan: email_not_verified until a member verifies', async () => {
   const before = await get(probe(workspace));
   assert.is(before.status, 403);
   assert.is(codeOf(before), 'email_not_verified');
-  const added = await shutterbus(stack, 'member', 'add', '--workspace', workspace.workspace_id, '--email', 'helper@example.com', '--role', 'member');
+  const added = await shutterbus(
+    stack,
+    'member',
+    'add',
+    '--workspace',
+    workspace.workspace_id,
+    '--email',
+    'helper@example.com',
+    '--role',
+    'member',
+  );
   assert.equal(added.json, { email: 'helper@example.com', role: 'member', verified: false });
-  const verified = await shutterbus(stack, 'member', 'verify', '--workspace', workspace.workspace_id, '--email', 'helper@example.com');
+  const verified = await shutterbus(
+    stack,
+    'member',
+    'verify',
+    '--workspace',
+    workspace.workspace_id,
+    '--email',
+    'helper@example.com',
+  );
   assert.is(verified.json.verified, true);
   assert.is(codeOf(await get(probe(workspace))), 'request_not_valid');
   // A pro workspace needs no verified member.
@@ -101,7 +142,11 @@ auth('GET signatures: over the raw query as sent, last, hex, constant length', a
   assert.is(codeOf(await get(`${query}&signature=abc`)), 'signature_is_not_valid', 'wrong length');
   assert.is(codeOf(await get(`${query}&signature=${signature.toUpperCase()}`)), 'signature_is_not_valid', 'upper case');
   const other = await ready();
-  assert.is(codeOf(await get(`${query}&signature=${hmacHex(other.secret_key, query)}`)), 'signature_is_not_valid', 'another key');
+  assert.is(
+    codeOf(await get(`${query}&signature=${hmacHex(other.secret_key, query)}`)),
+    'signature_is_not_valid',
+    'another key',
+  );
 });
 
 auth('a + for a space is signed as sent; the %20 re-encoding is refused', async () => {
@@ -109,7 +154,10 @@ auth('a + for a space is signed as sent; the %20 re-encoding is refused', async 
   const query = `url=${page('/')}&access_key=${workspace.access_key}&external_identifier=order+one&probe=1`;
   const signature = hmacHex(workspace.secret_key, query);
   assert.is(codeOf(await get(`${query}&signature=${signature}`)), 'request_not_valid');
-  assert.is(codeOf(await get(`${query.replace('order+one', 'order%20one')}&signature=${signature}`)), 'signature_is_not_valid');
+  assert.is(
+    codeOf(await get(`${query.replace('order+one', 'order%20one')}&signature=${signature}`)),
+    'signature_is_not_valid',
+  );
 });
 
 auth('POST signatures: over the raw body; re-serialised JSON fails', async () => {
@@ -117,13 +165,21 @@ auth('POST signatures: over the raw body; re-serialised JSON fails', async () =>
   const body = JSON.stringify({ url: `${stack.site.url}/`, access_key: workspace.access_key, probe: 1 });
   assert.is(codeOf(await post(body, { 'x-signature': hmacHex(workspace.secret_key, body) })), 'request_not_valid');
   const reserialised = JSON.stringify(JSON.parse(body), null, 2);
-  assert.is(codeOf(await post(reserialised, { 'x-signature': hmacHex(workspace.secret_key, body) })), 'signature_is_not_valid');
+  assert.is(
+    codeOf(await post(reserialised, { 'x-signature': hmacHex(workspace.secret_key, body) })),
+    'signature_is_not_valid',
+  );
   assert.is(codeOf(await post(body, { 'x-signature': 'not-hex' })), 'signature_is_not_valid');
 });
 
 auth('a signed GET renders', async () => {
   const workspace = await ready();
-  const answer = await get(sign(workspace.secret_key, `url=${page('/')}&access_key=${workspace.access_key}&viewport_width=400&viewport_height=300`));
+  const answer = await get(
+    sign(
+      workspace.secret_key,
+      `url=${page('/')}&access_key=${workspace.access_key}&viewport_width=400&viewport_height=300`,
+    ),
+  );
   assert.is(answer.status, 200, JSON.stringify(answer.json));
   assert.is(answer.contentType, 'image/png');
 });
@@ -133,15 +189,45 @@ auth('require signed requests: only owners and admins switch it; it applies thro
   const id = workspace.workspace_id;
   await shutterbus(stack, 'member', 'add', '--workspace', id, '--email', 'admin@example.com', '--role', 'admin');
   await shutterbus(stack, 'member', 'add', '--workspace', id, '--email', 'pleb@example.com', '--role', 'member');
-  const refused = await shutterbus(stack, 'settings', 'set', '--workspace', id, '--as', 'pleb@example.com', '--require-signed-requests', 'on');
+  const refused = await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    id,
+    '--as',
+    'pleb@example.com',
+    '--require-signed-requests',
+    'on',
+  );
   assert.is(refused.code, 1);
   assert.is(refused.json.error_code, 'forbidden');
-  const stranger = await shutterbus(stack, 'settings', 'set', '--workspace', id, '--as', 'who@example.com', '--require-signed-requests', 'on');
+  const stranger = await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    id,
+    '--as',
+    'who@example.com',
+    '--require-signed-requests',
+    'on',
+  );
   assert.is(stranger.json.error_code, 'forbidden');
 
   // Warm the ingress cache, whose TTL alone (30 s) would hide the change for far longer than we wait.
   assert.is(codeOf(await get(probe(workspace))), 'request_not_valid');
-  const on = await shutterbus(stack, 'settings', 'set', '--workspace', id, '--as', 'admin@example.com', '--require-signed-requests', 'on');
+  const on = await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    id,
+    '--as',
+    'admin@example.com',
+    '--require-signed-requests',
+    'on',
+  );
   assert.is(on.json.require_signed_requests, true);
   const started = Date.now();
   while (codeOf(await get(probe(workspace))) !== 'signature_is_required') {
@@ -152,7 +238,17 @@ auth('require signed requests: only owners and admins switch it; it applies thro
   assert.is(unsigned.status, 403);
   assert.is(codeOf(await get(sign(workspace.secret_key, probe(workspace)))), 'request_not_valid', 'signed still works');
 
-  await shutterbus(stack, 'settings', 'set', '--workspace', id, '--as', 'owner@example.com', '--require-signed-requests', 'off');
+  await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    id,
+    '--as',
+    'owner@example.com',
+    '--require-signed-requests',
+    'off',
+  );
   while (codeOf(await get(probe(workspace))) !== 'request_not_valid') {
     assert.ok(Date.now() - started < 20_000, 'switched off again');
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -162,9 +258,25 @@ auth('require signed requests: only owners and admins switch it; it applies thro
 auth('rotated keys stop working; only owners and admins rotate', async () => {
   const workspace = await ready();
   assert.is(codeOf(await get(probe(workspace))), 'request_not_valid');
-  const forbidden = await shutterbus(stack, 'keys', 'rotate', '--workspace', workspace.workspace_id, '--as', 'nobody@example.com');
+  const forbidden = await shutterbus(
+    stack,
+    'keys',
+    'rotate',
+    '--workspace',
+    workspace.workspace_id,
+    '--as',
+    'nobody@example.com',
+  );
   assert.is(forbidden.json.error_code, 'forbidden');
-  const rotated = await shutterbus(stack, 'keys', 'rotate', '--workspace', workspace.workspace_id, '--as', 'owner@example.com');
+  const rotated = await shutterbus(
+    stack,
+    'keys',
+    'rotate',
+    '--workspace',
+    workspace.workspace_id,
+    '--as',
+    'owner@example.com',
+  );
   assert.is(rotated.code, 0);
   assert.not.equal(rotated.json.access_key, workspace.access_key);
   assert.not.equal(rotated.json.secret_key, workspace.secret_key);
@@ -180,7 +292,8 @@ auth('rotated keys stop working; only owners and admins rotate', async () => {
 
 auth('quota of 3: three successes then 402; failures in between do not count', async () => {
   const workspace = await ready('--quota', '3');
-  const shot = (path: string) => get(`url=${page(path)}&access_key=${workspace.access_key}&viewport_width=320&viewport_height=200`);
+  const shot = (path: string) =>
+    get(`url=${page(path)}&access_key=${workspace.access_key}&viewport_width=320&viewport_height=200`);
   assert.is((await shot('/')).status, 200);
   assert.is((await shot('/status/500')).status, 502);
   assert.is((await shot('/')).status, 200);
@@ -197,7 +310,9 @@ auth('quota of 3: three successes then 402; failures in between do not count', a
 auth('quota of 1 and 20 parallel requests: exactly one succeeds', async () => {
   const workspace = await ready('--quota', '1');
   const answers = await Promise.all(
-    Array.from({ length: 20 }, () => get(`url=${page('/')}&access_key=${workspace.access_key}&viewport_width=320&viewport_height=200`)),
+    Array.from({ length: 20 }, () =>
+      get(`url=${page('/')}&access_key=${workspace.access_key}&viewport_width=320&viewport_height=200`),
+    ),
   );
   const statuses = answers.map((answer) => answer.status);
   assert.is(statuses.filter((status) => status === 200).length, 1, statuses.join(','));
@@ -207,7 +322,8 @@ auth('quota of 1 and 20 parallel requests: exactly one succeeds', async () => {
 
 auth('over the concurrency limit: 429 with Retry-After, other workspaces unaffected', async () => {
   const busy = await ready();
-  const slow = () => get(`url=${page('/slow?ms=2500')}&access_key=${busy.access_key}&viewport_width=320&viewport_height=200`);
+  const slow = () =>
+    get(`url=${page('/slow?ms=2500')}&access_key=${busy.access_key}&viewport_width=320&viewport_height=200`);
   const answers = await Promise.all(Array.from({ length: 7 }, slow));
   const limited = answers.filter((answer) => answer.status === 429);
   assert.ok(limited.length >= 1, answers.map((a) => a.status).join(','));

@@ -43,18 +43,28 @@ replicated('60 concurrent increments of one key through three nodes all land', a
 });
 
 replicated('of 20 concurrent creators exactly one wins; a delete of a changed entry does nothing', async () => {
-  const created = await Promise.all(Array.from({ length: 20 }, (_, i) => createJson(topologies[i % 3].dashboard, 'only-one', { writer: i })));
+  const created = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => createJson(topologies[i % 3].dashboard, 'only-one', { writer: i })),
+  );
   assert.is(created.filter(Boolean).length, 1);
   const winner = created.indexOf(true);
   assert.equal((await readJson(topologies[1].dashboard, 'only-one')).value, { writer: winner });
-  assert.is(await deleteJson<{ writer: number }>(topologies[2].dashboard, 'only-one', (entry) => entry.writer !== winner), false);
-  assert.is(await deleteJson<{ writer: number }>(topologies[2].dashboard, 'only-one', (entry) => entry.writer === winner), true);
+  assert.is(
+    await deleteJson<{ writer: number }>(topologies[2].dashboard, 'only-one', (entry) => entry.writer !== winner),
+    false,
+  );
+  assert.is(
+    await deleteJson<{ writer: number }>(topologies[2].dashboard, 'only-one', (entry) => entry.writer === winner),
+    true,
+  );
   assert.is((await readJson(topologies[0].dashboard, 'only-one')).value, null);
 });
 
 replicated('30 concurrent first views claim a cache entry once', async () => {
   const caches = topologies.map((topology) => new RenderCache(topology.renderCache));
-  const claims = await Promise.all(Array.from({ length: 30 }, (_, i) => caches[i % 3].claim('same-url', `render-${i}`, 60)));
+  const claims = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => caches[i % 3].claim('same-url', `render-${i}`, 60)),
+  );
   assert.is(claims.filter((claim) => claim.kind === 'render').length, 1);
   assert.ok(claims.every((claim) => claim.kind === 'render' || claim.kind === 'follow'));
 });
@@ -64,12 +74,22 @@ replicated('40 parallel admissions against a quota of 5 reserve exactly 5, each 
   const now = new Date();
   const allowance = { workspaceId: 'ws_quota', quota: 5, concurrency: 100 };
   const admitted = await Promise.all(
-    Array.from({ length: 40 }, (_, i) => ledgers[i % 3].reserve(allowance, `r${i}`, now, Date.now() + 60_000).then(() => `r${i}`, () => null)),
+    Array.from({ length: 40 }, (_, i) =>
+      ledgers[i % 3].reserve(allowance, `r${i}`, now, Date.now() + 60_000).then(
+        () => `r${i}`,
+        () => null,
+      ),
+    ),
   );
   const ids = admitted.filter((id): id is string => id !== null);
   assert.is(ids.length, 5);
   // Each committed twice, from two nodes at once (a redelivery racing the first): counted once.
-  await Promise.all(ids.flatMap((id) => [ledgers[0].commit(allowance.workspaceId, id, now.toISOString()), ledgers[1].commit(allowance.workspaceId, id, now.toISOString())]));
+  await Promise.all(
+    ids.flatMap((id) => [
+      ledgers[0].commit(allowance.workspaceId, id, now.toISOString()),
+      ledgers[1].commit(allowance.workspaceId, id, now.toISOString()),
+    ]),
+  );
   const month = await ledgers[2].month(allowance.workspaceId, monthOf(now));
   assert.is(month.used, 5);
   assert.is(month.inFlight, 0);

@@ -28,7 +28,10 @@ auth.before(async (context) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-nats-auth-'));
   const port = await freePort();
   copyFileSync(authConf, path.join(dir, 'nats-auth.conf'));
-  writeFileSync(path.join(dir, 'nats.conf'), `listen: 127.0.0.1:${port}\njetstream { store_dir: "${dir}/js" }\ninclude ./nats-auth.conf\n`);
+  writeFileSync(
+    path.join(dir, 'nats.conf'),
+    `listen: 127.0.0.1:${port}\njetstream { store_dir: "${dir}/js" }\ninclude ./nats-auth.conf\n`,
+  );
   // nats-server reads the passwords from its environment, as in production.
   Object.assign(process.env, passwords);
   context.nats = own(natsServerBinary(), ['-c', path.join(dir, 'nats.conf')], dir);
@@ -54,9 +57,18 @@ auth.before(async (context) => {
     LOG_LEVEL: 'warn',
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-test-')),
   };
-  context.stack = { nats: { url: context.url, port, stop: context.nats.stop }, s3, site, env, stop: async () => void (await Promise.allSettled([site.close(), s3.stop()])) };
+  context.stack = {
+    nats: { url: context.url, port, stop: context.nats.stop },
+    s3,
+    site,
+    env,
+    stop: async () => void (await Promise.allSettled([site.close(), s3.stop()])),
+  };
   // Every role in one process, logged in as a service user: the service's permissions must be enough for all of it.
-  context.service = await startService(context.stack, { NATS_USER: 'render', NATS_PASSWORD: passwords.NATS_PASSWORD_RENDER });
+  context.service = await startService(context.stack, {
+    NATS_USER: 'render',
+    NATS_PASSWORD: passwords.NATS_PASSWORD_RENDER,
+  });
 });
 
 auth.after(async ({ nats, stack, service }) => {
@@ -76,12 +88,14 @@ auth('a connection without a user, or with a wrong password, is refused', async 
   );
 });
 
-auth('a service user runs every role, and the operator user runs the CLI', async ({ url, stack, service }) => {
+auth('a service user runs every role, and the operator user runs the CLI', async ({ stack, service }) => {
   const cli = { env: { ...stack.env, NATS_USER: 'operator', NATS_PASSWORD: passwords.NATS_PASSWORD_OPERATOR } };
   const created = await shutterbus(cli, 'workspace', 'create', '--plan', 'pro');
   assert.is(created.code, 0, created.stderr);
   // The ingress's workspace cache learns of the new workspace through its watch.
-  const answer = await call(`${service.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/`)}`, { headers: { 'x-access-key': created.json.access_key } });
+  const answer = await call(`${service.base}/api/take?url=${encodeURIComponent(`${stack.site.url}/`)}`, {
+    headers: { 'x-access-key': created.json.access_key },
+  });
   assert.is(answer.status, 200, answer.bytes.toString());
   assert.is(answer.contentType, 'image/png');
   const usage = await shutterbus(cli, 'usage', '--workspace', created.json.workspace_id);

@@ -17,10 +17,12 @@ const topology = suite('JetStream topology on a cluster');
 const warnings: string[] = [];
 const log = pino({ level: 'warn', base: null }, { write: (line: string) => void warnings.push(line.trim()) });
 // As a process starts: while leaders are elected (after a raise, or with a node down) it waits and tries again.
-const ensureTopology = (...args: Parameters<typeof ensureOnce>) => untilJetStreamAnswers(log, 'topology', () => ensureOnce(...args));
+const ensureTopology = (...args: Parameters<typeof ensureOnce>) =>
+  untilJetStreamAnswers(log, 'topology', () => ensureOnce(...args));
 let cluster: NatsCluster;
 let nc: NatsConnection;
-const configWith = (replicas?: string) => loadConfig({ NATS_URL: cluster.url, ...(replicas ? { JETSTREAM_REPLICAS: replicas } : {}) });
+const configWith = (replicas?: string) =>
+  loadConfig({ NATS_URL: cluster.url, ...(replicas ? { JETSTREAM_REPLICAS: replicas } : {}) });
 const consumers = [
   [names.renderStream, names.renderConsumer],
   [names.renderGiveUpStream, names.renderGiveUpConsumer],
@@ -40,42 +42,82 @@ topology.after(async () => {
 
 const replicasOf = async (jsm: Awaited<ReturnType<typeof ensureOnce>>['jsm']) => ({
   streams: await Promise.all(allStreams.map(async (stream) => (await jsm.streams.info(stream)).config.num_replicas)),
-  consumers: await Promise.all(consumers.map(async ([stream, consumer]) => (await jsm.consumers.info(stream, consumer)).config.num_replicas)),
+  consumers: await Promise.all(
+    consumers.map(async ([stream, consumer]) => (await jsm.consumers.info(stream, consumer)).config.num_replicas),
+  ),
 });
 
-topology('a first start with one replica, a later one with three raises every stream, bucket and consumer in place', async () => {
-  const { jsm } = await ensureTopology(nc, configWith());
-  const before = await replicasOf(jsm);
-  assert.ok(before.streams.every((n) => n === 1), `streams ${before.streams}`);
+topology(
+  'a first start with one replica, a later one with three raises every stream, bucket and consumer in place',
+  async () => {
+    const { jsm } = await ensureTopology(nc, configWith());
+    const before = await replicasOf(jsm);
+    assert.ok(
+      before.streams.every((n) => n === 1),
+      `streams ${before.streams}`,
+    );
 
-  const raised = await ensureTopology(nc, configWith('3'));
-  // Right after a raise a stream can answer "not found" for a moment while its peers move (2.9.10).
-  let after: Awaited<ReturnType<typeof replicasOf>> = { streams: [0], consumers: [0] };
-  await waitFor(async () => {
-    after = await replicasOf(raised.jsm).catch(() => after);
-    return after.streams.every((n) => n === 3) && after.consumers.every((n) => n === 3);
-  }, 'every stream and consumer at 3 replicas', 20_000, 250);
-  assert.ok(after.streams.every((n) => n === 3), `streams ${after.streams}`);
-  assert.ok(after.consumers.every((n) => n === 3), `consumers ${after.consumers}`);
-  // The peers really follow: each stream reports two replicas beside its leader.
-  await waitFor(async () => ((await raised.jsm.streams.info(names.renderStream)).cluster?.replicas?.length ?? 0) === 2, 'RENDERS has two followers');
-  await waitFor(async () => ((await raised.jsm.streams.info('KV_usage')).cluster?.replicas?.length ?? 0) === 2, 'KV_usage has two followers');
+    const raised = await ensureTopology(nc, configWith('3'));
+    // Right after a raise a stream can answer "not found" for a moment while its peers move (2.9.10).
+    let after: Awaited<ReturnType<typeof replicasOf>> = { streams: [0], consumers: [0] };
+    await waitFor(
+      async () => {
+        after = await replicasOf(raised.jsm).catch(() => after);
+        return after.streams.every((n) => n === 3) && after.consumers.every((n) => n === 3);
+      },
+      'every stream and consumer at 3 replicas',
+      20_000,
+      250,
+    );
+    assert.ok(
+      after.streams.every((n) => n === 3),
+      `streams ${after.streams}`,
+    );
+    assert.ok(
+      after.consumers.every((n) => n === 3),
+      `consumers ${after.consumers}`,
+    );
+    // The peers really follow: each stream reports two replicas beside its leader.
+    await waitFor(
+      async () => ((await raised.jsm.streams.info(names.renderStream)).cluster?.replicas?.length ?? 0) === 2,
+      'RENDERS has two followers',
+    );
+    await waitFor(
+      async () => ((await raised.jsm.streams.info('KV_usage')).cluster?.replicas?.length ?? 0) === 2,
+      'KV_usage has two followers',
+    );
 
-  // The CLI run without JETSTREAM_REPLICAS must not shrink anything.
-  await ensureTopology(nc, configWith());
-  const kept = await replicasOf(raised.jsm);
-  assert.ok(kept.streams.every((n) => n === 3), `streams after a start with the default: ${kept.streams}`);
-});
+    // The CLI run without JETSTREAM_REPLICAS must not shrink anything.
+    await ensureTopology(nc, configWith());
+    const kept = await replicasOf(raised.jsm);
+    assert.ok(
+      kept.streams.every((n) => n === 3),
+      `streams after a start with the default: ${kept.streams}`,
+    );
+  },
+);
 
 topology('a start with one node of three down opens everything', async () => {
   // Only a healthy cluster can lose a node: every stream and consumer has two current followers first.
   const { jsm } = await ensureTopology(nc, configWith('3'));
-  const current = (replicas?: { current: boolean }[]) => replicas?.length === 2 && replicas.every((peer) => peer.current);
-  await waitFor(async () => {
-    const streams = await Promise.all(allStreams.map(async (stream) => current((await jsm.streams.info(stream)).cluster?.replicas)));
-    const durable = await Promise.all(consumers.map(async ([stream, consumer]) => current((await jsm.consumers.info(stream, consumer)).cluster?.replicas)));
-    return [...streams, ...durable].every(Boolean);
-  }, 'every replica current', 60_000, 500);
+  const current = (replicas?: { current: boolean }[]) =>
+    replicas?.length === 2 && replicas.every((peer) => peer.current);
+  await waitFor(
+    async () => {
+      const streams = await Promise.all(
+        allStreams.map(async (stream) => current((await jsm.streams.info(stream)).cluster?.replicas)),
+      );
+      const durable = await Promise.all(
+        consumers.map(async ([stream, consumer]) =>
+          current((await jsm.consumers.info(stream, consumer)).cluster?.replicas),
+        ),
+      );
+      return [...streams, ...durable].every(Boolean);
+    },
+    'every replica current',
+    60_000,
+    500,
+  );
   // The node to lose is the render consumer's leader: the consumer a raise in place left unable to
   // elect another (nats-server 2.9.10) until its leadership was handed over (topology.ts).
   const victim = (await jsm.consumers.info(names.renderStream, names.renderConsumer)).cluster?.leader as NodeName;
@@ -89,7 +131,18 @@ topology('a start with one node of three down opens everything', async () => {
     let timer: NodeJS.Timeout | undefined;
     const opened = await Promise.race([
       ensureTopology(fresh, configWith('3')),
-      new Promise<never>((_, reject) => (timer = setTimeout(async () => reject(new Error(`the start did not finish within 120 s with ${victim} down\n${warnings.join('\n')}\n${await leadersSeenBy(survivor)}`)), 120_000))),
+      new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            async () =>
+              reject(
+                new Error(
+                  `the start did not finish within 120 s with ${victim} down\n${warnings.join('\n')}\n${await leadersSeenBy(survivor)}`,
+                ),
+              ),
+            120_000,
+          )),
+      ),
     ]).finally(() => clearTimeout(timer));
     const info = await opened.jsm.streams.info(names.renderStream);
     assert.is(info.config.num_replicas, 3);
@@ -107,7 +160,13 @@ topology('a start after one cut off between a raise and its hand-over hands the 
   const [stream, consumer] = consumers[0];
   // What a start leaves when its attempt is cut off right after raising the consumer.
   await jsm.consumers.update(stream, consumer, { description: HAND_OVER_PENDING });
-  await waitFor(async () => (await jsm.consumers.info(stream, consumer).catch(() => null))?.cluster?.replicas?.every((peer) => peer.current) === true, 'followers current');
+  await waitFor(
+    async () =>
+      (await jsm.consumers.info(stream, consumer).catch(() => null))?.cluster?.replicas?.every(
+        (peer) => peer.current,
+      ) === true,
+    'followers current',
+  );
   const leader = (await jsm.consumers.info(stream, consumer)).cluster?.leader;
 
   await ensureTopology(nc, configWith());
@@ -119,11 +178,20 @@ topology('a start after one cut off between a raise and its hand-over hands the 
 /** The leader of every stream and consumer as `node` sees it, for a failure's message. */
 async function leadersSeenBy(node: NodeName): Promise<string> {
   const jsz = await (await fetch(`${cluster.monitorOf(node)}/jsz?accounts=true&streams=true&consumers=true`)).json();
-  const streams = jsz.account_details?.flatMap((account: { stream_detail?: object[] }) => account.stream_detail ?? []) ?? [];
-  const lines = streams.flatMap((stream: { name: string; cluster?: { leader?: string }; consumer_detail?: { name: string; cluster?: { leader?: string } }[] }) => [
-    `${stream.name}: leader ${stream.cluster?.leader ?? 'none'}`,
-    ...(stream.consumer_detail ?? []).map((consumer) => `  ${consumer.name}: leader ${consumer.cluster?.leader ?? 'none'}`),
-  ]);
+  const streams =
+    jsz.account_details?.flatMap((account: { stream_detail?: object[] }) => account.stream_detail ?? []) ?? [];
+  const lines = streams.flatMap(
+    (stream: {
+      name: string;
+      cluster?: { leader?: string };
+      consumer_detail?: { name: string; cluster?: { leader?: string } }[];
+    }) => [
+      `${stream.name}: leader ${stream.cluster?.leader ?? 'none'}`,
+      ...(stream.consumer_detail ?? []).map(
+        (consumer) => `  ${consumer.name}: leader ${consumer.cluster?.leader ?? 'none'}`,
+      ),
+    ],
+  );
   return `as ${node} sees it: meta leader ${jsz.meta_cluster?.leader ?? 'none'}\n${lines.join('\n')}`;
 }
 

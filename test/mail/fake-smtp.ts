@@ -38,7 +38,13 @@ export interface FakeSmtp {
 /** Starts a server speaking plain SMTP (STARTTLS when offered) or, with `implicitTls`, TLS from the first byte. */
 export function startSmtp(options: { implicitTls?: boolean } = {}): Promise<FakeSmtp> {
   const sockets = new Set<net.Socket>();
-  const fake: FakeSmtp = { port: 0, sessions: [], rcptReply: '250 OK', offerStarttls: false, close: async () => undefined };
+  const fake: FakeSmtp = {
+    port: 0,
+    sessions: [],
+    rcptReply: '250 OK',
+    offerStarttls: false,
+    close: async () => undefined,
+  };
   const serve = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -60,7 +66,10 @@ export function startSmtp(options: { implicitTls?: boolean } = {}): Promise<Fake
           const raw = end === 0 ? '' : buffered.slice(0, end);
           buffered = buffered.slice(end === 0 ? 3 : end + 5);
           session.rawData = raw;
-          session.data = raw.split('\r\n').map((line) => (line.startsWith('.') ? line.slice(1) : line)).join('\r\n');
+          session.data = raw
+            .split('\r\n')
+            .map((line) => (line.startsWith('.') ? line.slice(1) : line))
+            .join('\r\n');
           mode = 'command';
           send('250 2.0.0 queued');
           continue;
@@ -143,7 +152,9 @@ export function startSmtp(options: { implicitTls?: boolean } = {}): Promise<Fake
     socket.on('data', onData);
     send('220 127.0.0.1 fake ESMTP');
   };
-  const server = options.implicitTls ? tls.createServer({ key: testCertificate, cert: testCertificate }, serve) : net.createServer(serve);
+  const server = options.implicitTls
+    ? tls.createServer({ key: testCertificate, cert: testCertificate }, serve)
+    : net.createServer(serve);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -164,7 +175,10 @@ export function parseMessage(data: string): { headers: Record<string, string>; b
   if (split <= 0) throw new Error('the message has no header block');
   const headers: Record<string, string> = {};
   // Folded header lines continue with whitespace.
-  for (const line of data.slice(0, split).replace(/\r\n[ \t]+/g, ' ').split('\r\n')) {
+  for (const line of data
+    .slice(0, split)
+    .replace(/\r\n[ \t]+/g, ' ')
+    .split('\r\n')) {
     const colon = line.indexOf(':');
     headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
   }
@@ -172,7 +186,11 @@ export function parseMessage(data: string): { headers: Record<string, string>; b
   if (headers['content-transfer-encoding']?.toLowerCase() === 'quoted-printable') {
     // Soft line breaks go; each =XX is one byte of the UTF-8 text.
     const parts = body.replace(/=\r\n/g, '').split(/(=[0-9A-F]{2})/);
-    body = Buffer.concat(parts.map((part) => (/^=[0-9A-F]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part)))).toString('utf8');
+    body = Buffer.concat(
+      parts.map((part) =>
+        /^=[0-9A-F]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part),
+      ),
+    ).toString('utf8');
   }
   return { headers, body };
 }

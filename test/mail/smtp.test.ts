@@ -48,7 +48,11 @@ smtp.before.each((context) => {
 smtp('one message arrives with envelope, headers, body and credentials', async ({ server }) => {
   const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}`, from, outbox, log });
   const link = 'http://127.0.0.1:3000/verify?token=abc123';
-  await mailer.send({ to: 'ada@example.test', subject: 'Verify your email', text: `Hello,\n\nconfirm your address: ${link}\n` });
+  await mailer.send({
+    to: 'ada@example.test',
+    subject: 'Verify your email',
+    text: `Hello,\n\nconfirm your address: ${link}\n`,
+  });
 
   assert.is(server.sessions.length, 1, 'one connection');
   const [session] = server.sessions;
@@ -67,7 +71,7 @@ smtp('one message arrives with envelope, headers, body and credentials', async (
   assert.ok(body.startsWith('Hello,\r\n\r\n'), 'line breaks become CRLF');
 });
 
-smtp('every message has its own Message-ID in the sender\'s domain, and the log names it', async ({ server }) => {
+smtp("every message has its own Message-ID in the sender's domain, and the log names it", async ({ server }) => {
   const logged: { msg: string; message_id?: string }[] = [];
   const recording = pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) });
   const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log: recording });
@@ -77,7 +81,10 @@ smtp('every message has its own Message-ID in the sender\'s domain, and the log 
   assert.is(ids.length, 2);
   for (const id of ids) assert.match(id, /^<[^<>@\s]+@shutterbus\.test>$/);
   assert.is.not(ids[0], ids[1], 'two messages, two ids');
-  assert.equal(logged.filter((entry) => entry.msg === 'mail sent').map((entry) => entry.message_id), ids);
+  assert.equal(
+    logged.filter((entry) => entry.msg === 'mail sent').map((entry) => entry.message_id),
+    ids,
+  );
 });
 
 smtp('no AUTH without credentials in the URL', async ({ server }) => {
@@ -85,12 +92,20 @@ smtp('no AUTH without credentials in the URL', async ({ server }) => {
   await mailer.send({ to: 'bob@example.test', subject: 'Hi', text: 'hello' });
   assert.is(server.sessions.length, 1);
   assert.is(server.sessions[0].auth, undefined);
-  assert.not.ok(server.sessions[0].commands.some((c) => /^AUTH/i.test(c)), 'no AUTH command');
+  assert.not.ok(
+    server.sessions[0].commands.some((c) => /^AUTH/i.test(c)),
+    'no AUTH command',
+  );
   assert.equal(server.sessions[0].rcptTo, ['bob@example.test']);
 });
 
 smtp('percent-encoded credentials are decoded', async ({ server }) => {
-  const mailer = createMailer({ smtpUrl: `smtp://mail%40user:p%3Ass%40word@127.0.0.1:${server.port}`, from, outbox, log });
+  const mailer = createMailer({
+    smtpUrl: `smtp://mail%40user:p%3Ass%40word@127.0.0.1:${server.port}`,
+    from,
+    outbox,
+    log,
+  });
   await mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' });
   assert.equal(server.sessions[0].auth, { user: 'mail@user', pass: 'p:ss@word' });
 });
@@ -106,7 +121,11 @@ smtp('lines beginning with "." arrive intact (dot-stuffing)', async ({ server })
 smtp('a long link arrives whole, carried in lines of at most 78 characters', async ({ server }) => {
   const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${server.port}`, from, outbox, log });
   const link = `http://127.0.0.1:3000/verify?token=${'a1b2c3d4'.repeat(150)}`;
-  await mailer.send({ to: 'ada@example.test', subject: 'Verify your email', text: `Hello,\n\nconfirm your address: ${link}\n` });
+  await mailer.send({
+    to: 'ada@example.test',
+    subject: 'Verify your email',
+    text: `Hello,\n\nconfirm your address: ${link}\n`,
+  });
   const [session] = server.sessions;
   const longest = Math.max(...session.rawData!.split('\r\n').map((line) => line.length));
   assert.ok(longest <= 78, `the longest line on the wire has ${longest} characters`);
@@ -115,30 +134,50 @@ smtp('a long link arrives whole, carried in lines of at most 78 characters', asy
 
 smtp('a server that offers STARTTLS gets credentials and message only inside TLS', async ({ server }) => {
   server.offerStarttls = true;
-  const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}?${trustTestCa}`, from, outbox, log });
+  const mailer = createMailer({
+    smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}?${trustTestCa}`,
+    from,
+    outbox,
+    log,
+  });
   await mailer.send({ to: 'ada@example.test', subject: 'Verify your email', text: 'hello' });
   const [session] = server.sessions;
   assert.ok(session.encryptedAfter !== undefined, 'the connection was upgraded');
   const plain = session.commands.slice(0, session.encryptedAfter);
-  assert.equal(plain.map((c) => c.split(' ')[0].toUpperCase()), ['EHLO', 'STARTTLS'], 'nothing but EHLO and STARTTLS in plain text');
+  assert.equal(
+    plain.map((c) => c.split(' ')[0].toUpperCase()),
+    ['EHLO', 'STARTTLS'],
+    'nothing but EHLO and STARTTLS in plain text',
+  );
   assert.equal(session.auth, { user: 'user', pass: 'pass' });
   assert.equal(session.rcptTo, ['ada@example.test']);
   assert.is(parseMessage(session.data!).body, 'hello');
 });
 
-smtp('a STARTTLS upgrade that fails (untrusted certificate) fails the send, with nothing sent in plain text', async ({ server }) => {
-  server.offerStarttls = true;
-  const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}`, from, outbox, log });
-  const error = await failureOf(mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' }));
-  assert.match(error.message, /certificate/i);
-  const [session] = server.sessions;
-  assert.equal(session.commands.map((c) => c.split(' ')[0].toUpperCase()), ['EHLO', 'STARTTLS']);
-  assert.is(session.auth, undefined, 'no credentials');
-  assert.is(session.data, undefined, 'no message');
-});
+smtp(
+  'a STARTTLS upgrade that fails (untrusted certificate) fails the send, with nothing sent in plain text',
+  async ({ server }) => {
+    server.offerStarttls = true;
+    const mailer = createMailer({ smtpUrl: `smtp://user:pass@127.0.0.1:${server.port}`, from, outbox, log });
+    const error = await failureOf(mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'hello' }));
+    assert.match(error.message, /certificate/i);
+    const [session] = server.sessions;
+    assert.equal(
+      session.commands.map((c) => c.split(' ')[0].toUpperCase()),
+      ['EHLO', 'STARTTLS'],
+    );
+    assert.is(session.auth, undefined, 'no credentials');
+    assert.is(session.data, undefined, 'no message');
+  },
+);
 
 smtp('smtps:// speaks TLS from the first byte', async ({ tlsServer }) => {
-  const mailer = createMailer({ smtpUrl: `smtps://user:pass@127.0.0.1:${tlsServer.port}?${trustTestCa}`, from, outbox, log });
+  const mailer = createMailer({
+    smtpUrl: `smtps://user:pass@127.0.0.1:${tlsServer.port}?${trustTestCa}`,
+    from,
+    outbox,
+    log,
+  });
   await mailer.send({ to: 'ada@example.test', subject: 'Hi', text: 'over TLS' });
   const session = tlsServer.sessions.at(-1)!;
   assert.is(session.encryptedAfter, 0);

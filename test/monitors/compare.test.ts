@@ -41,14 +41,25 @@ compare('a block that changed colour is the share of the page it covers, and red
 });
 
 compare('text that changed is a change', async () => {
-  const svg = (text: string) => sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#fff"/><text x="20" y="40" font-family="sans-serif" font-size="22">${text}</text></svg>`)).png().toBuffer();
+  const svg = (text: string) =>
+    sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#fff"/><text x="20" y="40" font-family="sans-serif" font-size="22">${text}</text></svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
   const changed = await compareCaptures(await svg('Pricing: 12 € a month'), await svg('Pricing: 19 € a month'));
   assert.ok(changed.changedShare > 0.0005, String(changed.changedShare));
 });
 
 compare('captures of different sizes: the part only one covers has changed', async () => {
-  const taller = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#fff' } }).png().toBuffer();
-  const shorter = await sharp({ create: { width: 400, height: 200, channels: 3, background: '#fff' } }).png().toBuffer();
+  const taller = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#fff' } })
+    .png()
+    .toBuffer();
+  const shorter = await sharp({ create: { width: 400, height: 200, channels: 3, background: '#fff' } })
+    .png()
+    .toBuffer();
   const changed = await compareCaptures(shorter, taller);
   assert.ok(Math.abs(changed.changedShare - 1 / 3) < 1e-9, String(changed.changedShare));
 });

@@ -45,10 +45,24 @@ schedule.before(async () => {
   records = new RenderRecords(topology.renders);
   ledger = new QuotaLedger(topology.usage);
   const log = createLogger(config);
-  const settlement = new Settlement(ledger, new RenderCache(topology.renderCache), records, new RecentRenders(topology.recentRenders), config, log);
+  const settlement = new Settlement(
+    ledger,
+    new RenderCache(topology.renderCache),
+    records,
+    new RecentRenders(topology.recentRenders),
+    config,
+    log,
+  );
   monitors = new MonitorStore(topology.monitors);
   workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
-  const deps = { log, monitors, settlement, workspaces, sealer, observe: async (record: RenderRecord) => void observed.push(record) };
+  const deps = {
+    log,
+    monitors,
+    settlement,
+    workspaces,
+    sealer,
+    observe: async (record: RenderRecord) => void observed.push(record),
+  };
   handle = monitorTicks({ ...deps, renderQueue: new RenderQueue(nc, jetstream(nc), topology, records, 100) });
   handleWhenFull = monitorTicks({ ...deps, renderQueue: new RenderQueue(nc, jetstream(nc), topology, records, 0) });
 });
@@ -96,28 +110,34 @@ const published = async (workspaceId: string) => {
   return state.subjects?.[names.renderSubject(workspaceId)] ?? 0;
 };
 
-schedule('five handlers racing on one due tick: one render submitted, the tick claimed once, the next one an interval on', async () => {
-  const workspace = await workspaces.create({ plan: 'pro', quota: 10 });
-  const monitor = await newMonitor(workspace);
-  const dispositions = await Promise.all(Array.from({ length: 5 }, () => handle(deliveryOf(monitor))));
-  for (const disposition of dispositions) {
-    assert.is(disposition.kind, 'retry');
-    const delay = (disposition as { delayMs: number }).delayMs;
-    assert.ok(delay > 55_000 && delay <= 60_000, `naked until the next tick: ${delay}`);
-  }
-  assert.is(await published(workspace.workspace_id), 1, 'one render request');
-  const after = (await monitors.get(workspace.workspace_id, monitor.monitor_id))!;
-  assert.is(Date.parse(after.next_run_at), Date.parse(monitor.next_run_at) + 60_000);
-  assert.is(after.last_run_at, monitor.next_run_at);
-  assert.is(after.last_render_id, tickRenderId(monitor.monitor_id, monitor.next_run_at));
-  const month = await ledger.month(workspace.workspace_id, monthOf(new Date()));
-  assert.is(month.inFlight, 1, 'one reservation');
+schedule(
+  'five handlers racing on one due tick: one render submitted, the tick claimed once, the next one an interval on',
+  async () => {
+    const workspace = await workspaces.create({ plan: 'pro', quota: 10 });
+    const monitor = await newMonitor(workspace);
+    const dispositions = await Promise.all(Array.from({ length: 5 }, () => handle(deliveryOf(monitor))));
+    for (const disposition of dispositions) {
+      assert.is(disposition.kind, 'retry');
+      const delay = (disposition as { delayMs: number }).delayMs;
+      assert.ok(delay > 55_000 && delay <= 60_000, `naked until the next tick: ${delay}`);
+    }
+    assert.is(await published(workspace.workspace_id), 1, 'one render request');
+    const after = (await monitors.get(workspace.workspace_id, monitor.monitor_id))!;
+    assert.is(Date.parse(after.next_run_at), Date.parse(monitor.next_run_at) + 60_000);
+    assert.is(after.last_run_at, monitor.next_run_at);
+    assert.is(after.last_render_id, tickRenderId(monitor.monitor_id, monitor.next_run_at));
+    const month = await ledger.month(workspace.workspace_id, monthOf(new Date()));
+    assert.is(month.inFlight, 1, 'one reservation');
 
-  // Handled again later (its worker died after submitting): nothing new.
-  await monitors.update(workspace.workspace_id, monitor.monitor_id, (current) => ({ ...current, next_run_at: monitor.next_run_at }));
-  await handle(deliveryOf(monitor));
-  assert.is(await published(workspace.workspace_id), 1, 'still one render request');
-});
+    // Handled again later (its worker died after submitting): nothing new.
+    await monitors.update(workspace.workspace_id, monitor.monitor_id, (current) => ({
+      ...current,
+      next_run_at: monitor.next_run_at,
+    }));
+    await handle(deliveryOf(monitor));
+    assert.is(await published(workspace.workspace_id), 1, 'still one render request');
+  },
+);
 
 schedule('outdated, deleted and early tick messages', async () => {
   const workspace = await workspaces.create({ plan: 'pro', quota: 10 });
@@ -135,7 +155,7 @@ schedule('outdated, deleted and early tick messages', async () => {
   assert.is(await published(workspace.workspace_id), 0, 'nothing rendered');
 });
 
-schedule('a tick past the quota fails uncharged and is announced as the monitor\'s failure', async () => {
+schedule("a tick past the quota fails uncharged and is announced as the monitor's failure", async () => {
   const workspace = await workspaces.create({ plan: 'pro', quota: 0 });
   const monitor = await newMonitor(workspace);
   const disposition = await handle(deliveryOf(monitor));
@@ -161,7 +181,10 @@ schedule('a full render queue makes the tick wait, and it is rendered when there
 
   await handle(deliveryOf(monitor));
   assert.is(await published(workspace.workspace_id), 1, 'rendered once there is room');
-  assert.is(Date.parse((await monitors.get(workspace.workspace_id, monitor.monitor_id))!.next_run_at), Date.parse(monitor.next_run_at) + 60_000);
+  assert.is(
+    Date.parse((await monitors.get(workspace.workspace_id, monitor.monitor_id))!.next_run_at),
+    Date.parse(monitor.next_run_at) + 60_000,
+  );
 });
 
 schedule.run();

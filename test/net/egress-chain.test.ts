@@ -15,22 +15,41 @@ const PUBLIC = '127.0.0.2';
 const chain = suite('net/egress-proxy chained to an upstream proxy');
 const PASSWORD = 'pa:ss w0rd';
 
-const ctx = {} as { site: http.Server; port: number; upstream: ForwardProxy; privateUpstream: ForwardProxy; egress: EgressProxy; log: object[] };
+const ctx = {} as {
+  site: http.Server;
+  port: number;
+  upstream: ForwardProxy;
+  privateUpstream: ForwardProxy;
+  egress: EgressProxy;
+  log: object[];
+};
 
 const lookup: LookupFn = async (hostname) => {
-  if (hostname === 'public.test' || hostname === 'bypass.test' || hostname === 'www.direct.test') return [{ address: PUBLIC, family: 4 }];
+  if (hostname === 'public.test' || hostname === 'bypass.test' || hostname === 'www.direct.test')
+    return [{ address: PUBLIC, family: 4 }];
   if (hostname === 'private.test') return [{ address: '127.0.0.1', family: 4 }];
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 };
 
 chain.before(async () => {
-  ctx.site = http.createServer((request, response) => response.writeHead(200, { 'Content-Type': 'text/plain' }).end(`site ${request.url}`));
+  ctx.site = http.createServer((request, response) =>
+    response.writeHead(200, { 'Content-Type': 'text/plain' }).end(`site ${request.url}`),
+  );
   await new Promise<void>((resolve) => ctx.site.listen(0, PUBLIC, () => resolve()));
   ctx.port = (ctx.site.address() as AddressInfo).port;
-  ctx.upstream = await startForwardProxy({ host: PUBLIC, credentials: { user: 'customer', password: PASSWORD }, hosts: { 'public.test': PUBLIC } });
+  ctx.upstream = await startForwardProxy({
+    host: PUBLIC,
+    credentials: { user: 'customer', password: PASSWORD },
+    hosts: { 'public.test': PUBLIC },
+  });
   ctx.privateUpstream = await startForwardProxy({ host: '127.0.0.1' });
   ctx.log = [];
-  ctx.egress = await startEgressProxy({ allowPrivate: false, lookup, isPublic: (ip) => ip === PUBLIC, log: (entry) => ctx.log.push(entry) });
+  ctx.egress = await startEgressProxy({
+    allowPrivate: false,
+    lookup,
+    isPublic: (ip) => ip === PUBLIC,
+    log: (entry) => ctx.log.push(entry),
+  });
 });
 
 chain.after(async () => {
@@ -44,11 +63,28 @@ chain.after(async () => {
 function get(proxyUrl: string, target: string): Promise<{ status: number; body: string; blocked?: string }> {
   const proxy = new URL(proxyUrl);
   return new Promise((resolve, reject) => {
-    http.get({ host: proxy.hostname, port: Number(proxy.port), path: target, headers: { Host: new URL(target).host }, agent: false }, (response) => {
-      let body = '';
-      response.on('data', (chunk) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, blocked: response.headers['x-shutterbus-blocked'] as string | undefined }));
-    }).on('error', reject);
+    http
+      .get(
+        {
+          host: proxy.hostname,
+          port: Number(proxy.port),
+          path: target,
+          headers: { Host: new URL(target).host },
+          agent: false,
+        },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              body,
+              blocked: response.headers['x-shutterbus-blocked'] as string | undefined,
+            }),
+          );
+        },
+      )
+      .on('error', reject);
   });
 }
 
@@ -67,7 +103,7 @@ function connect(proxyUrl: string, authority: string): Promise<{ status: number;
         const end = received.indexOf('\r\n\r\n');
         if (end < 0) return;
         const status = Number(/^HTTP\/1\.1 (\d+)/.exec(received)![1]);
-        if (status !== 200) return socket.destroy(), resolve({ status, body: '' });
+        if (status !== 200) return (socket.destroy(), resolve({ status, body: '' }));
         tunnelled = true;
         received = received.slice(end + 4);
         socket.write(`GET /tunnelled HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
@@ -98,10 +134,13 @@ chain('plain http and a CONNECT tunnel leave through the upstream, with its cred
   });
   const seen = ctx.upstream.seen.slice(from);
   const basic = `Basic ${Buffer.from(`customer:${PASSWORD}`).toString('base64')}`;
-  assert.equal(seen.map(({ method, target, authorization, allowed }) => ({ method, target, authorization, allowed })), [
-    { method: 'GET', target: `http://public.test:${ctx.port}/plain`, authorization: basic, allowed: true },
-    { method: 'CONNECT', target: `public.test:${ctx.port}`, authorization: basic, allowed: true },
-  ]);
+  assert.equal(
+    seen.map(({ method, target, authorization, allowed }) => ({ method, target, authorization, allowed })),
+    [
+      { method: 'GET', target: `http://public.test:${ctx.port}/plain`, authorization: basic, allowed: true },
+      { method: 'CONNECT', target: `public.test:${ctx.port}`, authorization: basic, allowed: true },
+    ],
+  );
 });
 
 chain('a private target is refused at our side: the upstream never sees it', async () => {
@@ -130,7 +169,10 @@ chain('bypass hosts go direct, still under the address rules', async () => {
     assert.is((await connect(route.url, `www.direct.test:${ctx.port}`)).status, 200);
     assert.is((await get(route.url, `http://public.test:${ctx.port}/p`)).body, 'site /p');
   });
-  assert.equal(ctx.upstream.seen.slice(from).map((s) => s.target), [`http://public.test:${ctx.port}/p`]);
+  assert.equal(
+    ctx.upstream.seen.slice(from).map((s) => s.target),
+    [`http://public.test:${ctx.port}/p`],
+  );
 });
 
 chain('wrong credentials: the upstream refuses and the render sees a network error', async () => {
@@ -152,7 +194,10 @@ chain('no log entry holds the password or the encoded credentials', () => {
 chain('a closed route stops listening', async () => {
   const route = await ctx.egress.route({ url: ctx.upstream.url('127.0.0.2') });
   await route.close();
-  const refused = await get(route.url, `http://public.test:${ctx.port}/`).then(() => false, (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED');
+  const refused = await get(route.url, `http://public.test:${ctx.port}/`).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
+  );
   assert.ok(refused);
 });
 

@@ -17,20 +17,32 @@ const egress = suite('net/egress-proxy');
 type LogEntry = Record<string, unknown>;
 /** The fixture servers, both proxies (allowPrivate: true and false) and a browser behind each. */
 const ctx = {} as {
-  site: http.Server; secret: http.Server; port: number; closedPort: number; secretHits: number;
-  openLog: LogEntry[]; guardedLog: LogEntry[]; openProxy: EgressProxy; guardedProxy: EgressProxy;
-  openBrowser: Browser; guardedBrowser: Browser;
+  site: http.Server;
+  secret: http.Server;
+  port: number;
+  closedPort: number;
+  secretHits: number;
+  openLog: LogEntry[];
+  guardedLog: LogEntry[];
+  openProxy: EgressProxy;
+  guardedProxy: EgressProxy;
+  openBrowser: Browser;
+  guardedBrowser: Browser;
 };
 // Upgraded sockets are no longer the servers' to close, so the fixture tracks them all.
 const fixtureSockets = new Set<Socket>();
 
 /** Answers a WebSocket handshake and sends one text frame, enough for a browser to see a message. */
 function acceptWebSocket(request: http.IncomingMessage, socket: Duplex): void {
-  const accept = crypto.createHash('sha1')
-    .update(`${request.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+  const accept = crypto
+    .createHash('sha1')
+    .update(`${request.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+    .digest('base64');
   // Upgraded sockets leave the server's half-open handling behind: close when the peer does.
   socket.on('error', () => {}).on('end', () => socket.end());
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+  );
   socket.write(Buffer.from([0x81, 5, ...Buffer.from('hello')]));
 }
 
@@ -41,11 +53,18 @@ function listen(server: http.Server, host: string, port = 0): Promise<number> {
   });
 }
 
-const launch = (proxy: EgressProxy) => chromium.launch({
-  executablePath: '/usr/lib/chromium/chromium',
-  args: [`--proxy-server=${proxy.url}`, '--proxy-bypass-list=<-loopback>', '--disable-quic',
-    '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-});
+const launch = (proxy: EgressProxy) =>
+  chromium.launch({
+    executablePath: '/usr/lib/chromium/chromium',
+    args: [
+      `--proxy-server=${proxy.url}`,
+      '--proxy-bypass-list=<-loopback>',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
 
 let rebindAnswers = 0;
 const lookup: LookupFn = async (hostname) => {
@@ -106,7 +125,11 @@ egress.after(async () => {
 });
 
 /** Opens `url` in a fresh page of `browser`, runs `inPage` there, and closes the page. */
-async function inPage<T>(browser: Browser, url: string, inPage: (page: import('playwright-core').Page) => Promise<T>): Promise<T> {
+async function inPage<T>(
+  browser: Browser,
+  url: string,
+  inPage: (page: import('playwright-core').Page) => Promise<T>,
+): Promise<T> {
   const page = await browser.newPage();
   try {
     await page.goto(url);
@@ -116,14 +139,17 @@ async function inPage<T>(browser: Browser, url: string, inPage: (page: import('p
   }
 }
 
-const webSocketMessage = (url: string) => new Promise<string>((resolve) => {
-  const socket = new WebSocket(url);
-  socket.onmessage = (event) => resolve(`message ${event.data}`);
-  socket.onerror = () => resolve('error');
-});
+const webSocketMessage = (url: string) =>
+  new Promise<string>((resolve) => {
+    const socket = new WebSocket(url);
+    socket.onmessage = (event) => resolve(`message ${event.data}`);
+    socket.onerror = () => resolve('error');
+  });
 
 const blockedEntries = (host: string, kind?: string) =>
-  ctx.guardedLog.filter((entry) => entry.event === 'egress_blocked' && entry.host === host && (!kind || entry.kind === kind));
+  ctx.guardedLog.filter(
+    (entry) => entry.event === 'egress_blocked' && entry.host === host && (!kind || entry.kind === kind),
+  );
 
 egress('allowPrivate: a loopback page and its WebSocket go through the proxy', async () => {
   const url = `http://127.0.0.1:${ctx.port}/`;
@@ -161,35 +187,56 @@ egress('a redirect to a private address ends at the proxy’s 403', async () => 
 egress('fetch, <img>, a Worker’s fetch and a WebSocket to a private address are blocked', async () => {
   const secretUrl = `http://127.0.0.1:${ctx.port}/secret`;
   // Entries of earlier tests do not count: only what this page's requests made the proxy log.
-  const before = { http: blockedEntries('127.0.0.1', 'http').length, connect: blockedEntries('127.0.0.1', 'connect').length };
-  const results = await inPage(ctx.guardedBrowser, `http://public.test:${ctx.port}/`, (page) => page.evaluate(async ([url, wsUrl]) => {
-    const fetched = await fetch(url).then((r) => r.text(), () => 'error');
-    const image = await new Promise((resolve) => {
-      const img = document.createElement('img');
-      img.onload = () => resolve('loaded');
-      img.onerror = () => resolve('error');
-      img.src = `${url}.png`;
-    });
-    const worker = new Worker(URL.createObjectURL(new Blob([
-      `fetch(${JSON.stringify(url)}).then((r) => r.text(), () => 'error').then(postMessage)`,
-    ], { type: 'text/javascript' })));
-    const fromWorker = await new Promise((resolve) => (worker.onmessage = (event) => resolve(event.data)));
-    const socket = await new Promise((resolve) => {
-      const ws = new WebSocket(wsUrl);
-      ws.onopen = () => resolve('open');
-      ws.onerror = () => resolve('error');
-    });
-    return { fetched, image, fromWorker, socket };
-  }, [secretUrl, `ws://127.0.0.1:${ctx.port}/sock`]));
+  const before = {
+    http: blockedEntries('127.0.0.1', 'http').length,
+    connect: blockedEntries('127.0.0.1', 'connect').length,
+  };
+  const results = await inPage(ctx.guardedBrowser, `http://public.test:${ctx.port}/`, (page) =>
+    page.evaluate(
+      async ([url, wsUrl]) => {
+        const fetched = await fetch(url).then(
+          (r) => r.text(),
+          () => 'error',
+        );
+        const image = await new Promise((resolve) => {
+          const img = document.createElement('img');
+          img.onload = () => resolve('loaded');
+          img.onerror = () => resolve('error');
+          img.src = `${url}.png`;
+        });
+        const worker = new Worker(
+          URL.createObjectURL(
+            new Blob([`fetch(${JSON.stringify(url)}).then((r) => r.text(), () => 'error').then(postMessage)`], {
+              type: 'text/javascript',
+            }),
+          ),
+        );
+        const fromWorker = await new Promise((resolve) => (worker.onmessage = (event) => resolve(event.data)));
+        const socket = await new Promise((resolve) => {
+          const ws = new WebSocket(wsUrl);
+          ws.onopen = () => resolve('open');
+          ws.onerror = () => resolve('error');
+        });
+        return { fetched, image, fromWorker, socket };
+      },
+      [secretUrl, `ws://127.0.0.1:${ctx.port}/sock`],
+    ),
+  );
   assert.equal(results, { fetched: 'error', image: 'error', fromWorker: 'error', socket: 'error' });
   assert.is(ctx.secretHits, 0);
   assert.ok(blockedEntries('127.0.0.1', 'http').length - before.http >= 3, 'fetch, img and worker reached the proxy');
-  assert.ok(blockedEntries('127.0.0.1', 'connect').length - before.connect >= 1, 'the WebSocket CONNECT reached the proxy');
+  assert.ok(
+    blockedEntries('127.0.0.1', 'connect').length - before.connect >= 1,
+    'the WebSocket CONNECT reached the proxy',
+  );
 });
 
 egress('https:// to a private address fails with ERR_TUNNEL_CONNECTION_FAILED', async () => {
   const page = await ctx.guardedBrowser.newPage();
-  const error = await page.goto(`https://127.0.0.1:${ctx.port}/`).then(() => null, (e: Error) => e);
+  const error = await page.goto(`https://127.0.0.1:${ctx.port}/`).then(
+    () => null,
+    (e: Error) => e,
+  );
   await page.close();
   assert.match(error?.message ?? '', 'net::ERR_TUNNEL_CONNECTION_FAILED');
   assert.is(ctx.secretHits, 0);
@@ -197,20 +244,30 @@ egress('https:// to a private address fails with ERR_TUNNEL_CONNECTION_FAILED', 
 
 egress('DNS rebinding: the proxy connects to the first answer it checked', async () => {
   const text = await inPage(ctx.guardedBrowser, `http://rebind.test:${ctx.port}/`, async (page) => {
-    const later = await page.evaluate(() => fetch('/secret').then((r) => `${r.status} ${r.headers.get('x-shutterbus-blocked')}`));
+    const later = await page.evaluate(() =>
+      fetch('/secret').then((r) => `${r.status} ${r.headers.get('x-shutterbus-blocked')}`),
+    );
     assert.is(later, '403 url_not_allowed');
     return page.textContent('h1');
   });
   assert.is(text, 'public page');
   assert.is(ctx.secretHits, 0);
   const allowed = ctx.guardedLog.filter((entry) => entry.event === 'egress_allowed' && entry.host === 'rebind.test');
-  assert.equal(allowed.map((entry) => entry.address), [publicIp]);
+  assert.equal(
+    allowed.map((entry) => entry.address),
+    [publicIp],
+  );
 });
 
 /** Sends a CONNECT through the guarded proxy; resolves with the answer and the tunnel socket. */
 function connectThrough(authority: string) {
   return new Promise<{ status: number; blocked: unknown; socket: Socket }>((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port: ctx.guardedProxy.port, method: 'CONNECT', path: authority });
+    const request = http.request({
+      host: '127.0.0.1',
+      port: ctx.guardedProxy.port,
+      method: 'CONNECT',
+      path: authority,
+    });
     request.on('connect', (response, socket) => {
       socket.on('error', () => {});
       resolve({ status: response.statusCode ?? 0, blocked: response.headers['x-shutterbus-blocked'], socket });
@@ -248,22 +305,41 @@ egress('CONNECT answers 200, 400, 403 or 502 with the reason in X-Shutterbus-Blo
 
 /** One absolute-form request through the guarded proxy. */
 function requestThrough(url: string, options: http.RequestOptions & { body?: string } = {}) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; reused: boolean }>((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port: ctx.guardedProxy.port, path: url, ...options }, (response) => {
-      let body = '';
-      response.on('data', (chunk) => (body += chunk)).on('end', () => {
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, body, reused: request.reusedSocket });
-      });
-    });
-    request.on('error', reject);
-    request.end(options.body);
-  });
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; reused: boolean }>(
+    (resolve, reject) => {
+      const request = http.request(
+        { host: '127.0.0.1', port: ctx.guardedProxy.port, path: url, ...options },
+        (response) => {
+          let body = '';
+          response
+            .on('data', (chunk) => (body += chunk))
+            .on('end', () => {
+              resolve({
+                status: response.statusCode ?? 0,
+                headers: response.headers,
+                body,
+                reused: request.reusedSocket,
+              });
+            });
+        },
+      );
+      request.on('error', reject);
+      request.end(options.body);
+    },
+  );
 }
 
 egress('plain http: bodies stream both ways, keep-alive reuses the socket, failures are 502', async () => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const first = await requestThrough(`http://public.test:${ctx.port}/echo`, { method: 'POST', agent, body: 'ping'.repeat(50_000) });
-  const second = await requestThrough(`http://public.test:${ctx.port}/`, { agent, headers: { 'Proxy-Connection': 'keep-alive' } });
+  const first = await requestThrough(`http://public.test:${ctx.port}/echo`, {
+    method: 'POST',
+    agent,
+    body: 'ping'.repeat(50_000),
+  });
+  const second = await requestThrough(`http://public.test:${ctx.port}/`, {
+    agent,
+    headers: { 'Proxy-Connection': 'keep-alive' },
+  });
   agent.destroy();
   assert.equal([first.status, first.body.length, second.status, second.reused], [200, 200_000, 200, true]);
   const refused = await requestThrough(`http://public.test:${ctx.closedPort}/`);
@@ -275,21 +351,33 @@ egress('plain http: bodies stream both ways, keep-alive reuses the socket, failu
 });
 
 egress('an absolute-form WebSocket upgrade is forwarded, or refused with 403', async () => {
-  const upgrade = (host: string) => new Promise<string>((resolve, reject) => {
-    const request = http.request({
-      host: '127.0.0.1', port: ctx.guardedProxy.port, path: `http://${host}:${ctx.port}/sock`,
-      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+  const upgrade = (host: string) =>
+    new Promise<string>((resolve, reject) => {
+      const request = http.request({
+        host: '127.0.0.1',
+        port: ctx.guardedProxy.port,
+        path: `http://${host}:${ctx.port}/sock`,
+        headers: {
+          Connection: 'Upgrade',
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13',
+          'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
+      });
+      request.on('upgrade', (response, socket, head) => {
+        const frame = head.length > 0 ? head : null;
+        const finish = (data: Buffer) => (
+          socket.destroy(), resolve(`${response.statusCode} ${data.subarray(2).toString()}`)
+        );
+        if (frame) finish(frame);
+        else socket.once('data', finish);
+      });
+      request.on('response', (response) =>
+        resolve(`${response.statusCode} ${response.headers['x-shutterbus-blocked']}`),
+      );
+      request.on('error', reject);
+      request.end();
     });
-    request.on('upgrade', (response, socket, head) => {
-      const frame = head.length > 0 ? head : null;
-      const finish = (data: Buffer) => (socket.destroy(), resolve(`${response.statusCode} ${data.subarray(2).toString()}`));
-      if (frame) finish(frame);
-      else socket.once('data', finish);
-    });
-    request.on('response', (response) => resolve(`${response.statusCode} ${response.headers['x-shutterbus-blocked']}`));
-    request.on('error', reject);
-    request.end();
-  });
   assert.is(await upgrade('public.test'), '101 hello');
   assert.is(await upgrade('127.0.0.1'), '403 url_not_allowed');
   assert.is(ctx.secretHits, 0);

@@ -6,11 +6,13 @@ import { checkTargetUrl, resolvePublic, type LookupFn, type TargetPolicy } from 
 
 const target = suite('net/target');
 
-const lookupOf = (answers: Record<string, string[]>): LookupFn => async (hostname) => {
-  const addresses = answers[hostname];
-  if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-  return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-};
+const lookupOf =
+  (answers: Record<string, string[]>): LookupFn =>
+  async (hostname) => {
+    const addresses = answers[hostname];
+    if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
 
 const lookup = lookupOf({
   'example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
@@ -22,19 +24,45 @@ const lookup = lookupOf({
 
 /** The ServiceError checkTargetUrl throws for `raw`, or fails the test. */
 async function rejection(raw: string, opts: TargetPolicy = { allowPrivate: false, lookup }): Promise<ServiceError> {
-  const error: unknown = await checkTargetUrl(raw, opts).then(() => `${raw} was let through`, (e: unknown) => e);
+  const error: unknown = await checkTargetUrl(raw, opts).then(
+    () => `${raw} was let through`,
+    (e: unknown) => e,
+  );
   assert.instance(error, ServiceError, String(error));
   return error as ServiceError;
 }
 
 const notAllowed = [
-  'http://2130706433/', 'http://0x7f.1/', 'http://0177.0.0.1/', 'http://127.1/', 'http://127.0.0.1./',
-  'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[::1]/', 'http://[64:ff9b::7f00:1]/',
-  'http://[2002:7f00:1::]/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'HTTP://LOCALHOST/', 'http://localhost./',
-  'http://foo.localhost/', 'https://a.b.LocalHost:8443/', 'http://169.254.169.254/latest/meta-data/',
-  'http://10.0.0.1/', 'http://100.64.0.1/', 'http://0.0.0.0/', 'http://0/', 'http://192.168.1.1:8080/',
-  'file:///etc/passwd', 'javascript:alert(1)', 'ftp://example.com/', 'data:text/html,hi', 'ws://example.com/',
-  'http://loopback.test/', 'http://mixed.test/', 'http://mixed6.test/',
+  'http://2130706433/',
+  'http://0x7f.1/',
+  'http://0177.0.0.1/',
+  'http://127.1/',
+  'http://127.0.0.1./',
+  'http://[::ffff:127.0.0.1]/',
+  'http://[::ffff:7f00:1]/',
+  'http://[::1]/',
+  'http://[64:ff9b::7f00:1]/',
+  'http://[2002:7f00:1::]/',
+  'http://[fe80::1]/',
+  'http://[fd00::1]/',
+  'HTTP://LOCALHOST/',
+  'http://localhost./',
+  'http://foo.localhost/',
+  'https://a.b.LocalHost:8443/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://10.0.0.1/',
+  'http://100.64.0.1/',
+  'http://0.0.0.0/',
+  'http://0/',
+  'http://192.168.1.1:8080/',
+  'file:///etc/passwd',
+  'javascript:alert(1)',
+  'ftp://example.com/',
+  'data:text/html,hi',
+  'ws://example.com/',
+  'http://loopback.test/',
+  'http://mixed.test/',
+  'http://mixed6.test/',
 ];
 for (const raw of notAllowed) {
   target(`${raw} → url_not_allowed`, async () => {
@@ -46,7 +74,14 @@ for (const raw of notAllowed) {
   });
 }
 
-for (const raw of ['not a url', '/relative/path', 'http://', 'example.com', 'http://user:pass@example.com/', 'http://user@example.com/']) {
+for (const raw of [
+  'not a url',
+  '/relative/path',
+  'http://',
+  'example.com',
+  'http://user:pass@example.com/',
+  'http://user@example.com/',
+]) {
   target(`${raw} → request_not_valid`, async () => {
     const error = await rejection(raw);
     assert.is(error.code, 'request_not_valid');

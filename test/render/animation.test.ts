@@ -21,22 +21,46 @@ const WIDTH = 640;
 const HEIGHT = 360;
 let rig: RenderRig;
 
-const animationDefaults = Object.fromEntries(animateParameters.filter((p) => p.group === 'animation' && p.default !== undefined).map((p) => [p.name, p.default])) as unknown as AnimationOptions;
+const animationDefaults = Object.fromEntries(
+  animateParameters.filter((p) => p.group === 'animation' && p.default !== undefined).map((p) => [p.name, p.default]),
+) as unknown as AnimationOptions;
 
 /** Records the bands page with `animation` laid over the defaults. */
 function record(animation: Partial<AnimationOptions>, options: Partial<RenderOptions> = {}) {
-  const page: RenderOptions = { ...renderDefaults, url: `${rig.site.url}/bands`, viewport_width: WIDTH, viewport_height: HEIGHT, timeout: 40, format: 'mp4', ...options };
-  return captureAnimation(rig.host, page, { ...animationDefaults, ...animation }, new AbortController().signal, 'ws_animation');
+  const page: RenderOptions = {
+    ...renderDefaults,
+    url: `${rig.site.url}/bands`,
+    viewport_width: WIDTH,
+    viewport_height: HEIGHT,
+    timeout: 40,
+    format: 'mp4',
+    ...options,
+  };
+  return captureAnimation(
+    rig.host,
+    page,
+    { ...animationDefaults, ...animation },
+    new AbortController().signal,
+    'ws_animation',
+  );
 }
 
 const centre = (bytes: Buffer, at: number | 'last') => pixelAt(bytes, at, WIDTH / 2, HEIGHT / 2).then(bandOf);
 
 // A page all blue, and a bands page whose first band holds a link named Pricing to it.
-const solid = (colour: string) => `<!doctype html><html><body style="margin:0;background:${colour};height:${HEIGHT * 3}px"></body></html>`;
+const solid = (colour: string) =>
+  `<!doctype html><html><body style="margin:0;background:${colour};height:${HEIGHT * 3}px"></body></html>`;
 const routes: Record<string, FixtureRoute> = {
   ...animationPages(HEIGHT),
   '/blue': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(solid('#0000ff')),
-  '/linked': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(bandsHtml(HEIGHT).replace('<div id="band0" style="', '<div id="band0" style="font-size:8px;').replace('></div>', '><a href="/blue">Pricing</a></div>')),
+  '/linked': (_req, res) =>
+    void res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        bandsHtml(HEIGHT)
+          .replace('<div id="band0" style="', '<div id="band0" style="font-size:8px;')
+          .replace('></div>', '><a href="/blue">Pricing</a></div>'),
+      ),
 };
 
 test.before(async () => {
@@ -62,7 +86,14 @@ test('mp4: H.264 in yuv420p, the viewport size, the duration asked for, 25 fps',
 });
 
 test('scroll: down through the bands and back to the first', async () => {
-  const { image } = await record({ scenario: 'scroll', duration: 4, scroll_by: HEIGHT * 2, scroll_duration: 500, scroll_delay: 800, scroll_easing: 'linear' });
+  const { image } = await record({
+    scenario: 'scroll',
+    duration: 4,
+    scroll_by: HEIGHT * 2,
+    scroll_duration: 500,
+    scroll_delay: 800,
+    scroll_easing: 'linear',
+  });
   const video = await probe(image);
   assert.ok(Math.abs(video.duration - 4) <= 0.2, `duration ${video.duration}`);
   assert.is(await centre(image, 0), 0, 'the first frame shows the first band');
@@ -73,7 +104,16 @@ test('scroll: down through the bands and back to the first', async () => {
 });
 
 test('scroll without scroll_back ends on the last band; scroll_by steps pass the bands between', async () => {
-  const { image } = await record({ scenario: 'scroll', duration: 4.5, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 600, scroll_easing: 'ease_in_out_cubic', scroll_back: false, scroll_complete: false });
+  const { image } = await record({
+    scenario: 'scroll',
+    duration: 4.5,
+    scroll_by: HEIGHT,
+    scroll_duration: 300,
+    scroll_delay: 600,
+    scroll_easing: 'ease_in_out_cubic',
+    scroll_back: false,
+    scroll_complete: false,
+  });
   assert.is(await centre(image, 0), 0);
   // Each step: 0.3 s of scroll, 0.6 s of rest; the fourth reaches the end at 3 s.
   assert.is(await centre(image, 0.6), 1, 'after one step: the second band');
@@ -82,7 +122,10 @@ test('scroll without scroll_back ends on the last band; scroll_by steps pass the
 });
 
 test('gif: a palette from the frames, the clip of the viewport, its size', async () => {
-  const { image } = await record({ duration: 1 }, { format: 'gif', clip_x: 0, clip_y: 0, clip_width: 320, clip_height: 200 });
+  const { image } = await record(
+    { duration: 1 },
+    { format: 'gif', clip_x: 0, clip_y: 0, clip_width: 320, clip_height: 200 },
+  );
   assert.is(image.subarray(0, 6).toString('latin1'), 'GIF89a');
   const gif = await probe(image);
   assert.is(gif.codec, 'gif');
@@ -103,7 +146,8 @@ test('webm VP9, avi MPEG-4, and a size from width and aspect_ratio', async () =>
 });
 
 test('mov: ProRes 4444, with alpha where the page paints nothing under omit_background', async () => {
-  const html = '<!doctype html><html><head><style>html,body{margin:0;background:transparent}</style></head><body><div style="width:50%;height:100px;background:#f00"></div></body></html>';
+  const html =
+    '<!doctype html><html><head><style>html,body{margin:0;background:transparent}</style></head><body><div style="width:50%;height:100px;background:#f00"></div></body></html>';
   const { image } = await record({ duration: 1 }, { format: 'mov', omit_background: true, url: undefined, html });
   const mov = await probe(image);
   assert.is(mov.codec, 'prores');
@@ -119,51 +163,108 @@ test('mov: ProRes 4444, with alpha where the page paints nothing under omit_back
 });
 
 test('scroll_till_selector stops at its element (with the adjustment), not at the end', async () => {
-  const { image } = await record({ scenario: 'scroll', duration: 2, scroll_by: HEIGHT * 4, scroll_duration: 400, scroll_back: false, scroll_till_selector: '#band2', scroll_till_selector_adjust_top: 0, scroll_easing: 'linear' });
+  const { image } = await record({
+    scenario: 'scroll',
+    duration: 2,
+    scroll_by: HEIGHT * 4,
+    scroll_duration: 400,
+    scroll_back: false,
+    scroll_till_selector: '#band2',
+    scroll_till_selector_adjust_top: 0,
+    scroll_easing: 'linear',
+  });
   assert.is(await centre(image, 'last'), 2);
 });
 
 test('scroll_try_navigate: to scroll_navigate_to_url, or to the link the hints name, then on scrolling there', async () => {
-  const direct = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 100, scroll_back: false, scroll_try_navigate: true, scroll_navigate_after: 800, scroll_navigate_to_url: `${rig.site.url}/blue` });
+  const direct = await record({
+    scenario: 'scroll',
+    duration: 3,
+    scroll_by: HEIGHT,
+    scroll_duration: 300,
+    scroll_delay: 100,
+    scroll_back: false,
+    scroll_try_navigate: true,
+    scroll_navigate_after: 800,
+    scroll_navigate_to_url: `${rig.site.url}/blue`,
+  });
   assert.is(await centre(direct.image, 0), 0);
   assert.is(bandOf(await pixelAt(direct.image, 'last', WIDTH / 2, HEIGHT / 2)), 2, 'the blue page at the end');
-  const hinted = await record({ scenario: 'scroll', duration: 3, scroll_by: HEIGHT, scroll_duration: 300, scroll_delay: 100, scroll_back: false, scroll_try_navigate: true, scroll_navigate_after: 800 }, { url: `${rig.site.url}/linked` });
+  const hinted = await record(
+    {
+      scenario: 'scroll',
+      duration: 3,
+      scroll_by: HEIGHT,
+      scroll_duration: 300,
+      scroll_delay: 100,
+      scroll_back: false,
+      scroll_try_navigate: true,
+      scroll_navigate_after: 800,
+    },
+    { url: `${rig.site.url}/linked` },
+  );
   assert.is(bandOf(await pixelAt(hinted.image, 'last', WIDTH / 2, HEIGHT / 2)), 2, 'the hinted link was followed');
-  assert.ok(rig.site.received.some((request) => request.path === '/blue'), 'the blue page was fetched');
+  assert.ok(
+    rig.site.received.some((request) => request.path === '/blue'),
+    'the blue page was fetched',
+  );
 });
 
 test('a navigation due after the recording ended never happens (the page may serve another render)', async () => {
   const from = rig.site.received.length;
-  await record({ scenario: 'scroll', duration: 1, scroll_complete: false, scroll_try_navigate: true, scroll_navigate_after: 1500, scroll_navigate_to_url: `${rig.site.url}/blue?late` });
+  await record({
+    scenario: 'scroll',
+    duration: 1,
+    scroll_complete: false,
+    scroll_try_navigate: true,
+    scroll_navigate_after: 1500,
+    scroll_navigate_to_url: `${rig.site.url}/blue?late`,
+  });
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  assert.not.ok(rig.site.received.slice(from).some((request) => request.path === '/blue'), 'no late navigation');
+  assert.not.ok(
+    rig.site.received.slice(from).some((request) => request.path === '/blue'),
+    'no late navigation',
+  );
 });
 
 test('a render that outlives its timeout fails with timeout_error; its ffmpeg and its frames are gone', async () => {
-  const ours = () => listProcesses().filter(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.some((arg) => arg.includes('shutterbus-animation-')));
+  const ours = () =>
+    listProcesses().filter(
+      ({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.some((arg) => arg.includes('shutterbus-animation-')),
+    );
   const folders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('shutterbus-animation-')).length;
   const before = folders();
-  const error = await record({ duration: 10 }, { timeout: 3 }).then(() => null, (err: { code?: string }) => err);
+  const error = await record({ duration: 10 }, { timeout: 3 }).then(
+    () => null,
+    (err: { code?: string }) => err,
+  );
   assert.is(error?.code, 'timeout_error');
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.is(ours().length, 0, 'no ffmpeg of a recording left running');
-  assert.is(folders(), before, 'the recording\'s folder is removed');
+  assert.is(folders(), before, "the recording's folder is removed");
 });
 
 test('ffmpeg is killed with the render (its deadline) and at its own time limit', async () => {
   // ffmpeg waiting for frames on its stdin, its (null) output named by `marker` so it can be found.
   const waiting = (marker: string) => ['-f', 'mjpeg', '-i', 'pipe:0', '-f', 'null', marker];
-  const alive = (marker: string) => listProcesses().some(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.includes(marker));
+  const alive = (marker: string) =>
+    listProcesses().some(({ argv }) => argv[0]?.endsWith('ffmpeg') && argv.includes(marker));
   const render = new AbortController();
   const killed = runFfmpeg(waiting('deadline-test'), render.signal, 60_000);
-  const killedEnd = killed.done.then(() => 'ended', (error: Error) => error.message);
+  const killedEnd = killed.done.then(
+    () => 'ended',
+    (error: Error) => error.message,
+  );
   await new Promise((resolve) => setTimeout(resolve, 500));
   assert.ok(alive('deadline-test'), 'running while the render runs');
   render.abort(new Error('render over'));
   assert.is(await killedEnd, 'render over');
   assert.not.ok(alive('deadline-test'));
   const limited = runFfmpeg(waiting('limit-test'), new AbortController().signal, 500);
-  const limitedEnd = limited.done.then(() => 'ended', (error: { code?: string }) => error.code);
+  const limitedEnd = limited.done.then(
+    () => 'ended',
+    (error: { code?: string }) => error.code,
+  );
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.ok(alive('limit-test'), 'running until its limit');
   assert.is(await limitedEnd, 'internal_application_error');

@@ -11,7 +11,15 @@ import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.t
 import { requestFailedMatched } from '../../actors/render.rules.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
-import { blockingRoutes, PARTNER_HOST, PARTS, SOCIAL_WIDGET_HOSTS, VENDOR_HOSTS, WHITE, WIDGET_PARTS } from '../fixtures/blocking-pages.ts';
+import {
+  blockingRoutes,
+  PARTNER_HOST,
+  PARTS,
+  SOCIAL_WIDGET_HOSTS,
+  VENDOR_HOSTS,
+  WHITE,
+  WIDGET_PARTS,
+} from '../fixtures/blocking-pages.ts';
 
 const test = suite('blocking');
 
@@ -27,7 +35,10 @@ const lookedUp: string[] = [];
 
 // Renders `path` (as news.example.test) with a mark of its own; what it showed, and the host names
 // under which the fixture received requests of this render (vendor URLs carry the page's mark).
-async function renderPage(options: Partial<RenderOptions> = {}, path = '/b/page'): Promise<{ observation: PageObservation; hosts: Set<string>; paths: string[] }> {
+async function renderPage(
+  options: Partial<RenderOptions> = {},
+  path = '/b/page',
+): Promise<{ observation: PageObservation; hosts: Set<string>; paths: string[] }> {
   const mark = `r${++renders}`;
   const from = rig.site.received.length;
   const observation = await rig.render(path, { url: `${page}${path}?r=${mark}`, ...options });
@@ -55,7 +66,10 @@ async function expectParts(image: Buffer, expected: Partial<Record<Part, boolean
   for (const [part, visible] of Object.entries(expected) as [Part, boolean][]) {
     const [x, y] = PARTS[part].at;
     const ok = visible ? await shows(image, part) : await hidden(image, part);
-    assert.ok(ok, `${part} should be ${visible ? 'visible' : 'hidden'}; pixel at ${x},${y} is ${await pixel(image, x, y)}`);
+    assert.ok(
+      ok,
+      `${part} should be ${visible ? 'visible' : 'hidden'}; pixel at ${x},${y} is ${await pixel(image, x, y)}`,
+    );
   }
 }
 
@@ -65,7 +79,10 @@ const never = (hosts: Set<string>, names: readonly string[]) => {
 
 test.before(async () => {
   // Every name resolves to the fixture site: nothing leaves this machine.
-  proxy = await startEgressProxy({ allowPrivate: true, lookup: async (host) => (lookedUp.push(host), [{ address: '127.0.0.1', family: 4 }]) });
+  proxy = await startEgressProxy({
+    allowPrivate: true,
+    lookup: async (host) => (lookedUp.push(host), [{ address: '127.0.0.1', family: 4 }]),
+  });
   rig = await startRenderRig({
     workspaceId: 'ws_blocking',
     routes: blockingRoutes,
@@ -86,15 +103,35 @@ const FRAMES_PAINTED = { delay: 0.5 };
 
 test('without blocking every part shows and every vendor is asked for', async () => {
   const { observation, hosts, paths } = await renderPage(FRAMES_PAINTED);
-  await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
+  await expectParts(observation.image, {
+    adSlot: true,
+    adFrame: true,
+    adScript: true,
+    socialFrame: true,
+    chat: true,
+    newsletter: true,
+    consent: true,
+    cookieNotice: true,
+  });
   for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
-  assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'nobody answered the banner');
+  assert.not.ok(
+    paths.some((path) => path.startsWith('/b/consent')),
+    'nobody answered the banner',
+  );
 });
 
 test('block_ads: the ad server is never asked, the slot and the frame are hidden, the rest stays', async () => {
   const { observation, hosts } = await renderPage({ block_ads: true });
   never(hosts, VENDOR_HOSTS.ads);
-  await expectParts(observation.image, { adSlot: false, adFrame: false, adScript: false, socialFrame: true, chat: true, newsletter: true, consent: true });
+  await expectParts(observation.image, {
+    adSlot: false,
+    adFrame: false,
+    adScript: false,
+    socialFrame: true,
+    chat: true,
+    newsletter: true,
+    consent: true,
+  });
 });
 
 test('block_trackers: the analytics request is never made', async () => {
@@ -108,7 +145,13 @@ test('block_cookie_banners: the OneTrust banner is answered "reject all" by auto
   const { observation, paths } = await renderPage({ block_cookie_banners: true });
   assert.ok(paths.includes('/b/consent?choice=reject'), `the banner was not refused: ${paths.join(' ')}`);
   assert.not.ok(paths.includes('/b/consent?choice=accept'));
-  await expectParts(observation.image, { consent: false, cookieNotice: false, newsletter: true, adSlot: true, chat: true });
+  await expectParts(observation.image, {
+    consent: false,
+    cookieNotice: false,
+    newsletter: true,
+    adSlot: true,
+    chat: true,
+  });
 });
 
 test('block_banners_by_heuristics: the fixed newsletter overlay is hidden, the small chat launcher is not', async () => {
@@ -143,15 +186,19 @@ test('block_ads hides an AdSense slot whose script it blocked, on any host (the 
   for (const origin of [page, rig.site.url]) {
     const from = rig.site.received.length;
     const observation = await rig.render('/b/widgets', { url: `${origin}/b/widgets`, block_ads: true });
-    assert.not.ok(rig.site.received.slice(from).some((request) => request.path.includes('adsbygoogle')), 'the AdSense script was asked for');
+    assert.not.ok(
+      rig.site.received.slice(from).some((request) => request.path.includes('adsbygoogle')),
+      'the AdSense script was asked for',
+    );
     assert.not.ok(await widgetShows(observation.image, 'adSenseSlot'), `the AdSense slot is hidden on ${origin}`);
   }
 });
 
 test('block_socials: the X/Twitter, Facebook, LinkedIn, Pinterest, Instagram and TikTok widget scripts are never asked for', async () => {
-  let from = lookedUp.length;
+  const from = lookedUp.length;
   const plain = await renderPage({}, '/b/widgets');
-  for (const host of SOCIAL_WIDGET_HOSTS) assert.ok(lookedUp.slice(from).includes(host), `${host} asked for without blocking`);
+  for (const host of SOCIAL_WIDGET_HOSTS)
+    assert.ok(lookedUp.slice(from).includes(host), `${host} asked for without blocking`);
   assert.ok(await widgetShows(plain.observation.image, 'tweet'));
   const { observation, hosts } = await renderPage({ block_socials: true }, '/b/widgets');
   never(hosts, SOCIAL_WIDGET_HOSTS);
@@ -170,24 +217,53 @@ test('block_annoyances with block_ads: everything is gone; blocked requests do n
   const { observation, hosts, paths } = await renderPage(options);
   never(hosts, [...VENDOR_HOSTS.ads, ...VENDOR_HOSTS.socials, ...VENDOR_HOSTS.chats]);
   assert.ok(paths.includes('/b/consent?choice=reject'));
-  await expectParts(observation.image, { adSlot: false, adFrame: false, socialFrame: false, chat: false, newsletter: false, consent: false, cookieNotice: false });
-  const blocked = observation.subRequests.filter((request) => request.failure?.startsWith('net::ERR_BLOCKED_BY_CLIENT'));
+  await expectParts(observation.image, {
+    adSlot: false,
+    adFrame: false,
+    socialFrame: false,
+    chat: false,
+    newsletter: false,
+    consent: false,
+    cookieNotice: false,
+  });
+  const blocked = observation.subRequests.filter((request) =>
+    request.failure?.startsWith('net::ERR_BLOCKED_BY_CLIENT'),
+  );
   assert.ok(blocked.length >= 4, JSON.stringify(observation.subRequests));
   assert.is(requestFailedMatched(observation, { ...renderDefaults, ...options } as RenderOptions), null);
 });
 
 test('nothing carries over: the next render on the same warm page shows and asks for everything again', async () => {
-  await renderPage({ block_annoyances: true, block_ads: true, block_trackers: true, block_requests: ['*/in.js'], block_resources: ['image'] });
+  await renderPage({
+    block_annoyances: true,
+    block_ads: true,
+    block_trackers: true,
+    block_requests: ['*/in.js'],
+    block_resources: ['image'],
+  });
   const { observation, hosts, paths } = await renderPage(FRAMES_PAINTED);
-  await expectParts(observation.image, { adSlot: true, adFrame: true, adScript: true, socialFrame: true, chat: true, newsletter: true, consent: true, cookieNotice: true });
+  await expectParts(observation.image, {
+    adSlot: true,
+    adFrame: true,
+    adScript: true,
+    socialFrame: true,
+    chat: true,
+    newsletter: true,
+    consent: true,
+    cookieNotice: true,
+  });
   for (const name of Object.values(VENDOR_HOSTS).flat()) assert.ok(hosts.has(name), `${name} was not asked for`);
   assert.ok(paths.includes('/in.js'));
-  assert.not.ok(paths.some((path) => path.startsWith('/b/consent')), 'autoconsent still ran');
+  assert.not.ok(
+    paths.some((path) => path.startsWith('/b/consent')),
+    'autoconsent still ran',
+  );
 });
 
 test("a cross-site frame's own requests are judged too: its ad script and tracker are never asked for, the frame still loads", async () => {
   const plain = await renderPage({}, '/b/embed');
-  for (const host of [PARTNER_HOST, ...VENDOR_HOSTS.ads.slice(0, 1), ...VENDOR_HOSTS.trackers]) assert.ok(plain.hosts.has(host), `${host} asked for without blocking`);
+  for (const host of [PARTNER_HOST, ...VENDOR_HOSTS.ads.slice(0, 1), ...VENDOR_HOSTS.trackers])
+    assert.ok(plain.hosts.has(host), `${host} asked for without blocking`);
   const blocked = await renderPage({ block_ads: true, block_trackers: true }, '/b/embed');
   assert.ok(blocked.hosts.has(PARTNER_HOST), 'the unlisted frame loads');
   never(blocked.hosts, [...VENDOR_HOSTS.ads, ...VENDOR_HOSTS.trackers]);
@@ -208,7 +284,8 @@ test('block_requests and block_resources: matching requests never reach the serv
     assert.not.ok(paths.includes(`/b/asset/${asset}`), `${asset} reached the server`);
   }
   assert.ok(observation.subRequests.length >= 4, JSON.stringify(observation.subRequests));
-  for (const request of observation.subRequests) assert.match(request.failure ?? 'none', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
+  for (const request of observation.subRequests)
+    assert.match(request.failure ?? 'none', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
   assert.is(requestFailedMatched(observation, { ...renderDefaults, ...options } as RenderOptions), null);
 });
 
@@ -222,7 +299,15 @@ test('block_resources=document: the page loads, its frames are never asked for a
 
 test('block_ads with headers and block_requests: both interceptions apply in the same render', async () => {
   const from = rig.site.received.length;
-  const { observation } = await renderPage({ block_ads: true, block_requests: ['*data.json'], headers: ['X-Test: both'], fail_if_content_missing: ['Resources'] }, '/b/resources');
+  const { observation } = await renderPage(
+    {
+      block_ads: true,
+      block_requests: ['*data.json'],
+      headers: ['X-Test: both'],
+      fail_if_content_missing: ['Resources'],
+    },
+    '/b/resources',
+  );
   assert.match(observation.visibleText, 'websocket opened', 'the WebSocket refusal is not left behind');
   const received = rig.site.received.slice(from);
   const app = received.find((request) => request.path === '/b/asset/app.js');

@@ -17,14 +17,25 @@ test('the sandbox is on, as shutterbus-chromium, with a 1024 MB renderer bound, 
 });
 
 test('a sandbox switch or bound that does not parse stops the start naming it', () => {
-  assert.throws(() => loadConfig({ CHROMIUM_NO_SANDBOX: 'yes' }), (err: unknown) => err instanceof ConfigError && /CHROMIUM_NO_SANDBOX/.test(err.message));
-  assert.throws(() => loadConfig({ RENDERER_MEMORY_LIMIT_MB: '64' }), (err: unknown) => err instanceof ConfigError && /RENDERER_MEMORY_LIMIT_MB/.test(err.message));
+  assert.throws(
+    () => loadConfig({ CHROMIUM_NO_SANDBOX: 'yes' }),
+    (err: unknown) => err instanceof ConfigError && /CHROMIUM_NO_SANDBOX/.test(err.message),
+  );
+  assert.throws(
+    () => loadConfig({ RENDERER_MEMORY_LIMIT_MB: '64' }),
+    (err: unknown) => err instanceof ConfigError && /RENDERER_MEMORY_LIMIT_MB/.test(err.message),
+  );
 });
 
 test("Chromium's environment keeps locale, time zone and paths, never a credential", () => {
   const { browserEnv } = loadConfig({
-    PATH: '/usr/bin', TZ: 'Europe/Paris', LANG: 'fr_FR.UTF-8',
-    S3_SECRET_KEY: 'store-secret', SECRETS_KEY: 'k'.repeat(40), SESSION_SECRET: 's'.repeat(40), SMTP_URL: 'smtp://u:p@mail.example',
+    PATH: '/usr/bin',
+    TZ: 'Europe/Paris',
+    LANG: 'fr_FR.UTF-8',
+    S3_SECRET_KEY: 'store-secret',
+    SECRETS_KEY: 'k'.repeat(40),
+    SESSION_SECRET: 's'.repeat(40),
+    SMTP_URL: 'smtp://u:p@mail.example',
   });
   assert.equal(browserEnv, { PATH: '/usr/bin', TZ: 'Europe/Paris', LANG: 'fr_FR.UTF-8' });
 });

@@ -37,7 +37,11 @@ test('clip captures that rectangle of the page, scaled by device_scale_factor', 
   assert.equal(await size(image), { width: 200, height: 100, format: 'png' });
   assert.equal(await pixel(image, 0, 0), RED);
   assert.equal(await pixel(image, 199, 99), RED);
-  assert.equal(await size((await render('/element', { ...clip, device_scale_factor: 2 })).image), { width: 400, height: 200, format: 'png' });
+  assert.equal(await size((await render('/element', { ...clip, device_scale_factor: 2 })).image), {
+    width: 400,
+    height: 200,
+    format: 'png',
+  });
 });
 
 test('a clip below the viewport holds the page there; capture_beyond_viewport=false leaves it blank', async () => {
@@ -46,14 +50,24 @@ test('a clip below the viewport holds the page there; capture_beyond_viewport=fa
   const image = (await render('/scroll', clip)).image;
   assert.equal(await size(image), { width: 300, height: 100, format: 'png' });
   assert.equal(await pixel(image, 150, 50), GREEN);
-  assert.equal(await pixel((await render('/scroll', { ...clip, capture_beyond_viewport: false })).image, 150, 50), WHITE);
+  assert.equal(
+    await pixel((await render('/scroll', { ...clip, capture_beyond_viewport: false })).image, 150, 50),
+    WHITE,
+  );
 });
 
 test('capture_beyond_viewport=false: the element is scrolled into view, the full page laid out in a viewport as tall', async () => {
   const element = (await render('/scroll', { selector: '#far', capture_beyond_viewport: false })).image;
   assert.equal(await size(element), { width: 1280, height: 200, format: 'png' });
   assert.equal(await pixel(element, 640, 100), GREEN);
-  const full = (await render('/scroll', { full_page: true, full_page_scroll: false, capture_beyond_viewport: false, viewport_width: 400 })).image;
+  const full = (
+    await render('/scroll', {
+      full_page: true,
+      full_page_scroll: false,
+      capture_beyond_viewport: false,
+      viewport_width: 400,
+    })
+  ).image;
   assert.equal(await size(full), { width: 400, height: 4200, format: 'png' });
   assert.equal(await pixel(full, 200, 4100), GREEN);
   // The viewport got its size back: the next render on the warm page sees 400×720 again.
@@ -62,8 +76,16 @@ test('capture_beyond_viewport=false: the element is scrolled into view, the full
 });
 
 test('full_page_max_height cuts the full-page capture', async () => {
-  assert.equal(await size((await render('/tall', { full_page: true, full_page_scroll: false, full_page_max_height: 1000 })).image), { width: 1280, height: 1000, format: 'png' });
-  assert.equal(await size((await render('/tall', { full_page: true, full_page_max_height: 100, full_page_scroll_delay: 100 })).image), { width: 1280, height: 100, format: 'png' });
+  assert.equal(
+    await size((await render('/tall', { full_page: true, full_page_scroll: false, full_page_max_height: 1000 })).image),
+    { width: 1280, height: 1000, format: 'png' },
+  );
+  assert.equal(
+    await size(
+      (await render('/tall', { full_page: true, full_page_max_height: 100, full_page_scroll_delay: 100 })).image,
+    ),
+    { width: 1280, height: 100, format: 'png' },
+  );
 });
 
 test('full_page_scroll (on by default with full_page) loads the lazy block; without it the block is missing', async () => {
@@ -80,7 +102,9 @@ test('full_page_scroll (on by default with full_page) loads the lazy block; with
   assert.equal(await size(unscrolled), { width: 800, height: 3300, format: 'png' });
   assert.equal(await pixel(unscrolled, 400, 3150), WHITE);
 
-  const smallSteps = (await render('/lazy', { ...viewport, full_page: true, full_page_scroll_by: 1000, full_page_scroll_delay: 100 })).image;
+  const smallSteps = (
+    await render('/lazy', { ...viewport, full_page: true, full_page_scroll_by: 1000, full_page_scroll_delay: 100 })
+  ).image;
   assert.equal(await pixel(smallSteps, 400, 3150), GREEN);
 });
 
@@ -88,8 +112,14 @@ test('after a full-page scroll the page is back at the top', async () => {
   const viewport = { viewport_width: 800, viewport_height: 600 };
   const image = (await render('/lazy', { ...viewport, full_page: true, full_page_scroll_delay: 100 })).image;
   // The top of the page is at the top of the image: its text is dark pixels near (0..200, 0..20).
-  const { data, info } = await sharp(image).extract({ left: 0, top: 0, width: 200, height: 20 }).raw().toBuffer({ resolveWithObject: true });
-  assert.ok(data.some((value, i) => i % info.channels < 3 && value < 128), 'the text at the top of the page is in the image');
+  const { data, info } = await sharp(image)
+    .extract({ left: 0, top: 0, width: 200, height: 20 })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  assert.ok(
+    data.some((value, i) => i % info.channels < 3 && value < 128),
+    'the text at the top of the page is in the image',
+  );
 });
 
 test('omit_background: transparent where the page paints nothing, opaque again in the next render', async () => {
@@ -110,11 +140,31 @@ test('omit_background: transparent where the page paints nothing, opaque again i
 
 test('image_width or image_height alone scales the result, aspect kept; both give exactly that size', async () => {
   assert.equal(await size((await render('/', { image_width: 640 })).image), { width: 640, height: 360, format: 'png' });
-  assert.equal(await size((await render('/', { image_height: 180 })).image), { width: 320, height: 180, format: 'png' });
-  assert.equal(await size((await render('/', { image_width: 400, image_height: 400 })).image), { width: 400, height: 400, format: 'png' });
-  assert.equal(await size((await render('/', { image_width: 1000, image_height: 100 })).image), { width: 1000, height: 100, format: 'png' });
-  assert.equal(await size((await render('/', { image_width: 2560, format: 'jpeg' })).image), { width: 2560, height: 1440, format: 'jpeg' });
-  assert.equal(await size((await render('/', { image_width: 300, format: 'webp' })).image), { width: 300, height: 169, format: 'webp' });
+  assert.equal(await size((await render('/', { image_height: 180 })).image), {
+    width: 320,
+    height: 180,
+    format: 'png',
+  });
+  assert.equal(await size((await render('/', { image_width: 400, image_height: 400 })).image), {
+    width: 400,
+    height: 400,
+    format: 'png',
+  });
+  assert.equal(await size((await render('/', { image_width: 1000, image_height: 100 })).image), {
+    width: 1000,
+    height: 100,
+    format: 'png',
+  });
+  assert.equal(await size((await render('/', { image_width: 2560, format: 'jpeg' })).image), {
+    width: 2560,
+    height: 1440,
+    format: 'jpeg',
+  });
+  assert.equal(await size((await render('/', { image_width: 300, format: 'webp' })).image), {
+    width: 300,
+    height: 169,
+    format: 'webp',
+  });
 });
 
 test('without image_width or image_height the image is not touched', async () => {

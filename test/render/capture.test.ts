@@ -25,7 +25,11 @@ const defaults: Omit<RenderOptions, 'url'> = {
 };
 
 // Renders a fixture path with the given options.
-function render(path: string, options: Partial<RenderOptions> = {}, signal = new AbortController().signal): Promise<PageObservation> {
+function render(
+  path: string,
+  options: Partial<RenderOptions> = {},
+  signal = new AbortController().signal,
+): Promise<PageObservation> {
   return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal, 'ws_capture');
 }
 
@@ -71,13 +75,19 @@ test('default viewport is 1280×720 and the browser is healthy', async () => {
 });
 
 test('custom viewport and device scale factor', async () => {
-  assert.equal(size((await render('/', { viewport_width: 800, viewport_height: 600 })).image), { width: 800, height: 600 });
+  assert.equal(size((await render('/', { viewport_width: 800, viewport_height: 600 })).image), {
+    width: 800,
+    height: 600,
+  });
   assert.equal(size((await render('/', { device_scale_factor: 2 })).image), { width: 2560, height: 1440 });
 });
 
 test('selector captures the element box, scaled by device_scale_factor', async () => {
   assert.equal(size((await render('/element', { selector: '#box' })).image), { width: 200, height: 100 });
-  assert.equal(size((await render('/element', { selector: '#box', device_scale_factor: 2 })).image), { width: 400, height: 200 });
+  assert.equal(size((await render('/element', { selector: '#box', device_scale_factor: 2 })).image), {
+    width: 400,
+    height: 200,
+  });
 });
 
 test('a selector matching nothing is reported and the viewport captured', async () => {
@@ -88,7 +98,10 @@ test('a selector matching nothing is reported and the viewport captured', async 
 
 test('full_page captures the whole page, cut at 16384 px', async () => {
   assert.equal(size((await render('/tall', { full_page: true })).image), { width: 1280, height: 5000 });
-  assert.equal(size((await render('/very-tall', { full_page: true, full_page_scroll: false, viewport_width: 400 })).image), { width: 400, height: 16384 });
+  assert.equal(
+    size((await render('/very-tall', { full_page: true, full_page_scroll: false, viewport_width: 400 })).image),
+    { width: 400, height: 16384 },
+  );
 });
 
 test('png, jpeg and webp carry their magic bytes', async () => {
@@ -117,11 +130,17 @@ test('sub-request outcomes are observed', async () => {
   assert.is(byPath.get('/assets/missing.js')?.status, 404);
   assert.is(byPath.get('/api/broken')?.status, 500);
   assert.match(byPath.get('/pixel.png')?.failure ?? '', 'ERR_CONNECTION_REFUSED');
-  assert.not.ok(subRequests.some((outcome) => outcome.url.endsWith('/subrequests')), 'the main document is not a sub-request');
+  assert.not.ok(
+    subRequests.some((outcome) => outcome.url.endsWith('/subrequests')),
+    'the main document is not a sub-request',
+  );
 });
 
 test('visible text and scroll_into_view', async () => {
-  assert.match((await render('/login-wall', { fail_if_content_contains: ['sign in'] })).visibleText, 'Please sign in to continue');
+  assert.match(
+    (await render('/login-wall', { fail_if_content_contains: ['sign in'] })).visibleText,
+    'Please sign in to continue',
+  );
   assert.is((await render('/login-wall')).visibleText, '', 'without a content rule the text is not read');
   const scrolled = await render('/scroll', { scroll_into_view: '#far' });
   assert.equal(scrolled.missingSelectors, []);
@@ -164,7 +183,10 @@ test('cookies and storage of one render are not visible to the next', async () =
 
 test('dialogs are dismissed and downloads do not break the render', async () => {
   assert.match((await render('/dialog', { fail_if_content_missing: ['After'] })).visibleText, 'After the dialog');
-  assert.match((await render('/download-link', { fail_if_content_missing: ['Download'] })).visibleText, 'Download the report');
+  assert.match(
+    (await render('/download-link', { fail_if_content_missing: ['Download'] })).visibleText,
+    'Download the report',
+  );
   assert.is(await failureCode(render('/download')), 'network_error');
 });
 
@@ -186,14 +208,25 @@ test('a browser that dies is relaunched for the next render', async () => {
 });
 
 test('name resolution and refused connections map to their codes', async () => {
-  assert.is(await failureCode(capturePage(host, { ...defaults, url: 'http://does-not-exist.invalid/' }, new AbortController().signal)), 'name_not_resolved');
+  assert.is(
+    await failureCode(
+      capturePage(host, { ...defaults, url: 'http://does-not-exist.invalid/' }, new AbortController().signal),
+    ),
+    'name_not_resolved',
+  );
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const { port } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   const refused = `http://127.0.0.1:${port}/`;
-  assert.is(await failureCode(capturePage(host, { ...defaults, url: refused }, new AbortController().signal)), 'network_error');
-  assert.is(await failureCode(capturePage(host, { ...defaults, url: 'http://127.0.0.1:1/' }, new AbortController().signal)), 'url_not_allowed');
+  assert.is(
+    await failureCode(capturePage(host, { ...defaults, url: refused }, new AbortController().signal)),
+    'network_error',
+  );
+  assert.is(
+    await failureCode(capturePage(host, { ...defaults, url: 'http://127.0.0.1:1/' }, new AbortController().signal)),
+    'url_not_allowed',
+  );
 });
 
 test.run();

@@ -23,10 +23,15 @@ function rendererDisabledFeatures(marker: string): string[] {
   const tree = new Set(processTree([browser.pid], all));
   const renderer = all.find((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
   assert.ok(renderer, 'a renderer is running');
-  return renderer.argv.find((arg) => arg.startsWith('--disable-features='))?.slice('--disable-features='.length).split(',') ?? [];
+  return (
+    renderer.argv
+      .find((arg) => arg.startsWith('--disable-features='))
+      ?.slice('--disable-features='.length)
+      .split(',') ?? []
+  );
 }
 
-test("every feature Playwright disables stays disabled, and RenderDocument and the spare renderer are off", async () => {
+test('every feature Playwright disables stays disabled, and RenderDocument and the spare renderer are off', async () => {
   const marker = `--shutterbus-probe=${randomUUID()}`;
   const plain = await chromium.launch({ executablePath: CHROMIUM, args: [marker] });
   let playwrights: string[];
@@ -41,7 +46,10 @@ test("every feature Playwright disables stays disabled, and RenderDocument and t
   // A renderer's command line, as /proc shows it, is cut to the room its zygote's argv and
   // environment had: Chromium's small environment (src/config.ts, browserEnv) is padded here so
   // that the whole list can be read.
-  const host = new BrowserHost({ executablePath: CHROMIUM, env: { PATH: '/usr/bin:/bin', ROOM_FOR_THE_TITLE: 'x'.repeat(4096) } });
+  const host = new BrowserHost({
+    executablePath: CHROMIUM,
+    env: { PATH: '/usr/bin:/bin', ROOM_FOR_THE_TITLE: 'x'.repeat(4096) },
+  });
   await host.start();
   try {
     const ours = rendererDisabledFeatures('--shutterbus-browser=');
@@ -57,27 +65,43 @@ test("no renderer of the address bar's pop-ups: only pages' renderers run beside
   const host = new BrowserHost({ executablePath: CHROMIUM });
   await host.start();
   try {
-    await host.withPage({ timeout: 10, viewport_width: 1280, viewport_height: 720, device_scale_factor: 1, workspaceId: 'probe' }, new AbortController().signal, (page) => page.goto('about:blank'));
+    await host.withPage(
+      { timeout: 10, viewport_width: 1280, viewport_height: 720, device_scale_factor: 1, workspaceId: 'probe' },
+      new AbortController().signal,
+      (page) => page.goto('about:blank'),
+    );
     const all = listProcesses();
     const tree = new Set(processTree([host.pid!], all));
     const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
     assert.ok(renderers.length > 0, 'the page has a renderer');
-    assert.equal(renderers.filter((proc) => proc.argv.includes('--top-chrome-webui')).map((proc) => proc.pid), []);
+    assert.equal(
+      renderers.filter((proc) => proc.argv.includes('--top-chrome-webui')).map((proc) => proc.pid),
+      [],
+    );
   } finally {
     await host.close();
   }
 });
 
 test('two renders at once of one workspace, again and again, start no renderer process', async () => {
-  const site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>t</title><p>hello'));
+  const site = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>t</title><p>hello'),
+  );
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
   const host = new BrowserHost({ executablePath: CHROMIUM });
   await host.start();
   try {
-    const setup = { timeout: 10, viewport_width: 1280, viewport_height: 720, device_scale_factor: 1, workspaceId: 'busy' };
+    const setup = {
+      timeout: 10,
+      viewport_width: 1280,
+      viewport_height: 720,
+      device_scale_factor: 1,
+      workspaceId: 'busy',
+    };
     // Two warm pages (two contexts) of one workspace, taken by turns as a worker rendering two at once does.
-    const pair = () => Promise.all([0, 1].map(() => host.withPage(setup, new AbortController().signal, (page) => page.goto(url))));
+    const pair = () =>
+      Promise.all([0, 1].map(() => host.withPage(setup, new AbortController().signal, (page) => page.goto(url))));
     for (let round = 0; round < 3; round++) await pair();
     const renderers = () => {
       const all = listProcesses();
@@ -86,7 +110,15 @@ test('two renders at once of one workspace, again and again, start no renderer p
     };
     const before = new Set(renderers());
     const started = new Set<number>();
-    const watch = setInterval(() => renderers().filter((pid) => !before.has(pid)).forEach((pid) => started.add(pid)), 10);
+    const watch = setInterval(
+      () =>
+        renderers()
+          .filter((pid) => !before.has(pid))
+          .forEach((pid) => {
+            started.add(pid);
+          }),
+      10,
+    );
     try {
       for (let round = 0; round < 10; round++) await pair();
     } finally {
@@ -105,7 +137,9 @@ test('the process scanner finds the browser by its marker, the Chromium processe
   await host.start();
   try {
     const all = listProcesses();
-    const launched = all.find((proc) => proc.ppid === process.pid && proc.argv.some((arg) => arg.startsWith('--shutterbus-browser=')));
+    const launched = all.find(
+      (proc) => proc.ppid === process.pid && proc.argv.some((arg) => arg.startsWith('--shutterbus-browser=')),
+    );
     assert.ok(launched, 'the browser is a child of this process');
     assert.is(host.pid, launched.pid, 'the host found its browser, not a child of it');
     const marker = launched.argv.find((arg) => arg.startsWith('--shutterbus-browser='))!;
@@ -114,8 +148,14 @@ test('the process scanner finds the browser by its marker, the Chromium processe
 
     const tree = processTree([launched.pid], all);
     const below = all.filter((proc) => tree.includes(proc.pid) && proc.pid !== launched.pid);
-    assert.ok(below.some((proc) => proc.argv.includes('--type=renderer')), 'a renderer is below the browser');
-    assert.ok(below.every((proc) => proc.argv.some((arg) => arg.startsWith('--type='))), 'nothing but Chromium children below it');
+    assert.ok(
+      below.some((proc) => proc.argv.includes('--type=renderer')),
+      'a renderer is below the browser',
+    );
+    assert.ok(
+      below.every((proc) => proc.argv.some((arg) => arg.startsWith('--type='))),
+      'nothing but Chromium children below it',
+    );
     assert.not.ok(tree.includes(process.pid), 'the tree does not climb up');
     const browserMb = pssMb([launched.pid]);
     assert.ok(browserMb > 10, `the browser process holds ${browserMb} MB`);

@@ -125,22 +125,53 @@ test('viewport_device iphone_13: 390×664 CSS px at scale 3, mobile, touch and i
   const seen = await bands(observation, 3);
   assert.equal(seen.touch, GREEN);
   assert.match(String(userAgentOf('/em/probe')), /iPhone/);
-  const mobile = await decode((await render('/em/mobile', { viewport_device: 'iPhone 13', ...presetOptions('iPhone 13') })).image, 3);
+  const mobile = await decode(
+    (await render('/em/mobile', { viewport_device: 'iPhone 13', ...presetOptions('iPhone 13') })).image,
+    3,
+  );
   assert.equal(mobile.at(10, 10), GREEN);
 });
 
 test('explicit options override the preset; landscape turns it on its side', async () => {
-  const scaled = await decode((await render('/em/probe', { viewport_device: 'iphone_13', ...presetOptions('iphone_13'), device_scale_factor: 2, user_agent: UA })).image);
+  const scaled = await decode(
+    (
+      await render('/em/probe', {
+        viewport_device: 'iphone_13',
+        ...presetOptions('iphone_13'),
+        device_scale_factor: 2,
+        user_agent: UA,
+      })
+    ).image,
+  );
   assert.equal([scaled.width, scaled.height], [780, 1328]);
   assert.is(userAgentOf('/em/probe'), UA);
-  const landscape = await decode((await render('/em/probe', { viewport_device: 'iphone-13', ...presetOptions('iphone-13'), viewport_landscape: true })).image);
+  const landscape = await decode(
+    (
+      await render('/em/probe', {
+        viewport_device: 'iphone-13',
+        ...presetOptions('iphone-13'),
+        viewport_landscape: true,
+      })
+    ).image,
+  );
   assert.equal([landscape.width, landscape.height], [664 * 3, 390 * 3]);
-  const sized = await decode((await render('/em/probe', { viewport_device: 'iphone_13', ...presetOptions('iphone_13'), viewport_width: 500, device_scale_factor: 2 })).image);
+  const sized = await decode(
+    (
+      await render('/em/probe', {
+        viewport_device: 'iphone_13',
+        ...presetOptions('iphone_13'),
+        viewport_width: 500,
+        device_scale_factor: 2,
+      })
+    ).image,
+  );
   assert.equal([sized.width, sized.height], [1000, 1328]);
 });
 
 test('viewport_landscape without a device swaps a portrait viewport', async () => {
-  const image = await decode((await render('/em/probe', { viewport_width: 600, viewport_height: 800, viewport_landscape: true })).image);
+  const image = await decode(
+    (await render('/em/probe', { viewport_width: 600, viewport_height: 800, viewport_landscape: true })).image,
+  );
   assert.equal([image.width, image.height], [800, 600]);
 });
 
@@ -156,7 +187,12 @@ test('pageMetrics: landscape, idempotent, area limit', () => {
   assert.equal(pageMetrics(base), { width: 1280, height: 720, scale: 1 });
   const phone = pageMetrics({ ...base, ...presetOptions('iphone_13'), viewport_landscape: true });
   assert.equal(phone, { width: 664, height: 390, scale: 3 });
-  const again = { viewport_landscape: true, viewport_width: phone.width, viewport_height: phone.height, device_scale_factor: phone.scale };
+  const again = {
+    viewport_landscape: true,
+    viewport_width: phone.width,
+    viewport_height: phone.height,
+    device_scale_factor: phone.scale,
+  };
   assert.equal(pageMetrics(again), phone);
   const big = pageMetrics({ viewport_width: 3840, viewport_height: 2160, device_scale_factor: 3 });
   assert.ok(3840 * 2160 * big.scale ** 2 <= 3840 * 2160 * 4);
@@ -164,8 +200,24 @@ test('pageMetrics: landscape, idempotent, area limit', () => {
 
 test('no emulation option: no CDP call at all, and the undo makes none either', async () => {
   const calls: string[] = [];
-  const spy = new Proxy({}, { get: (_, name) => (...args: unknown[]) => { calls.push(`${String(name)} ${JSON.stringify(args[0] ?? '')}`); return Promise.resolve({}); } });
-  const options = { ...renderDefaults, url: 'http://example.test/', viewport_width: 640, viewport_height: 480, device_scale_factor: 2 };
+  const spy = new Proxy(
+    {},
+    {
+      get:
+        (_, name) =>
+        (...args: unknown[]) => {
+          calls.push(`${String(name)} ${JSON.stringify(args[0] ?? '')}`);
+          return Promise.resolve({});
+        },
+    },
+  );
+  const options = {
+    ...renderDefaults,
+    url: 'http://example.test/',
+    viewport_width: 640,
+    viewport_height: 480,
+    device_scale_factor: 2,
+  };
   const undo = await applyEmulation(spy as Page, spy as CDPSession, options, new AbortController().signal);
   await undo();
   assert.equal(calls, []);
@@ -174,29 +226,71 @@ test('no emulation option: no CDP call at all, and the undo makes none either', 
 
 test('isolation: after a render with every option, a plain render on the same warm page shows none', async () => {
   for (const workspace of ['ws_iso', 'ws_iso']) {
-    const all = await render('/em/probe', {
-      viewport_width: 600, viewport_height: 800, viewport_landscape: true, viewport_mobile: true, viewport_has_touch: true,
-      dark_mode: true, reduced_motion: true, media_type: 'print', time_zone: 'Asia/Tokyo', ...TOKYO, user_agent: UA,
-    }, workspace);
+    const all = await render(
+      '/em/probe',
+      {
+        viewport_width: 600,
+        viewport_height: 800,
+        viewport_landscape: true,
+        viewport_mobile: true,
+        viewport_has_touch: true,
+        dark_mode: true,
+        reduced_motion: true,
+        media_type: 'print',
+        time_zone: 'Asia/Tokyo',
+        ...TOKYO,
+        user_agent: UA,
+      },
+      workspace,
+    );
     const image = await decode(all.image);
     assert.equal([image.width, image.height], [800, 600]);
-    assert.equal(await bands(all), { scheme: BLUE, motion: GREEN, print: RED, zone: GREEN, geo: GREEN, touch: GREEN, ua: GREEN });
-    const mobile = await decode((await render('/em/mobile', { viewport_width: 400, viewport_height: 600, viewport_mobile: true }, workspace)).image);
+    assert.equal(await bands(all), {
+      scheme: BLUE,
+      motion: GREEN,
+      print: RED,
+      zone: GREEN,
+      geo: GREEN,
+      touch: GREEN,
+      ua: GREEN,
+    });
+    const mobile = await decode(
+      (await render('/em/mobile', { viewport_width: 400, viewport_height: 600, viewport_mobile: true }, workspace))
+        .image,
+    );
     assert.equal(mobile.at(10, 10), GREEN);
 
     const plain = await render('/em/probe', {}, workspace);
     const plainImage = await decode(plain.image);
     assert.equal([plainImage.width, plainImage.height], [1280, 720]);
     const seen = await bands(plain);
-    assert.equal(seen, { scheme: YELLOW, motion: GREY, print: GREY, zone: seen.zone, geo: GREY, touch: GREY, ua: GREY });
+    assert.equal(seen, {
+      scheme: YELLOW,
+      motion: GREY,
+      print: GREY,
+      zone: seen.zone,
+      geo: GREY,
+      touch: GREY,
+      ua: GREY,
+    });
     assert.not.equal(seen.zone, GREEN);
     assert.not.match(String(userAgentOf('/em/probe')), /ShutterbusTestAgent/);
-    const desktop = await decode((await render('/em/mobile', { viewport_width: 400, viewport_height: 600 }, workspace)).image);
+    const desktop = await decode(
+      (await render('/em/mobile', { viewport_width: 400, viewport_height: 600 }, workspace)).image,
+    );
     assert.equal(desktop.at(10, 10), GREY);
   }
   // Another workspace then claims the page (pool of one): nothing of ws_iso either.
   const other = await bands(await render('/em/probe', {}, 'ws_other'));
-  assert.equal(other, { scheme: YELLOW, motion: GREY, print: GREY, zone: other.zone, geo: GREY, touch: GREY, ua: GREY });
+  assert.equal(other, {
+    scheme: YELLOW,
+    motion: GREY,
+    print: GREY,
+    zone: other.zone,
+    geo: GREY,
+    touch: GREY,
+    ua: GREY,
+  });
   assert.not.equal(other.zone, GREEN);
 });
 

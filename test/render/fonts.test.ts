@@ -38,15 +38,24 @@ const CELL = { width: 160, height: 80 };
 
 /** A page of cells, left to right, each one text of its own at 40 px; cell i at x = i × CELL.width. */
 function cellsPage(cells: Array<{ lang?: string; text: string; family?: string }>): string {
-  const spans = cells.map(({ lang, text, family }, i) =>
-    `<div ${lang ? `lang="${lang}" ` : ''}style="position:absolute;left:${i * CELL.width}px;top:0;width:${CELL.width}px;height:${CELL.height}px;overflow:hidden;font:40px/80px ${family ?? 'sans-serif'};text-align:center">${text}</div>`);
+  const spans = cells.map(
+    ({ lang, text, family }, i) =>
+      `<div ${lang ? `lang="${lang}" ` : ''}style="position:absolute;left:${i * CELL.width}px;top:0;width:${CELL.width}px;height:${CELL.height}px;overflow:hidden;font:40px/80px ${family ?? 'sans-serif'};text-align:center">${text}</div>`,
+  );
   return `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;background:#fff;color:#000}</style></head><body>${spans.join('')}</body></html>`;
 }
 
 /** The raw RGB pixels of each cell of an image of `count` cells. */
 async function cellPixels(image: Buffer, count: number): Promise<Buffer[]> {
-  return Promise.all(Array.from({ length: count }, (_, i) =>
-    sharp(image).extract({ left: i * CELL.width, top: 0, width: CELL.width, height: CELL.height }).removeAlpha().raw().toBuffer()));
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      sharp(image)
+        .extract({ left: i * CELL.width, top: 0, width: CELL.width, height: CELL.height })
+        .removeAlpha()
+        .raw()
+        .toBuffer(),
+    ),
+  );
 }
 
 const inked = (pixels: Buffer) => pixels.some((value) => value < 128);
@@ -86,7 +95,8 @@ test('emoji are drawn in colour', async () => {
   const cells = [{ text: '😀' }, { text: '🌍' }, { text: '🇯🇵' }, { text: TOFU }];
   const image = (await rig.render('', { html: cellsPage(cells), viewport_width: cells.length * CELL.width })).image;
   const [smile, globe, flag, tofu] = await cellPixels(image, cells.length);
-  for (const [name, pixels] of Object.entries({ smile, globe, flag })) assert.ok(coloured(pixels), `${name} emoji is in colour`);
+  for (const [name, pixels] of Object.entries({ smile, globe, flag }))
+    assert.ok(coloured(pixels), `${name} emoji is in colour`);
   assert.not.ok(coloured(tofu), 'a tofu box is not');
 });
 
@@ -108,7 +118,10 @@ async function languageFaces(on: RenderRig) {
     { text: han, family: "'Noto Serif CJK SC'" },
   ];
   const image = (await on.render('', { html: cellsPage(cells), viewport_width: cells.length * CELL.width })).image;
-  const [ja, zhCN, zhTW, ko, jpFace, scFace, tcFace, krFace, jaSerif, jpSerif, scSerif] = await cellPixels(image, cells.length);
+  const [ja, zhCN, zhTW, ko, jpFace, scFace, tcFace, krFace, jaSerif, jpSerif, scSerif] = await cellPixels(
+    image,
+    cells.length,
+  );
   assert.not.equal(jpFace, scFace, 'the Japanese and Chinese faces differ for these characters');
   assert.not.equal(jpFace, tcFace);
   assert.not.equal(jpSerif, scSerif);
@@ -130,7 +143,10 @@ test("a page's language picks its CJK face for sans-serif and serif", async () =
 // What fontconfig answers for a generic family in a language, under the configuration `file`.
 // (A family name's dash is escaped: in fontconfig's pattern syntax it would start the size.)
 const faceFor = (file: string, generic: string, lang: string) =>
-  execFileSync('fc-match', ['-f', '%{family[0]}', `${generic.replace('-', '\\-')}:lang=${lang}`], { env: { ...process.env, FONTCONFIG_FILE: file }, encoding: 'utf8' });
+  execFileSync('fc-match', ['-f', '%{family[0]}', `${generic.replace('-', '\\-')}:lang=${lang}`], {
+    env: { ...process.env, FONTCONFIG_FILE: file },
+    encoding: 'utf8',
+  });
 
 const EXPECTED_FACES: Record<string, Record<string, string>> = {
   ja: { 'sans-serif': 'Noto Sans CJK JP', serif: 'Noto Serif CJK JP', monospace: 'Noto Sans Mono CJK JP' },
@@ -145,11 +161,19 @@ test("the service's fontconfig file gives each language its face, on a machine w
   const directory = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-fonts-test-'));
   try {
     const bare = path.join(directory, 'bare.conf');
-    writeFileSync(bare, '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd"><fontconfig><dir>/usr/share/fonts</dir><cachedir>/var/cache/fontconfig</cachedir></fontconfig>');
+    writeFileSync(
+      bare,
+      '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd"><fontconfig><dir>/usr/share/fonts</dir><cachedir>/var/cache/fontconfig</cachedir></fontconfig>',
+    );
     const ours = path.join(directory, 'ours.conf');
     writeFileSync(ours, fontconfigXml(bare));
-    const answers = (file: string) => Object.fromEntries(Object.entries(EXPECTED_FACES).map(([lang, faces]) =>
-      [lang, Object.fromEntries(Object.keys(faces).map((generic) => [generic, faceFor(file, generic, lang)]))]));
+    const answers = (file: string) =>
+      Object.fromEntries(
+        Object.entries(EXPECTED_FACES).map(([lang, faces]) => [
+          lang,
+          Object.fromEntries(Object.keys(faces).map((generic) => [generic, faceFor(file, generic, lang)])),
+        ]),
+      );
     assert.not.equal(answers(bare), EXPECTED_FACES, 'the bare configuration alone gives some language another face');
     assert.equal(answers(ours), EXPECTED_FACES);
     // Chromium with the service's file over the bare configuration draws every script and face.

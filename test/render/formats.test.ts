@@ -22,9 +22,14 @@ function pdfPages(pdf: Buffer) {
   const text = pdf.toString('latin1');
   const box = /\/MediaBox\s*\[\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*\]/.exec(text);
   assert.ok(box, 'a MediaBox');
-  return { width: Number(box![3]) - Number(box![1]), height: Number(box![4]) - Number(box![2]), pages: text.match(/\/Type\s*\/Page\b(?!s)/g)?.length ?? 0 };
+  return {
+    width: Number(box![3]) - Number(box![1]),
+    height: Number(box![4]) - Number(box![2]),
+    pages: text.match(/\/Type\s*\/Page\b(?!s)/g)?.length ?? 0,
+  };
 }
-const about = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) <= 2, `${actual} is not about ${expected}`);
+const about = (actual: number, expected: number) =>
+  assert.ok(Math.abs(actual - expected) <= 2, `${actual} is not about ${expected}`);
 
 test.before(async () => {
   rig = await startRenderRig({ workspaceId: 'ws_formats', routes: formatPages });
@@ -41,12 +46,23 @@ test('pdf: A4 portrait by default, letter landscape when asked, one page as tall
   about(a4Box.width, 595.3);
   about(a4Box.height, 841.9);
 
-  const letter = pdfPages((await rig.render('/article', { format: 'pdf', pdf_paper_format: 'letter', pdf_landscape: true, pdf_margin: '10mm' })).image);
+  const letter = pdfPages(
+    (
+      await rig.render('/article', {
+        format: 'pdf',
+        pdf_paper_format: 'letter',
+        pdf_landscape: true,
+        pdf_margin: '10mm',
+      })
+    ).image,
+  );
   about(letter.width, 792);
   about(letter.height, 612);
 
   // 3000 CSS px of page at 96 px per inch are 2250 pt, on one page.
-  const tall = pdfPages((await rig.render('/tall', { format: 'pdf', pdf_fit_one_page: true, viewport_width: 800 })).image);
+  const tall = pdfPages(
+    (await rig.render('/tall', { format: 'pdf', pdf_fit_one_page: true, viewport_width: 800 })).image,
+  );
   assert.is(tall.pages, 1);
   about(tall.width, 600);
   assert.ok(tall.height > 2000, `one page of ${tall.height} pt`);
@@ -77,22 +93,41 @@ test('gif, avif and tiff through sharp, resized to image_width / image_height', 
   ] as const) {
     const { image } = await rig.render('/box', { ...box, format, ...options });
     const { width, height, format: decoded } = await sharp(image).metadata();
-    assert.equal({ width, height, format: decoded }, { ...expected, format: format === 'avif' ? 'heif' : format }, format);
+    assert.equal(
+      { width, height, format: decoded },
+      { ...expected, format: format === 'avif' ? 'heif' : format },
+      format,
+    );
   }
 });
 
 test('metadata: title, Open Graph and icon made absolute, the web font, status, headers, image size and content', async () => {
   const every = {
-    metadata_image_size: true, metadata_page_title: true, metadata_open_graph: true, metadata_icon: true, metadata_fonts: true,
-    metadata_http_response_status_code: true, metadata_http_response_headers: true, metadata_content: true,
+    metadata_image_size: true,
+    metadata_page_title: true,
+    metadata_open_graph: true,
+    metadata_icon: true,
+    metadata_fonts: true,
+    metadata_http_response_status_code: true,
+    metadata_http_response_headers: true,
+    metadata_content: true,
   };
-  const { metadata } = await rig.render('/article', { ...every, viewport_width: 640, viewport_height: 480, metadata_content_format: 'markdown' });
+  const { metadata } = await rig.render('/article', {
+    ...every,
+    viewport_width: 640,
+    viewport_height: 480,
+    metadata_content_format: 'markdown',
+  });
   const base = rig.site.url;
   assert.equal(metadata?.image_size, { width: 640, height: 480 });
   assert.is(metadata?.page_title, 'Quarterly report');
   assert.equal(metadata?.open_graph, {
-    title: 'Quarterly report (OG)', description: 'Figures of the quarter', image: `${base}/images/cover.png`,
-    url: `${base}/article`, type: 'article', site_name: 'Fixture News',
+    title: 'Quarterly report (OG)',
+    description: 'Figures of the quarter',
+    image: `${base}/images/cover.png`,
+    url: `${base}/article`,
+    type: 'article',
+    site_name: 'Fixture News',
   });
   assert.equal(metadata?.icon, { url: `${base}/images/icon.png`, type: 'image/png' });
   assert.ok(metadata?.fonts?.includes(WEB_FONT_FAMILY), JSON.stringify(metadata?.fonts));
@@ -108,12 +143,25 @@ test('metadata: title, Open Graph and icon made absolute, the web font, status, 
 
 test('cost: a png without metadata makes one CDP call, the capture, and nothing of the page', async () => {
   const calls: string[] = [];
-  const page = new Proxy({}, { get: (_, name) => { calls.push(`page.${String(name)}`); return () => Promise.resolve(); } }) as unknown as Page;
+  const page = new Proxy(
+    {},
+    {
+      get: (_, name) => {
+        calls.push(`page.${String(name)}`);
+        return () => Promise.resolve();
+      },
+    },
+  ) as unknown as Page;
   const replies: Record<string, unknown> = {
     'Page.getLayoutMetrics': { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
     'Page.captureScreenshot': { data: Buffer.from('png').toString('base64') },
   };
-  const session = { send: (method: string) => { calls.push(method); return Promise.resolve(replies[method]); } } as unknown as CDPSession;
+  const session = {
+    send: (method: string) => {
+      calls.push(method);
+      return Promise.resolve(replies[method]);
+    },
+  } as unknown as CDPSession;
   const options = { ...renderDefaults, url: 'https://example.com/' };
   const output = await makeOutput(page, options, new AbortController().signal, session);
   assert.is(output.bytes.toString(), 'png');
@@ -127,13 +175,28 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
   const session = {
     send: (method: string, params: Record<string, unknown>) => {
       if (method === 'Page.captureScreenshot') sent.push(params);
-      return Promise.resolve(method === 'Page.captureScreenshot' ? { data: Buffer.from('png').toString('base64') } : { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } });
+      return Promise.resolve(
+        method === 'Page.captureScreenshot'
+          ? { data: Buffer.from('png').toString('base64') }
+          : { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
+      );
     },
   } as unknown as CDPSession;
   const url = 'https://example.com/';
-  const asked: Array<Partial<RenderOptions>> = [{ format: 'png' }, { format: 'jpeg' }, { format: 'webp' }, { format: 'gif' }, { format: 'tiff' }, { format: 'png', image_width: 640 }];
-  for (const options of asked) await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, new AbortController().signal, session);
-  assert.equal(sent.map((params) => params.optimizeForSpeed === true), [false, false, false, true, true, true]);
+  const asked: Array<Partial<RenderOptions>> = [
+    { format: 'png' },
+    { format: 'jpeg' },
+    { format: 'webp' },
+    { format: 'gif' },
+    { format: 'tiff' },
+    { format: 'png', image_width: 640 },
+  ];
+  for (const options of asked)
+    await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, new AbortController().signal, session);
+  assert.equal(
+    sent.map((params) => params.optimizeForSpeed === true),
+    [false, false, false, true, true, true],
+  );
 });
 
 test.run();

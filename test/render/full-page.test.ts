@@ -23,10 +23,12 @@ const MAGENTA = [204, 0, 204, 255];
 
 const document = (body: string, head = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0}</style>${head}</head><body>${body}</body></html>`;
-const serve = (body: string): FixtureRoute => (_request, response) => {
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-  response.end(body);
-};
+const serve =
+  (body: string): FixtureRoute =>
+  (_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(body);
+  };
 
 // The content of an app shell's scroller: 4,600 px, white, a green band in its last 100 px, a
 // block 3,000 px down that an IntersectionObserver turns blue once it has been seen.
@@ -45,15 +47,18 @@ const HEADER = '<header style="height:56px;flex:none;background:#c00"></header>'
 
 // A web font (DejaVu Sans Mono Bold, from the machine) served after `delayMs`.
 const fontBytes = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf');
-const slowFont = (delayMs: number): FixtureRoute => (_request, response: ServerResponse) => {
-  const timer = setTimeout(() => {
-    response.writeHead(200, { 'content-type': 'font/ttf', 'cache-control': 'no-store' });
-    response.end(fontBytes);
-  }, delayMs);
-  response.on('close', () => clearTimeout(timer));
-};
+const slowFont =
+  (delayMs: number): FixtureRoute =>
+  (_request, response: ServerResponse) => {
+    const timer = setTimeout(() => {
+      response.writeHead(200, { 'content-type': 'font/ttf', 'cache-control': 'no-store' });
+      response.end(fontBytes);
+    }, delayMs);
+    response.on('close', () => clearTimeout(timer));
+  };
 // A page whose font starts loading only after `load`, from `fontPath`.
-const lateFontPage = (fontPath: string) => document(`<p id="text" style="font:60px Late, serif;margin:20px">Shutterbus 123</p>
+const lateFontPage = (fontPath: string) =>
+  document(`<p id="text" style="font:60px Late, serif;margin:20px">Shutterbus 123</p>
   <script>addEventListener('load', () => {
     const face = new FontFace('Late', 'url(${fontPath})');
     document.fonts.add(face);
@@ -66,29 +71,59 @@ test.before(async () => {
     defaults: { viewport_width: 800, viewport_height: 600, full_page: true, full_page_scroll_delay: 100 },
     routes: {
       // The usual app shell: a column flex box the height of the viewport, its main part scrolling.
-      '/shell-flex': serve(document(`<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div>`)),
+      '/shell-flex': serve(
+        document(
+          `<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div>`,
+        ),
+      ),
       // html and body fill the viewport, html hides overflow, body scrolls.
-      '/shell-body': serve(document(SHELL_CONTENT, '<style>html{height:100%;overflow:hidden}body{height:100%;overflow:auto}</style>')),
+      '/shell-body': serve(
+        document(SHELL_CONTENT, '<style>html{height:100%;overflow:hidden}body{height:100%;overflow:auto}</style>'),
+      ),
       // The flex app shell with a 30 px strip below it: the document scrolls by 30 px, the shell by 4,000.
-      '/shell-and-strip': serve(document(`<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div><div style="height:30px;background:#c0c"></div>`)),
+      '/shell-and-strip': serve(
+        document(
+          `<div style="display:flex;flex-direction:column;height:100vh">${HEADER}<main style="flex:1;overflow:auto;min-height:0">${SHELL_CONTENT}</main></div><div style="height:30px;background:#c0c"></div>`,
+        ),
+      ),
       // A fixed box inset below a fixed header.
-      '/shell-fixed': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:56px;background:#c00"></header>
-        <main style="position:fixed;top:56px;left:0;right:0;bottom:0;overflow-y:scroll">${SHELL_CONTENT}</main>`)),
+      '/shell-fixed': serve(
+        document(`<header style="position:fixed;top:0;left:0;right:0;height:56px;background:#c00"></header>
+        <main style="position:fixed;top:56px;left:0;right:0;bottom:0;overflow-y:scroll">${SHELL_CONTENT}</main>`),
+      ),
       // A fixed red header, then a sticky blue bar 300 px down, on a 4,000 px document.
-      '/sticky': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00;z-index:2"></header>
+      '/sticky': serve(
+        document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00;z-index:2"></header>
         <div style="height:300px"></div><nav style="position:sticky;top:50px;height:40px;background:#00c;z-index:1"></nav>
-        <div style="height:4000px"></div>`)),
+        <div style="height:4000px"></div>`),
+      ),
       // A fixed magenta footer over a 3,000 px document, and a fixed header.
-      '/fixed-footer': serve(document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00"></header>
-        <div style="height:3000px"></div><footer style="position:fixed;bottom:0;left:0;right:0;height:40px;background:#c0c"></footer>`)),
+      '/fixed-footer': serve(
+        document(`<header style="position:fixed;top:0;left:0;right:0;height:50px;background:#c00"></header>
+        <div style="height:3000px"></div><footer style="position:fixed;bottom:0;left:0;right:0;height:40px;background:#c0c"></footer>`),
+      ),
       // A sticky magenta bar at the end of a 3,000 px document.
-      '/sticky-footer': serve(document('<div style="height:3000px"></div><div style="position:sticky;bottom:0;height:40px;background:#c0c"></div>')),
+      '/sticky-footer': serve(
+        document(
+          '<div style="height:3000px"></div><div style="position:sticky;bottom:0;height:40px;background:#c0c"></div>',
+        ),
+      ),
       // A green hero of 100vh above 3,000 px of white.
-      '/hero': serve(document('<section style="height:100vh;background:#0a0"></section><div style="height:3000px"></div>')),
+      '/hero': serve(
+        document('<section style="height:100vh;background:#0a0"></section><div style="height:3000px"></div>'),
+      ),
       // A lazy image 4,000 px down.
-      '/lazy-image': serve(document('<div style="height:4000px"></div><img loading="lazy" src="/green.png" width="200" height="200" style="display:block"><div style="height:400px"></div>')),
+      '/lazy-image': serve(
+        document(
+          '<div style="height:4000px"></div><img loading="lazy" src="/green.png" width="200" height="200" style="display:block"><div style="height:400px"></div>',
+        ),
+      ),
       '/green.png': async (_request, response) => {
-        const png = await sharp({ create: { width: 200, height: 200, channels: 3, background: { r: 0, g: 170, b: 0 } } }).png().toBuffer();
+        const png = await sharp({
+          create: { width: 200, height: 200, channels: 3, background: { r: 0, g: 170, b: 0 } },
+        })
+          .png()
+          .toBuffer();
         response.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' });
         response.end(png);
       },
@@ -124,7 +159,11 @@ async function bands(image: Buffer, x: number, colour: number[]): Promise<Array<
   return runs;
 }
 
-for (const [path, kind] of [['/shell-flex', 'a flex column of 100vh'], ['/shell-body', 'a scrolling body'], ['/shell-fixed', 'a fixed inset box']] as const) {
+for (const [path, kind] of [
+  ['/shell-flex', 'a flex column of 100vh'],
+  ['/shell-body', 'a scrolling body'],
+  ['/shell-fixed', 'a fixed inset box'],
+] as const) {
   test(`app shell (${kind}): the scroller's whole content, its lazy block loaded, the header once`, async () => {
     const observation = await rig.render(path);
     const { image } = observation;
@@ -142,7 +181,7 @@ test("app shell in a document that scrolls a little: the shell's whole content, 
   const { image } = await rig.render('/shell-and-strip');
   const height = await heightOf(image);
   assert.ok(Math.abs(height - (56 + 4600 + 30)) <= 2, `the capture is ${height} px`);
-  assert.ok(near(await pixel(image, 400, height - 45), GREEN), 'the shell\'s bottom band');
+  assert.ok(near(await pixel(image, 400, height - 45), GREEN), "the shell's bottom band");
   assert.equal(await bands(image, 400, MAGENTA), [[height - 30, height - 1]]);
 });
 
@@ -170,9 +209,13 @@ test('a fixed footer appears once, at the bottom of the page; the header stays a
   assert.equal(await bands(image, 400, MAGENTA), [[2960, 2999]]);
   assert.equal(await bands(image, 400, RED), [[0, 49]]);
   // Cut at 1,000 px, the footer is at the bottom of what is captured.
-  assert.equal(await bands((await rig.render('/fixed-footer', { full_page_max_height: 1000 })).image, 400, MAGENTA), [[960, 999]]);
+  assert.equal(await bands((await rig.render('/fixed-footer', { full_page_max_height: 1000 })).image, 400, MAGENTA), [
+    [960, 999],
+  ]);
   // A viewport capture is the viewport: the footer at its bottom.
-  assert.equal(await bands((await rig.render('/fixed-footer', { full_page: false })).image, 400, MAGENTA), [[560, 599]]);
+  assert.equal(await bands((await rig.render('/fixed-footer', { full_page: false })).image, 400, MAGENTA), [
+    [560, 599],
+  ]);
 });
 
 test('a sticky footer appears once, in its place at the end of the page', async () => {
@@ -200,10 +243,16 @@ test('a loading=lazy image far down the page is loaded by the scroll; without it
 test('a capture cut at full_page_max_height says so; one that is not, says nothing', async () => {
   const cut = await rig.render('/hero', { full_page_max_height: 1000 });
   assert.is(await heightOf(cut.image), 1000);
-  assert.equal(cut.warnings?.map((w) => w.code), ['full_page_cut']);
+  assert.equal(
+    cut.warnings?.map((w) => w.code),
+    ['full_page_cut'],
+  );
   assert.match(cut.warnings![0].message, '3600 px');
   const shellCut = await rig.render('/shell-flex', { full_page_max_height: 2000 });
-  assert.equal(shellCut.warnings?.map((w) => w.code), ['full_page_cut']);
+  assert.equal(
+    shellCut.warnings?.map((w) => w.code),
+    ['full_page_cut'],
+  );
   assert.is((await rig.render('/hero')).warnings, undefined);
 });
 
@@ -222,7 +271,10 @@ test('a web font that does not load within 5 s is given up on, and the render sa
   const stuck = await rig.render('/late-font-stuck', { full_page: false });
   const ms = performance.now() - started;
   assert.ok(ms >= 5000 && ms < 9000, `gave up after ${Math.round(ms)} ms`);
-  assert.equal(stuck.warnings?.map((w) => w.code), ['fonts_not_loaded']);
+  assert.equal(
+    stuck.warnings?.map((w) => w.code),
+    ['fonts_not_loaded'],
+  );
 });
 
 test.run();

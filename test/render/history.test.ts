@@ -11,7 +11,8 @@ const test = suite('navigation history across renders of a warm page');
 const TOKEN = 'tok-a-7f3e91';
 let rig: RenderRig;
 
-const html = (res: ServerResponse, body: string) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>t</title><p>${body}</p>`);
+const html = (res: ServerResponse, body: string) =>
+  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>t</title><p>${body}</p>`);
 
 test.before(async () => {
   rig = await startRenderRig({
@@ -20,7 +21,8 @@ test.before(async () => {
     host: { poolSize: 1 },
     defaults: { viewport_width: 800, viewport_height: 600, fail_if_content_contains: ['never-there'] },
     routes: {
-      '/account': (_req: IncomingMessage, res: ServerResponse, url: URL) => html(res, `account of ${url.searchParams.get('token')}`),
+      '/account': (_req: IncomingMessage, res: ServerResponse, url: URL) =>
+        html(res, `account of ${url.searchParams.get('token')}`),
       '/next': (_req: IncomingMessage, res: ServerResponse) => html(res, 'the next render'),
     },
   });
@@ -39,8 +41,14 @@ for (const goBack of ['history.go(-2)', 'history.back()', 'history.go(-1)']) {
     assert.ok(first.visibleText.includes(TOKEN), 'the first render showed its page');
     assert.is(tokenRequests(), before + 1);
 
-    const next = await rig.render('/next', { scripts: `${goBack}; new Promise((resolve) => setTimeout(resolve, 300))`, scripts_wait_until: ['load'] });
-    assert.not.ok(next.visibleText.includes(TOKEN), `the capture shows no trace of the first render: "${next.visibleText}"`);
+    const next = await rig.render('/next', {
+      scripts: `${goBack}; new Promise((resolve) => setTimeout(resolve, 300))`,
+      scripts_wait_until: ['load'],
+    });
+    assert.not.ok(
+      next.visibleText.includes(TOKEN),
+      `the capture shows no trace of the first render: "${next.visibleText}"`,
+    );
     assert.is(tokenRequests(), before + 1, "the first render's URL was not fetched again");
   });
 }

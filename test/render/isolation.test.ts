@@ -21,13 +21,24 @@ const figure = (text: string, name: string) => Number(new RegExp(`${name}=(\\d+)
 
 // The warm page a render of `workspaceId` at `scale` gets now (the wipe resets history.length, so
 // the page itself tells whether it was reused).
-const pageOf = (workspaceId: string, scale = 1) => rig.host.withPage(
-  { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: scale, workspaceId },
-  new AbortController().signal,
-  async (page) => page,
-);
+const pageOf = (workspaceId: string, scale = 1) =>
+  rig.host.withPage(
+    { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: scale, workspaceId },
+    new AbortController().signal,
+    async (page) => page,
+  );
 
-const CLEAN = ['cookies=none', 'local=none', 'session=none', 'idb=none', 'name=none', 'caches=none', 'sw=0', 'notifications=default', 'geolocation=prompt'];
+const CLEAN = [
+  'cookies=none',
+  'local=none',
+  'session=none',
+  'idb=none',
+  'name=none',
+  'caches=none',
+  'sw=0',
+  'notifications=default',
+  'geolocation=prompt',
+];
 
 test.before(async () => {
   rig = await startRenderRig({
@@ -51,12 +62,13 @@ test('without a wipe, the probe finds every kind of planted state', async () => 
     await page.goto(`${site.url}/plant`);
     // /plant writes some of its state asynchronously: wait until every kind is in place.
     const planted = () =>
-      page.evaluate(async () =>
-        document.cookie.includes('fixture_js=1') &&
-        localStorage.getItem('fixture_local') !== null &&
-        sessionStorage.getItem('fixture_session') !== null &&
-        (await indexedDB.databases()).some((db) => db.name === 'fixture_idb') &&
-        (await caches.has('fixture_cache')),
+      page.evaluate(
+        async () =>
+          document.cookie.includes('fixture_js=1') &&
+          localStorage.getItem('fixture_local') !== null &&
+          sessionStorage.getItem('fixture_session') !== null &&
+          (await indexedDB.databases()).some((db) => db.name === 'fixture_idb') &&
+          (await caches.has('fixture_cache')),
       );
     await waitFor(planted, 'the state planted', 10_000);
     const assetHits = site.hits.get('/cached-asset') ?? 0;
@@ -68,7 +80,15 @@ test('without a wipe, the probe finds every kind of planted state', async () => 
       return ['idb=', 'caches=', 'sw=', 'geolocation='].every((kind) => probe.includes(kind));
     };
     await waitFor(reported, 'the probe reported', 10_000);
-    for (const planted of ['fixture_header=1', 'fixture_js=1', 'local=fixture_local', 'session=fixture_session', 'idb=fixture_idb', 'name=fixture_window', 'caches=fixture_cache']) {
+    for (const planted of [
+      'fixture_header=1',
+      'fixture_js=1',
+      'local=fixture_local',
+      'session=fixture_session',
+      'idb=fixture_idb',
+      'name=fixture_window',
+      'caches=fixture_cache',
+    ]) {
       assert.ok(probe.includes(planted), `${planted} not in: ${probe}`);
     }
     assert.is(site.hits.get('/cached-asset'), assetHits, 'the asset came from the HTTP cache');
@@ -82,11 +102,15 @@ test('the next render of the same workspace reuses the page but finds nothing', 
   const planted = await pageOf('ws_a');
   const assetHits = site.hits.get('/cached-asset') ?? 0;
   const probe = await textOf('/probe', 'ws_a');
-  assert.ok(await pageOf('ws_a') === planted, 'the warm page was reused');
+  assert.ok((await pageOf('ws_a')) === planted, 'the warm page was reused');
   // The history holds nothing of earlier renders: the wipe's blank page at most, then the probe.
   assert.ok(figure(probe, 'history') <= 2, `expected a history of the probe alone: ${probe}`);
   for (const clean of CLEAN) assert.ok(probe.includes(clean), `${clean} not in: ${probe}`);
-  assert.is(site.hits.get('/cached-asset'), assetHits + 1, 'the cached asset was fetched again, not served from the HTTP cache');
+  assert.is(
+    site.hits.get('/cached-asset'),
+    assetHits + 1,
+    'the cached asset was fetched again, not served from the HTTP cache',
+  );
 });
 
 test('another workspace never gets the page and finds nothing', async () => {
@@ -102,7 +126,7 @@ test('state planted on a page at a different scale and viewport does not survive
   await rig.render('/plant', { device_scale_factor: 2 }, 'ws_c');
   const planted = await pageOf('ws_c', 2);
   const again = await rig.render('/probe', { device_scale_factor: 2, viewport_width: 400 }, 'ws_c');
-  assert.ok(await pageOf('ws_c', 2) === planted, 'the scale-2 page was reused at another viewport');
+  assert.ok((await pageOf('ws_c', 2)) === planted, 'the scale-2 page was reused at another viewport');
   for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
 });
 

@@ -39,7 +39,13 @@ for (let i = 0; i < words.length; i++) words[i] = (Math.random() * 0x1000000) | 
 c.putImageData(img, 0, 0);
 </script>`;
 
-const options: RenderOptions = { ...renderDefaults, timeout: 15, html: noisePage, viewport_width: 800, viewport_height: 600 };
+const options: RenderOptions = {
+  ...renderDefaults,
+  timeout: 15,
+  html: noisePage,
+  viewport_width: 800,
+  viewport_height: 600,
+};
 
 let host: BrowserHost;
 
@@ -65,7 +71,10 @@ test('renders through withPage do not retain their images', async () => {
   const after = await arrayBuffersAfterGc();
   const averageImage = imageBytes / renders;
   const grownPerRender = (after - before) / renders;
-  assert.ok(averageImage > 500_000, `the noise page should make large images (average ${Math.round(averageImage)} bytes)`);
+  assert.ok(
+    averageImage > 500_000,
+    `the noise page should make large images (average ${Math.round(averageImage)} bytes)`,
+  );
   // Generous: a leak of one image per render grows by ~averageImage per render; allow a fifth of it.
   assert.ok(
     grownPerRender < averageImage / 5,

@@ -28,7 +28,10 @@ test.after(async () => {
 });
 
 test('a 401 with a Basic challenge and no authorization is host_returned_error with returned_status_code 401', async () => {
-  const error = await rig.render('/basic-auth').then(() => null, (err: unknown) => err);
+  const error = await rig.render('/basic-auth').then(
+    () => null,
+    (err: unknown) => err,
+  );
   assert.instance(error, ServiceError);
   assert.is((error as ServiceError).code, 'host_returned_error');
   assert.equal((error as ServiceError).details, { returned_status_code: 401 });
@@ -38,10 +41,16 @@ test('a 401 with a Basic challenge and no authorization is host_returned_error w
 });
 
 test('with ignore_host_errors the 401 page itself is captured, and the next render on the warm page has no challenge declined for it', async () => {
-  const observation = await rig.render('/basic-auth', { ignore_host_errors: true, fail_if_content_missing: ['Sign in'] });
+  const observation = await rig.render('/basic-auth', {
+    ignore_host_errors: true,
+    fail_if_content_missing: ['Sign in'],
+  });
   assert.is(observation.mainStatus, 401);
   assert.match(observation.visibleText, 'Sign in');
-  const error = await rig.render('/basic-auth').then(() => null, (err: unknown) => err);
+  const error = await rig.render('/basic-auth').then(
+    () => null,
+    (err: unknown) => err,
+  );
   assert.is((error as ServiceError).code, 'host_returned_error');
 });
 

@@ -48,7 +48,11 @@ async function failure(work: Promise<unknown>): Promise<ServiceError> {
 }
 
 test.before(async () => {
-  rig = await startRenderRig({ workspaceId: 'ws_actions', host: { poolSize: 6 }, defaults: { viewport_width: 400, viewport_height: 300 } });
+  rig = await startRenderRig({
+    workspaceId: 'ws_actions',
+    host: { poolSize: 6 },
+    defaults: { viewport_width: 400, viewport_height: 300 },
+  });
   site = rig.site;
 });
 
@@ -74,7 +78,8 @@ test('styles, hide_selectors, scripts, click and hover each paint their box', as
 
 test('a script returning a promise is awaited', async () => {
   const { image } = await render('/pa/page', {
-    scripts: "new Promise((resolve) => setTimeout(() => { document.body.style.background = 'rgb(0, 0, 255)'; resolve(); }, 300))",
+    scripts:
+      "new Promise((resolve) => setTimeout(() => { document.body.style.background = 'rgb(0, 0, 255)'; resolve(); }, 300))",
   });
   assert.equal(await pixel(image, 200, 250), BLUE);
 });
@@ -89,8 +94,11 @@ test('a script that throws is a script_error with its message', async () => {
 });
 
 test('scripts_wait_until waits for the document a script navigated to', async () => {
-  const { image, finalUrl } = await render('/pa/page', { scripts: "location.href = '/pa/slow-blue'", scripts_wait_until: ['load'] });
-  assert.is(finalUrl, `${site.url}/pa/page`, 'the navigation result is the main navigation\'s');
+  const { image, finalUrl } = await render('/pa/page', {
+    scripts: "location.href = '/pa/slow-blue'",
+    scripts_wait_until: ['load'],
+  });
+  assert.is(finalUrl, `${site.url}/pa/page`, "the navigation result is the main navigation's");
   assert.equal(await pixel(image, 200, 150), BLUE);
 });
 
@@ -111,8 +119,10 @@ test('a click or hover target that is missing is selector_not_found, unless swit
   const hover = await failure(render('/pa/page', { hover: '#nothing' }));
   assert.equal(hover.details, { error_details: [{ parameter: 'hover', selector: '#nothing' }] });
   const { image } = await render('/pa/page', {
-    click: '#nothing', error_on_click_selector_not_found: false,
-    hover: '#nothing', error_on_hover_selector_not_found: false,
+    click: '#nothing',
+    error_on_click_selector_not_found: false,
+    hover: '#nothing',
+    error_on_hover_selector_not_found: false,
   });
   assert.equal(await pixel(image, 250, 50), GREY);
   const invalid = await failure(render('/pa/page', { click: 'this is { not a selector' }));
@@ -172,15 +182,27 @@ test('markdown becomes an HTML document: a heading is an h1', async () => {
 });
 
 test('nothing of a render with styles, scripts, click and hover survives into the next one on the warm page', async () => {
-  const first = await render('/pa/page', {
-    styles: '#styled { background: rgb(0, 0, 255) !important; }',
-    hide_selectors: ['#hidden'],
-    scripts: "document.body.style.background = 'rgb(0, 170, 0)'; window.planted = 1;",
-    click: '#clickme',
-    hover: '#hoverme',
-  }, 'ws_isolation');
+  const first = await render(
+    '/pa/page',
+    {
+      styles: '#styled { background: rgb(0, 0, 255) !important; }',
+      hide_selectors: ['#hidden'],
+      scripts: "document.body.style.background = 'rgb(0, 170, 0)'; window.planted = 1;",
+      click: '#clickme',
+      hover: '#hoverme',
+    },
+    'ws_isolation',
+  );
   assert.equal((await boxes(first.image)).hoverme, ORANGE);
-  const next = await render('/pa/page', { fail_if_content_contains: ['planted'], scripts: "document.title = typeof window.planted === 'undefined' ? '' : 'planted'; document.body.append(document.title)" }, 'ws_isolation');
+  const next = await render(
+    '/pa/page',
+    {
+      fail_if_content_contains: ['planted'],
+      scripts:
+        "document.title = typeof window.planted === 'undefined' ? '' : 'planted'; document.body.append(document.title)",
+    },
+    'ws_isolation',
+  );
   assert.equal(await boxes(next.image), { styled: GREY, hidden: RED, clickme: GREY, hoverme: GREY, body: WHITE });
   const plain = await render('/pa/page', {}, 'ws_isolation');
   assert.equal(await boxes(plain.image), { styled: GREY, hidden: RED, clickme: GREY, hoverme: GREY, body: WHITE });

@@ -16,9 +16,11 @@ let rig: RenderRig;
 let directory: string;
 
 // Five sections, one per page, each under a heading.
-const SECTIONS = `<!doctype html><html><head><meta charset="utf-8"><title>Quarterly report</title></head><body>${
-  [1, 2, 3, 4, 5].map((n) => `<section style="break-after:page"><h1>Section ${n}</h1><p>Body of section ${n}.</p></section>`).join('')
-}</body></html>`;
+const SECTIONS = `<!doctype html><html><head><meta charset="utf-8"><title>Quarterly report</title></head><body>${[
+  1, 2, 3, 4, 5,
+]
+  .map((n) => `<section style="break-after:page"><h1>Section ${n}</h1><p>Body of section ${n}.</p></section>`)
+  .join('')}</body></html>`;
 
 // A long document without page breaks: how many pages it takes depends on the scale.
 const LONG = `<!doctype html><html><body>${Array.from({ length: 120 }, (_, i) => `<p style="font-size:20px">Line ${i + 1}</p>`).join('')}</body></html>`;
@@ -34,17 +36,25 @@ function file(pdf: Buffer): string {
 /** pdfinfo's fields of the PDF. */
 function info(pdf: Buffer): Record<string, string> {
   const text = execFileSync('pdfinfo', [file(pdf)], { encoding: 'utf8' });
-  return Object.fromEntries(text.split('\n').filter((line) => line.includes(':')).map((line) => [line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()]));
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => line.includes(':'))
+      .map((line) => [line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
 }
 
 /** The text of each page of the PDF. */
 function pageTexts(pdf: Buffer): string[] {
   const target = file(pdf);
   const pages = Number(info(pdf).Pages);
-  return Array.from({ length: pages }, (_, i) => execFileSync('pdftotext', ['-layout', '-f', String(i + 1), '-l', String(i + 1), target, '-'], { encoding: 'utf8' }));
+  return Array.from({ length: pages }, (_, i) =>
+    execFileSync('pdftotext', ['-layout', '-f', String(i + 1), '-l', String(i + 1), target, '-'], { encoding: 'utf8' }),
+  );
 }
 
-const pdf = async (html: string, options: Record<string, unknown> = {}) => (await rig.render('', { html, format: 'pdf', ...options })).image;
+const pdf = async (html: string, options: Record<string, unknown> = {}) =>
+  (await rig.render('', { html, format: 'pdf', ...options })).image;
 
 test.before(async () => {
   directory = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-pdf-'));
@@ -59,7 +69,8 @@ test.after(async () => {
 test('pdf_header and pdf_footer on every page, with the title, page number and page count', async () => {
   const document = await pdf(SECTIONS, {
     pdf_header: '<div style="font-size:10px;width:100%;text-align:center">Header of <span class="title"></span></div>',
-    pdf_footer: '<div style="font-size:10px;width:100%;text-align:center">Page <span class="pageNumber"></span> of <span class="totalPages"></span> · <span class="date"></span></div>',
+    pdf_footer:
+      '<div style="font-size:10px;width:100%;text-align:center">Page <span class="pageNumber"></span> of <span class="totalPages"></span> · <span class="date"></span></div>',
   });
   const texts = pageTexts(document);
   assert.is(texts.length, 5);
@@ -77,14 +88,19 @@ test('pdf_header and pdf_footer on every page, with the title, page number and p
 });
 
 test('only pdf_footer: no default header appears', async () => {
-  const texts = pageTexts(await pdf(SECTIONS, { pdf_footer: '<div style="font-size:10px">Footer <span class="pageNumber"></span></div>' }));
+  const texts = pageTexts(
+    await pdf(SECTIONS, { pdf_footer: '<div style="font-size:10px">Footer <span class="pageNumber"></span></div>' }),
+  );
   assert.match(texts[1], 'Footer 2');
   assert.not.match(texts[1], 'Quarterly report');
 });
 
-test('pdf_page_ranges prints those pages only; a page past the end is the caller\'s to fix', async () => {
+test("pdf_page_ranges prints those pages only; a page past the end is the caller's to fix", async () => {
   const texts = pageTexts(await pdf(SECTIONS, { pdf_page_ranges: '1-3,5' }));
-  assert.equal(texts.map((text) => /Section (\d)/.exec(text)?.[1]), ['1', '2', '3', '5']);
+  assert.equal(
+    texts.map((text) => /Section (\d)/.exec(text)?.[1]),
+    ['1', '2', '3', '5'],
+  );
   try {
     await pdf(SECTIONS, { pdf_page_ranges: '9' });
     assert.unreachable('a page past the end fails');
@@ -108,9 +124,11 @@ test('pdf_width and pdf_height make a custom paper; pdf_prefer_css_page_size let
 });
 
 test('pdf_outline: bookmarks from the headings', async () => {
-  const outline = (document: Buffer) => execFileSync('pdftohtml', ['-xml', '-i', '-stdout', file(document)], { encoding: 'utf8' });
+  const outline = (document: Buffer) =>
+    execFileSync('pdftohtml', ['-xml', '-i', '-stdout', file(document)], { encoding: 'utf8' });
   const withOutline = outline(await pdf(SECTIONS, { pdf_outline: true }));
-  for (const n of [1, 2, 3, 4, 5]) assert.match(withOutline, new RegExp(`<outline>[\\s\\S]*<item page="${n}">Section ${n}</item>`));
+  for (const n of [1, 2, 3, 4, 5])
+    assert.match(withOutline, new RegExp(`<outline>[\\s\\S]*<item page="${n}">Section ${n}</item>`));
   assert.not.match(outline(await pdf(SECTIONS)), '<outline>');
 });
 
@@ -119,7 +137,7 @@ test('pdf_tagged: a tagged PDF', async () => {
   assert.is(info(await pdf(SECTIONS)).Tagged, 'no');
 });
 
-test('an app shell prints its scroller\'s whole content, not the part in view', async () => {
+test("an app shell prints its scroller's whole content, not the part in view", async () => {
   const lines = Array.from({ length: 150 }, (_, i) => `<p>Line ${i + 1}</p>`).join('');
   const shell = `<!doctype html><body style="margin:0"><div style="display:flex;flex-direction:column;height:100vh"><header style="height:56px;flex:none">Header</header><main style="flex:1;overflow:auto;min-height:0">${lines}</main></div></body>`;
   const texts = pageTexts(await pdf(shell));
@@ -133,7 +151,10 @@ test('Chromium fetches nothing for a template, whatever it refers to', async () 
   const template = `<div style="font-size:10px;height:20px;background:url(${rig.site.url}/template-background.png)"><img src="${rig.site.url}/template-logo.png"> <span class="pageNumber"></span></div>`;
   const texts = pageTexts(await pdf(SECTIONS, { pdf_header: template }));
   assert.match(texts[0], /^\s*1\b/m);
-  assert.equal(rig.site.received.slice(before).map((request) => request.path), []);
+  assert.equal(
+    rig.site.received.slice(before).map((request) => request.path),
+    [],
+  );
 });
 
 test.run();

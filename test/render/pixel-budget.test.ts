@@ -4,7 +4,7 @@
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_CAPTURE_PIXELS } from '../../src/domain/options.ts';
+import { MAX_CAPTURE_PIXELS, type PageObservation } from '../../src/domain/options.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 import { listProcesses, processTree, pssMb } from '../../src/render/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
@@ -28,10 +28,19 @@ test.after(async () => {
 });
 
 test('a request whose image alone is too large is a 400 naming the parameter', () => {
-  assert.equal(refused('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=5'), ['device_scale_factor']);
+  assert.equal(refused('url=https://a.example&viewport_width=3840&viewport_height=2160&device_scale_factor=5'), [
+    'device_scale_factor',
+  ]);
   assert.equal(refused('url=https://a.example&clip_x=0&clip_y=0&clip_width=16384&clip_height=16384'), ['clip_height']);
-  assert.equal(refused('url=https://a.example&clip_x=0&clip_y=0&clip_width=3840&clip_height=16384'), [], 'the budget itself is allowed');
-  assert.equal(refused('url=https://a.example&clip_x=0&clip_y=0&clip_width=3840&clip_height=8192&device_scale_factor=1.5'), ['clip_height']);
+  assert.equal(
+    refused('url=https://a.example&clip_x=0&clip_y=0&clip_width=3840&clip_height=16384'),
+    [],
+    'the budget itself is allowed',
+  );
+  assert.equal(
+    refused('url=https://a.example&clip_x=0&clip_y=0&clip_width=3840&clip_height=8192&device_scale_factor=1.5'),
+    ['clip_height'],
+  );
 });
 
 test('a giant full page at device_scale_factor 3 is cut where the budget ends, and the next render works', async () => {
@@ -40,9 +49,15 @@ test('a giant full page at device_scale_factor 3 is cut where the budget ends, a
   const sample = setInterval(() => {
     peakMb = Math.max(peakMb, pssMb(processTree([browserPid], listProcesses())));
   }, 100);
-  let shot;
+  let shot: PageObservation;
   try {
-    shot = await rig.render('/very-tall', { full_page: true, device_scale_factor: 3, viewport_width: 1280, viewport_height: 720, timeout: 60 });
+    shot = await rig.render('/very-tall', {
+      full_page: true,
+      device_scale_factor: 3,
+      viewport_width: 1280,
+      viewport_height: 720,
+      timeout: 60,
+    });
   } finally {
     clearInterval(sample);
   }
@@ -60,7 +75,12 @@ test('a giant full page at device_scale_factor 3 is cut where the budget ends, a
 });
 
 test('a full page within the budget is not cut by it', async () => {
-  const shot = await rig.render('/tall', { full_page: true, device_scale_factor: 1, viewport_width: 1280, viewport_height: 720 });
+  const shot = await rig.render('/tall', {
+    full_page: true,
+    device_scale_factor: 1,
+    viewport_width: 1280,
+    viewport_height: 720,
+  });
   const { width, height } = await sharp(shot.image).metadata();
   assert.equal([width, height], [1280, 5000]);
 });

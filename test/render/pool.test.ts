@@ -81,7 +81,7 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
     const c = await pool.acquire('ws_spare_c', 1);
     assert.is(pool.size, size, 'no page was opened for the new workspace');
     assert.is(pool.spares, 1, 'it took a spare');
-    assert.ok(c !== a && c !== b, 'not another workspace\'s page');
+    assert.ok(c !== a && c !== b, "not another workspace's page");
     assert.is(c.renders, 1, 'a page nobody rendered on before');
     assert.is(c.page.url(), 'about:blank');
     assert.is(c.key, 'ws_spare_c');
@@ -94,19 +94,30 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
   }
 });
 
-test('within the memory budget every workspace\'s page stays warm; over it, idle pages close, least recently used first', async () => {
-  const roomy = new PagePool(browser, { maxPages: 50, maxRenders: 100, memoryBudgetMb: 1_000_000, measureMb: () => treeMemoryMb(browserPid) });
+test("within the memory budget every workspace's page stays warm; over it, idle pages close, least recently used first", async () => {
+  const roomy = new PagePool(browser, {
+    maxPages: 50,
+    maxRenders: 100,
+    memoryBudgetMb: 1_000_000,
+    measureMb: () => treeMemoryMb(browserPid),
+  });
   try {
     const first = new Map<string, WarmPage>();
     for (let i = 0; i < 8; i++) first.set(`ws_roomy_${i}`, await render(roomy, `ws_roomy_${i}`));
-    for (const [workspace, warm] of first) assert.is(await render(roomy, workspace), warm, `${workspace} found its warm page`);
+    for (const [workspace, warm] of first)
+      assert.is(await render(roomy, workspace), warm, `${workspace} found its warm page`);
     assert.ok((roomy.memoryMb ?? 0) > 50, `Chromium's memory was read: ${roomy.memoryMb} MB`);
   } finally {
     await closeAll(roomy);
   }
 
   // A budget far under what Chromium holds: the reading after a render closes the idle pages.
-  const tight = new PagePool(browser, { maxPages: 50, maxRenders: 100, memoryBudgetMb: 1, measureMb: () => treeMemoryMb(browserPid) });
+  const tight = new PagePool(browser, {
+    maxPages: 50,
+    maxRenders: 100,
+    memoryBudgetMb: 1,
+    measureMb: () => treeMemoryMb(browserPid),
+  });
   try {
     const older = await render(tight, 'ws_tight_a');
     await new Promise((resolve) => setTimeout(resolve, 2100));

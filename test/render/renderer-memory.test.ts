@@ -27,14 +27,21 @@ test.after(async () => {
   await rig.stop();
 });
 
-const failureOf = (work: Promise<unknown>) => work.then(() => null, (error: unknown) => error);
+const failureOf = (work: Promise<unknown>) =>
+  work.then(
+    () => null,
+    (error: unknown) => error,
+  );
 
 // Typed arrays live outside the V8 heap: only the watchdog stops these.
 const ARRAY_BOMB = 'const kept = []; for (;;) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7));';
 // Strings and objects fill the V8 heap itself.
 const HEAP_BOMB = 'const kept = []; for (let i = 0; ; i++) kept.push({ i, text: "x".repeat(4096) + i });';
 
-for (const [name, bomb] of [['array buffers', ARRAY_BOMB], ['the JavaScript heap', HEAP_BOMB]]) {
+for (const [name, bomb] of [
+  ['array buffers', ARRAY_BOMB],
+  ['the JavaScript heap', HEAP_BOMB],
+]) {
   test(`a memory bomb of ${name} ends with page_memory_exceeded, and the next render works`, async () => {
     const startedAt = Date.now();
     const error = await failureOf(rig.render('/', { scripts: bomb }));
@@ -51,7 +58,7 @@ for (const [name, bomb] of [['array buffers', ARRAY_BOMB], ['the JavaScript heap
   });
 }
 
-test("renderers run with the V8 heap limit", () => {
+test('renderers run with the V8 heap limit', () => {
   const all = listProcesses();
   const tree = new Set(processTree([rig.host.pid!], all));
   const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));

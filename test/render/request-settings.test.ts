@@ -34,15 +34,24 @@ const defaults: Omit<RenderOptions, 'url'> = {
   fail_if_content_missing: ['doc '],
 };
 
-const options = (path: string, extra: Partial<RenderOptions> = {}): RenderOptions => ({ ...defaults, ...extra, url: site.url + path });
+const options = (path: string, extra: Partial<RenderOptions> = {}): RenderOptions => ({
+  ...defaults,
+  ...extra,
+  url: site.url + path,
+});
 
 // The visible text of one render.
-async function textOf(path: string, extra: Partial<RenderOptions> = {}, workspaceId = 'ws_request_settings'): Promise<string> {
+async function textOf(
+  path: string,
+  extra: Partial<RenderOptions> = {},
+  workspaceId = 'ws_request_settings',
+): Promise<string> {
   return (await capturePage(host, options(path, extra), new AbortController().signal, workspaceId)).visibleText;
 }
 
 // One line of /rs/page's report: the document ("doc"), js, or a sub-resource ("same", "other", "hop").
-const line = (text: string, slot: string) => text.split('\n').find((l) => l.startsWith(`${slot} `)) ?? `${slot}: missing in ${text}`;
+const line = (text: string, slot: string) =>
+  text.split('\n').find((l) => l.startsWith(`${slot} `)) ?? `${slot}: missing in ${text}`;
 
 // The requests the site received since `from` for `path` (with `search` in their query), with the host they were asked as.
 const receivedSince = (from: number, path: string, search = '') =>
@@ -84,14 +93,18 @@ test.after(async () => {
 
 test('the fixture page reports what each request carried, and the second origin is another origin', async () => {
   const text = await textOf('/rs/page');
-  for (const slot of ['doc', 'same', 'other', 'hop']) assert.is(line(text, slot), `${slot} x-test=none auth=none cookie=none`);
+  for (const slot of ['doc', 'same', 'other', 'hop'])
+    assert.is(line(text, slot), `${slot} x-test=none auth=none cookie=none`);
   assert.ok(text.includes('js cookie=none'), text);
   assert.is.not(new URL(other).origin, new URL(site.url).origin);
 });
 
 test('headers and authorization reach the target origin only: the document and its sub-resource, not another origin, not through a redirect', async () => {
   const from = site.received.length;
-  const text = await textOf('/rs/page', { headers: ['X-Test: hello', 'Accept-Language: fr'], authorization: 'Bearer s3cret' });
+  const text = await textOf('/rs/page', {
+    headers: ['X-Test: hello', 'Accept-Language: fr'],
+    authorization: 'Bearer s3cret',
+  });
   assert.is(line(text, 'doc'), 'doc x-test=hello auth=Bearer s3cret cookie=none');
   assert.is(line(text, 'same'), 'same x-test=hello auth=Bearer s3cret cookie=none');
   assert.is(line(text, 'other'), 'other x-test=none auth=none cookie=none');
@@ -101,14 +114,16 @@ test('headers and authorization reach the target origin only: the document and i
   assert.is(document.headers['accept-language'], 'fr');
   const [redirect] = receivedSince(from, '/redirect');
   assert.is(redirect.headers['x-test'], 'hello');
-  const offOrigin = receivedSince(from, '/rs/echo.js').filter((request) => request.headers.host?.startsWith('localhost'));
+  const offOrigin = receivedSince(from, '/rs/echo.js').filter((request) =>
+    request.headers.host?.startsWith('localhost'),
+  );
   assert.is(offOrigin.length, 2, 'the second origin was asked twice (directly and through the redirect)');
   for (const request of offOrigin) {
     assert.is(request.headers['x-test'], undefined);
     assert.is(request.headers.authorization, undefined);
     // An Accept-Language line also sets the page's locale (docs/options.md): the browser then speaks
     // that language to every origin, as a browser set to French would; the other headers stay home.
-    assert.is(request.headers['accept-language'], 'fr', 'the browser\'s language is the page\'s locale');
+    assert.is(request.headers['accept-language'], 'fr', "the browser's language is the page's locale");
   }
 });
 
@@ -122,8 +137,14 @@ test('a main document redirected to another origin arrives there without the hea
   assert.is(line(text, 'other'), 'other x-test=hello auth=Bearer s3cret cookie=none');
 });
 
-test('cookies: sent in the Cookie header and seen by document.cookie, with the target\'s host and path by default; a Path is honoured', async () => {
-  const cookies = ['session=abc', 'locked=1; HttpOnly', 'deep=2; Path=/rs/deep', 'elsewhere=3; Path=/elsewhere', 'parent=4; Domain=127.0.0.1; Path=/'];
+test("cookies: sent in the Cookie header and seen by document.cookie, with the target's host and path by default; a Path is honoured", async () => {
+  const cookies = [
+    'session=abc',
+    'locked=1; HttpOnly',
+    'deep=2; Path=/rs/deep',
+    'elsewhere=3; Path=/elsewhere',
+    'parent=4; Domain=127.0.0.1; Path=/',
+  ];
   const text = await textOf('/rs/page', { cookies });
   assert.is(line(text, 'doc'), 'doc x-test=none auth=none cookie=session=abc; locked=1; parent=4');
   assert.is(line(text, 'same'), 'same x-test=none auth=none cookie=session=abc; locked=1; parent=4');
@@ -141,102 +162,148 @@ test('a cookie the browser refuses for the target is a request_not_valid naming 
   } catch (error) {
     assert.instance(error, ServiceError, String(error));
     assert.is((error as ServiceError).code, 'request_not_valid');
-    assert.equal(((error as ServiceError).details.error_details as { parameter: string }[]).map((detail) => detail.parameter), ['cookies']);
+    assert.equal(
+      ((error as ServiceError).details.error_details as { parameter: string }[]).map((detail) => detail.parameter),
+      ['cookies'],
+    );
   }
   const text = await textOf('/rs/page');
   assert.is(line(text, 'doc'), 'doc x-test=none auth=none cookie=none');
 });
 
-test('bypass_csp: the page\'s CSP forbids inline scripts, except with bypass_csp', async () => {
-  const colour = (bypass: boolean) => host.withPage({ ...options('/rs/csp'), workspaceId: 'ws_csp' }, new AbortController().signal, async (page, deadline, session) => {
-    const undo = await applyRequestSettings(page, session, options('/rs/csp', { bypass_csp: bypass }), deadline);
-    try {
-      await page.goto(site.url + '/rs/csp');
-      return await insertInlineScript(page);
-    } finally {
-      await undo();
-    }
-  });
+test("bypass_csp: the page's CSP forbids inline scripts, except with bypass_csp", async () => {
+  const colour = (bypass: boolean) =>
+    host.withPage(
+      { ...options('/rs/csp'), workspaceId: 'ws_csp' },
+      new AbortController().signal,
+      async (page, deadline, session) => {
+        const undo = await applyRequestSettings(page, session, options('/rs/csp', { bypass_csp: bypass }), deadline);
+        try {
+          await page.goto(`${site.url}/rs/csp`);
+          return await insertInlineScript(page);
+        } finally {
+          await undo();
+        }
+      },
+    );
   assert.is(await colour(false), 'rgb(255, 255, 255)');
   assert.is(await colour(true), 'rgb(0, 0, 255)');
   assert.is(await colour(false), 'rgb(255, 255, 255)', 'the CSP applies again on the same warm page');
   // The page's own inline script, in the image.
-  const shot = async (bypass_csp: boolean) => pixel((await capturePage(host, options('/rs/csp', { bypass_csp }), new AbortController().signal, 'ws_csp')).image);
+  const shot = async (bypass_csp: boolean) =>
+    pixel((await capturePage(host, options('/rs/csp', { bypass_csp }), new AbortController().signal, 'ws_csp')).image);
   assert.equal(await shot(true), GREEN);
   assert.equal(await shot(false), WHITE);
 });
 
-test('headers work beside Playwright\'s own request interception on the same page', async () => {
-  const text = await host.withPage({ ...options('/rs/page'), workspaceId: 'ws_routes' }, new AbortController().signal, async (page, deadline, session) => {
-    let routed = 0;
-    await page.route('**/*.js*', (route) => {
-      routed += 1;
-      return route.fallback();
-    });
-    const undo = await applyRequestSettings(page, session, options('/rs/page', { headers: ['X-Test: routed'] }), deadline);
-    try {
-      await page.goto(site.url + '/rs/page');
-      const body = await page.innerText('body');
-      assert.ok(routed >= 2, `routed ${routed}`);
-      return body;
-    } finally {
-      await undo();
-      await page.unrouteAll();
-    }
-  });
+test("headers work beside Playwright's own request interception on the same page", async () => {
+  const text = await host.withPage(
+    { ...options('/rs/page'), workspaceId: 'ws_routes' },
+    new AbortController().signal,
+    async (page, deadline, session) => {
+      let routed = 0;
+      await page.route('**/*.js*', (route) => {
+        routed += 1;
+        return route.fallback();
+      });
+      const undo = await applyRequestSettings(
+        page,
+        session,
+        options('/rs/page', { headers: ['X-Test: routed'] }),
+        deadline,
+      );
+      try {
+        await page.goto(`${site.url}/rs/page`);
+        const body = await page.innerText('body');
+        assert.ok(routed >= 2, `routed ${routed}`);
+        return body;
+      } finally {
+        await undo();
+        await page.unrouteAll();
+      }
+    },
+  );
   assert.is(line(text, 'doc'), 'doc x-test=routed auth=none cookie=none');
   assert.is(line(text, 'same'), 'same x-test=routed auth=none cookie=none');
   assert.is(line(text, 'other'), 'other x-test=none auth=none cookie=none');
 });
 
 test('the undo alone leaves nothing on the page: no header, no cookie, the CSP applies', async () => {
-  const all = { headers: ['X-Test: hello'], authorization: 'Bearer s3cret', cookies: ['session=abc', 'deep=2; Path=/rs/deep', 'locked=1; HttpOnly'], bypass_csp: true };
-  await host.withPage({ ...options('/rs/page'), workspaceId: 'ws_undo' }, new AbortController().signal, async (page, deadline, session) => {
-    const undo = await applyRequestSettings(page, session, options('/rs/page', all), deadline);
-    await page.goto(site.url + '/rs/page');
-    assert.is(line(await page.innerText('body'), 'doc'), 'doc x-test=hello auth=Bearer s3cret cookie=session=abc; locked=1');
-    await undo();
-    assert.equal(await page.context().cookies(), []);
-    await page.goto(site.url + '/rs/deep/page');
-    assert.is(line(await page.innerText('body'), 'doc'), 'doc x-test=none auth=none cookie=none');
-    await page.goto(site.url + '/rs/csp');
-    assert.is(await insertInlineScript(page), 'rgb(255, 255, 255)');
-  });
+  const all = {
+    headers: ['X-Test: hello'],
+    authorization: 'Bearer s3cret',
+    cookies: ['session=abc', 'deep=2; Path=/rs/deep', 'locked=1; HttpOnly'],
+    bypass_csp: true,
+  };
+  await host.withPage(
+    { ...options('/rs/page'), workspaceId: 'ws_undo' },
+    new AbortController().signal,
+    async (page, deadline, session) => {
+      const undo = await applyRequestSettings(page, session, options('/rs/page', all), deadline);
+      await page.goto(`${site.url}/rs/page`);
+      assert.is(
+        line(await page.innerText('body'), 'doc'),
+        'doc x-test=hello auth=Bearer s3cret cookie=session=abc; locked=1',
+      );
+      await undo();
+      assert.equal(await page.context().cookies(), []);
+      await page.goto(`${site.url}/rs/deep/page`);
+      assert.is(line(await page.innerText('body'), 'doc'), 'doc x-test=none auth=none cookie=none');
+      await page.goto(`${site.url}/rs/csp`);
+      assert.is(await insertInlineScript(page), 'rgb(255, 255, 255)');
+    },
+  );
 });
 
 test('the next render on the same warm page, and one of another workspace, get no header, no cookie, and the CSP again', async () => {
-  const all = { headers: ['X-Test: hello'], authorization: 'Bearer s3cret', cookies: ['session=abc', 'locked=1; HttpOnly; Path=/'], bypass_csp: true };
+  const all = {
+    headers: ['X-Test: hello'],
+    authorization: 'Bearer s3cret',
+    cookies: ['session=abc', 'locked=1; HttpOnly; Path=/'],
+    bypass_csp: true,
+  };
   for (const next of ['ws_iso', 'ws_iso_other']) {
     const planted = await textOf('/rs/page', all, 'ws_iso');
     assert.is(line(planted, 'doc'), 'doc x-test=hello auth=Bearer s3cret cookie=session=abc; locked=1');
     const from = site.received.length;
     const text = await textOf('/rs/page', {}, next);
-    for (const slot of ['doc', 'same', 'other', 'hop']) assert.is(line(text, slot), `${slot} x-test=none auth=none cookie=none`, next);
+    for (const slot of ['doc', 'same', 'other', 'hop'])
+      assert.is(line(text, slot), `${slot} x-test=none auth=none cookie=none`, next);
     assert.ok(text.includes('js cookie=none'), text);
     for (const request of site.received.slice(from)) {
       assert.is(request.headers['x-test'], undefined, request.path);
       assert.is(request.headers.authorization, undefined, request.path);
       assert.is(request.headers.cookie, undefined, request.path);
     }
-    const csp = await capturePage(host, options('/rs/csp', { bypass_csp: true }), new AbortController().signal, 'ws_iso');
+    const csp = await capturePage(
+      host,
+      options('/rs/csp', { bypass_csp: true }),
+      new AbortController().signal,
+      'ws_iso',
+    );
     assert.equal(await pixel(csp.image), GREEN);
     const after = await capturePage(host, options('/rs/csp'), new AbortController().signal, next);
     assert.equal(await pixel(after.image), WHITE, next);
   }
 });
 
-test('the pool\'s wipe clears these cookies by itself (host-only, domain, HttpOnly, with a Path)', async () => {
+test("the pool's wipe clears these cookies by itself (host-only, domain, HttpOnly, with a Path)", async () => {
   const browser = await chromium.launch({ executablePath: CHROMIUM });
   try {
     const pool = new PagePool(browser, { maxPages: 1, maxRenders: 10 });
     const warm = await pool.acquire('ws_wipe', 1);
-    const cookies = ['session=abc', 'locked=1; HttpOnly', 'deep=2; Path=/rs/deep', 'parent=4; Domain=127.0.0.1; Path=/'];
+    const cookies = [
+      'session=abc',
+      'locked=1; HttpOnly',
+      'deep=2; Path=/rs/deep',
+      'parent=4; Domain=127.0.0.1; Path=/',
+    ];
     await applyRequestSettings(warm.page, warm.session, options('/rs/page', { cookies }), new AbortController().signal);
-    await warm.page.goto(site.url + '/rs/page');
+    await warm.page.goto(`${site.url}/rs/page`);
     assert.is((await warm.context.cookies()).length, 4);
     await wipe(warm);
     assert.equal(await warm.context.cookies(), []);
-    await warm.page.goto(site.url + '/rs/deep/page');
+    await warm.page.goto(`${site.url}/rs/deep/page`);
     assert.is(line(await warm.page.innerText('body'), 'doc'), 'doc x-test=none auth=none cookie=none');
   } finally {
     await browser.close();
@@ -244,8 +311,20 @@ test('the pool\'s wipe clears these cookies by itself (host-only, domain, HttpOn
 });
 
 test('a render with none of these options makes no CDP call and opens no session', async () => {
-  const untouchable = new Proxy({}, { get: (_, name) => { throw new Error(`used ${String(name)}`); } });
-  const undo = await applyRequestSettings(untouchable as Page, untouchable as CDPSession, options('/rs/page'), new AbortController().signal);
+  const untouchable = new Proxy(
+    {},
+    {
+      get: (_, name) => {
+        throw new Error(`used ${String(name)}`);
+      },
+    },
+  );
+  const undo = await applyRequestSettings(
+    untouchable as Page,
+    untouchable as CDPSession,
+    options('/rs/page'),
+    new AbortController().signal,
+  );
   await undo();
 });
 

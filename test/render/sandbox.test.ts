@@ -27,7 +27,8 @@ test.after(async () => {
   await rig.stop();
 });
 
-const statusField = (pid: number, name: string) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
+const statusField = (pid: number, name: string) =>
+  new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
 const namespace = (pid: number, kind: string) => readlinkSync(`/proc/${pid}/ns/${kind}`);
 
 test('every renderer of a running render is in seccomp mode 2 with namespaces of its own; the browser is not root', async () => {
@@ -36,25 +37,39 @@ test('every renderer of a running render is in seccomp mode 2 with namespaces of
   // A cross-site frame gets a renderer of its own (site isolation): both must be boxed.
   const frame = `http://localhost:${new URL(rig.site.url).port}/`;
   let renderers: number[] = [];
-  await rig.host.withPage({ timeout: 15, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_sandbox' }, new AbortController().signal, async (page) => {
-    await page.goto(rig.site.url + '/');
-    await page.evaluate((src) => new Promise((resolve) => {
-      const iframe = document.createElement('iframe');
-      iframe.onload = resolve;
-      iframe.src = src;
-      document.body.append(iframe);
-    }), frame);
-    const all = listProcesses();
-    const tree = new Set(processTree([browserPid], all));
-    renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer')).map((proc) => proc.pid);
-    assert.ok(renderers.length >= 2, `the page and its cross-site frame have renderers (found ${renderers.length})`);
-    for (const pid of renderers) {
-      assert.is(statusField(pid, 'Seccomp'), '2', `renderer ${pid} runs under seccomp-bpf`);
-      for (const kind of ['user', 'pid', 'net']) {
-        assert.is.not(namespace(pid, kind), namespace(browserPid, kind), `renderer ${pid} has a ${kind} namespace of its own`);
+  await rig.host.withPage(
+    { timeout: 15, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_sandbox' },
+    new AbortController().signal,
+    async (page) => {
+      await page.goto(`${rig.site.url}/`);
+      await page.evaluate(
+        (src) =>
+          new Promise((resolve) => {
+            const iframe = document.createElement('iframe');
+            iframe.onload = resolve;
+            iframe.src = src;
+            document.body.append(iframe);
+          }),
+        frame,
+      );
+      const all = listProcesses();
+      const tree = new Set(processTree([browserPid], all));
+      renderers = all
+        .filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'))
+        .map((proc) => proc.pid);
+      assert.ok(renderers.length >= 2, `the page and its cross-site frame have renderers (found ${renderers.length})`);
+      for (const pid of renderers) {
+        assert.is(statusField(pid, 'Seccomp'), '2', `renderer ${pid} runs under seccomp-bpf`);
+        for (const kind of ['user', 'pid', 'net']) {
+          assert.is.not(
+            namespace(pid, kind),
+            namespace(browserPid, kind),
+            `renderer ${pid} has a ${kind} namespace of its own`,
+          );
+        }
       }
-    }
-  });
+    },
+  );
 
   const [realUid] = statusField(browserPid, 'Uid').split(/\s+/);
   assert.is.not(realUid, '0', 'the browser does not run as root');
@@ -71,7 +86,10 @@ test('a browser user that does not exist stops the start with one line', async (
   if (process.getuid?.() !== 0) return; // Only a root service drops to a user.
   const host = new BrowserHost({ executablePath: CHROMIUM, browserUser: 'shutterbus-no-such-user' });
   try {
-    const error = await host.start().then(() => null, (err: unknown) => err);
+    const error = await host.start().then(
+      () => null,
+      (err: unknown) => err,
+    );
     assert.instance(error, SandboxError);
     const message = (error as Error).message;
     assert.not.ok(message.includes('\n'), 'one line');
@@ -84,8 +102,10 @@ test('a browser user that does not exist stops the start with one line', async (
 
 test("Chromium's own refusal of its sandbox becomes the same one line", async () => {
   if (process.getuid?.() !== 0) return; // Chromium refuses its sandbox to root: the refusal at hand.
-  const error = await chromium.launch({ executablePath: CHROMIUM, chromiumSandbox: true, timeout: 20_000 })
-    .then(async (browser) => (await browser.close(), null), (err: unknown) => err);
+  const error = await chromium.launch({ executablePath: CHROMIUM, chromiumSandbox: true, timeout: 20_000 }).then(
+    async (browser) => (await browser.close(), null),
+    (err: unknown) => err,
+  );
   assert.ok(error, 'Chromium refused to start as root with its sandbox');
   const refused = sandboxFailure(error);
   assert.instance(refused, SandboxError);
@@ -105,7 +125,10 @@ test('CHROMIUM_NO_SANDBOX runs the renderers unconfined and says so loudly', asy
     const tree = new Set(processTree([host.pid!], all));
     const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
     assert.ok(renderers.length > 0);
-    assert.ok(renderers.every((proc) => statusField(proc.pid, 'Seccomp') === '0'), 'no seccomp without the sandbox');
+    assert.ok(
+      renderers.every((proc) => statusField(proc.pid, 'Seccomp') === '0'),
+      'no seccomp without the sandbox',
+    );
     assert.is.not(statusField(host.pid!, 'Uid').split(/\s+/)[0], '0', 'still not root');
   } finally {
     await host.close();

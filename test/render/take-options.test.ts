@@ -15,8 +15,12 @@ import type { FixtureRoute } from '../fixtures/site.ts';
 const test = suite('take options on one render');
 let rig: RenderRig;
 
-const html = (body: string, head = '') => `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style>${head}</head><body>${body}</body></html>`;
-const page = (body: string, head = ''): FixtureRoute => (_req, res) => void res.writeHead(200, { 'Content-Type': 'text/html' }).end(html(body, head));
+const html = (body: string, head = '') =>
+  `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style>${head}</head><body>${body}</body></html>`;
+const page =
+  (body: string, head = ''): FixtureRoute =>
+  (_req, res) =>
+    void res.writeHead(200, { 'Content-Type': 'text/html' }).end(html(body, head));
 
 // What the page believes about its locale, written into its body as JSON.
 const LOCALE_PROBE = `<pre id="out"></pre><script>out.textContent = JSON.stringify({
@@ -37,7 +41,9 @@ test.before(async () => {
       '/locale': page(LOCALE_PROBE),
       '/sections': page(SECTIONS),
       // An element far below the fold, and a fixed overlay over the top 100 px of the viewport.
-      '/element': page(`<div style="height:1500px"></div><div id="target" style="width:300px;height:300px;background:#00ff00"></div><div style="height:1500px"></div><div style="position:fixed;top:0;left:0;width:100%;height:100px;background:#ff0000"></div>`),
+      '/element': page(
+        `<div style="height:1500px"></div><div id="target" style="width:300px;height:300px;background:#00ff00"></div><div style="height:1500px"></div><div style="position:fixed;top:0;left:0;width:100%;height:100px;background:#ff0000"></div>`,
+      ),
       '/shadow': page(`<div id="open-host"></div><div id="closed-host"><span>slotted light text</span></div><script>
         const openRoot = document.getElementById('open-host').attachShadow({ mode: 'open' }); openRoot.innerHTML = '<p>' + ['open', 'shadow', 'text'].join(' ') + '</p>';
         const closedRoot = document.getElementById('closed-host').attachShadow({ mode: 'closed' }); closedRoot.innerHTML = '<p>' + ['closed', 'shadow', 'text'].join(' ') + '</p><slot></slot>';
@@ -46,13 +52,20 @@ test.before(async () => {
         const root = document.getElementById('host').attachShadow({ mode: 'closed' });
         root.innerHTML = '<div class="ad" style="height:100px;background:#ff0000"></div><div style="height:100px;background:#0000ff"></div>';
       </script>`),
-      '/late': page(`<div class="a" style="height:50px;background:#0000ff"></div><script>setTimeout(() => { const b = document.createElement('div'); b.className = 'b'; b.style.cssText = 'height:50px;background:#00ff00'; document.body.append(b); }, 700)</script>`),
+      '/late': page(
+        `<div class="a" style="height:50px;background:#0000ff"></div><script>setTimeout(() => { const b = document.createElement('div'); b.className = 'b'; b.style.cssText = 'height:50px;background:#00ff00'; document.body.append(b); }, 700)</script>`,
+      ),
     },
   });
 });
 test.after(async () => rig?.stop());
 
-const probe = async (options: Parameters<RenderRig['render']>[1]) => JSON.parse(/<pre id="out">([^<]*)<\/pre>/.exec((await rig.render('/locale', { format: 'html', ...options })).image.toString('utf8'))![1].replaceAll('&quot;', '"'));
+const probe = async (options: Parameters<RenderRig['render']>[1]) =>
+  JSON.parse(
+    /<pre id="out">([^<]*)<\/pre>/
+      .exec((await rig.render('/locale', { format: 'html', ...options })).image.toString('utf8'))![1]
+      .replaceAll('&quot;', '"'),
+  );
 
 test('Accept-Language in headers sets navigator.language and Intl formats; the next render on the warm page has none', async () => {
   const german = await probe({ headers: ['Accept-Language: de-DE,de;q=0.9,en;q=0.5'] });
@@ -61,7 +74,10 @@ test('Accept-Language in headers sets navigator.language and Intl formats; the n
   assert.is(german.number, '1.234,5');
   assert.is(german.date, '5.3.2024');
   assert.is(german.resolved, 'de-DE');
-  assert.is(rig.site.received.filter((r) => r.path === '/locale').at(-1)!.headers['accept-language'], 'de-DE,de;q=0.9,en;q=0.5');
+  assert.is(
+    rig.site.received.filter((r) => r.path === '/locale').at(-1)!.headers['accept-language'],
+    'de-DE,de;q=0.9,en;q=0.5',
+  );
   const plain = await probe({});
   assert.is.not(plain.language, 'de-DE');
   assert.is(plain.number, '1,234.5');
@@ -72,12 +88,25 @@ test('a locale with a user agent keeps both', async () => {
   const both = await probe({ headers: ['Accept-Language: fr-FR'], user_agent: 'ShutterbusLocaleAgent/1' });
   assert.is(both.language, 'fr-FR');
   assert.is(both.number, '1\u202f234,5');
-  assert.is(rig.site.received.filter((r) => r.path === '/locale').at(-1)!.headers['user-agent'], 'ShutterbusLocaleAgent/1');
+  assert.is(
+    rig.site.received.filter((r) => r.path === '/locale').at(-1)!.headers['user-agent'],
+    'ShutterbusLocaleAgent/1',
+  );
 });
 
 test('headers without Accept-Language make no emulation call', async () => {
   const calls: string[] = [];
-  const spy = new Proxy({}, { get: (_, name) => (...args: unknown[]) => { calls.push(`${String(name)} ${JSON.stringify(args[0] ?? '')}`); return Promise.resolve({}); } });
+  const spy = new Proxy(
+    {},
+    {
+      get:
+        (_, name) =>
+        (...args: unknown[]) => {
+          calls.push(`${String(name)} ${JSON.stringify(args[0] ?? '')}`);
+          return Promise.resolve({});
+        },
+    },
+  );
   const options = { ...renderDefaults, url: 'http://example.test/', headers: ['X-Test: 1'] };
   const undo = await applyEmulation(spy as Page, spy as CDPSession, options, new AbortController().signal);
   await undo();
@@ -93,18 +122,40 @@ const hex = (colour: string) => [1, 3, 5].map((i) => parseInt(colour.slice(i, i 
 const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]) <= 10);
 
 test('full_page_algorithm=by_sections: viewport-high sections stitched, the fixed bar in each', async () => {
-  const shot = await rig.render('/sections', { full_page: true, full_page_algorithm: 'by_sections', full_page_scroll: false, viewport_width: 400, viewport_height: 600 });
+  const shot = await rig.render('/sections', {
+    full_page: true,
+    full_page_algorithm: 'by_sections',
+    full_page_scroll: false,
+    viewport_width: 400,
+    viewport_height: 600,
+  });
   const meta = await sharp(shot.image).metadata();
   assert.equal([meta.width, meta.height], [400, 3000]);
   // Each section starts with the fixed bar: at 0, 600, 1200, 1800 and 2400 px. The last section is
   // captured with the page scrolled to its bottom (2400 of 3000 visible from 2400): bar at 2400.
-  for (const top of [0, 600, 1200, 1800, 2400]) assert.ok(near(await rgbAt(shot.image, 200, top + 20), [0, 0, 0]), `bar at ${top}`);
+  for (const top of [0, 600, 1200, 1800, 2400])
+    assert.ok(near(await rgbAt(shot.image, 200, top + 20), [0, 0, 0]), `bar at ${top}`);
   // Between the bars, the bands where the page has them.
-  for (const [y, band] of [[100, 0], [700, 1], [1100, 2], [1700, 3], [2100, 4], [2900, 5]] as const) {
-    assert.ok(near(await rgbAt(shot.image, 200, y), hex(BANDS[band])), `band ${band} at ${y}: ${await rgbAt(shot.image, 200, y)}`);
+  for (const [y, band] of [
+    [100, 0],
+    [700, 1],
+    [1100, 2],
+    [1700, 3],
+    [2100, 4],
+    [2900, 5],
+  ] as const) {
+    assert.ok(
+      near(await rgbAt(shot.image, 200, y), hex(BANDS[band])),
+      `band ${band} at ${y}: ${await rgbAt(shot.image, 200, y)}`,
+    );
   }
   // The default algorithm: one capture, the fixed bar once at the top.
-  const whole = await rig.render('/sections', { full_page: true, full_page_scroll: false, viewport_width: 400, viewport_height: 600 });
+  const whole = await rig.render('/sections', {
+    full_page: true,
+    full_page_scroll: false,
+    viewport_width: 400,
+    viewport_height: 600,
+  });
   assert.ok(near(await rgbAt(whole.image, 200, 620), hex(BANDS[1])), 'no bar at 600 in one capture');
 });
 
@@ -113,14 +164,24 @@ test('selector_algorithm: default captures the element alone, clip as the viewpo
   assert.equal([(await sharp(alone.image).metadata()).width, (await sharp(alone.image).metadata()).height], [300, 300]);
   assert.ok(near(await rgbAt(alone.image, 150, 20), [0, 255, 0]), 'default: the element, not the overlay');
   const clipped = await rig.render('/element', { selector: '#target', selector_algorithm: 'clip' });
-  assert.equal([(await sharp(clipped.image).metadata()).width, (await sharp(clipped.image).metadata()).height], [300, 300]);
+  assert.equal(
+    [(await sharp(clipped.image).metadata()).width, (await sharp(clipped.image).metadata()).height],
+    [300, 300],
+  );
   // Scrolled to the top of the viewport, under the fixed overlay's 100 px, as a reader sees it.
-  assert.ok(near(await rgbAt(clipped.image, 150, 20), [255, 0, 0]), `clip: the overlay over it ${await rgbAt(clipped.image, 150, 20)}`);
+  assert.ok(
+    near(await rgbAt(clipped.image, 150, 20), [255, 0, 0]),
+    `clip: the overlay over it ${await rgbAt(clipped.image, 150, 20)}`,
+  );
   assert.ok(near(await rgbAt(clipped.image, 150, 200), [0, 255, 0]), 'clip: the element below the overlay');
 });
 
 test('selector_scroll_into_view=false: the page is not scrolled for a clip', async () => {
-  const unscrolled = await rig.render('/element', { selector: '#target', selector_algorithm: 'clip', selector_scroll_into_view: false });
+  const unscrolled = await rig.render('/element', {
+    selector: '#target',
+    selector_algorithm: 'clip',
+    selector_scroll_into_view: false,
+  });
   // The element is 1500 px down, out of the 720 px viewport: the viewport does not paint it there.
   assert.not.ok(near(await rgbAt(unscrolled.image, 150, 200), [0, 255, 0]), 'not scrolled into view');
 });
@@ -135,7 +196,9 @@ test('include_shadow_dom: html and markdown output hold open and closed shadow r
   // Markdown: the shadow content in its place, a slot filled with the host's light child.
   const plain = (await rig.render('/shadow', { format: 'markdown' })).image.toString('utf8');
   assert.not.match(plain, 'closed shadow text');
-  const markdown = (await rig.render('/shadow', { format: 'markdown', include_shadow_dom: true })).image.toString('utf8');
+  const markdown = (await rig.render('/shadow', { format: 'markdown', include_shadow_dom: true })).image.toString(
+    'utf8',
+  );
   assert.match(markdown, 'open shadow text');
   assert.match(markdown, 'closed shadow text');
   assert.match(markdown, /closed shadow text[\s\S]*slotted light text/);
@@ -144,9 +207,17 @@ test('include_shadow_dom: html and markdown output hold open and closed shadow r
 test('include_shadow_dom: hide_selectors reach into shadow roots, closed ones too', async () => {
   const shown = await rig.render('/shadow-ad', { hide_selectors: ['.ad'], viewport_width: 200, viewport_height: 200 });
   assert.ok(near(await rgbAt(shown.image, 50, 50), [255, 0, 0]), 'without include_shadow_dom the shadow ad stays');
-  const hidden = await rig.render('/shadow-ad', { hide_selectors: ['.ad'], include_shadow_dom: true, viewport_width: 200, viewport_height: 200 });
+  const hidden = await rig.render('/shadow-ad', {
+    hide_selectors: ['.ad'],
+    include_shadow_dom: true,
+    viewport_width: 200,
+    viewport_height: 200,
+  });
   // The ad gone from inside the closed root, the rest of the root moves up into its place.
-  assert.ok(near(await rgbAt(hidden.image, 50, 50), [0, 0, 255]), `hidden inside the closed root ${await rgbAt(hidden.image, 50, 50)}`);
+  assert.ok(
+    near(await rgbAt(hidden.image, 50, 50), [0, 0, 255]),
+    `hidden inside the closed root ${await rgbAt(hidden.image, 50, 50)}`,
+  );
   assert.ok(near(await rgbAt(hidden.image, 50, 150), [255, 255, 255]));
   // Undone: the same warm page, the next render shows the ad again.
   const again = await rig.render('/shadow-ad', { viewport_width: 200, viewport_height: 200 });
@@ -157,7 +228,12 @@ test('wait_for_selector_algorithm=at_least_by_count waits for every selector of 
   assert.equal(splitSelectorList('.a, div[data-x="1,2"], :is(.b, .c)'), ['.a', 'div[data-x="1,2"]', ':is(.b, .c)']);
   const one = await rig.render('/late', { wait_for_selector: '.a, .b', viewport_width: 200, viewport_height: 200 });
   assert.ok(near(await rgbAt(one.image, 100, 75), [255, 255, 255]), 'at_least_one: .a is enough, .b not there yet');
-  const every = await rig.render('/late', { wait_for_selector: '.a, .b', wait_for_selector_algorithm: 'at_least_by_count', viewport_width: 200, viewport_height: 200 });
+  const every = await rig.render('/late', {
+    wait_for_selector: '.a, .b',
+    wait_for_selector_algorithm: 'at_least_by_count',
+    viewport_width: 200,
+    viewport_height: 200,
+  });
   assert.ok(near(await rgbAt(every.image, 100, 75), [0, 255, 0]), 'at_least_by_count: .b waited for');
 });
 

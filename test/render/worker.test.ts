@@ -38,7 +38,14 @@ interface Seen {
 }
 
 const image = Buffer.from('a-png-the-size-of-this-string');
-const observation: PageObservation = { finalUrl: 'https://example.com/', mainStatus: 200, subRequests: [], visibleText: '', missingSelectors: [], image };
+const observation: PageObservation = {
+  finalUrl: 'https://example.com/',
+  mainStatus: 200,
+  subRequests: [],
+  visibleText: '',
+  missingSelectors: [],
+  image,
+};
 
 type Capture = (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
 
@@ -84,7 +91,10 @@ async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderReq
 }
 
 /** One delivery of `message`, as the consume loop hands it over. */
-function deliveryOf<T>(message: T, options: { count?: number; isLast?: boolean; replay?: boolean; signal?: AbortSignal } = {}): Delivery<T> {
+function deliveryOf<T>(
+  message: T,
+  options: { count?: number; isLast?: boolean; replay?: boolean; signal?: AbortSignal } = {},
+): Delivery<T> {
   const { count = 1, isLast = false, replay = false, signal = new AbortController().signal } = options;
   return {
     message,
@@ -99,7 +109,9 @@ function deliveryOf<T>(message: T, options: { count?: number; isLast?: boolean; 
 /** Collects the announcements of a render's end. */
 function announcements(renderId: string) {
   const heard: RenderResult[] = [];
-  const subscription = nc.subscribe(names.renderDone(renderId), { callback: (_err, msg) => void heard.push(readRenderDone(msg)) });
+  const subscription = nc.subscribe(names.renderDone(renderId), {
+    callback: (_err, msg) => void heard.push(readRenderDone(msg)),
+  });
   return { heard, flush: async () => (await nc.flush(), subscription.unsubscribe()) };
 }
 
@@ -118,44 +130,59 @@ worker.after(async () => {
   await nats?.stop();
 });
 
-worker('a render that succeeds: recorded with its file, charged as a first settlement, queued, announced with its image, one log line', async () => {
-  const { handle, seen } = handlers();
-  const request = await newRequest();
-  const done = announcements(request.render_id);
-  const disposition = await handle(deliveryOf(request));
-  await done.flush();
+worker(
+  'a render that succeeds: recorded with its file, charged as a first settlement, queued, announced with its image, one log line',
+  async () => {
+    const { handle, seen } = handlers();
+    const request = await newRequest();
+    const done = announcements(request.render_id);
+    const disposition = await handle(deliveryOf(request));
+    await done.flush();
 
-  assert.equal(disposition, { kind: 'ack' });
-  const record = (await records.get(request.render_id))!;
-  assert.is(record.status, 'succeeded');
-  assert.equal(seen.stored, [record.file_name]);
-  assert.is(record.size_bytes, image.length);
-  assert.equal(seen.settled.map((s) => s.record.status), ['succeeded']);
-  assert.equal(seen.webhooks.map((r) => r.render_id), [request.render_id]);
-  assert.is(done.heard.length, 1);
-  assert.ok(done.heard[0].image?.equals(image), 'the image travels in the announcement');
-  assert.equal(linesSaying(seen, 'render ended').map((line) => line.outcome), ['succeeded']);
-});
+    assert.equal(disposition, { kind: 'ack' });
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'succeeded');
+    assert.equal(seen.stored, [record.file_name]);
+    assert.is(record.size_bytes, image.length);
+    assert.equal(
+      seen.settled.map((s) => s.record.status),
+      ['succeeded'],
+    );
+    assert.equal(
+      seen.webhooks.map((r) => r.render_id),
+      [request.render_id],
+    );
+    assert.is(done.heard.length, 1);
+    assert.ok(done.heard[0].image?.equals(image), 'the image travels in the announcement');
+    assert.equal(
+      linesSaying(seen, 'render ended').map((line) => line.outcome),
+      ['succeeded'],
+    );
+  },
+);
 
-worker('a redelivery of an ended render: ack, nothing rendered, settled and queued again (idempotent), announced without an image', async () => {
-  const first = handlers();
-  const request = await newRequest();
-  await first.handle(deliveryOf(request));
+worker(
+  'a redelivery of an ended render: ack, nothing rendered, settled and queued again (idempotent), announced without an image',
+  async () => {
+    const first = handlers();
+    const request = await newRequest();
+    await first.handle(deliveryOf(request));
 
-  const again = handlers(async () => assert.unreachable('rendered again') as never);
-  const done = announcements(request.render_id);
-  const disposition = await again.handle(deliveryOf(request, { count: 2 }));
-  await done.flush();
+    const again = handlers(async () => assert.unreachable('rendered again') as never);
+    const done = announcements(request.render_id);
+    const disposition = await again.handle(deliveryOf(request, { count: 2 }));
+    await done.flush();
 
-  assert.equal(disposition, { kind: 'ack' });
-  assert.is(again.seen.captures.length, 0);
-  assert.equal(again.seen.settled.length, 1, 'settled again (idempotent in the ledger)');
-  assert.is(again.seen.webhooks.length, 1);
-  assert.is(done.heard.length, 1);
-  assert.is(done.heard[0].record.status, 'succeeded');
-  assert.is(done.heard[0].image, undefined);
-  assert.is(linesSaying(again.seen, 'render ended').length, 0, 'the render ended once, and said so once');
-});
+    assert.equal(disposition, { kind: 'ack' });
+    assert.is(again.seen.captures.length, 0);
+    assert.equal(again.seen.settled.length, 1, 'settled again (idempotent in the ledger)');
+    assert.is(again.seen.webhooks.length, 1);
+    assert.is(done.heard.length, 1);
+    assert.is(done.heard[0].record.status, 'succeeded');
+    assert.is(done.heard[0].image, undefined);
+    assert.is(linesSaying(again.seen, 'render ended').length, 0, 'the render ended once, and said so once');
+  },
+);
 
 worker('a render its caller abandoned: ack, not rendered, never announced by webhook', async () => {
   const { handle, seen } = handlers();
@@ -164,40 +191,56 @@ worker('a render its caller abandoned: ack, not rendered, never announced by web
   assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
   assert.is(seen.captures.length, 0);
   assert.is(seen.webhooks.length, 0);
-  assert.equal(seen.settled.map((s) => s.record.abandoned), [true]);
+  assert.equal(
+    seen.settled.map((s) => s.record.abandoned),
+    [true],
+  );
 });
 
-worker("an operator's replay renders an ended render again into the same record; its caller's old deadline does not apply", async () => {
-  const request = await newRequest({ answer_by: Date.now() + 60_000 });
-  await handlers().handle(deliveryOf(request));
-  const before = (await records.get(request.render_id))!;
-  // The replay republishes the original message: its deadline is long gone.
-  const replayed = { ...request, answer_by: Date.now() - 60_000 };
+worker(
+  "an operator's replay renders an ended render again into the same record; its caller's old deadline does not apply",
+  async () => {
+    const request = await newRequest({ answer_by: Date.now() + 60_000 });
+    await handlers().handle(deliveryOf(request));
+    const before = (await records.get(request.render_id))!;
+    // The replay republishes the original message: its deadline is long gone.
+    const replayed = { ...request, answer_by: Date.now() - 60_000 };
 
-  const { handle, seen } = handlers();
-  assert.equal(await handle(deliveryOf(replayed, { replay: true })), { kind: 'ack' });
-  const after = (await records.get(request.render_id))!;
-  assert.is(seen.captures.length, 1, 'rendered again');
-  assert.is(after.status, 'succeeded');
-  assert.is.not(after.file_name, before.file_name, 'a new file');
-  assert.equal(seen.settled.length, 1);
-});
+    const { handle, seen } = handlers();
+    assert.equal(await handle(deliveryOf(replayed, { replay: true })), { kind: 'ack' });
+    const after = (await records.get(request.render_id))!;
+    assert.is(seen.captures.length, 1, 'rendered again');
+    assert.is(after.status, 'succeeded');
+    assert.is.not(after.file_name, before.file_name, 'a new file');
+    assert.equal(seen.settled.length, 1);
+  },
+);
 
-worker('a retryable failure with deliveries left: retry after a delay growing per delivery; the record is not ended', async () => {
-  const { handle, seen } = handlers(async () => {
-    throw new Error('the browser went away');
-  });
-  const request = await newRequest();
-  assert.equal(await handle(deliveryOf(request, { count: 1 })), { kind: 'retry', delayMs: 1000 });
-  assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'retry', delayMs: 2000 });
-  assert.is((await records.get(request.render_id))!.status, 'rendering');
-  assert.is(seen.settled.length, 0);
-  assert.is(seen.webhooks.length, 0);
-  assert.is(linesSaying(seen, 'render ended').length, 0);
-  const retries = linesSaying(seen, 'render will be retried');
-  assert.equal(retries.map((line) => line.error_code), ['internal_application_error', 'internal_application_error']);
-  assert.match(String((retries[0].err as { message: string }).message), /browser went away/, 'the cause is in the log');
-});
+worker(
+  'a retryable failure with deliveries left: retry after a delay growing per delivery; the record is not ended',
+  async () => {
+    const { handle, seen } = handlers(async () => {
+      throw new Error('the browser went away');
+    });
+    const request = await newRequest();
+    assert.equal(await handle(deliveryOf(request, { count: 1 })), { kind: 'retry', delayMs: 1000 });
+    assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'retry', delayMs: 2000 });
+    assert.is((await records.get(request.render_id))!.status, 'rendering');
+    assert.is(seen.settled.length, 0);
+    assert.is(seen.webhooks.length, 0);
+    assert.is(linesSaying(seen, 'render ended').length, 0);
+    const retries = linesSaying(seen, 'render will be retried');
+    assert.equal(
+      retries.map((line) => line.error_code),
+      ['internal_application_error', 'internal_application_error'],
+    );
+    assert.match(
+      String((retries[0].err as { message: string }).message),
+      /browser went away/,
+      'the cause is in the log',
+    );
+  },
+);
 
 worker('the same failure on the last delivery: failed, settled, queued, ack, one render ended line', async () => {
   const { handle, seen } = handlers(async () => {
@@ -208,9 +251,15 @@ worker('the same failure on the last delivery: failed, settled, queued, ack, one
   const record = (await records.get(request.render_id))!;
   assert.is(record.status, 'failed');
   assert.is(record.error_code, 'internal_application_error');
-  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
+  assert.equal(
+    seen.settled.map((s) => s.record.status),
+    ['failed'],
+  );
   assert.is(seen.webhooks.length, 1);
-  assert.equal(linesSaying(seen, 'render ended').map((line) => line.error_code), ['internal_application_error']);
+  assert.equal(
+    linesSaying(seen, 'render ended').map((line) => line.error_code),
+    ['internal_application_error'],
+  );
 });
 
 worker('a failure the rules find is final on the first delivery', async () => {
@@ -222,77 +271,108 @@ worker('a failure the rules find is final on the first delivery', async () => {
   assert.is((await records.get(request.render_id))!.error_code, 'timeout_error');
 });
 
-worker('a synchronous render: pending until its end, written once; its caller answered meanwhile keeps the record abandoned', async () => {
-  const request = await newRequest({ answer_by: Date.now() + 60_000 });
-  const { handle, seen } = handlers(async () => {
-    assert.is((await records.get(request.render_id))!.status, 'pending', 'nobody can look while it renders: no write');
-    return observation;
-  });
-  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
-  assert.is((await records.get(request.render_id))!.status, 'succeeded');
+worker(
+  'a synchronous render: pending until its end, written once; its caller answered meanwhile keeps the record abandoned',
+  async () => {
+    const request = await newRequest({ answer_by: Date.now() + 60_000 });
+    const { handle, seen } = handlers(async () => {
+      assert.is(
+        (await records.get(request.render_id))!.status,
+        'pending',
+        'nobody can look while it renders: no write',
+      );
+      return observation;
+    });
+    assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+    assert.is((await records.get(request.render_id))!.status, 'succeeded');
 
-  // The record changes under the render (its caller gave up): the end, written at the revision
-  // read before, fails and is read again, so the abandonment stands and nothing is charged.
-  const late = await newRequest({ answer_by: Date.now() + 60_000 });
-  const abandoned = handlers(async () => (await records.abandon(late, 'temporary_unavailable'), observation));
-  assert.equal(await abandoned.handle(deliveryOf(late)), { kind: 'ack' });
-  const record = (await records.get(late.render_id))!;
-  assert.is(record.status, 'failed');
-  assert.ok(record.abandoned);
-  assert.equal(abandoned.seen.settled.map((s) => s.record.status), ['failed']);
-  assert.is(seen.settled.length, 1);
-});
+    // The record changes under the render (its caller gave up): the end, written at the revision
+    // read before, fails and is read again, so the abandonment stands and nothing is charged.
+    const late = await newRequest({ answer_by: Date.now() + 60_000 });
+    const abandoned = handlers(async () => (await records.abandon(late, 'temporary_unavailable'), observation));
+    assert.equal(await abandoned.handle(deliveryOf(late)), { kind: 'ack' });
+    const record = (await records.get(late.render_id))!;
+    assert.is(record.status, 'failed');
+    assert.ok(record.abandoned);
+    assert.equal(
+      abandoned.seen.settled.map((s) => s.record.status),
+      ['failed'],
+    );
+    assert.is(seen.settled.length, 1);
+  },
+);
 
-worker("the store out of reach past a synchronous caller's timeout: the image announced unstored, then stored after the deadline, charged once", async () => {
-  // Timeout 1 s: the store is tried 2 s after the capture; the caller's deadline is at 4 s, the store back at 6 s.
-  const request = await newRequest({ options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 }, answer_by: Date.now() + 4000 });
-  const backAt = Date.now() + 6000;
-  const { handle, seen } = handlers(undefined, () => Date.now() < backAt);
-  const done = announcements(request.render_id);
-  const heardAt: number[] = [];
-  const timing = nc.subscribe(names.renderDone(request.render_id), { callback: () => void heardAt.push(Date.now()) });
-  const started = Date.now();
-  assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
-  await done.flush();
-  timing.unsubscribe();
+worker(
+  "the store out of reach past a synchronous caller's timeout: the image announced unstored, then stored after the deadline, charged once",
+  async () => {
+    // Timeout 1 s: the store is tried 2 s after the capture; the caller's deadline is at 4 s, the store back at 6 s.
+    const request = await newRequest({
+      options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 },
+      answer_by: Date.now() + 4000,
+    });
+    const backAt = Date.now() + 6000;
+    const { handle, seen } = handlers(undefined, () => Date.now() < backAt);
+    const done = announcements(request.render_id);
+    const heardAt: number[] = [];
+    const timing = nc.subscribe(names.renderDone(request.render_id), { callback: () => void heardAt.push(Date.now()) });
+    const started = Date.now();
+    assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
+    await done.flush();
+    timing.unsubscribe();
 
-  assert.is(done.heard.length, 2, 'announced unstored, then ended');
-  const [early, end] = done.heard;
-  assert.is(early.unstored, true);
-  assert.ok(early.image?.equals(image), 'the unstored announcement carries the image');
-  assert.is(early.record.status, 'succeeded');
-  assert.is(early.record.file_name, undefined);
-  assert.ok(heardAt[0] - started < 3000, `announced within the caller's timeout and 2 s: ${heardAt[0] - started} ms`);
-  assert.ok(heardAt[0] < request.answer_by!, 'before the caller\'s deadline');
-  assert.is(end.unstored, undefined);
+    assert.is(done.heard.length, 2, 'announced unstored, then ended');
+    const [early, end] = done.heard;
+    assert.is(early.unstored, true);
+    assert.ok(early.image?.equals(image), 'the unstored announcement carries the image');
+    assert.is(early.record.status, 'succeeded');
+    assert.is(early.record.file_name, undefined);
+    assert.ok(heardAt[0] - started < 3000, `announced within the caller's timeout and 2 s: ${heardAt[0] - started} ms`);
+    assert.ok(heardAt[0] < request.answer_by!, "before the caller's deadline");
+    assert.is(end.unstored, undefined);
 
-  // Nobody waits once answered: the deadline that passed meanwhile does not end the render as late.
-  const record = (await records.get(request.render_id))!;
-  assert.is(record.status, 'succeeded');
-  assert.equal(seen.stored, [record.file_name]);
-  assert.is(end.record.file_name, record.file_name);
-  assert.equal(seen.settled.map((s) => s.record.status), ['succeeded']);
-});
+    // Nobody waits once answered: the deadline that passed meanwhile does not end the render as late.
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'succeeded');
+    assert.equal(seen.stored, [record.file_name]);
+    assert.is(end.record.file_name, record.file_name);
+    assert.equal(
+      seen.settled.map((s) => s.record.status),
+      ['succeeded'],
+    );
+  },
+);
 
-worker('an unstored image its caller refused: the render stops trying the store, and its redelivery ends it uncharged', async () => {
-  const request = await newRequest({ options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 }, answer_by: Date.now() + 4000 });
-  const { handle, seen } = handlers(undefined, () => true);
-  // The ingress that cannot take the image (a json answer) abandons the render as soon as it hears it.
-  const refusing = nc.subscribe(names.renderDone(request.render_id), { max: 1, callback: () => void records.abandon(request, 'temporary_unavailable') });
-  const started = Date.now();
-  const disposition = await handle(deliveryOf(request));
-  refusing.unsubscribe();
-  assert.is(disposition.kind, 'retry', JSON.stringify(disposition));
-  assert.ok(Date.now() - started < 15_000, `stopped trying the store once abandoned: ${Date.now() - started} ms`);
-  assert.is(seen.stored.length, 0);
+worker(
+  'an unstored image its caller refused: the render stops trying the store, and its redelivery ends it uncharged',
+  async () => {
+    const request = await newRequest({
+      options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 },
+      answer_by: Date.now() + 4000,
+    });
+    const { handle, seen } = handlers(undefined, () => true);
+    // The ingress that cannot take the image (a json answer) abandons the render as soon as it hears it.
+    const refusing = nc.subscribe(names.renderDone(request.render_id), {
+      max: 1,
+      callback: () => void records.abandon(request, 'temporary_unavailable'),
+    });
+    const started = Date.now();
+    const disposition = await handle(deliveryOf(request));
+    refusing.unsubscribe();
+    assert.is(disposition.kind, 'retry', JSON.stringify(disposition));
+    assert.ok(Date.now() - started < 15_000, `stopped trying the store once abandoned: ${Date.now() - started} ms`);
+    assert.is(seen.stored.length, 0);
 
-  assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'ack' });
-  const record = (await records.get(request.render_id))!;
-  assert.is(record.status, 'failed');
-  assert.ok(record.abandoned);
-  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
-  assert.is(seen.webhooks.length, 0);
-});
+    assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'ack' });
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'failed');
+    assert.ok(record.abandoned);
+    assert.equal(
+      seen.settled.map((s) => s.record.status),
+      ['failed'],
+    );
+    assert.is(seen.webhooks.length, 0);
+  },
+);
 
 worker("a request whose caller's deadline passed: failed late without rendering, never a charge", async () => {
   const { handle, seen } = handlers();
@@ -302,87 +382,114 @@ worker("a request whose caller's deadline passed: failed late without rendering,
   assert.is(record.status, 'failed');
   assert.is(record.error_code, 'temporary_unavailable');
   assert.is(seen.captures.length, 0);
-  assert.equal(seen.settled.map((s) => s.record.status), ['failed']);
+  assert.equal(
+    seen.settled.map((s) => s.record.status),
+    ['failed'],
+  );
 });
 
-worker('the loop stopping mid-render: the capture is aborted and the request handed back at once, even on its last delivery', async () => {
-  let aborted = false;
-  const { handle, seen } = handlers((_input, signal) => new Promise((_, reject) => {
-    signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
-  }));
-  const request = await newRequest();
-  const stopping = new AbortController();
-  const disposition = handle(deliveryOf(request, { isLast: true, signal: stopping.signal }));
-  await waitFor(() => seen.captures.length === 1, 'the capture under way');
-  stopping.abort();
-  assert.equal(await disposition, { kind: 'retry', delayMs: 0 });
-  assert.ok(aborted, 'the capture saw its signal abort');
-  assert.is((await records.get(request.render_id))!.status, 'rendering', 'not ended: the next delivery renders it');
-  assert.is(seen.settled.length, 0);
-});
+worker(
+  'the loop stopping mid-render: the capture is aborted and the request handed back at once, even on its last delivery',
+  async () => {
+    let aborted = false;
+    const { handle, seen } = handlers(
+      (_input, signal) =>
+        new Promise((_, reject) => {
+          signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
+        }),
+    );
+    const request = await newRequest();
+    const stopping = new AbortController();
+    const disposition = handle(deliveryOf(request, { isLast: true, signal: stopping.signal }));
+    await waitFor(() => seen.captures.length === 1, 'the capture under way');
+    stopping.abort();
+    assert.equal(await disposition, { kind: 'retry', delayMs: 0 });
+    assert.ok(aborted, 'the capture saw its signal abort');
+    assert.is((await records.get(request.render_id))!.status, 'rendering', 'not ended: the next delivery renders it');
+    assert.is(seen.settled.length, 0);
+  },
+);
 
-worker('a max-deliveries advisory ends its request as failed; one for a request gone from the stream is acked', async () => {
-  const { giveUp, seen } = handlers();
-  const request = await newRequest();
-  // In the stream, as its every delivery left it (the last test's loop finds it ended, and renders nothing).
-  const { seq } = await js.publish(names.renderSubject(request.workspace_id), JSON.stringify(request));
-  assert.equal(await giveUp(deliveryOf({ stream_seq: seq, deliveries: 3 })), { kind: 'ack' });
-  const record = (await records.get(request.render_id))!;
-  assert.is(record.status, 'failed');
-  assert.is(record.error_code, 'internal_application_error');
-  assert.equal(seen.settled.length, 1);
-  assert.equal(linesSaying(seen, 'render gave up after its last delivery').length, 1);
+worker(
+  'a max-deliveries advisory ends its request as failed; one for a request gone from the stream is acked',
+  async () => {
+    const { giveUp, seen } = handlers();
+    const request = await newRequest();
+    // In the stream, as its every delivery left it (the last test's loop finds it ended, and renders nothing).
+    const { seq } = await js.publish(names.renderSubject(request.workspace_id), JSON.stringify(request));
+    assert.equal(await giveUp(deliveryOf({ stream_seq: seq, deliveries: 3 })), { kind: 'ack' });
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'failed');
+    assert.is(record.error_code, 'internal_application_error');
+    assert.equal(seen.settled.length, 1);
+    assert.equal(linesSaying(seen, 'render gave up after its last delivery').length, 1);
 
-  assert.equal(await giveUp(deliveryOf({ stream_seq: seq + 1000, deliveries: 3 })), { kind: 'ack' });
-});
+    assert.equal(await giveUp(deliveryOf({ stream_seq: seq + 1000, deliveries: 3 })), { kind: 'ack' });
+  },
+);
 
-worker('through the real loop: a request that is not JSON or lacks its render id is terminated and logged, never rendered; a valid one is', async () => {
-  const terminated: number[] = [];
-  const advisories = nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${names.renderStream}.${names.renderConsumer}`, {
-    callback: (_err, msg) => void terminated.push((msg.json() as { stream_seq: number }).stream_seq),
-  });
-  const lines: { msg: string; reason?: string }[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  let captures = 0;
-  // capturePage asks the browser for a page and returns what the task made of it: this browser
-  // skips the page and answers with the observation.
-  const browser = { withPage: async () => (captures++, observation) } as unknown as BrowserHost;
-  const subject = names.renderSubject('ws_0000000000000001');
-  const valid = await newRequest();
-  const bad = [
-    (await js.publish(subject, 'not json {')).seq,
-    (await js.publish(subject, JSON.stringify({ ...valid, render_id: undefined }))).seq,
-    (await js.publish(subject, JSON.stringify({ ...valid, options: { format: 'png' } }))).seq,
-  ];
-  await js.publish(subject, JSON.stringify(valid));
+worker(
+  'through the real loop: a request that is not JSON or lacks its render id is terminated and logged, never rendered; a valid one is',
+  async () => {
+    const terminated: number[] = [];
+    const advisories = nc.subscribe(
+      `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${names.renderStream}.${names.renderConsumer}`,
+      {
+        callback: (_err, msg) => void terminated.push((msg.json() as { stream_seq: number }).stream_seq),
+      },
+    );
+    const lines: { msg: string; reason?: string }[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    let captures = 0;
+    // capturePage asks the browser for a page and returns what the task made of it: this browser
+    // skips the page and answers with the observation.
+    const browser = { withPage: async () => (captures++, observation) } as unknown as BrowserHost;
+    const subject = names.renderSubject('ws_0000000000000001');
+    const valid = await newRequest();
+    const bad = [
+      (await js.publish(subject, 'not json {')).seq,
+      (await js.publish(subject, JSON.stringify({ ...valid, render_id: undefined }))).seq,
+      (await js.publish(subject, JSON.stringify({ ...valid, options: { format: 'png' } }))).seq,
+    ];
+    await js.publish(subject, JSON.stringify(valid));
 
-  const running = await startRenderWorker({
-    config,
-    log,
-    nc,
-    js,
-    topology,
-    records,
-    store: { put: async () => undefined },
-    browser,
-    settle: async () => undefined,
-  });
-  try {
-    await waitFor(async () => (await records.get(valid.render_id))?.status === 'succeeded', 'the valid request rendered');
-    await waitFor(() => terminated.length === 3, 'three requests terminated');
-    // The claim: none of them comes back, for longer than the ack wait.
-    await pause(2500);
-  } finally {
-    await running.stop();
-    advisories.unsubscribe();
-  }
-  assert.is(captures, 1, 'only the valid request was rendered');
-  assert.equal(terminated.sort((a, b) => a - b), bad);
-  const refused = lines.filter((line) => line.msg === 'render message not valid; terminated');
-  assert.equal(refused.map((line) => line.reason), ['the message is not JSON', 'render_id is missing or not a string', 'options.timeout is missing or not a number']);
-  const info = await topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
-  assert.is(info.num_redelivered, 0);
-  assert.is(info.num_ack_pending, 0);
-});
+    const running = await startRenderWorker({
+      config,
+      log,
+      nc,
+      js,
+      topology,
+      records,
+      store: { put: async () => undefined },
+      browser,
+      settle: async () => undefined,
+    });
+    try {
+      await waitFor(
+        async () => (await records.get(valid.render_id))?.status === 'succeeded',
+        'the valid request rendered',
+      );
+      await waitFor(() => terminated.length === 3, 'three requests terminated');
+      // The claim: none of them comes back, for longer than the ack wait.
+      await pause(2500);
+    } finally {
+      await running.stop();
+      advisories.unsubscribe();
+    }
+    assert.is(captures, 1, 'only the valid request was rendered');
+    assert.equal(
+      terminated.sort((a, b) => a - b),
+      bad,
+    );
+    const refused = lines.filter((line) => line.msg === 'render message not valid; terminated');
+    assert.equal(
+      refused.map((line) => line.reason),
+      ['the message is not JSON', 'render_id is missing or not a string', 'options.timeout is missing or not a number'],
+    );
+    const info = await topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
+    assert.is(info.num_redelivered, 0);
+    assert.is(info.num_ack_pending, 0);
+  },
+);
 
 worker.run();

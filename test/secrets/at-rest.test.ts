@@ -28,12 +28,30 @@ function filesContaining(dir: string, needle: string): string[] {
 }
 
 atRest('a workspace secret key is never in NATS in plain text; a rotation re-seals it', async ({ nats }) => {
-  const withKey = (SECRETS_KEY: string, SECRETS_KEY_PREVIOUS = '') => ({ env: { NATS_URL: nats.url, SECRETS_KEY, SECRETS_KEY_PREVIOUS } });
-  const created = await shutterbus(withKey(keyA), 'workspace', 'create', '--plan', 'pro', '--owner', 'owner@example.com');
+  const withKey = (SECRETS_KEY: string, SECRETS_KEY_PREVIOUS = '') => ({
+    env: { NATS_URL: nats.url, SECRETS_KEY, SECRETS_KEY_PREVIOUS },
+  });
+  const created = await shutterbus(
+    withKey(keyA),
+    'workspace',
+    'create',
+    '--plan',
+    'pro',
+    '--owner',
+    'owner@example.com',
+  );
   assert.is(created.code, 0, created.stderr);
   const { workspace_id, secret_key } = created.json;
   assert.match(secret_key, /^sk_/);
-  const rotated = await shutterbus(withKey(keyA), 'keys', 'rotate', '--workspace', workspace_id, '--as', 'owner@example.com');
+  const rotated = await shutterbus(
+    withKey(keyA),
+    'keys',
+    'rotate',
+    '--workspace',
+    workspace_id,
+    '--as',
+    'owner@example.com',
+  );
   const rotatedSecret = rotated.json.secret_key;
   assert.is.not(rotatedSecret, secret_key);
 
@@ -53,12 +71,25 @@ atRest('a workspace secret key is never in NATS in plain text; a rotation re-sea
   const shown = await shutterbus(withKey(keyB), 'workspace', 'show', '--workspace', workspace_id);
   assert.is(shown.code, 0, shown.stderr);
   assert.is(shown.json.secret_key, rotatedSecret, 'the new key alone opens what was resealed');
-  assert.is((await shutterbus(withKey(keyB, keyA), 'secrets', 'reseal')).json.workspaces, 0, 'a second reseal changes nothing');
-  assert.is((await shutterbus(withKey(keyA), 'workspace', 'show', '--workspace', workspace_id)).code, 1, 'the old key no longer opens it');
+  assert.is(
+    (await shutterbus(withKey(keyB, keyA), 'secrets', 'reseal')).json.workspaces,
+    0,
+    'a second reseal changes nothing',
+  );
+  assert.is(
+    (await shutterbus(withKey(keyA), 'workspace', 'show', '--workspace', workspace_id)).code,
+    1,
+    'the old key no longer opens it',
+  );
 });
 
 atRest('production refuses to start the CLI without SECRETS_KEY', async ({ nats }) => {
-  const refused = await shutterbus({ env: { NATS_URL: nats.url, NODE_ENV: 'production', SECRETS_KEY: '' } }, 'usage', '--workspace', 'ws_0000000000000000');
+  const refused = await shutterbus(
+    { env: { NATS_URL: nats.url, NODE_ENV: 'production', SECRETS_KEY: '' } },
+    'usage',
+    '--workspace',
+    'ws_0000000000000000',
+  );
   assert.is(refused.code, 1);
   assert.is(refused.json.error_code, 'configuration_not_valid');
   assert.match(refused.json.error_message, /SECRETS_KEY/);

@@ -10,11 +10,18 @@ import type { RenderRequest } from '../../src/domain/render.ts';
 const test = suite('secrets/request-secrets');
 const sealer = new Sealer('k'.repeat(32));
 const request = (options: Record<string, unknown>): RenderRequest => ({
-  render_id: 'r1', workspace_id: 'w1', created_at: '2026-01-01T00:00:00Z', options: { ...renderDefaults, url: 'https://example.com/', ...options },
+  render_id: 'r1',
+  workspace_id: 'w1',
+  created_at: '2026-01-01T00:00:00Z',
+  options: { ...renderDefaults, url: 'https://example.com/', ...options },
 });
 
 test('proxy and openai_api_key are sealed in the message and opened for the render', () => {
-  const plain = request({ proxy: 'http://user:secret-pass@proxy.example:8080', openai_api_key: 'sk-secret', vision_prompt: 'x' });
+  const plain = request({
+    proxy: 'http://user:secret-pass@proxy.example:8080',
+    openai_api_key: 'sk-secret',
+    vision_prompt: 'x',
+  });
   const sealed = sealRequestSecrets(plain, sealer);
   const text = JSON.stringify(sealed);
   assert.not.match(text, 'secret-pass');
@@ -33,7 +40,10 @@ test('a request without secrets is passed as it is, with or without a sealer', (
 
 test('a secret and no sealer: refused, never sent in plain text', () => {
   assert.throws(() => sealRequestSecrets(request({ proxy: 'http://a:b@p.example:1' }), undefined), /no sealer/);
-  assert.throws(() => openRequestSecrets(sealRequestSecrets(request({ openai_api_key: 'k' }), sealer), undefined), /no sealer/);
+  assert.throws(
+    () => openRequestSecrets(sealRequestSecrets(request({ openai_api_key: 'k' }), sealer), undefined),
+    /no sealer/,
+  );
 });
 
 test.run();

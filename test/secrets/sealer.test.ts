@@ -22,9 +22,18 @@ test('a sealed secret opens to itself and does not contain it', () => {
 test('a tampered value or another key is refused', () => {
   const sealed = new Sealer(keyA).seal('x');
   const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
-  assert.throws(() => new Sealer(keyA).open(flipped), (err: unknown) => err instanceof SealError);
-  assert.throws(() => new Sealer(keyB).open(sealed), (err: unknown) => err instanceof SealError);
-  assert.throws(() => new Sealer(keyA).open('plain'), (err: unknown) => err instanceof SealError);
+  assert.throws(
+    () => new Sealer(keyA).open(flipped),
+    (err: unknown) => err instanceof SealError,
+  );
+  assert.throws(
+    () => new Sealer(keyB).open(sealed),
+    (err: unknown) => err instanceof SealError,
+  );
+  assert.throws(
+    () => new Sealer(keyA).open('plain'),
+    (err: unknown) => err instanceof SealError,
+  );
 });
 
 test('rotation: the previous key still opens, only the current one seals', () => {
@@ -43,7 +52,10 @@ test('a development machine generates its key once, 0600, in DATA_DIR; productio
     assert.is(createSealer(config).open(sealed), 'x');
     assert.is(statSync(generatedKeyPath(dataDir)).mode & 0o777, 0o600);
     assert.ok(readFileSync(generatedKeyPath(dataDir), 'utf8').trim().length >= 32);
-    assert.throws(() => createSealer({ ...config, production: true }), (err: unknown) => err instanceof ConfigError);
+    assert.throws(
+      () => createSealer({ ...config, production: true }),
+      (err: unknown) => err instanceof ConfigError,
+    );
     assert.is(createSealer({ ...config, production: true, secretsKey: keyA }).open(new Sealer(keyA).seal('y')), 'y');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

@@ -21,7 +21,12 @@ let renderCache: RenderCache;
 const freshKey = () => cacheKeyOf('ws_cache', `url=https://example.com/${randomUUID()}`);
 
 /** The ended record of a render that filled (or failed to fill) `key`. */
-const ended = (key: string, renderId: string, status: 'succeeded' | 'failed', options: { ttl?: number; createdAt?: number } = {}): RenderRecord => ({
+const ended = (
+  key: string,
+  renderId: string,
+  status: 'succeeded' | 'failed',
+  options: { ttl?: number; createdAt?: number } = {},
+): RenderRecord => ({
   render_id: renderId,
   workspace_id: 'ws_cache',
   status,
@@ -29,7 +34,9 @@ const ended = (key: string, renderId: string, status: 'succeeded' | 'failed', op
   format: 'png',
   created_at: new Date(options.createdAt ?? Date.now()).toISOString(),
   finished_at: new Date().toISOString(),
-  ...(status === 'succeeded' ? { file_name: `20250307-${renderId.replace(/-/g, '')}.png`, size_bytes: 100 } : { error_code: 'host_returned_error' as const }),
+  ...(status === 'succeeded'
+    ? { file_name: `20250307-${renderId.replace(/-/g, '')}.png`, size_bytes: 100 }
+    : { error_code: 'host_returned_error' as const }),
   cache: { key, ttl: options.ttl ?? 3600 },
 });
 
@@ -51,7 +58,8 @@ cache('of 20 concurrent claims one renders and the others follow its render', as
   const claims = await Promise.all(renderIds.map((renderId) => new RenderCache(bucket).claim(key, renderId, 60)));
   const winners = renderIds.filter((_, i) => claims[i].kind === 'render');
   assert.is(winners.length, 1, 'exactly one renders');
-  for (const claim of claims.filter((claim) => claim.kind !== 'render')) assert.equal(claim, { kind: 'follow', renderId: winners[0] });
+  for (const claim of claims.filter((claim) => claim.kind !== 'render'))
+    assert.equal(claim, { kind: 'follow', renderId: winners[0] });
   assert.is(await renderCache.lookup(key), null, 'a claim is no file to redirect to');
 });
 
@@ -76,7 +84,11 @@ cache('a failed render frees its claim: the next view renders again', async () =
   const key = freshKey();
   const failedId = randomUUID();
   assert.equal(await renderCache.claim(key, failedId, 60), { kind: 'render' });
-  assert.equal(await renderCache.claim(key, randomUUID(), 60), { kind: 'follow', renderId: failedId }, 'held while it runs');
+  assert.equal(
+    await renderCache.claim(key, randomUUID(), 60),
+    { kind: 'follow', renderId: failedId },
+    'held while it runs',
+  );
   await renderCache.settle(ended(key, failedId, 'failed'));
   assert.is(await renderCache.lookup(key), null);
   assert.equal(await renderCache.claim(key, randomUUID(), 60), { kind: 'render' });
@@ -95,15 +107,19 @@ cache('an expired entry is looked up as null, also where it was remembered, and 
   assert.equal(await renderCache.claim(key, randomUUID(), 60), { kind: 'render' });
 });
 
-cache('abandon removes only its own claim, never another render\'s nor a filled entry', async () => {
+cache("abandon removes only its own claim, never another render's nor a filled entry", async () => {
   const key = freshKey();
   const holder = randomUUID();
   await renderCache.claim(key, holder, 60);
   await renderCache.abandon(key, randomUUID());
-  assert.equal(await renderCache.claim(key, randomUUID(), 60), { kind: 'follow', renderId: holder }, 'another render\'s abandon left the claim');
+  assert.equal(
+    await renderCache.claim(key, randomUUID(), 60),
+    { kind: 'follow', renderId: holder },
+    "another render's abandon left the claim",
+  );
   await renderCache.abandon(key, holder);
   const next = randomUUID();
-  assert.equal(await renderCache.claim(key, next, 60), { kind: 'render' }, 'the holder\'s abandon freed it');
+  assert.equal(await renderCache.claim(key, next, 60), { kind: 'render' }, "the holder's abandon freed it");
 
   await renderCache.settle(ended(key, next, 'succeeded'));
   await renderCache.abandon(key, next);

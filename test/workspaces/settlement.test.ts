@@ -60,11 +60,13 @@ const endedRecord = (request: RenderRequest, status: 'succeeded' | 'failed'): Re
   render_id: request.render_id,
   workspace_id: request.workspace_id,
   status,
-  url: request.options.url ?? "",
+  url: request.options.url ?? '',
   format: request.options.format,
   created_at: request.created_at,
   finished_at: new Date().toISOString(),
-  ...(status === 'succeeded' ? { file_name: `file-${request.render_id}.png`, size_bytes: 100 } : { error_code: 'host_returned_error' as const }),
+  ...(status === 'succeeded'
+    ? { file_name: `file-${request.render_id}.png`, size_bytes: 100 }
+    : { error_code: 'host_returned_error' as const }),
   ...(request.cache ? { cache: request.cache } : {}),
 });
 
@@ -73,9 +75,11 @@ const monthNow = (workspace: Workspace) => ledger.month(workspace.workspace_id, 
 /** A test of the suite. uvu's reporter breaks on an error whose `details` is not a string, as a ServiceError's
  * is, and then ends the suite silently with exit code 0: an escaping ServiceError is reported as a plain Error. */
 const test = (name: string, body: () => Promise<void>) =>
-  settlement(name, () => body().catch((err: unknown) => {
-    throw err instanceof ServiceError ? new Error(`ServiceError ${err.code}: ${err.message}`) : err;
-  }));
+  settlement(name, () =>
+    body().catch((err: unknown) => {
+      throw err instanceof ServiceError ? new Error(`ServiceError ${err.code}: ${err.message}`) : err;
+    }),
+  );
 
 settlement.before(async () => {
   nats = await startNats();
@@ -85,7 +89,10 @@ settlement.before(async () => {
   cache = new RenderCache(topology.renderCache);
   records = new RenderRecords(topology.renders);
   recentRenders = new RecentRenders(topology.recentRenders);
-  const log = pino({ level: 'warn' }, new Writable({ write: (line, _encoding, done) => done(void logged.push(JSON.parse(String(line)))) }));
+  const log = pino(
+    { level: 'warn' },
+    new Writable({ write: (line, _encoding, done) => done(void logged.push(JSON.parse(String(line)))) }),
+  );
   money = new Settlement(ledger, cache, records, recentRenders, { renderAckWaitSeconds: 30, renderMaxDeliver: 3 }, log);
 });
 settlement.after(async () => {
@@ -103,7 +110,10 @@ test('admit holds a slot; settling the success charges one and fills the cache',
   const { used, inFlight } = await monthNow(workspace);
   assert.equal({ used, inFlight }, { used: 1, inFlight: 0 });
   assert.is((await cache.lookup(request.cache!.key))?.render_id, request.render_id);
-  assert.equal((await recentRenders.list(workspace.workspace_id)).map((recent) => recent.render_id), [request.render_id]);
+  assert.equal(
+    (await recentRenders.list(workspace.workspace_id)).map((recent) => recent.render_id),
+    [request.render_id],
+  );
 });
 
 test('a failed render releases its slot and is never charged', async () => {
@@ -132,7 +142,10 @@ test('admission refused at the quota gives up the cache claim', async () => {
   await money.admit(requestOf(workspace), workspace);
   const refused = requestOf(workspace, withCache());
   await cache.claim(refused.cache!.key, refused.render_id, 60);
-  const error = await money.admit(refused, workspace).then(() => undefined, (err: unknown) => err);
+  const error = await money.admit(refused, workspace).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   assert.instance(error, ServiceError);
   assert.is((error as ServiceError).code, 'screenshots_limit_reached');
   assert.is((await cache.claim(refused.cache!.key, randomUUID(), 60)).kind, 'render', 'the claim was given up');
@@ -150,7 +163,11 @@ test('giveBack releases the slot, frees the cache claim and ends the record aban
   assert.is(record?.abandoned, true);
   assert.is(record?.error_code, 'temporary_unavailable');
   await waitFor(async () => (await monthNow(workspace)).inFlight === 0, 'the slot released', 5000);
-  await waitFor(async () => (await cache.claim(request.cache!.key, randomUUID(), 60)).kind === 'render', 'the claim freed', 5000);
+  await waitFor(
+    async () => (await cache.claim(request.cache!.key, randomUUID(), 60)).kind === 'render',
+    'the claim freed',
+    5000,
+  );
   assert.is((await monthNow(workspace)).used, 0);
 });
 

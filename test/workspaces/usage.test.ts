@@ -24,7 +24,11 @@ const inAMinute = () => Date.now() + 60_000;
 const inFlight = async (workspaceId: string) => (await ledger.month(workspaceId, month)).inFlight;
 
 /** A workspace of its own for each test, so no test sees another's reservations. */
-const allowance = (quota: number, concurrency: number): Allowance => ({ workspaceId: `ws_${randomUUID().slice(0, 8)}`, quota, concurrency });
+const allowance = (quota: number, concurrency: number): Allowance => ({
+  workspaceId: `ws_${randomUUID().slice(0, 8)}`,
+  quota,
+  concurrency,
+});
 
 /** The error code `work` rejects with, and its HTTP status. */
 async function refusal(work: Promise<unknown>): Promise<{ code: string; status: number }> {
@@ -42,9 +46,11 @@ async function refusal(work: Promise<unknown>): Promise<{ code: string; status: 
 /** A test of the suite. uvu's reporter breaks on an error whose `details` is not a string, as a ServiceError's
  * is, and then ends the suite silently with exit code 0: an escaping ServiceError is reported as a plain Error. */
 const test = (name: string, body: () => Promise<void>) =>
-  usage(name, () => body().catch((err: unknown) => {
-    throw err instanceof ServiceError ? new Error(`ServiceError ${err.code}: ${err.message}`) : err;
-  }));
+  usage(name, () =>
+    body().catch((err: unknown) => {
+      throw err instanceof ServiceError ? new Error(`ServiceError ${err.code}: ${err.message}`) : err;
+    }),
+  );
 
 usage.before(async () => {
   nats = await startNats();
@@ -63,7 +69,10 @@ test('reserve refuses with 402 once used plus in flight reaches the quota', asyn
   await ledger.reserve(workspace, 'r2', at, inAMinute());
   await ledger.reserve(workspace, 'r3', at, inAMinute());
   // One used and two in flight: the quota of three is spoken for although only one was charged.
-  assert.equal(await refusal(ledger.reserve(workspace, 'r4', at, inAMinute())), { code: 'screenshots_limit_reached', status: 402 });
+  assert.equal(await refusal(ledger.reserve(workspace, 'r4', at, inAMinute())), {
+    code: 'screenshots_limit_reached',
+    status: 402,
+  });
   await ledger.release(workspace.workspaceId, 'r2', createdAt);
   await ledger.reserve(workspace, 'r4', at, inAMinute());
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 1, inFlight: 2, days: { '07': 1 } });
@@ -85,7 +94,11 @@ test('commit counts once, even when called twice', async () => {
   const workspace = allowance(100, 5);
   await ledger.reserve(workspace, 'r1', at, inAMinute());
   assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'settled', 'the first commit counts');
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'the second changes nothing');
+  assert.is(
+    await ledger.commit(workspace.workspaceId, 'r1', createdAt),
+    'already_settled',
+    'the second changes nothing',
+  );
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 1, inFlight: 0, days: { '07': 1 } });
 });
 
@@ -95,7 +108,11 @@ test('release frees the slot and never counts, nor does a commit after it', asyn
   assert.is(await ledger.release(workspace.workspaceId, 'r1', createdAt), 'settled');
   assert.is(await ledger.release(workspace.workspaceId, 'r1', createdAt), 'already_settled');
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 0, inFlight: 0, days: {} });
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'a released render is settled');
+  assert.is(
+    await ledger.commit(workspace.workspaceId, 'r1', createdAt),
+    'already_settled',
+    'a released render is settled',
+  );
   assert.is(await ledger.used(workspace.workspaceId, month), 0);
 });
 
@@ -114,10 +131,22 @@ test('a render that outlived its reservation is charged once when it ends; settl
   await waitFor(async () => (await inFlight(workspace.workspaceId)) === 0, 'the reservation lapsed', 5000);
   // The next admission rewrites the month: the lapsed reservation is kept aside, holding no slot.
   await ledger.reserve(workspace, 'r2', at, inAMinute());
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'settled_after_lapse', 'the render that just ended is charged');
-  assert.is(await ledger.commit(workspace.workspaceId, 'r1', createdAt), 'already_settled', 'a redelivery or a retried write is not');
+  assert.is(
+    await ledger.commit(workspace.workspaceId, 'r1', createdAt),
+    'settled_after_lapse',
+    'the render that just ended is charged',
+  );
+  assert.is(
+    await ledger.commit(workspace.workspaceId, 'r1', createdAt),
+    'already_settled',
+    'a redelivery or a retried write is not',
+  );
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 1, inFlight: 1, days: { '07': 1 } });
-  assert.is(await ledger.commit(workspace.workspaceId, 'never-admitted', createdAt), 'already_settled', 'a render never admitted is never charged');
+  assert.is(
+    await ledger.commit(workspace.workspaceId, 'never-admitted', createdAt),
+    'already_settled',
+    'a render never admitted is never charged',
+  );
   assert.is(await ledger.used(workspace.workspaceId, month), 1);
 });
 
@@ -133,7 +162,11 @@ test('month() returns used, in flight and used per UTC day', async () => {
   await ledger.reserve(workspace, 'failed', at, inAMinute());
   await ledger.release(workspace.workspaceId, 'failed', createdAt);
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 3, inFlight: 1, days: { '07': 1, '08': 2 } });
-  assert.equal(await ledger.month(workspace.workspaceId, '2025-04'), { used: 0, inFlight: 0, days: {} }, 'another month is its own');
+  assert.equal(
+    await ledger.month(workspace.workspaceId, '2025-04'),
+    { used: 0, inFlight: 0, days: {} },
+    'another month is its own',
+  );
 });
 
 test('standing() gives used, in flight and when the first reservation lapses at the latest', async () => {

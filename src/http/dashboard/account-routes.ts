@@ -5,18 +5,23 @@ import { field, noticesOf, type Dashboard } from './context.ts';
 import { accountPage } from './views/account.ts';
 import type { Html } from './views/html.ts';
 
-const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
+const send = (reply: FastifyReply, page: Html, status = 200) =>
+  reply.code(status).type('text/html; charset=utf-8').send(page.text);
 
 /** Registers the account page and its forms (behind requireSignIn). */
 export async function accountRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
   const { accounts, sessions } = dashboard;
 
-  app.get('/account', async (request, reply) => send(reply, accountPage({ viewer: request.signedIn.viewer, notices: noticesOf(request) })));
+  app.get('/account', async (request, reply) =>
+    send(reply, accountPage({ viewer: request.signedIn.viewer, notices: noticesOf(request) })),
+  );
 
   app.post('/account/password', async (request, reply) => {
     const { account, session, viewer } = request.signedIn;
-    const refuse = (text: string, status: number) => send(reply, accountPage({ viewer, notices: [{ kind: 'bad', text }] }), status);
-    if (!(await passwordMatches(field(request, 'current_password'), account.password_hash))) return refuse('The current password is wrong.', 401);
+    const refuse = (text: string, status: number) =>
+      send(reply, accountPage({ viewer, notices: [{ kind: 'bad', text }] }), status);
+    if (!(await passwordMatches(field(request, 'current_password'), account.password_hash)))
+      return refuse('The current password is wrong.', 401);
     const problem = passwordProblem(field(request, 'password'));
     if (problem) return refuse(problem, 400);
     await accounts.setPassword(account.email, await hashPassword(field(request, 'password')));

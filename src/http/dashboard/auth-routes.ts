@@ -34,7 +34,8 @@ interface PasswordToken extends TokenBody {
 
 const PASSWORD_LINK_LIFETIME_MS = 3600 * 1000;
 
-const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
+const send = (reply: FastifyReply, page: Html, status = 200) =>
+  reply.code(status).type('text/html; charset=utf-8').send(page.text);
 const minutes = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
 
 /** Mails a verification link to `email`; a failing mail server is logged, not fatal. */
@@ -57,7 +58,12 @@ export async function sendVerification(dashboard: Dashboard, email: string): Pro
 async function sendAccountExists(dashboard: Dashboard, email: string): Promise<void> {
   const account = await dashboard.accounts.get(email);
   if (!account) return;
-  const token = dashboard.sessions.sealLink<PasswordToken>({ purpose: 'password', email, nonce: account.token_nonce, exp: Date.now() + PASSWORD_LINK_LIFETIME_MS });
+  const token = dashboard.sessions.sealLink<PasswordToken>({
+    purpose: 'password',
+    email,
+    nonce: account.token_nonce,
+    exp: Date.now() + PASSWORD_LINK_LIFETIME_MS,
+  });
   const base = dashboard.config.baseUrl;
   await dashboard.mailer
     .send({
@@ -72,8 +78,19 @@ async function sendAccountExists(dashboard: Dashboard, email: string): Promise<v
  * Mails an invitation link to an account added to `workspaceId`: where an address without a
  * password chooses one, and where any address proves its mailbox. A failing mail server is logged.
  */
-export async function sendInvitation(dashboard: Dashboard, account: Account, workspaceId: string, by?: { inviter: string; role: Role }): Promise<void> {
-  const token = dashboard.sessions.sealLink<InviteToken>({ purpose: 'invite', email: account.email, nonce: account.token_nonce, ws: workspaceId, exp: Date.now() + INVITE_LIFETIME_MS });
+export async function sendInvitation(
+  dashboard: Dashboard,
+  account: Account,
+  workspaceId: string,
+  by?: { inviter: string; role: Role },
+): Promise<void> {
+  const token = dashboard.sessions.sealLink<InviteToken>({
+    purpose: 'invite',
+    email: account.email,
+    nonce: account.token_nonce,
+    ws: workspaceId,
+    exp: Date.now() + INVITE_LIFETIME_MS,
+  });
   const link = `${dashboard.config.baseUrl}/dashboard/accept?token=${token}`;
   const why = by
     ? `${by.inviter} added you as ${by.role === 'admin' ? 'an' : 'a'} ${by.role} of the Shutterbus workspace ${workspaceId}.`
@@ -101,7 +118,17 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const session = sessionOf(dashboard, request, reply);
     const email = normalizeEmail(field(request, 'email'));
     const password = field(request, 'password');
-    const again = (text: string, status: number) => send(reply, credentialsPage({ mode: 'sign-up', csrf: sessions.csrfToken(session), email, notices: [{ kind: 'bad', text }] }), status);
+    const again = (text: string, status: number) =>
+      send(
+        reply,
+        credentialsPage({
+          mode: 'sign-up',
+          csrf: sessions.csrfToken(session),
+          email,
+          notices: [{ kind: 'bad', text }],
+        }),
+        status,
+      );
     const wait = limits.signUpByIp.hit(clientIp(request));
     if (wait) return again(`Too many accounts created from your address; try again in ${minutes(wait)} minutes.`, 429);
     if (!emailPattern.test(email)) return again('Enter a valid email address.', 400);
@@ -119,23 +146,40 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   app.get('/sign-in', async (request, reply) => {
     if ((await sessions.live(request))?.email) return reply.redirect('/dashboard/keys', 303);
     const session = sessionOf(dashboard, request, reply);
-    return send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), notices: noticesOf(request) }));
+    return send(
+      reply,
+      credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), notices: noticesOf(request) }),
+    );
   });
 
   app.post('/sign-in', async (request, reply) => {
     const session = sessionOf(dashboard, request, reply);
     const email = normalizeEmail(field(request, 'email'));
-    const again = (text: string, status: number) => send(reply, credentialsPage({ mode: 'sign-in', csrf: sessions.csrfToken(session), email, notices: [{ kind: 'bad', text }] }), status);
+    const again = (text: string, status: number) =>
+      send(
+        reply,
+        credentialsPage({
+          mode: 'sign-in',
+          csrf: sessions.csrfToken(session),
+          email,
+          notices: [{ kind: 'bad', text }],
+        }),
+        status,
+      );
     // Limits that slow a guesser without locking the owner out (sign-in-guard.ts): a refusal is for this address only.
     const admission = await limits.signIn.admit(email, clientIp(request), sessions.knownDevice(request, email));
     if (admission.kind === 'refused') {
       reply.header('retry-after', String(admission.seconds));
       const when = admission.seconds < 60 ? `${admission.seconds} seconds` : `${minutes(admission.seconds)} minutes`;
-      const why = admission.why === 'busy' ? 'Sign-in to this account is slowed after repeated wrong passwords.' : 'Too many sign-in attempts from your address.';
+      const why =
+        admission.why === 'busy'
+          ? 'Sign-in to this account is slowed after repeated wrong passwords.'
+          : 'Too many sign-in attempts from your address.';
       return again(`${why} Try again in ${when}.`, 429);
     }
     const account = await accounts.get(email);
-    const matched = (await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) && account !== null;
+    const matched =
+      (await passwordMatches(field(request, 'password'), account?.password_hash ?? null)) && account !== null;
     admission.done(matched);
     if (!matched || !account) return again('The email or the password is wrong.', 401);
     await sessions.signIn(reply, email, account.workspace_ids[0]);
@@ -150,10 +194,26 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   app.get('/verify', async (request, reply) => {
     const token = sessions.openLink<VerifyToken>('verify', (request.query as Record<string, string>).token);
     if (!token || !(await accounts.get(token.email))) {
-      return send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This link is not valid or has expired. Sign in and ask for a new one on the keys page.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+      return send(
+        reply,
+        messagePage({
+          title: 'Link not valid',
+          kind: 'bad',
+          text: 'This link is not valid or has expired. Sign in and ask for a new one on the keys page.',
+          link: { href: '/dashboard/sign-in', label: 'Sign in' },
+        }),
+        400,
+      );
     }
     await membership.verify(token.email);
-    return send(reply, messagePage({ title: 'Email confirmed', text: `Thank you: ${token.email} is confirmed. Keys of free workspaces you belong to work now.`, link: { href: '/dashboard/keys', label: 'Go to your keys' } }));
+    return send(
+      reply,
+      messagePage({
+        title: 'Email confirmed',
+        text: `Thank you: ${token.email} is confirmed. Keys of free workspaces you belong to work now.`,
+        link: { href: '/dashboard/keys', label: 'Go to your keys' },
+      }),
+    );
   });
 
   // The one page here for members only: asking again for the link mailed at sign-up.
@@ -161,7 +221,17 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const current = request.signedIn;
     if (current.account.verified) return reply.redirect('/dashboard/keys', 303);
     const wait = limits.mailByEmail.hit(current.account.email);
-    if (wait) return send(reply, messagePage({ title: 'Please wait', kind: 'warn', text: `We sent several links already. Try again in ${minutes(wait)} minutes.`, link: { href: '/dashboard/keys', label: 'Back' } }), 429);
+    if (wait)
+      return send(
+        reply,
+        messagePage({
+          title: 'Please wait',
+          kind: 'warn',
+          text: `We sent several links already. Try again in ${minutes(wait)} minutes.`,
+          link: { href: '/dashboard/keys', label: 'Back' },
+        }),
+        429,
+      );
     await sendVerification(dashboard, current.account.email);
     return reply.redirect(`/dashboard/keys?notice=${dashboard.config.smtpUrl ? 'link-sent' : 'link-in-outbox'}`, 303);
   });
@@ -172,7 +242,16 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     return token && account && account.token_nonce === token.nonce ? { token, account } : null;
   };
   const invalidInvitation = (reply: FastifyReply) =>
-    send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This invitation is not valid any more: it expired, or a password was already chosen with it.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+    send(
+      reply,
+      messagePage({
+        title: 'Link not valid',
+        kind: 'bad',
+        text: 'This invitation is not valid any more: it expired, or a password was already chosen with it.',
+        link: { href: '/dashboard/sign-in', label: 'Sign in' },
+      }),
+      400,
+    );
 
   app.get('/accept', async (request, reply) => {
     const raw = (request.query as Record<string, string>).token;
@@ -184,7 +263,10 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
       return reply.redirect('/dashboard/sign-in?notice=verified', 303);
     }
     const session = sessionOf(dashboard, request, reply);
-    return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw }));
+    return send(
+      reply,
+      choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw }),
+    );
   });
 
   app.post('/accept', async (request, reply) => {
@@ -194,7 +276,16 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const problem = passwordProblem(field(request, 'password'));
     if (problem) {
       const session = sessionOf(dashboard, request, reply);
-      return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: found.account.email, token: raw, notices: [{ kind: 'bad', text: problem }] }), 400);
+      return send(
+        reply,
+        choosePasswordPage({
+          csrf: sessions.csrfToken(session),
+          email: found.account.email,
+          token: raw,
+          notices: [{ kind: 'bad', text: problem }],
+        }),
+        400,
+      );
     }
     await accounts.setPassword(found.account.email, await hashPassword(field(request, 'password')));
     await membership.verify(found.account.email);
@@ -209,14 +300,26 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     return token && account && account.token_nonce === token.nonce ? account : null;
   };
   const invalidPasswordLink = (reply: FastifyReply) =>
-    send(reply, messagePage({ title: 'Link not valid', kind: 'bad', text: 'This link is not valid any more: it expired, or a password was already chosen with it.', link: { href: '/dashboard/sign-in', label: 'Sign in' } }), 400);
+    send(
+      reply,
+      messagePage({
+        title: 'Link not valid',
+        kind: 'bad',
+        text: 'This link is not valid any more: it expired, or a password was already chosen with it.',
+        link: { href: '/dashboard/sign-in', label: 'Sign in' },
+      }),
+      400,
+    );
 
   app.get('/password', async (request, reply) => {
     const raw = (request.query as Record<string, string>).token;
     const account = await passwordLink(raw);
     if (!account) return invalidPasswordLink(reply);
     const session = sessionOf(dashboard, request, reply);
-    return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: account.email, token: raw, action: 'password' }));
+    return send(
+      reply,
+      choosePasswordPage({ csrf: sessions.csrfToken(session), email: account.email, token: raw, action: 'password' }),
+    );
   });
 
   app.post('/password', async (request, reply) => {
@@ -226,7 +329,17 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const problem = passwordProblem(field(request, 'password'));
     if (problem) {
       const session = sessionOf(dashboard, request, reply);
-      return send(reply, choosePasswordPage({ csrf: sessions.csrfToken(session), email: account.email, token: raw, action: 'password', notices: [{ kind: 'bad', text: problem }] }), 400);
+      return send(
+        reply,
+        choosePasswordPage({
+          csrf: sessions.csrfToken(session),
+          email: account.email,
+          token: raw,
+          action: 'password',
+          notices: [{ kind: 'bad', text: problem }],
+        }),
+        400,
+      );
     }
     // The link is spent with the password (a new nonce), the mailbox is proven, and every earlier session ends.
     await accounts.setPassword(account.email, await hashPassword(field(request, 'password')));

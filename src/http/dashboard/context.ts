@@ -44,8 +44,13 @@ export interface DashboardDeps {
 }
 
 /** The webhook deliveries of `renders`, in their order: a render's delivery id derives from its render id. */
-export async function deliveriesOf(deliveries: Pick<DeliveryQueue, 'get'>, renders: RecentRender[]): Promise<DeliveryRecord[]> {
-  const records = await Promise.all(renders.filter((render) => render.webhook_url).map((render) => deliveries.get(deliveryIdOf(render.render_id))));
+export async function deliveriesOf(
+  deliveries: Pick<DeliveryQueue, 'get'>,
+  renders: RecentRender[],
+): Promise<DeliveryRecord[]> {
+  const records = await Promise.all(
+    renders.filter((render) => render.webhook_url).map((render) => deliveries.get(deliveryIdOf(render.render_id))),
+  );
   return records.filter((record): record is DeliveryRecord => record !== null);
 }
 
@@ -94,28 +99,56 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
     const account = session?.email ? await dashboard.accounts.get(session.email) : null;
     if (!session || !account || account.password_hash === null) return reply.redirect('/dashboard/sign-in', 303);
     // The session's workspace first, then any other: a member removed from one still reaches the rest.
-    const candidates = [...new Set([session.ws, ...account.workspace_ids].filter((id): id is string => !!id && account.workspace_ids.includes(id)))];
+    const candidates = [
+      ...new Set(
+        [session.ws, ...account.workspace_ids].filter((id): id is string => !!id && account.workspace_ids.includes(id)),
+      ),
+    ];
     for (const id of candidates) {
       const workspace = await dashboard.workspaces.get(id);
       const member = workspace?.members.find((m) => m.email === account.email);
       if (workspace && member) {
-        const viewer: Viewer = { email: account.email, workspaceId: id, workspaceIds: account.workspace_ids, csrf: dashboard.sessions.csrfToken(session) };
+        const viewer: Viewer = {
+          email: account.email,
+          workspaceId: id,
+          workspaceIds: account.workspace_ids,
+          csrf: dashboard.sessions.csrfToken(session),
+        };
         request.signedIn = { session, account, workspace, member, viewer };
         return;
       }
     }
-    return reply.code(403).type('text/html').send(
-      messagePage({ title: 'No workspace', kind: 'warn', text: 'You are not a member of any workspace any more. Ask an owner to invite you again.' }).text,
-    );
+    return reply
+      .code(403)
+      .type('text/html')
+      .send(
+        messagePage({
+          title: 'No workspace',
+          kind: 'warn',
+          text: 'You are not a member of any workspace any more. Ask an owner to invite you again.',
+        }).text,
+      );
   };
 }
 
 const noticeTexts: Record<string, Notice> = {
   'link-sent': { kind: 'ok', text: 'We sent the confirmation link again. It works for three days.' },
-  'link-in-outbox': { kind: 'ok', text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set): npx shutterbus mail outbox shows it. It works for three days.' },
-  'setting-on': { kind: 'ok', text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).' },
-  'setting-off': { kind: 'ok', text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).' },
-  rotated: { kind: 'ok', text: 'New keys are in force now. The old access key and secret key are refused from this moment.' },
+  'link-in-outbox': {
+    kind: 'ok',
+    text: 'A new confirmation link is in the outbox (no mail is sent here: SMTP_URL is not set): npx shutterbus mail outbox shows it. It works for three days.',
+  },
+  'setting-on': {
+    kind: 'ok',
+    text: 'Saved: require signed requests is on. It is in force on every server within about two seconds (at most one minute).',
+  },
+  'setting-off': {
+    kind: 'ok',
+    text: 'Saved: require signed requests is off. It is in force on every server within about two seconds (at most one minute).',
+  },
+  rotated: {
+    kind: 'ok',
+    text: 'New keys are in force now. The old access key and secret key are refused from this moment.',
+  },
   invited: { kind: 'ok', text: 'Invitation sent.' },
   'role-changed': { kind: 'ok', text: 'Role changed.' },
   removed: { kind: 'ok', text: 'Member removed.' },
@@ -125,7 +158,10 @@ const noticeTexts: Record<string, Notice> = {
   'password-changed': { kind: 'ok', text: 'Password changed. Every other session of your account is signed out.' },
   verified: { kind: 'ok', text: 'Your address is confirmed. Sign in to continue.' },
   resent: { kind: 'ok', text: 'Sent again: a new round of attempts has started, with the same delivery id.' },
-  'storage-saved': { kind: 'ok', text: 'Saved: store=true now uploads to this storage when a request names none of its own.' },
+  'storage-saved': {
+    kind: 'ok',
+    text: 'Saved: store=true now uploads to this storage when a request names none of its own.',
+  },
   'storage-cleared': { kind: 'ok', text: 'Cleared: store=true now needs the storage_* parameters in each request.' },
   'monitor-paused': { kind: 'ok', text: 'Monitor paused: it renders nothing until it is resumed.' },
   'monitor-active': { kind: 'ok', text: 'Monitor resumed: its next tick comes one interval after its last.' },

@@ -9,7 +9,8 @@ import type { Html } from './views/html.ts';
 import { keysPage, rotateConfirmPage } from './views/keys.ts';
 import { usagePage } from './views/usage.ts';
 
-const send = (reply: FastifyReply, page: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(page.text);
+const send = (reply: FastifyReply, page: Html, status = 200) =>
+  reply.code(status).type('text/html; charset=utf-8').send(page.text);
 
 /** Registers the workspace pages. */
 export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
@@ -20,7 +21,8 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     const manager = canManage(workspace, account.email);
     const revealSecret = (request.query as Record<string, string>).reveal === 'secret';
     // The secret key signs for the whole workspace: only its owners and admins see it.
-    if (revealSecret && !manager) throw new ServiceError('forbidden', {}, { message: 'Only owners and admins can reveal the secret key.' });
+    if (revealSecret && !manager)
+      throw new ServiceError('forbidden', {}, { message: 'Only owners and admins can reveal the secret key.' });
     return send(
       reply,
       keysPage({
@@ -40,7 +42,8 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   app.post('/settings', async (request, reply) => {
     const current = request.signedIn;
     const setting = field(request, 'require_signed_requests');
-    if (setting !== 'on' && setting !== 'off') throw new ServiceError('request_not_valid', {}, { message: 'require_signed_requests must be on or off.' });
+    if (setting !== 'on' && setting !== 'off')
+      throw new ServiceError('request_not_valid', {}, { message: 'require_signed_requests must be on or off.' });
     // The role is checked inside the compare-and-set, against the workspace as it is at that moment.
     await workspaces.update(current.workspace.workspace_id, (workspace) => {
       if (!canManage(workspace, current.account.email)) throw new ServiceError('forbidden');
@@ -65,7 +68,8 @@ export async function keysRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   app.post('/switch', async (request, reply) => {
     const current = request.signedIn;
     const target = field(request, 'workspace_id');
-    if (!current.account.workspace_ids.includes(target)) throw new ServiceError('forbidden', {}, { message: 'You are not a member of that workspace.' });
+    if (!current.account.workspace_ids.includes(target))
+      throw new ServiceError('forbidden', {}, { message: 'You are not a member of that workspace.' });
     dashboard.sessions.write(reply, { sid: current.session.sid, email: current.account.email, ws: target });
     return reply.redirect('/dashboard/keys', 303);
   });

@@ -17,7 +17,13 @@ export async function monitorsRoutes(app: FastifyInstance, dashboard: Dashboard)
   app.get('/monitors', async (request, reply) => {
     const { viewer, workspace, account } = request.signedIn;
     const list = await monitors.store.list(workspace.workspace_id);
-    const page = monitorsPage({ viewer, monitors: list, manager: canManage(workspace, account.email), fileUrl: file, notices: noticesOf(request) });
+    const page = monitorsPage({
+      viewer,
+      monitors: list,
+      manager: canManage(workspace, account.email),
+      fileUrl: file,
+      notices: noticesOf(request),
+    });
     return reply.type('text/html; charset=utf-8').send(page.text);
   });
 
@@ -25,14 +31,18 @@ export async function monitorsRoutes(app: FastifyInstance, dashboard: Dashboard)
     const { viewer, workspace, account } = request.signedIn;
     const monitor = await monitors.store.get(workspace.workspace_id, request.params.id);
     if (!monitor) throw notFound();
-    return reply.type('text/html; charset=utf-8').send(monitorPage({ viewer, monitor, manager: canManage(workspace, account.email), fileUrl: file }).text);
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(monitorPage({ viewer, monitor, manager: canManage(workspace, account.email), fileUrl: file }).text);
   });
 
   app.post<{ Params: { id: string } }>('/monitors/:id/status', async (request, reply) => {
     const { workspace, account } = request.signedIn;
-    if (!canManage(workspace, account.email)) throw new ServiceError('forbidden', {}, { message: 'Only owners and admins can pause or resume a monitor.' });
+    if (!canManage(workspace, account.email))
+      throw new ServiceError('forbidden', {}, { message: 'Only owners and admins can pause or resume a monitor.' });
     const status = field(request, 'status');
-    if (status !== 'active' && status !== 'paused') throw new ServiceError('request_not_valid', {}, { message: 'status must be active or paused.' });
+    if (status !== 'active' && status !== 'paused')
+      throw new ServiceError('request_not_valid', {}, { message: 'status must be active or paused.' });
     if (!(await monitors.change(workspace.workspace_id, request.params.id, { status }))) throw notFound();
     return reply.redirect(`/dashboard/monitors?notice=monitor-${status}`, 303);
   });

@@ -5,10 +5,26 @@ import { hmacHex } from '../../signing.ts';
 
 /** The options users try most, by name; a name missing from the table is simply not offered. */
 const offered = [
-  'url', 'html', 'format', 'viewport_device', 'viewport_width', 'viewport_height', 'full_page', 'dark_mode', 'delay', 'timeout', 'wait_for_selector',
-  'hide_selectors', 'block_ads', 'block_cookie_banners', 'block_trackers', 'block_chats', 'cache',
+  'url',
+  'html',
+  'format',
+  'viewport_device',
+  'viewport_width',
+  'viewport_height',
+  'full_page',
+  'dark_mode',
+  'delay',
+  'timeout',
+  'wait_for_selector',
+  'hide_selectors',
+  'block_ads',
+  'block_cookie_banners',
+  'block_trackers',
+  'block_chats',
+  'cache',
   // To the workspace's default storage: its keys never appear in a URL the page shows.
-  'store', 'storage_path',
+  'store',
+  'storage_path',
 ];
 
 /** The playground's fields: rows of the parameter table, in its order (so grouped as the API reference is). */
@@ -33,7 +49,11 @@ export function readChoices(valuesOf: (name: string) => string[]): Choices {
     const values = valuesOf(parameter.name).map((value) => value.trim());
     const { type } = parameter;
     if (type.kind === 'list') {
-      for (const item of values.flatMap((value) => value.split(/\r?\n/)).map((item) => item.trim()).filter(Boolean)) choices.push([parameter.name, item]);
+      for (const item of values
+        .flatMap((value) => value.split(/\r?\n/))
+        .map((item) => item.trim())
+        .filter(Boolean))
+        choices.push([parameter.name, item]);
       continue;
     }
     const value = values.at(-1);
@@ -45,7 +65,10 @@ export function readChoices(valuesOf: (name: string) => string[]): Choices {
       continue;
     }
     // Numbers are written as JavaScript writes them, so a snippet signs exactly the same query.
-    const canonical = (type.kind === 'integer' || type.kind === 'number') && Number.isFinite(Number(value)) ? String(Number(value)) : value;
+    const canonical =
+      (type.kind === 'integer' || type.kind === 'number') && Number.isFinite(Number(value))
+        ? String(Number(value))
+        : value;
     if (parameter.default !== undefined && String(parameter.default) === canonical) continue;
     choices.push([parameter.name, canonical]);
   }
@@ -60,7 +83,11 @@ export function choicesQuery(choices: Choices): string {
 }
 
 /** The request as a signed GET of /api/take (docs/api.md): the raw query with `access_key`, signed, `signature` last. */
-export function signedTakeUrl(baseUrl: string, choices: Choices, keys: { access_key: string; secret_key: string }): { path: string; url: string } {
+export function signedTakeUrl(
+  baseUrl: string,
+  choices: Choices,
+  keys: { access_key: string; secret_key: string },
+): { path: string; url: string } {
   const query = new URLSearchParams(choicesQuery(choices));
   query.append('access_key', keys.access_key);
   const signed = query.toString();
@@ -89,7 +116,12 @@ function grouped(choices: Choices): [Parameter, string[]][] {
 }
 
 /** The same request in code: a curl line, `shutterbus/client` and `screenshotone-api-sdk`. */
-export function snippets(baseUrl: string, choices: Choices, accessKey: string, signedUrl: string): { curl: string; client: string; sdk: string } {
+export function snippets(
+  baseUrl: string,
+  choices: Choices,
+  accessKey: string,
+  signedUrl: string,
+): { curl: string; client: string; sdk: string } {
   const format = choices.find(([name]) => name === 'format')?.[1] ?? 'png';
   const entries = grouped(choices);
   const params = entries.map(([parameter, values]) => `  ${parameter.name}: ${literal(parameter, values)},`).join('\n');
@@ -102,9 +134,15 @@ export function snippets(baseUrl: string, choices: Choices, accessKey: string, s
   ].join('\n');
   const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
   const [first, ...rest] = entries;
-  const start = first && (first[0].name === 'url' || first[0].name === 'html') ? `TakeOptions.${first[0].name}(${literal(first[0], first[1])})` : 'TakeOptions.url("https://example.com")';
-  const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : entries).map(([parameter, values]) =>
-    parameter.type.kind === 'list' ? `\n  .${camel(parameter.name)}(${values.map((value) => JSON.stringify(value)).join(', ')})` : `\n  .${camel(parameter.name)}(${literal(parameter, values)})`,
+  const start =
+    first && (first[0].name === 'url' || first[0].name === 'html')
+      ? `TakeOptions.${first[0].name}(${literal(first[0], first[1])})`
+      : 'TakeOptions.url("https://example.com")';
+  const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : entries).map(
+    ([parameter, values]) =>
+      parameter.type.kind === 'list'
+        ? `\n  .${camel(parameter.name)}(${values.map((value) => JSON.stringify(value)).join(', ')})`
+        : `\n  .${camel(parameter.name)}(${literal(parameter, values)})`,
   );
   const sdk = [
     "import { Client, TakeOptions } from 'screenshotone-api-sdk';",

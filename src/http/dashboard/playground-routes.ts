@@ -15,12 +15,30 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
   const { baseUrl } = dashboard.config;
 
   /** A render as the public API describes it to this workspace's key, with its file's size and type. */
-  const resultOf = async (workspace: Workspace, renderId: string, cached: boolean): Promise<PlaygroundResult | PlaygroundError> => {
-    const status = await app.inject({ method: 'GET', url: `/api/renders/${renderId}`, headers: { 'x-access-key': workspace.access_key } });
+  const resultOf = async (
+    workspace: Workspace,
+    renderId: string,
+    cached: boolean,
+  ): Promise<PlaygroundResult | PlaygroundError> => {
+    const status = await app.inject({
+      method: 'GET',
+      url: `/api/renders/${renderId}`,
+      headers: { 'x-access-key': workspace.access_key },
+    });
     const record = status.json() as Record<string, string | undefined>;
-    if (status.statusCode !== 200) return { error_code: record.error_code ?? 'not_found', error_message: record.error_message ?? 'No render with this id.' };
-    if (record.status === 'failed') return { render_id: renderId, error_code: record.error_code ?? 'internal_application_error', error_message: record.error_message ?? '' };
-    if (!record.file_url) return { render_id: renderId, error_code: 'not_found', error_message: `The render is ${record.status}.` };
+    if (status.statusCode !== 200)
+      return {
+        error_code: record.error_code ?? 'not_found',
+        error_message: record.error_message ?? 'No render with this id.',
+      };
+    if (record.status === 'failed')
+      return {
+        render_id: renderId,
+        error_code: record.error_code ?? 'internal_application_error',
+        error_message: record.error_message ?? '',
+      };
+    if (!record.file_url)
+      return { render_id: renderId, error_code: 'not_found', error_message: `The render is ${record.status}.` };
     const file = await app.inject({ method: 'HEAD', url: record.file_url.slice(dashboard.config.filesBaseUrl.length) });
     const ms = record.finished_at ? Date.parse(record.finished_at) - Date.parse(record.created_at!) : undefined;
     return {
@@ -36,14 +54,23 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
   const page = (request: FastifyRequest, choices: Choices, result?: PlaygroundResult | PlaygroundError) => {
     const { viewer, workspace } = request.signedIn;
     const signed = signedTakeUrl(baseUrl, choices, workspace);
-    return playgroundPage({ viewer, choices, result, signedUrl: signed.url, code: snippets(baseUrl, choices, workspace.access_key, signed.url) }).text;
+    return playgroundPage({
+      viewer,
+      choices,
+      result,
+      signedUrl: signed.url,
+      code: snippets(baseUrl, choices, workspace.access_key, signed.url),
+    }).text;
   };
 
   app.get('/playground', async (request, reply) => {
     const query = new URLSearchParams(rawQueryString(request));
     const choices = readChoices((name) => query.getAll(name));
     const renderId = query.get('result');
-    const result = renderId && renderIdPattern.test(renderId) ? await resultOf(request.signedIn.workspace, renderId, query.get('cached') === 'true') : undefined;
+    const result =
+      renderId && renderIdPattern.test(renderId)
+        ? await resultOf(request.signedIn.workspace, renderId, query.get('cached') === 'true')
+        : undefined;
     return reply.type('text/html; charset=utf-8').send(page(request, choices, result));
   });
 
@@ -61,12 +88,19 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
       return reply.redirect(`/dashboard/playground?${shared}${shared ? '&' : ''}result=${renderId}${cached}`, 303);
     }
     // Refused before a render was recorded (request_not_valid, quota, rate, keys): the API's own answer.
-    const refusal = (answer.headers['content-type'] ?? '').toString().includes('json') ? (answer.json() as Record<string, unknown>) : {};
+    const refusal = (answer.headers['content-type'] ?? '').toString().includes('json')
+      ? (answer.json() as Record<string, unknown>)
+      : {};
     const error: PlaygroundError = {
       error_code: String(refusal.error_code ?? 'internal_application_error'),
       error_message: String(refusal.error_message ?? 'The render could not be started.'),
-      ...(Array.isArray(refusal.error_details) ? { error_details: refusal.error_details as { parameter?: string; message?: string }[] } : {}),
+      ...(Array.isArray(refusal.error_details)
+        ? { error_details: refusal.error_details as { parameter?: string; message?: string }[] }
+        : {}),
     };
-    return reply.code(answer.statusCode >= 500 ? 502 : 200).type('text/html; charset=utf-8').send(page(request, choices, error));
+    return reply
+      .code(answer.statusCode >= 500 ? 502 : 200)
+      .type('text/html; charset=utf-8')
+      .send(page(request, choices, error));
   });
 }

@@ -43,16 +43,21 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   };
 
   // Encapsulated: only dashboard routes accept forms; /api/take keeps refusing them.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
 
   const filesOrigin = new URL(deps.config.filesBaseUrl).origin;
   const policy = contentSecurityPolicy(filesOrigin);
   // The files origin is for other people's documents and stays cookie-less: no dashboard there (docs/security.md).
   const filesHost = filesOrigin === new URL(deps.config.baseUrl).origin ? undefined : new URL(filesOrigin).host;
   app.addHook('onRequest', async (request, reply) => {
-    if (filesHost !== undefined && request.host === filesHost) throw new ServiceError('not_found', {}, { message: 'There is no dashboard on the files origin.' });
+    if (filesHost !== undefined && request.host === filesHost)
+      throw new ServiceError('not_found', {}, { message: 'There is no dashboard on the files origin.' });
     reply.header('content-security-policy', policy);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');
@@ -63,8 +68,18 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   app.addHook('preHandler', async (request) => {
     if (request.method !== 'POST') return;
     const token = (request.body as Record<string, unknown> | undefined)?._csrf;
-    if (!sameOrigin(request, deps.config.baseUrl) || !dashboard.sessions.csrfMatches(dashboard.sessions.read(request), token)) {
-      throw new ServiceError('forbidden', {}, { message: 'This form did not come from a Shutterbus dashboard page (or the page is too old). Reload the page and try again.' });
+    if (
+      !sameOrigin(request, deps.config.baseUrl) ||
+      !dashboard.sessions.csrfMatches(dashboard.sessions.read(request), token)
+    ) {
+      throw new ServiceError(
+        'forbidden',
+        {},
+        {
+          message:
+            'This form did not come from a Shutterbus dashboard page (or the page is too old). Reload the page and try again.',
+        },
+      );
     }
   });
 
@@ -73,24 +88,64 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     const known = err instanceof ServiceError;
     if (known && err.code === 'temporary_unavailable') {
       request.log.warn({ err: raw }, 'dashboard request: a dependency is out of reach');
-      const page = messagePage({ title: 'Temporarily unavailable', kind: 'bad', text: err.message, link: { href: request.url, label: 'Try again' } });
-      return reply.code(503).header('Retry-After', String(err.retryAfter ?? 5)).type('text/html; charset=utf-8').send(page.text);
+      const page = messagePage({
+        title: 'Temporarily unavailable',
+        kind: 'bad',
+        text: err.message,
+        link: { href: request.url, label: 'Try again' },
+      });
+      return reply
+        .code(503)
+        .header('Retry-After', String(err.retryAfter ?? 5))
+        .type('text/html; charset=utf-8')
+        .send(page.text);
     }
-    const status = known ? errorTable[err.code].status : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+    const status = known
+      ? errorTable[err.code].status
+      : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500
+        ? (err as FastifyError).statusCode!
+        : 500;
     if (status >= 500) request.log.error({ err }, 'dashboard request failed');
     else request.log.info({ status, error_code: known ? err.code : undefined }, 'dashboard request refused');
-    const text = status >= 500 ? 'Something went wrong on our side. Please try again.' : known ? err.message : 'The request was not understood.';
-    const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Error' : 'Cannot do that';
-    reply.code(status).type('text/html; charset=utf-8').send(messagePage({ title, kind: 'bad', text, link: { href: '/dashboard', label: 'Back to the dashboard' } }).text);
+    const text =
+      status >= 500
+        ? 'Something went wrong on our side. Please try again.'
+        : known
+          ? err.message
+          : 'The request was not understood.';
+    const title =
+      status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Error' : 'Cannot do that';
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(
+        messagePage({ title, kind: 'bad', text, link: { href: '/dashboard', label: 'Back to the dashboard' } }).text,
+      );
   });
 
   app.setNotFoundHandler((_request, reply) => {
-    reply.code(404).type('text/html; charset=utf-8').send(messagePage({ title: 'Not found', kind: 'bad', text: 'There is no dashboard page here.', link: { href: '/dashboard', label: 'Back to the dashboard' } }).text);
+    reply
+      .code(404)
+      .type('text/html; charset=utf-8')
+      .send(
+        messagePage({
+          title: 'Not found',
+          kind: 'bad',
+          text: 'There is no dashboard page here.',
+          link: { href: '/dashboard', label: 'Back to the dashboard' },
+        }).text,
+      );
   });
 
-  app.get('/assets/style.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(stylesheet));
-  app.get('/assets/copy.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript));
-  app.get('/', async (request, reply) => reply.redirect((await dashboard.sessions.live(request))?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303));
+  app.get('/assets/style.css', async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(stylesheet),
+  );
+  app.get('/assets/copy.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(copyScript),
+  );
+  app.get('/', async (request, reply) =>
+    reply.redirect((await dashboard.sessions.live(request))?.email ? '/dashboard/keys' : '/dashboard/sign-in', 303),
+  );
 
   // Filled in per request by requireSignIn; declared here so every request object has the same shape.
   app.decorateRequest('signedIn', null as never);

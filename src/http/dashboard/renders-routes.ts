@@ -19,7 +19,9 @@ export async function rendersRoutes(app: FastifyInstance, dashboard: Dashboard):
     const filter = filters.find((known) => known === request.query.status) ?? 'all';
     const latest = await dashboard.recentRenders.list(workspace.workspace_id);
     const renders = filter === 'all' ? latest : latest.filter((render) => render.status === filter);
-    return reply.type('text/html; charset=utf-8').send(rendersPage({ viewer, filter, renders, total: latest.length }).text);
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(rendersPage({ viewer, filter, renders, total: latest.length }).text);
   });
 
   app.get<{ Params: { id: string } }>('/renders/:id', async (request, reply) => {
@@ -27,8 +29,12 @@ export async function rendersRoutes(app: FastifyInstance, dashboard: Dashboard):
     const id = request.params.id;
     const record = dashboard.renders && renderIdPattern.test(id) ? await dashboard.renders.get(id) : null;
     // Another workspace's render answers exactly like an unknown one.
-    if (!record || record.workspace_id !== workspace.workspace_id) throw new ServiceError('not_found', {}, { message: 'This workspace has no such render.' });
-    const delivery = record.webhook_url && dashboard.deliveries ? await dashboard.deliveries.get(deliveryIdOf(record.render_id)) : null;
+    if (!record || record.workspace_id !== workspace.workspace_id)
+      throw new ServiceError('not_found', {}, { message: 'This workspace has no such render.' });
+    const delivery =
+      record.webhook_url && dashboard.deliveries
+        ? await dashboard.deliveries.get(deliveryIdOf(record.render_id))
+        : null;
     const page = renderPage({
       viewer,
       record,

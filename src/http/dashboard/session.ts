@@ -33,7 +33,11 @@ const SESSION_LIFETIME_MS = 14 * 24 * 3600 * 1000;
 const DEVICE_LIFETIME_MS = 365 * 24 * 3600 * 1000;
 
 /** SESSION_SECRET when configured; otherwise the one in KV (sealed), created by whichever ingress came first. */
-export async function resolveSessionSecret(configured: string | undefined, bucket: KV, sealer: Sealer): Promise<string> {
+export async function resolveSessionSecret(
+  configured: string | undefined,
+  bucket: KV,
+  sealer: Sealer,
+): Promise<string> {
   if (configured) return configured;
   // create() only succeeds for the first writer, so every ingress ends up reading the same secret.
   await createJson(bucket, 'session_secret', sealer.seal(randomBytes(32).toString('base64url')));
@@ -87,7 +91,10 @@ export class Sessions {
     await this.store.open(email, sid);
     const session = this.write(reply, { sid, email, ws });
     const device: DeviceToken = { purpose: 'device', email, exp: Date.now() + DEVICE_LIFETIME_MS };
-    reply.header('set-cookie', `${DEVICE_COOKIE}=${seal(this.secret, device)}; ${this.attributes(DEVICE_LIFETIME_MS).join('; ')}`);
+    reply.header(
+      'set-cookie',
+      `${DEVICE_COOKIE}=${seal(this.secret, device)}; ${this.attributes(DEVICE_LIFETIME_MS).join('; ')}`,
+    );
     return session;
   }
 
@@ -109,15 +116,28 @@ export class Sessions {
   }
 
   private attributes(lifetimeMs: number): string[] {
-    return [`Path=/dashboard`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${lifetimeMs / 1000}`, ...(this.secure ? ['Secure'] : [])];
+    return [
+      `Path=/dashboard`,
+      'HttpOnly',
+      'SameSite=Lax',
+      `Max-Age=${lifetimeMs / 1000}`,
+      ...(this.secure ? ['Secure'] : []),
+    ];
   }
 
   /** Sets the cookie for `session` (a fresh sid and expiry unless given) and returns it; signing in goes through `signIn`. */
   write(reply: FastifyReply, fields: Partial<Pick<Session, 'sid' | 'email' | 'ws'>>): Session {
-    const session: Session = { purpose: 'session', sid: fields.sid ?? randomBytes(16).toString('base64url'), exp: Date.now() + SESSION_LIFETIME_MS };
+    const session: Session = {
+      purpose: 'session',
+      sid: fields.sid ?? randomBytes(16).toString('base64url'),
+      exp: Date.now() + SESSION_LIFETIME_MS,
+    };
     if (fields.email) session.email = fields.email;
     if (fields.ws) session.ws = fields.ws;
-    reply.header('set-cookie', `${SESSION_COOKIE}=${seal(this.secret, session)}; ${this.attributes(SESSION_LIFETIME_MS).join('; ')}`);
+    reply.header(
+      'set-cookie',
+      `${SESSION_COOKIE}=${seal(this.secret, session)}; ${this.attributes(SESSION_LIFETIME_MS).join('; ')}`,
+    );
     return session;
   }
 

@@ -17,7 +17,9 @@ const LONGEST_DELAY_MS = 8_000;
 const SLOWED_AT_ONCE = 2;
 
 /** What an attempt may do: go ahead (then report how it ended), or come back in `seconds`. */
-export type Admission = { kind: 'go'; done(matched: boolean): void } | { kind: 'refused'; seconds: number; why: 'address' | 'account-and-address' | 'busy' };
+export type Admission =
+  | { kind: 'go'; done(matched: boolean): void }
+  | { kind: 'refused'; seconds: number; why: 'address' | 'account-and-address' | 'busy' };
 
 /** The sign-in limits of one ingress (each ingress limits what reaches it). */
 export class SignInGuard {

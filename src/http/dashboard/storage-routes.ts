@@ -2,7 +2,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../errors.ts';
 import { checkTargetUrl } from '../../net/target.ts';
-import { changeDefaultStorage, defaultStorageOf, describeStorage, storageInputProblems, testStorage } from '../../workspaces/storage.ts';
+import {
+  changeDefaultStorage,
+  defaultStorageOf,
+  describeStorage,
+  storageInputProblems,
+  testStorage,
+} from '../../workspaces/storage.ts';
 import { canManage } from '../../workspaces/workspace.ts';
 import { field, noticesOf, type Dashboard } from './context.ts';
 import type { Notice } from './views/layout.ts';
@@ -15,7 +21,13 @@ export async function storageRoutes(app: FastifyInstance, dashboard: Dashboard):
 
   const show = (request: FastifyRequest, reply: FastifyReply, notices: Notice[] = noticesOf(request)) => {
     const { workspace, account, member, viewer } = request.signedIn;
-    const page = storagePage({ viewer, storage: describeStorage(workspace), manager: canManage(workspace, account.email), role: member.role, notices });
+    const page = storagePage({
+      viewer,
+      storage: describeStorage(workspace),
+      manager: canManage(workspace, account.email),
+      role: member.role,
+      notices,
+    });
     return reply.type('text/html; charset=utf-8').send(page.text);
   };
   const requireManager = (request: FastifyRequest) => {
@@ -36,7 +48,12 @@ export async function storageRoutes(app: FastifyInstance, dashboard: Dashboard):
       ...(region ? { region } : {}),
     };
     const problem = storageInputProblems(input)[0];
-    if (problem) throw new ServiceError('request_not_valid', {}, { message: `${problem.parameter.replaceAll('-', ' ')} ${problem.message}.` });
+    if (problem)
+      throw new ServiceError(
+        'request_not_valid',
+        {},
+        { message: `${problem.parameter.replaceAll('-', ' ')} ${problem.message}.` },
+      );
     await checkTargetUrl(input.endpoint, { allowPrivate: config.allowPrivateTargets, param: 'endpoint' });
     const { workspace, account } = request.signedIn;
     // The role is checked again inside the compare-and-set, against the workspace as it is then.
@@ -56,11 +73,15 @@ export async function storageRoutes(app: FastifyInstance, dashboard: Dashboard):
     if (!storage) return reply.redirect('/dashboard/storage', 303);
     try {
       await testStorage(storage, { sealer, allowPrivate: config.allowPrivateTargets });
-      return show(request, reply, [{ kind: 'ok', text: `The connection works: a test object was written to ${storage.bucket} and deleted again.` }]);
+      return show(request, reply, [
+        { kind: 'ok', text: `The connection works: a test object was written to ${storage.bucket} and deleted again.` },
+      ]);
     } catch (err) {
       if (!(err instanceof ServiceError) || err.code !== 'storage_upload_failed') throw err;
       const [detail] = err.details.error_details as { code: string; message: string }[];
-      return show(request, reply.code(502), [{ kind: 'bad', text: `The storage refused the test: ${detail.code} (${detail.message}).` }]);
+      return show(request, reply.code(502), [
+        { kind: 'bad', text: `The storage refused the test: ${detail.code} (${detail.message}).` },
+      ]);
     }
   });
 }

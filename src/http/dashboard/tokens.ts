@@ -16,7 +16,12 @@ export function seal<T extends TokenBody>(secret: string, body: T): string {
 }
 
 /** Opens a sealed token of `purpose`; null when forged, tampered with, of another purpose or expired. */
-export function open<T extends TokenBody>(secret: string, purpose: string, token: string | undefined, now = Date.now()): T | null {
+export function open<T extends TokenBody>(
+  secret: string,
+  purpose: string,
+  token: string | undefined,
+  now = Date.now(),
+): T | null {
   if (!token || token.length > 4096) return null;
   const [encoded, presented, extra] = token.split('.');
   if (!encoded || !presented || extra !== undefined) return null;

@@ -37,18 +37,34 @@ export function answerError(raw: FastifyError | ServiceError, request: FastifyRe
   // An outage of NATS or of the store is the caller's 503 with Retry-After, never a 500.
   const err = asOutage(raw);
   if (err !== raw) request.log.warn({ err: raw }, 'a dependency is out of reach');
-  const code: ErrorCode = err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
+  const code: ErrorCode =
+    err instanceof ServiceError ? err.code : (fastifyCodes[(err as FastifyError).code] ?? fallbackCode(err));
   const parameter = fastifyParameters[(err as FastifyError).code] ?? 'body';
-  const details = err instanceof ServiceError ? err.details : code === 'request_not_valid' ? { error_details: [{ parameter, message: err.message }] } : {};
+  const details =
+    err instanceof ServiceError
+      ? err.details
+      : code === 'request_not_valid'
+        ? { error_details: [{ parameter, message: err.message }] }
+        : {};
   const status = errorTable[code].status;
   reply.errorCode = code;
   // Only a bug is an error; anything else is in the access log line.
   if (code === 'internal_application_error') request.log.error({ err, error_code: code }, 'request failed');
-  const retryAfter = (err instanceof ServiceError ? err.retryAfter : undefined) ?? (code === 'temporary_unavailable' ? NATS_RETRY_AFTER_SECONDS : undefined);
+  const retryAfter =
+    (err instanceof ServiceError ? err.retryAfter : undefined) ??
+    (code === 'temporary_unavailable' ? NATS_RETRY_AFTER_SECONDS : undefined);
   if (retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(retryAfter)));
   // A 5xx body carries the table's public message, never the internal one.
-  const message = status >= 500 && code === 'internal_application_error' ? undefined : err instanceof ServiceError ? err.message : undefined;
-  reply.code(status).type('application/json').send(errorBody(code, details, message));
+  const message =
+    status >= 500 && code === 'internal_application_error'
+      ? undefined
+      : err instanceof ServiceError
+        ? err.message
+        : undefined;
+  reply
+    .code(status)
+    .type('application/json')
+    .send(errorBody(code, details, message));
 }
 
 /** Answers a request no route matched. */

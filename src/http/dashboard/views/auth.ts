@@ -3,7 +3,12 @@ import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice } from './layout.ts';
 
 /** The sign-up or sign-in form. */
-export function credentialsPage(options: { mode: 'sign-up' | 'sign-in'; csrf: string; email?: string; notices?: Notice[] }): Html {
+export function credentialsPage(options: {
+  mode: 'sign-up' | 'sign-in';
+  csrf: string;
+  email?: string;
+  notices?: Notice[];
+}): Html {
   const signUp = options.mode === 'sign-up';
   return layout({
     title: signUp ? 'Create your account' : 'Sign in',
@@ -26,7 +31,13 @@ export function credentialsPage(options: { mode: 'sign-up' | 'sign-in'; csrf: st
 }
 
 /** The page an invitation link (`accept`) or a password link (`password`) opens: choose a password. */
-export function choosePasswordPage(options: { csrf: string; email: string; token: string; action?: 'accept' | 'password'; notices?: Notice[] }): Html {
+export function choosePasswordPage(options: {
+  csrf: string;
+  email: string;
+  token: string;
+  action?: 'accept' | 'password';
+  notices?: Notice[];
+}): Html {
   const invitation = (options.action ?? 'accept') === 'accept';
   return layout({
     title: 'Choose a password',
@@ -58,7 +69,12 @@ export function checkMailPage(email: string, mailed = true): Html {
 }
 
 /** A short page with one message and a way on. */
-export function messagePage(options: { title: string; text: string | Html; link?: { href: string; label: string }; kind?: Notice['kind'] }): Html {
+export function messagePage(options: {
+  title: string;
+  text: string | Html;
+  link?: { href: string; label: string };
+  kind?: Notice['kind'];
+}): Html {
   return layout({
     title: options.title,
     narrow: true,

@@ -31,11 +31,15 @@ const resendForm = (viewer: Viewer, id: string) =>
 /** The deliveries page. */
 export function deliveriesPage(view: DeliveriesView): Html {
   const { viewer, rows, manager } = view;
-  const table = (list: NonNullable<DeliveriesView['rows']>) => html`<table id="deliveries"><thead><tr><th>Created</th><th>Webhook URL</th><th>Status</th><th>Attempts</th><th>Last error</th><th>Next attempt</th><th></th></tr></thead><tbody>${list.map(
-    ({ record, next_attempt_at }) => html`<tr id="delivery-${record.id}" data-status="${record.status}"><td class="small">${time(record.created_at)}</td><td class="url small">${record.webhook_url}</td>
+  const table = (list: NonNullable<DeliveriesView['rows']>) =>
+    html`<table id="deliveries"><thead><tr><th>Created</th><th>Webhook URL</th><th>Status</th><th>Attempts</th><th>Last error</th><th>Next attempt</th><th></th></tr></thead><tbody>${list.map(
+      ({
+        record,
+        next_attempt_at,
+      }) => html`<tr id="delivery-${record.id}" data-status="${record.status}"><td class="small">${time(record.created_at)}</td><td class="url small">${record.webhook_url}</td>
   <td>${pill(record.status)}</td><td>${record.attempts}</td><td class="small">${record.last_error ?? ''}</td><td class="small">${time(next_attempt_at)}</td>
   <td class="row"><a class="small" href="/dashboard/deliveries/${record.id}">Request</a>${record.status === 'dead' && manager ? resendForm(viewer, record.id) : ''}</td></tr>`,
-  )}</tbody></table>`;
+    )}</tbody></table>`;
   return layout({
     title: 'Deliveries',
     viewer,
@@ -45,11 +49,13 @@ export function deliveriesPage(view: DeliveriesView): Html {
 <section class="card stack">
   <p class="small muted">The webhooks of this workspace's latest renders. A failed attempt is retried on the schedule; after the last one the delivery is dead.
   ${manager ? 'Send a dead one again once the receiver is fixed: it keeps its delivery id, so receivers see the same X-Webhook-Id.' : 'Owners and admins can send a dead one again.'}</p>
-  ${rows === null
-    ? html`<p class="muted">This installation does not record webhook deliveries.</p>`
-    : rows.length === 0
-      ? html`<p class="muted">None of the latest renders asked for a webhook (<code>webhook_url</code>).</p>`
-      : table(rows)}
+  ${
+    rows === null
+      ? html`<p class="muted">This installation does not record webhook deliveries.</p>`
+      : rows.length === 0
+        ? html`<p class="muted">None of the latest renders asked for a webhook (<code>webhook_url</code>).</p>`
+        : table(rows)
+  }
 </section>`,
   });
 }
@@ -69,10 +75,14 @@ export function deliveryPage(view: DeliveryView): Html {
 </section>
 <section class="card stack">
   <h2>Request</h2>
-  <p class="small muted">POST ${record.webhook_url}. ${view.attempted
-    ? `The headers of the last attempt${record.last_attempt_at ? `, at ${time(new Date(record.last_attempt_at * 1000).toISOString())}` : ''}; every attempt carries its own timestamp and signatures (shown with the workspace's current secret key).`
-    : 'Not sent yet; these are the headers an attempt would carry now.'}</p>
-  <pre id="delivery-headers">${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>
+  <p class="small muted">POST ${record.webhook_url}. ${
+    view.attempted
+      ? `The headers of the last attempt${record.last_attempt_at ? `, at ${time(new Date(record.last_attempt_at * 1000).toISOString())}` : ''}; every attempt carries its own timestamp and signatures (shown with the workspace's current secret key).`
+      : 'Not sent yet; these are the headers an attempt would carry now.'
+  }</p>
+  <pre id="delivery-headers">${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n')}</pre>
   <pre id="delivery-body">${record.body}</pre>
 </section>
 <p><a href="/dashboard/deliveries">All deliveries</a></p>`,

@@ -18,7 +18,8 @@ export interface KeysView {
   notices: Notice[];
 }
 
-const copyButton = (target: string) => html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
+const copyButton = (target: string) =>
+  html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
 
 /** The keys page. */
 export function keysPage(view: KeysView): Html {
@@ -29,13 +30,15 @@ export function keysPage(view: KeysView): Html {
       kind: 'warn',
       text: html`<strong>Your keys answer <code>403 email_not_verified</code> for now.</strong>
         This is a free workspace, and free workspaces work once at least one member has confirmed an email address. No one has yet.
-        ${view.unverified.viewerVerified
-          ? html`Ask a teammate to follow the link in their invitation.`
-          : view.mailed === false
-            ? html`No mail is sent from this installation (<code>SMTP_URL</code> is not set): the link for <strong>${viewer.email}</strong> is in <code>npx shutterbus mail outbox</code>; open it and your keys work at once.
+        ${
+          view.unverified.viewerVerified
+            ? html`Ask a teammate to follow the link in their invitation.`
+            : view.mailed === false
+              ? html`No mail is sent from this installation (<code>SMTP_URL</code> is not set): the link for <strong>${viewer.email}</strong> is in <code>npx shutterbus mail outbox</code>; open it and your keys work at once.
             <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(viewer.csrf)}<button class="link" type="submit">Make a new link</button></form>`
-            : html`We sent a link to <strong>${viewer.email}</strong>; open it and your keys work at once.
-            <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(viewer.csrf)}<button class="link" type="submit">Send the link again</button></form>`}`,
+              : html`We sent a link to <strong>${viewer.email}</strong>; open it and your keys work at once.
+            <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(viewer.csrf)}<button class="link" type="submit">Send the link again</button></form>`
+        }`,
     });
   }
   const notManager = html`<p class="muted small">Only owners and admins can change this; you are a <strong>${view.member.role}</strong> of this workspace.</p>`;
@@ -53,13 +56,15 @@ export function keysPage(view: KeysView): Html {
   </div>
   <div>
     <label>Secret key <span class="muted small">(signs URLs and webhooks; never send it in a request)</span></label>
-    ${revealSecret
-      ? html`<div class="key"><code id="secret-key">${workspace.secret_key}</code>${copyButton('secret-key')}</div>
+    ${
+      revealSecret
+        ? html`<div class="key"><code id="secret-key">${workspace.secret_key}</code>${copyButton('secret-key')}</div>
         <p class="small"><a href="/dashboard/keys">Hide the secret key</a></p>`
-      : manager
-        ? html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code><a class="button secondary copy" href="/dashboard/keys?reveal=secret">Reveal</a></div>`
-        : html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code></div>
-          <p class="muted small" id="secret-hidden">Only owners and admins can reveal the secret key; you are a <strong>${view.member.role}</strong> of this workspace.</p>`}
+        : manager
+          ? html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code><a class="button secondary copy" href="/dashboard/keys?reveal=secret">Reveal</a></div>`
+          : html`<div class="key"><code>sk_••••••••••••••••••••••••••••••••</code></div>
+          <p class="muted small" id="secret-hidden">Only owners and admins can reveal the secret key; you are a <strong>${view.member.role}</strong> of this workspace.</p>`
+    }
   </div>
 </section>
 <section class="card stack" aria-labelledby="example-title">
@@ -72,9 +77,11 @@ export function keysPage(view: KeysView): Html {
 <section class="card stack" aria-labelledby="setting-title">
   <h2 id="setting-title">Require signed requests</h2>
   <p>Currently <span class="pill ${workspace.require_signed_requests ? 'ok' : ''}" id="setting-state">${workspace.require_signed_requests ? 'On' : 'Off'}</span>
-    ${workspace.require_signed_requests
-      ? 'Requests without a signature are refused with 403 signature_is_required.'
-      : 'Unsigned requests with a valid access key are accepted.'}</p>
+    ${
+      workspace.require_signed_requests
+        ? 'Requests without a signature are refused with 403 signature_is_required.'
+        : 'Unsigned requests with a valid access key are accepted.'
+    }</p>
   <p class="small muted">When it is on, a leaked access key can only replay URLs you already signed. A change reaches every server within about two seconds (at most one minute).</p>
   <form method="post" action="/dashboard/settings">${csrfField(viewer.csrf)}
     <input type="hidden" name="require_signed_requests" value="${workspace.require_signed_requests ? 'off' : 'on'}">

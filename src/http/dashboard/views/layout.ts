@@ -31,7 +31,14 @@ const tabs = [
 ] as const;
 
 /** A whole HTML document. */
-export function layout(options: { title: string; viewer?: Viewer; active?: string; notices?: Notice[]; narrow?: boolean; body: Html }): Html {
+export function layout(options: {
+  title: string;
+  viewer?: Viewer;
+  active?: string;
+  notices?: Notice[];
+  narrow?: boolean;
+  body: Html;
+}): Html {
   const { title, viewer, active, notices = [], narrow, body } = options;
   return html`<!doctype html>
 <html lang="en">
@@ -46,17 +53,21 @@ export function layout(options: { title: string; viewer?: Viewer; active?: strin
 <header class="top"><div class="bar">
   <a class="brand" href="/dashboard">Shutter<span>bus</span></a>
   <nav class="tabs">${viewer ? tabs.map(([path, label]) => html`<a href="/dashboard/${path}"${active === path ? html` aria-current="page"` : ''}>${label}</a>`) : ''}<a href="/docs">API reference</a></nav>
-  ${viewer
-    ? html`<div class="who">
-    ${viewer.workspaceIds.length > 1
-      ? html`<form class="row" method="post" action="/dashboard/switch">${csrfField(viewer.csrf)}
+  ${
+    viewer
+      ? html`<div class="who">
+    ${
+      viewer.workspaceIds.length > 1
+        ? html`<form class="row" method="post" action="/dashboard/switch">${csrfField(viewer.csrf)}
         <select name="workspace_id" aria-label="Workspace">${viewer.workspaceIds.map((id) => html`<option value="${id}"${id === viewer.workspaceId ? html` selected` : ''}>${id}</option>`)}</select>
         <button class="secondary copy" type="submit">Switch</button></form>`
-      : html`<span class="mono">${viewer.workspaceId}</span>`}
+        : html`<span class="mono">${viewer.workspaceId}</span>`
+    }
     <span class="hide-small">${viewer.email}</span>
     <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(viewer.csrf)}<button class="link" type="submit">Sign out</button></form>
   </div>`
-    : ''}
+      : ''
+  }
 </div></header>
 <main${narrow ? html` class="narrow"` : ''}>
 ${notices.map((notice) => html`<div class="notice ${notice.kind}" role="status">${notice.text}</div>`)}

@@ -15,16 +15,20 @@ export function membersPage(view: { viewer: Viewer; workspace: Workspace; member
     const lastOwner = m.role === 'owner' && owners === 1;
     return html`<tr>
   <td>${m.email}${m.email === viewer.email ? html` <span class="muted small">(you)</span>` : ''}</td>
-  <td>${owner && !lastOwner
-    ? html`<form class="row" method="post" action="/dashboard/members/role">${csrfField(viewer.csrf)}
+  <td>${
+    owner && !lastOwner
+      ? html`<form class="row" method="post" action="/dashboard/members/role">${csrfField(viewer.csrf)}
         <input type="hidden" name="email" value="${m.email}">
         <select name="role" aria-label="Role of ${m.email}">${roles.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select>
         <button class="secondary copy" type="submit">Change</button></form>`
-    : html`${m.role}${lastOwner ? html` <span class="muted small">(last owner)</span>` : ''}`}</td>
+      : html`${m.role}${lastOwner ? html` <span class="muted small">(last owner)</span>` : ''}`
+  }</td>
   <td>${m.verified ? html`<span class="pill ok">verified</span>` : html`<span class="pill warn">not verified</span>`}</td>
-  <td>${owner && !lastOwner
-    ? html`<form class="inline" method="post" action="/dashboard/members/remove">${csrfField(viewer.csrf)}<input type="hidden" name="email" value="${m.email}"><button class="link" type="submit">Remove</button></form>`
-    : ''}</td>
+  <td>${
+    owner && !lastOwner
+      ? html`<form class="inline" method="post" action="/dashboard/members/remove">${csrfField(viewer.csrf)}<input type="hidden" name="email" value="${m.email}"><button class="link" type="submit">Remove</button></form>`
+      : ''
+  }</td>
 </tr>`;
   };
   return layout({
@@ -42,8 +46,9 @@ export function membersPage(view: { viewer: Viewer; workspace: Workspace; member
 </section>
 <section class="card">
   <h2>Invite someone</h2>
-  ${manager
-    ? html`<form method="post" action="/dashboard/members/invite">${csrfField(viewer.csrf)}
+  ${
+    manager
+      ? html`<form method="post" action="/dashboard/members/invite">${csrfField(viewer.csrf)}
     <div class="grid">
       <div><label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required></div>
       <div><label for="invite-role">Role</label><select id="invite-role" name="role">${roles
@@ -53,7 +58,8 @@ export function membersPage(view: { viewer: Viewer; workspace: Workspace; member
     <p><button type="submit">Send invitation</button></p>
     <p class="small muted">They get an email with a link to choose a password, which also confirms their address.</p>
   </form>`
-    : html`<p class="muted small">Only owners and admins can invite; you are a <strong>${member.role}</strong>.</p>`}
+      : html`<p class="muted small">Only owners and admins can invite; you are a <strong>${member.role}</strong>.</p>`
+  }
 </section>`,
   });
 }

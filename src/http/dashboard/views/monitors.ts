@@ -25,7 +25,8 @@ const pill = (monitor: Monitor) =>
   monitor.status === 'paused'
     ? html`<span class="pill warn">paused</span>`
     : html`<span class="pill ${monitor.last_status === 'failed' ? 'bad' : 'ok'}">${monitor.last_status === 'failed' ? 'failing' : 'active'}</span>`;
-const every = (seconds: number) => (seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
+const every = (seconds: number) =>
+  seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
 
 /** Pause or resume, for owners and admins. */
 const statusForm = (viewer: Viewer, monitor: Monitor) => {
@@ -33,7 +34,8 @@ const statusForm = (viewer: Viewer, monitor: Monitor) => {
   return html`<form class="inline" method="post" action="/dashboard/monitors/${monitor.monitor_id}/status">${csrfField(viewer.csrf)}<input type="hidden" name="status" value="${next}"><button class="secondary copy" type="submit">${next === 'paused' ? 'Pause' : 'Resume'}</button></form>`;
 };
 
-const capture = (url: string, alt: string) => html`<a href="${url}"><img class="shot" src="${url}" alt="${alt}" loading="lazy"></a>`;
+const capture = (url: string, alt: string) =>
+  html`<a href="${url}"><img class="shot" src="${url}" alt="${alt}" loading="lazy"></a>`;
 
 /** The monitors page. */
 export function monitorsPage(view: MonitorsView): Html {
@@ -56,9 +58,11 @@ export function monitorsPage(view: MonitorsView): Html {
 <section class="card stack">
   <p class="small muted">Pages this workspace renders on a schedule. Each tick is one screenshot; a capture that differs from the last one by more than the monitor's threshold is announced to its webhook as <code>monitor.changed</code>.
   Create and delete monitors with <code>POST /api/monitors</code> and <code>DELETE /api/monitors/{id}</code>.${manager ? '' : ' Owners and admins can pause and resume them here.'}</p>
-  ${monitors.length === 0
-    ? html`<p class="muted">This workspace has no monitors yet.</p>`
-    : html`<table id="monitors"><thead><tr><th>Last capture</th><th>Page</th><th>Status</th><th>Interval</th><th>Last run</th><th>Next run</th><th>Changes</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}
+  ${
+    monitors.length === 0
+      ? html`<p class="muted">This workspace has no monitors yet.</p>`
+      : html`<table id="monitors"><thead><tr><th>Last capture</th><th>Page</th><th>Status</th><th>Interval</th><th>Last run</th><th>Next run</th><th>Changes</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+  }
 </section>`,
   });
 }
@@ -85,9 +89,11 @@ export function monitorPage(view: MonitorView): Html {
 </section>
 <section class="card stack">
   <h2>Changes</h2>
-  ${monitor.changes.length === 0
-    ? html`<p class="muted">No change announced yet.</p>`
-    : html`<table id="changes"><thead><tr><th>When</th><th>Before</th><th>After</th><th>Diff</th></tr></thead><tbody>${monitor.changes.map((change) => changeRow(change, fileUrl))}</tbody></table>`}
+  ${
+    monitor.changes.length === 0
+      ? html`<p class="muted">No change announced yet.</p>`
+      : html`<table id="changes"><thead><tr><th>When</th><th>Before</th><th>After</th><th>Diff</th></tr></thead><tbody>${monitor.changes.map((change) => changeRow(change, fileUrl))}</tbody></table>`
+  }
 </section>
 <p><a href="/dashboard/monitors">All monitors</a></p>`,
   });

@@ -34,11 +34,20 @@ export interface PlaygroundView {
 }
 
 const groupTitles: Record<string, string> = {
-  target: 'What to render', viewport: 'Viewport and device', emulation: 'Emulation', wait: 'Waiting', page: 'Page changes',
-  blocking: 'Blocking', capture: 'Capture', output: 'Output', cache: 'Cache', storage: 'Your storage (the workspace\'s default)',
+  target: 'What to render',
+  viewport: 'Viewport and device',
+  emulation: 'Emulation',
+  wait: 'Waiting',
+  page: 'Page changes',
+  blocking: 'Blocking',
+  capture: 'Capture',
+  output: 'Output',
+  cache: 'Cache',
+  storage: "Your storage (the workspace's default)",
 };
 
-const copyButton = (target: string) => html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
+const copyButton = (target: string) =>
+  html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
 
 function field(parameter: Parameter, choices: Choices): Html {
   const { name, type, description } = parameter;
@@ -63,13 +72,15 @@ function field(parameter: Parameter, choices: Choices): Html {
   if (type.kind === 'list') {
     return html`<div>${label}<textarea id="${id}" name="${name}" rows="2" placeholder="one a line">${values.join('\n')}</textarea></div>`;
   }
-  if (type.maxLength > 10_000) return html`<div>${label}<textarea id="${id}" name="${name}" rows="3">${values[0] ?? ''}</textarea></div>`;
+  if (type.maxLength > 10_000)
+    return html`<div>${label}<textarea id="${id}" name="${name}" rows="3">${values[0] ?? ''}</textarea></div>`;
   return html`<div>${label}<input type="text" id="${id}" name="${name}" value="${values[0] ?? ''}"${name === 'url' ? html` placeholder="https://example.com"` : ''}></div>`;
 }
 
 function form(view: PlaygroundView): Html {
   const groups = new Map<string, Parameter[]>();
-  for (const parameter of playgroundFields()) groups.set(parameter.group, [...(groups.get(parameter.group) ?? []), parameter]);
+  for (const parameter of playgroundFields())
+    groups.set(parameter.group, [...(groups.get(parameter.group) ?? []), parameter]);
   // #result: without JavaScript, the answer opens scrolled to the result (a redirect keeps the fragment).
   return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground#result">${csrfField(view.viewer.csrf)}
   ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices))}</fieldset>`)}
@@ -88,17 +99,24 @@ function outcome(result: PlaygroundResult | PlaygroundError): Html {
   ${result.error_details?.length ? html`<ul class="small">${result.error_details.map((d) => html`<li><code>${d.parameter ?? ''}</code> ${d.message ?? ''}</li>`)}</ul>` : ''}</div>`;
   }
   const image = result.content_type.startsWith('image/');
-  const timing = result.cached ? 'from the cache (no new render, not charged)' : result.render_ms === undefined ? '' : `rendered in ${(result.render_ms / 1000).toFixed(2)} s`;
+  const timing = result.cached
+    ? 'from the cache (no new render, not charged)'
+    : result.render_ms === undefined
+      ? ''
+      : `rendered in ${(result.render_ms / 1000).toFixed(2)} s`;
   return html`<div class="stack">
-  ${image
-    ? html`<a href="${result.file_url}"><img id="result-image" class="shot" src="${result.file_url}" alt="The rendered screenshot"></a>`
-    : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`}
+  ${
+    image
+      ? html`<a href="${result.file_url}"><img id="result-image" class="shot" src="${result.file_url}" alt="The rendered screenshot"></a>`
+      : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`
+  }
   <p class="small muted" id="result-facts"><span id="result-size">${kilobytes(result.size_bytes)}</span> · ${result.content_type.split(';')[0]} · ${timing} · render <a href="/dashboard/renders/${result.render_id}"><code>${result.render_id}</code></a></p>
 </div>`;
 }
 
 function code(view: PlaygroundView): Html {
-  const block = (id: string, title: string, text: string) => html`<div><div class="row"><h3>${title}</h3>${copyButton(id)}</div><pre id="${id}">${text}</pre></div>`;
+  const block = (id: string, title: string, text: string) =>
+    html`<div><div class="row"><h3>${title}</h3>${copyButton(id)}</div><pre id="${id}">${text}</pre></div>`;
   return html`<div class="stack">
   <h2>The same request</h2>
   <div><div class="row"><h3>Signed URL</h3>${copyButton('signed-url')}</div><div class="key"><code id="signed-url">${view.signedUrl}</code></div></div>

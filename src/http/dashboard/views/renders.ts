@@ -47,10 +47,13 @@ const filterLabels: Record<RenderFilter, string> = { all: 'All', succeeded: 'Suc
 export function rendersPage(view: RendersView): Html {
   const { renders, filter } = view;
   const tabs = (Object.keys(filterLabels) as RenderFilter[]).map(
-    (key) => html`<a class="button secondary copy" id="filter-${key}" href="/dashboard/renders${key === 'all' ? '' : `?status=${key}`}"${key === filter ? html` aria-current="page"` : ''}>${filterLabels[key]}</a>`,
+    (key) =>
+      html`<a class="button secondary copy" id="filter-${key}" href="/dashboard/renders${key === 'all' ? '' : `?status=${key}`}"${key === filter ? html` aria-current="page"` : ''}>${filterLabels[key]}</a>`,
   );
   const table = html`<table id="renders"><thead><tr><th>Created</th><th>Target</th><th>Status</th><th>Format</th><th>Duration</th><th>Error</th></tr></thead><tbody>${renders.map(
-    (r) => html`<tr id="render-${r.render_id}" data-status="${r.status}"><td class="small"><a href="/dashboard/renders/${r.render_id}">${time(r.created_at)}</a></td>
+    (
+      r,
+    ) => html`<tr id="render-${r.render_id}" data-status="${r.status}"><td class="small"><a href="/dashboard/renders/${r.render_id}">${time(r.created_at)}</a></td>
   <td class="url small target">${renderTarget(r)}</td><td>${statusPill(r.status)}</td><td class="small">${r.format}</td><td class="small">${duration(r)}</td>
   <td class="small">${r.error_code ? html`<code>${r.error_code}</code> ${r.error_message ?? ''}` : ''}</td></tr>`,
   )}</tbody></table>`;
@@ -73,9 +76,11 @@ function output(view: RenderView): Html {
   if (!fileUrl) return html`<p class="muted">No file was recorded for this render.</p>`;
   const image = inlineFormats.has(record.format);
   return html`<section class="card stack" id="output"><h2>Output</h2>
-  ${image
-    ? html`<a href="${fileUrl}"><img id="output-image" class="shot" src="${fileUrl}" alt="The rendered ${record.format}"></a>`
-    : html`<p><a class="button secondary" id="output-file" href="${fileUrl}">Open the ${record.format} file</a></p>`}
+  ${
+    image
+      ? html`<a href="${fileUrl}"><img id="output-image" class="shot" src="${fileUrl}" alt="The rendered ${record.format}"></a>`
+      : html`<p><a class="button secondary" id="output-file" href="${fileUrl}">Open the ${record.format} file</a></p>`
+  }
   ${record.size_bytes === undefined ? '' : html`<p class="small muted">${(record.size_bytes / 1024).toFixed(1)} KB</p>`}
 </section>`;
 }
@@ -85,21 +90,26 @@ function failure(view: RenderView): Html {
   if (record.status !== 'failed') return html``;
   return html`<section class="card stack" id="failure"><h2>Why it failed</h2>
   <div class="notice bad"><strong><code id="error-code">${record.error_code ?? ''}</code></strong> <span id="error-message">${record.error_message ?? ''}</span></div>
-  ${failureCaptureUrl
-    ? html`<p class="small muted">The page as it was when the render failed (kept for a day):</p>
+  ${
+    failureCaptureUrl
+      ? html`<p class="small muted">The page as it was when the render failed (kept for a day):</p>
   <a href="${failureCaptureUrl}"><img id="failure-capture" class="shot" src="${failureCaptureUrl}" alt="The page when the render failed"></a>`
-    : html`<p class="small muted">No capture of the page: it failed before the page loaded, or the capture's day has passed.</p>`}
+      : html`<p class="small muted">No capture of the page: it failed before the page loaded, or the capture's day has passed.</p>`
+  }
 </section>`;
 }
 
 function timeline(record: RenderRecord): Html {
   const steps = record.timeline ?? [];
   return html`<section class="card stack"><h2>Timeline</h2>
-  ${steps.length === 0
-    ? html`<p class="muted">No timeline was recorded for this render.</p>`
-    : html`<table id="timeline"><thead><tr><th>Step</th><th>At (UTC)</th><th>Since the step before</th></tr></thead><tbody>${steps.map(
-        (step) => html`<tr data-step="${step.step}"><td>${step.step}</td><td class="small">${step.at.replace('T', ' ').replace('Z', '')}</td><td class="small">${step.ms} ms</td></tr>`,
-      )}</tbody></table>`}
+  ${
+    steps.length === 0
+      ? html`<p class="muted">No timeline was recorded for this render.</p>`
+      : html`<table id="timeline"><thead><tr><th>Step</th><th>At (UTC)</th><th>Since the step before</th></tr></thead><tbody>${steps.map(
+          (step) =>
+            html`<tr data-step="${step.step}"><td>${step.step}</td><td class="small">${step.at.replace('T', ' ').replace('Z', '')}</td><td class="small">${step.ms} ms</td></tr>`,
+        )}</tbody></table>`
+  }
 </section>`;
 }
 
@@ -107,10 +117,12 @@ function webhook(view: RenderView): Html {
   const { record, delivery } = view;
   if (!record.webhook_url) return html``;
   return html`<section class="card stack" id="webhook"><h2>Webhook</h2>
-  ${delivery
-    ? html`<p>${statusPill(delivery.status)} to <code>${delivery.webhook_url}</code> · attempts: ${delivery.attempts}${delivery.last_error ? html` · last error: ${delivery.last_error}` : ''}
+  ${
+    delivery
+      ? html`<p>${statusPill(delivery.status)} to <code>${delivery.webhook_url}</code> · attempts: ${delivery.attempts}${delivery.last_error ? html` · last error: ${delivery.last_error}` : ''}
   · <a id="delivery-link" href="/dashboard/deliveries/${delivery.id}">The request</a></p>`
-    : html`<p class="muted">To <code>${record.webhook_url}</code>: no delivery recorded yet.</p>`}
+      : html`<p class="muted">To <code>${record.webhook_url}</code>: no delivery recorded yet.</p>`
+  }
 </section>`;
 }
 

@@ -26,8 +26,9 @@ export function storagePage(view: StorageView): Html {
 <section class="card stack" aria-labelledby="current-title">
   <h2 id="current-title">Default storage</h2>
   <p class="small muted">With <code>store=true</code> and a <code>storage_path</code>, renders also go to this S3-compatible bucket; a request's own <code>storage_*</code> parameters override it.</p>
-  ${storage
-    ? html`<dl class="small" id="storage-current">
+  ${
+    storage
+      ? html`<dl class="small" id="storage-current">
       <dt>Endpoint</dt><dd class="mono">${storage.endpoint}</dd>
       <dt>Bucket</dt><dd class="mono">${storage.bucket}</dd>
       <dt>Region</dt><dd class="mono">${storage.region}</dd>
@@ -39,7 +40,8 @@ export function storagePage(view: StorageView): Html {
       <form method="post" action="/dashboard/storage/clear">${csrfField(viewer.csrf)}<button class="secondary" type="submit" id="clear-storage"${disabled}>Clear</button></form>
     </div>
     <p class="small muted">The test writes a small object and deletes it again.</p>`
-    : html`<p id="storage-current">None yet: <code>store=true</code> needs the <code>storage_*</code> parameters in each request.</p>`}
+      : html`<p id="storage-current">None yet: <code>store=true</code> needs the <code>storage_*</code> parameters in each request.</p>`
+  }
 </section>
 <section class="card stack" aria-labelledby="set-title">
   <h2 id="set-title">${storage ? 'Replace it' : 'Set it'}</h2>

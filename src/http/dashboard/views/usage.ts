@@ -7,7 +7,10 @@ import { layout, type Viewer } from './layout.ts';
 import { renderTarget, statusPill } from './status.ts';
 
 /** A webhook delivery as the usage page lists it. */
-export type DeliveryRow = Pick<DeliveryRecord, 'id' | 'render_id' | 'webhook_url' | 'status' | 'attempts' | 'last_error' | 'updated_at'>;
+export type DeliveryRow = Pick<
+  DeliveryRecord,
+  'id' | 'render_id' | 'webhook_url' | 'status' | 'attempts' | 'last_error' | 'updated_at'
+>;
 
 /** Everything the usage page shows. */
 export interface UsageView {
@@ -33,7 +36,10 @@ export function dailyChart(month: string, days: Record<string, number>): Html {
   const bars = values.map((value, i) => {
     const h = Math.round((value / max) * (height - 30));
     const x = (i * slot + slot * 0.15).toFixed(1);
-    const label = i % 5 === 0 || i === count - 1 ? `<text x="${(i * slot + slot / 2).toFixed(1)}" y="${height - 2}" text-anchor="middle">${i + 1}</text>` : '';
+    const label =
+      i % 5 === 0 || i === count - 1
+        ? `<text x="${(i * slot + slot / 2).toFixed(1)}" y="${height - 2}" text-anchor="middle">${i + 1}</text>`
+        : '';
     return `<rect class="bar" x="${x}" y="${height - 16 - h}" width="${(slot * 0.7).toFixed(1)}" height="${h}" rx="2"><title>${month}-${String(i + 1).padStart(2, '0')}: ${value}</title></rect>${label}`;
   });
   return trusted(
@@ -63,22 +69,29 @@ export function usagePage(view: UsageView): Html {
 </section>
 <section class="card">
   <h2>Latest renders <a class="small" href="/dashboard/renders">All of them</a></h2>
-  ${view.renders.length === 0
-    ? html`<p class="muted">No finished renders yet.</p>`
-    : html`<table id="renders"><thead><tr><th>When</th><th>URL</th><th>Status</th><th>Why</th></tr></thead><tbody>${view.renders.map(
-        (r) => html`<tr><td class="small">${time(r.finished_at ?? r.created_at)}</td><td class="url small">${renderTarget(r)}</td><td>${statusPill(r.status)}</td>
+  ${
+    view.renders.length === 0
+      ? html`<p class="muted">No finished renders yet.</p>`
+      : html`<table id="renders"><thead><tr><th>When</th><th>URL</th><th>Status</th><th>Why</th></tr></thead><tbody>${view.renders.map(
+          (
+            r,
+          ) => html`<tr><td class="small">${time(r.finished_at ?? r.created_at)}</td><td class="url small">${renderTarget(r)}</td><td>${statusPill(r.status)}</td>
           <td class="small">${r.error_code ? html`<code>${r.error_code}</code> ${r.error_message ?? ''}` : html`<span class="muted">${r.format}</span>`}</td></tr>`,
-      )}</tbody></table>`}
+        )}</tbody></table>`
+  }
 </section>
 <section class="card" id="deliveries">
   <h2>Webhook deliveries</h2>
-  ${view.deliveries === null
-    ? html`<p class="muted">This installation does not record webhook deliveries.</p>`
-    : view.deliveries.length === 0
-      ? html`<p class="muted">None of the latest renders asked for a webhook.</p>`
-      : html`<table><thead><tr><th>Updated</th><th>Webhook URL</th><th>Status</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>${view.deliveries.map(
-          (d) => html`<tr><td class="small">${time(d.updated_at)}</td><td class="url small">${d.webhook_url}</td><td>${statusPill(d.status)}</td><td>${d.attempts}</td><td class="small">${d.last_error ?? ''}</td></tr>`,
-        )}</tbody></table>`}
+  ${
+    view.deliveries === null
+      ? html`<p class="muted">This installation does not record webhook deliveries.</p>`
+      : view.deliveries.length === 0
+        ? html`<p class="muted">None of the latest renders asked for a webhook.</p>`
+        : html`<table><thead><tr><th>Updated</th><th>Webhook URL</th><th>Status</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>${view.deliveries.map(
+            (d) =>
+              html`<tr><td class="small">${time(d.updated_at)}</td><td class="url small">${d.webhook_url}</td><td>${statusPill(d.status)}</td><td>${d.attempts}</td><td class="small">${d.last_error ?? ''}</td></tr>`,
+          )}</tbody></table>`
+  }
 </section>`,
   });
 }
