@@ -385,7 +385,7 @@ const lines = [
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
   `start → first screenshot: ${firstShotSeconds.toFixed(2)} s`,
   '',
-  'targets (issue 6)',
+  'targets (the first set)',
 ];
 // Ratios to the bare route: the median of the rounds' ratios.
 const redirectRatio = http.redirect ? roundsRatio(http.redirect, http.bare) : null;
@@ -472,7 +472,7 @@ const targetsTenants = {
 const targetLine = (name: string, t: { value: unknown; goal: string; met: boolean; beside?: string }) =>
   `  ${name.padEnd(24)} ${String(t.value).padStart(8)}  goal ${t.goal.padEnd(10)} ${(t.met ? 'met' : 'NOT met').padEnd(7)}${t.beside ? `  (${t.beside})` : ''}`;
 for (const [name, t] of Object.entries(targets)) lines.push(targetLine(name, t));
-lines.push('', 'targets (issue 18; the soak is `make bench ARGS=soak`)');
+lines.push('', 'targets (the browser-limit set; the soak is `make bench ARGS=soak`)');
 for (const [name, t] of Object.entries(targetsIssue18)) lines.push(targetLine(name, t));
 lines.push('', 'targets (many workspaces: 24 round-robin ÷ one workspace, light page, c=4)');
 for (const [name, t] of Object.entries(targetsTenants)) lines.push(targetLine(name, t));

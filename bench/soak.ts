@@ -270,7 +270,7 @@ ${failures
   .slice(0, 5)
   .map((line) => `  unexpected: ${line}\n`)
   .join('')}
-targets (issue 18)
+targets (the browser-limit set)
   memoryGrowth      ${String(soak.memoryGrowth).padStart(6)}  goal ≤ 1.1   ${soak.memoryGrowth <= 1.1 ? 'met' : 'NOT met'}
   p95Growth         ${String(soak.p95Growth).padStart(6)}  goal ≤ 1.1   ${soak.p95Growth <= 1.1 ? 'met' : 'NOT met'}
   leftoverChromium  ${String(leftoverChromium).padStart(6)}  goal 0       ${leftoverChromium === 0 ? 'met' : 'NOT met'}
