@@ -129,13 +129,13 @@ async function recordFrames(
         deadline,
         session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
       );
-      // A still page is not painted again by itself: two animation frames make sure the
-      // screencast's first frame is one painted with the transparent background.
-      await untilAborted(
-        deadline,
-        page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'),
-      );
     }
+    // Two animation frames: the page (and a transparent background) has been painted at least once,
+    // so the screencast's first frame is the page, never what the compositor held before it.
+    await untilAborted(
+      deadline,
+      page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'),
+    );
     session.on('Page.screencastFrame', onFrame);
     undo.push(async () => session.off('Page.screencastFrame', onFrame));
     undo.push(() => session.send('Page.stopScreencast'));
