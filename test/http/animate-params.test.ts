@@ -101,6 +101,28 @@ params("a gif clip must lie inside the viewport the render will have (a device p
   assert.equal(parameterOf('viewport_device=iphone_se'), ['clip_x']);
 });
 
+params("/api/take's rules over the page's request, traffic and bucket refuse the same in /api/animate", () => {
+  const cases = [
+    'proxy=ftp%3A%2F%2Fproxy.example.com',
+    'proxy=http%3A%2F%2Fproxy.example.com%3A8080&ip_country_code=de',
+    'proxy=http%3A%2F%2Fproxy.example.com%3A8080&proxy_bypass_hosts=not%20a%20host',
+    'proxy_bypass_hosts=cdn.example.com',
+    'headers=Accept-Language%3A%20%3B%3B%3B',
+    'vision_max_tokens=100',
+    'storage_path=shots%2Fhome',
+    'store=true',
+    'store=true&storage_path=%2Fa',
+    'store=true&storage_path=a&storage_access_key_id=AKIA',
+    'store=true&storage_path=a&storage_endpoint=https%3A%2F%2Fs3.example.com%2Fbucket',
+  ];
+  for (const text of cases) {
+    const take = parseTakeParams(query(`url=https://a.example&${text}`));
+    const animate = parseAnimateParams(query(`url=https://a.example&${text}`));
+    assert.ok('problems' in take, `/api/take refuses ${text}`);
+    assert.equal(animate, take, text);
+  }
+});
+
 params('every problem at once', () => {
   const parsed = parseAnimateParams(query('duration=0&scroll_easing=bounce&width=8'));
   assert.equal('problems' in parsed ? parsed.problems.map((p) => p.parameter).sort() : [], [
