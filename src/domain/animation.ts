@@ -206,6 +206,12 @@ const screenshotOnly = new Set([
   'full_page_scroll_delay',
   'full_page_scroll_by',
   'full_page_max_height',
+  'full_page_algorithm',
+  'full_page_slices',
+  'full_page_slice_height',
+  'full_page_slice_overlap_height',
+  'selector_algorithm',
+  'selector_scroll_into_view',
   'capture_beyond_viewport',
   'metadata_image_size',
 ]);

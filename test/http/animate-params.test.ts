@@ -78,7 +78,7 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
   assert.equal('problems' in take ? take.problems.map((p) => p.parameter) : [], ['duration', 'scenario']);
   const animate = parseAnimateParams(
     query(
-      'url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true',
+      'url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true&full_page_slices=true&selector_algorithm=clip',
     ),
   );
   assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], [
@@ -86,6 +86,8 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
     'image_quality',
     'pdf_landscape',
     'metadata_image_size',
+    'full_page_slices',
+    'selector_algorithm',
   ]);
 });
 
