@@ -1,9 +1,13 @@
-// The import graph of src/ and actors/ has no cycle: not between files, and not between folders.
+// The import graph of src/ and actors/ has no cycle: not between files, and not between folders;
+// and the options' types have no field their parameter table has no row for.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { recordingParameters } from '../src/domain/animation.ts';
+import { parameters } from '../src/domain/parameters.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const architecture = suite('the import graph');
@@ -101,6 +105,41 @@ architecture('actors/ import nothing of the browser, the broker or HTTP', () => 
       [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`),
     );
   assert.equal(offending, []);
+});
+
+/** The fields of each exported type `[file, type]`, as the compiler sees them (however the type is written). */
+function fieldsOf(types: [file: string, type: string][]): string[][] {
+  const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile).config;
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, root);
+  // Node's own types play no part in these: leaving them out keeps the check quick.
+  const program = ts.createProgram(
+    types.map(([file]) => path.join(root, file)),
+    { ...options, types: [] },
+  );
+  const checker = program.getTypeChecker();
+  return types.map(([file, type]) => {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(path.join(root, file))!)!;
+    const symbol = checker.getExportsOfModule(module).find((exported) => exported.name === type)!;
+    return checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).map((field) => field.name);
+  });
+}
+
+architecture('every field of the options is a row of its parameter table, and every row a field', () => {
+  const [render, control, animation] = fieldsOf([
+    ['src/domain/options.ts', 'RenderOptions'],
+    ['src/http/params.ts', 'TakeControl'],
+    ['src/domain/animation.ts', 'AnimationOptions'],
+  ]);
+  const differences = (fields: string[], rows: readonly { name: string }[]) => ({
+    withoutRow: fields.filter((field) => !rows.some((row) => row.name === field)),
+    withoutField: rows.map((row) => row.name).filter((name) => !fields.includes(name)),
+  });
+  const none = { withoutRow: [], withoutField: [] };
+  const optionRows = parameters.filter((row) => row.role === 'option');
+  assert.equal(differences(render, optionRows), none, 'RenderOptions and the option rows of the table');
+  const controlRows = parameters.filter((row) => row.role === 'control');
+  assert.equal(differences(control, controlRows), none, 'TakeControl and the control rows of the table');
+  assert.equal(differences(animation, recordingParameters), none, "AnimationOptions and the recording's rows");
 });
 
 architecture.run();

@@ -2,7 +2,14 @@
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
 import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
 import { devices } from './devices.ts';
-import { parameters, type Parameter, type ValueType } from './parameters.ts';
+import {
+  parameters,
+  type Flat,
+  type Parameter,
+  type ParameterGroup,
+  type ParameterType,
+  type ValuesOf,
+} from './parameters.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
 
 export { animationFormats, type AnimationFormat };
@@ -27,49 +34,33 @@ export const scrollEasings = [
 /** One curve of `scroll_easing`. */
 export type ScrollEasing = (typeof scrollEasings)[number];
 
-/** What to record and how, after validation, with defaults applied; names as in the public API. Times in ms unless named seconds. */
-export interface AnimationOptions {
-  /** Seconds of recording. */
-  duration: number;
-  width?: number;
-  height?: number;
-  aspect_ratio: '4:3' | '16:9';
-  scenario: 'default' | 'scroll';
-  scroll_duration: number;
-  scroll_delay: number;
-  scroll_by: number;
-  scroll_start_immediately: boolean;
-  scroll_start_delay: number;
-  scroll_complete: boolean;
-  scroll_back: boolean;
-  scroll_back_after_duration?: number;
-  scroll_back_algorithm: 'once' | 'repeat';
-  scroll_stop_after_duration?: number;
-  scroll_till_selector?: string;
-  scroll_till_selector_adjust_top: number;
-  scroll_to_end_after?: number;
-  scroll_easing: ScrollEasing;
-  scroll_try_navigate: boolean;
-  scroll_navigate_after?: number;
-  scroll_navigate_to_url?: string;
-  scroll_navigate_link_hints: string[];
-}
-
 /** The longest recording in seconds, also with `scroll_complete` lengthening it. */
 export const MAX_ANIMATION_SECONDS = 30;
 
-const flag: ValueType = { kind: 'boolean' };
-const integer = (min: number, max: number): ValueType => ({ kind: 'integer', min, max });
+const flag = { kind: 'boolean' } as const;
+const integer = (min: number, max: number) => ({ kind: 'integer', min, max }) as const;
 const milliseconds = integer(0, MAX_ANIMATION_SECONDS * 1000);
-const row = (
-  name: string,
-  type: Parameter['type'],
+const row = <
+  const Name extends string,
+  const Type extends ParameterType,
+  const Extra extends Partial<Parameter> = Record<never, never>,
+>(
+  name: Name,
+  type: Type,
   description: string,
-  extra: Partial<Parameter> = {},
-): Parameter => ({ name, type, group: 'animation', role: 'option', description, ...extra });
+  extra?: Extra,
+) => {
+  const base: { name: Name; type: Type; group: ParameterGroup; role: 'option'; description: string } = {
+    name,
+    type,
+    group: 'animation',
+    role: 'option',
+    description,
+  };
+  return Object.assign(base, extra);
+};
 
-/** The rows only /api/animate has, in the order the API reference lists them. */
-export const animationParameters: readonly Parameter[] = [
+const rows = [
   row(
     'format',
     { kind: 'enum', values: animationFormats },
@@ -180,6 +171,29 @@ export const animationParameters: readonly Parameter[] = [
   ),
 ];
 
+/** One row only /api/animate has: a Parameter with its literal name, type and default. */
+export type AnimationParameter = (typeof rows)[number] & Parameter;
+
+/** The rows only /api/animate has, in the order the API reference lists them. */
+export const animationParameters: readonly AnimationParameter[] = rows;
+
+type RecordingRow = Exclude<AnimationParameter, { name: 'format' }>;
+
+/** The rows of the recording itself; `format` is a render option like a screenshot's. */
+export const recordingParameters = animationParameters.filter((p): p is RecordingRow => p.name !== 'format');
+
+/**
+ * What to record and how, after validation, with defaults applied; names as in the public API,
+ * one field per recording row above, typed by it. Times in ms unless named seconds.
+ */
+export type AnimationOptions = Flat<Omit<ValuesOf<RecordingRow>, 'scenario'> & NormalisedRecording>;
+
+/** Recording options the parser normalises, so their type is not their row's. */
+interface NormalisedRecording {
+  /** ScreenshotOne's schema takes an empty scenario as the default one. */
+  scenario: Exclude<ValuesOf<RecordingRow>['scenario'], ''>;
+}
+
 /** The /api/take rows an animation has no use for: it captures neither one image nor a document. */
 const screenshotOnly = new Set([
   'format',
@@ -192,9 +206,18 @@ const screenshotOnly = new Set([
   'full_page_scroll_delay',
   'full_page_scroll_by',
   'full_page_max_height',
+  'full_page_algorithm',
+  'full_page_slices',
+  'full_page_slice_height',
+  'full_page_slice_overlap_height',
+  'selector_algorithm',
+  'selector_scroll_into_view',
   'capture_beyond_viewport',
   'metadata_image_size',
 ]);
+
+/** The rows of /api/take that /api/animate has too: the very same rows, not copies. */
+export const sharedParameters = parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf');
 
 /**
  * Every row of /api/animate: the page, request, blocking and answer rows of /api/take, then its
@@ -202,10 +225,7 @@ const screenshotOnly = new Set([
  * too unless listed above; with the admission (src/http/take-flow.ts) and the worker's store
  * step shared, an animation's file goes wherever a screenshot's goes.
  */
-export const animateParameters: readonly Parameter[] = [
-  ...parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf'),
-  ...animationParameters,
-];
+export const animateParameters: readonly Parameter[] = [...sharedParameters, ...animationParameters];
 
 const CLIP = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
 

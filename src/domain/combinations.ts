@@ -103,7 +103,20 @@ const hostOf = (url: unknown) => {
   }
 };
 
-/** The rules over the page and the request to it: shared by /api/take and /api/animate. */
+/**
+ * Options that refine another one mean nothing without it (docs/options.md): each of `needs` is the
+ * option, what it needs, and whether that is given.
+ */
+function unmet(values: Values, needs: [name: string, what: string, met: boolean][]): Refusal[] {
+  return needs
+    .filter(([name, , met]) => given(values, name) && values[name] !== false && !met)
+    .map(([parameter, what]) => ({ parameter, message: `needs ${what}` }));
+}
+
+/**
+ * The rules over the page, the request to it, its traffic (proxy, Accept-Language) and where its
+ * file goes (the customer's bucket): shared by /api/take and /api/animate.
+ */
 export const pageRules: Rule[] = [
   // Exactly one page to render.
   (values) => {
@@ -221,6 +234,59 @@ export const pageRules: Rule[] = [
       });
     return over;
   },
+  (values) =>
+    unmet(values, [
+      ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
+      ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
+      ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
+    ]),
+  (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
+  (values) =>
+    given(values, 'proxy') && given(values, 'ip_country_code')
+      ? [{ parameter: 'ip_country_code', message: 'not with proxy: give one of them' }]
+      : [],
+  (values) =>
+    ((values.proxy_bypass_hosts as string[] | undefined) ?? [])
+      .filter((host) => !BYPASS_HOST.test(host))
+      .map((host) => ({
+        parameter: 'proxy_bypass_hosts',
+        message: `"${host.slice(0, 60)}" is not a host name (example.com, or *.example.com)`,
+      })),
+  // An Accept-Language header also sets the page's locale (docs/options.md), so it must name one.
+  (values) => {
+    const line = ((values.headers as string[] | undefined) ?? [])
+      .map(parseHeaderLine)
+      .find((header) => header?.name.toLowerCase() === 'accept-language');
+    if (!line || localeOf(line.value) !== undefined) return [];
+    return [
+      {
+        parameter: 'headers',
+        message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)`,
+      },
+    ];
+  },
+  // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
+  (values) => {
+    if (values.store !== true)
+      return Object.keys(values)
+        .filter((name) => name.startsWith('storage_'))
+        .map((parameter) => ({ parameter, message: 'needs store=true' }));
+    if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
+    const problem = storagePathProblem(String(values.storage_path));
+    const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
+    const endpoint = given(values, 'storage_endpoint')
+      ? storageEndpointProblem(String(values.storage_endpoint))
+      : undefined;
+    if (endpoint) refused.push({ parameter: 'storage_endpoint', message: endpoint });
+    const keys = ['storage_access_key_id', 'storage_secret_access_key'];
+    const keysGiven = keys.filter((name) => given(values, name));
+    if (keysGiven.length === 1)
+      refused.push({
+        parameter: keys.find((name) => !keysGiven.includes(name))!,
+        message: `is required with ${keysGiven[0]}: give both keys or neither`,
+      });
+    return refused;
+  },
 ];
 
 // The rules over a screenshot's capture and output.
@@ -268,21 +334,13 @@ const captureRules: Rule[] = [
       : Object.keys(values)
           .filter((name) => name.startsWith('pdf_'))
           .map((parameter) => ({ parameter, message: 'needs format=pdf' })),
-  // Options that refine another one mean nothing without it (docs/options.md).
-  (values) => {
-    const needs: Array<[string, string, boolean]> = [
+  (values) =>
+    unmet(values, [
       ['full_page_algorithm', 'full_page=true', values.full_page === true],
       ['full_page_slices', 'full_page=true', values.full_page === true],
       ['selector_algorithm', 'selector', given(values, 'selector')],
       ['selector_scroll_into_view', 'selector', given(values, 'selector')],
-      ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
-      ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
-      ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
-    ];
-    return needs
-      .filter(([name, , met]) => given(values, name) && values[name] !== false && !met)
-      .map(([parameter, what]) => ({ parameter, message: `needs ${what}` }));
-  },
+    ]),
   (values) => {
     const format = String(values.format ?? 'png');
     const image = format === 'jpg' || imageFormats.includes(format as never);
@@ -302,31 +360,6 @@ const captureRules: Rule[] = [
           },
         ]
       : [];
-  },
-  (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
-  (values) =>
-    given(values, 'proxy') && given(values, 'ip_country_code')
-      ? [{ parameter: 'ip_country_code', message: 'not with proxy: give one of them' }]
-      : [],
-  (values) =>
-    ((values.proxy_bypass_hosts as string[] | undefined) ?? [])
-      .filter((host) => !BYPASS_HOST.test(host))
-      .map((host) => ({
-        parameter: 'proxy_bypass_hosts',
-        message: `"${host.slice(0, 60)}" is not a host name (example.com, or *.example.com)`,
-      })),
-  // An Accept-Language header also sets the page's locale (docs/options.md), so it must name one.
-  (values) => {
-    const line = ((values.headers as string[] | undefined) ?? [])
-      .map(parseHeaderLine)
-      .find((header) => header?.name.toLowerCase() === 'accept-language');
-    if (!line || localeOf(line.value) !== undefined) return [];
-    return [
-      {
-        parameter: 'headers',
-        message: `Accept-Language: "${line.value.slice(0, 60)}" names no language tag (e.g. de-DE,de;q=0.9)`,
-      },
-    ];
   },
   // A custom paper: both sides, and not beside a named paper or a page cut to the document.
   (values) => {
@@ -359,28 +392,6 @@ const captureRules: Rule[] = [
             },
           ];
     }),
-  // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
-  (values) => {
-    if (values.store !== true)
-      return Object.keys(values)
-        .filter((name) => name.startsWith('storage_'))
-        .map((parameter) => ({ parameter, message: 'needs store=true' }));
-    if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
-    const problem = storagePathProblem(String(values.storage_path));
-    const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];
-    const endpoint = given(values, 'storage_endpoint')
-      ? storageEndpointProblem(String(values.storage_endpoint))
-      : undefined;
-    if (endpoint) refused.push({ parameter: 'storage_endpoint', message: endpoint });
-    const keys = ['storage_access_key_id', 'storage_secret_access_key'];
-    const keysGiven = keys.filter((name) => given(values, name));
-    if (keysGiven.length === 1)
-      refused.push({
-        parameter: keys.find((name) => !keysGiven.includes(name))!,
-        message: `is required with ${keysGiven[0]}: give both keys or neither`,
-      });
-    return refused;
-  },
 ];
 
 const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;

@@ -1,16 +1,37 @@
 // Every /api/take parameter in one declarative table: the parser, the defaults, the validation
-// messages and the API reference are all derived from it.
+// messages, the API reference and the options' TypeScript types are all derived from it.
+
+/** A text value: non-empty, at most `maxLength` characters, matching `pattern` when there is one. */
+export interface TextType {
+  kind: 'string';
+  maxLength: number;
+  pattern?: RegExp;
+  patternText?: string;
+}
+
+/** One of `values`. */
+export interface EnumType<Value extends string = string> {
+  kind: 'enum';
+  values: readonly Value[];
+}
 
 /** What one value of a parameter is. */
 export type ValueType =
-  | { kind: 'string'; maxLength: number; pattern?: RegExp; patternText?: string }
+  | TextType
   | { kind: 'boolean' }
   | { kind: 'integer'; min: number; max: number }
   | { kind: 'number'; min: number; max: number }
-  | { kind: 'enum'; values: readonly string[] };
+  | EnumType;
 
-/** What values a parameter takes: one value, or a list (repeated keys in a GET, a JSON array in a POST). */
-export type ParameterType = ValueType | { kind: 'list'; item: ValueType; maxItems: number };
+/** A list of values (repeated keys in a GET, a JSON array in a POST). */
+export interface ListType<Item extends ValueType = ValueType> {
+  kind: 'list';
+  item: Item;
+  maxItems: number;
+}
+
+/** What values a parameter takes: one value, or a list. */
+export type ParameterType = ValueType | ListType;
 
 /** Where a parameter belongs in the API reference. */
 export type ParameterGroup =
@@ -51,17 +72,21 @@ export interface Parameter {
   only?: 'GET';
 }
 
-const text = (maxLength: number, pattern?: RegExp, patternText?: string): ValueType => ({
+const text = (maxLength: number, pattern?: RegExp, patternText?: string): TextType => ({
   kind: 'string',
   maxLength,
   pattern,
   patternText,
 });
-const flag: ValueType = { kind: 'boolean' };
-const integer = (min: number, max: number): ValueType => ({ kind: 'integer', min, max });
-const number = (min: number, max: number): ValueType => ({ kind: 'number', min, max });
-const oneOf = (...values: string[]): ValueType => ({ kind: 'enum', values });
-const listOf = (item: ValueType, maxItems = 50): ParameterType => ({ kind: 'list', item, maxItems });
+const flag = { kind: 'boolean' } as const;
+const integer = (min: number, max: number) => ({ kind: 'integer', min, max }) as const;
+const number = (min: number, max: number) => ({ kind: 'number', min, max }) as const;
+const oneOf = <Value extends string>(...values: Value[]): EnumType<Value> => ({ kind: 'enum', values });
+const listOf = <Item extends ValueType>(item: Item, maxItems = 50): ListType<Item> => ({
+  kind: 'list',
+  item,
+  maxItems,
+});
 // What goes into an HTTP header (or a cookie) is refused with control characters in it: CR and LF would
 // split the header, NUL and the rest are refused by the browser mid-render.
 const headerText = (maxLength: number) =>
@@ -74,8 +99,8 @@ export const ASYNC_MAX_TIMEOUT = 600;
 export const SYNC_MAX_DELAY = 30;
 export const ASYNC_MAX_DELAY = 300;
 
-/** The table, in the order the API reference lists it. */
-export const parameters: readonly Parameter[] = [
+/** The rows, in the order the API reference lists them; `as const` keeps each row's literal types for the options' types. */
+const rows = [
   {
     name: 'url',
     type: text(8192),
@@ -984,6 +1009,7 @@ export const parameters: readonly Parameter[] = [
     description: 'false: a failed render sends no webhook (only successes are announced).',
   },
 
+  // The customer's proxy URL, credentials included: sealed in the stream message (src/secrets/request-secrets.ts).
   {
     name: 'proxy',
     type: text(2048),
@@ -1000,6 +1026,7 @@ export const parameters: readonly Parameter[] = [
     role: 'option',
     description: 'Host names (*.example.com for a domain and its subdomains) whose requests skip proxy.',
   },
+  // A country of the operator's GEO_PROXIES; lower-cased by the parser (src/http/params.ts).
   {
     name: 'ip_country_code',
     type: text(2, /^[a-zA-Z]{2}$/, 'a two-letter country code'),
@@ -1032,6 +1059,7 @@ export const parameters: readonly Parameter[] = [
     role: 'option',
     description: 'The most tokens the vision answer may take.',
   },
+  // Sealed in the stream message, like proxy.
   {
     name: 'openai_api_key',
     type: text(512),
@@ -1084,6 +1112,7 @@ export const parameters: readonly Parameter[] = [
     description:
       "The access key id of the bucket; with storage_secret_access_key, or neither (the workspace's default).",
   },
+  // Plain text only in the ingress's memory: sealed before it goes anywhere.
   {
     name: 'storage_secret_access_key',
     type: text(256),
@@ -1125,18 +1154,72 @@ export const parameters: readonly Parameter[] = [
     role: 'control',
     description: "The answer, the status and the webhook carry store.location, the object's URL.",
   },
-];
+] as const satisfies readonly Parameter[];
+
+/** One row of /api/take's table: a Parameter with its literal name, type and default (the options' types come from these). */
+export type TakeParameter = (typeof rows)[number] & Parameter;
+
+/** The table, in the order the API reference lists it. */
+export const parameters: readonly TakeParameter[] = rows;
 
 /** The table by name. */
-export const parameterByName: ReadonlyMap<string, Parameter> = new Map(
+export const parameterByName: ReadonlyMap<string, TakeParameter> = new Map(
   parameters.map((parameter) => [parameter.name, parameter]),
 );
 
-/** The defaults of every render option that has one. */
-export function optionDefaults(): Record<string, unknown> {
+/** The TypeScript type of what the parser makes of a parameter of `type`. */
+export type ValueOf<Type extends ParameterType> = Type extends ListType
+  ? readonly ValueOf<Type['item']>[]
+  : Type extends EnumType
+    ? Type['values'][number]
+    : Type extends { kind: 'boolean' }
+      ? boolean
+      : Type extends { kind: 'integer' | 'number' }
+        ? number
+        : string;
+
+type HasDefault<Row> = Row extends { default: unknown } ? Row : never;
+
+/** The values a request gave for `Row`s, by name: each may be absent. */
+export type GivenValues<Row extends Parameter> = { -readonly [R in Row as R['name']]?: ValueOf<R['type']> };
+
+/** The values of the `Row`s that have a default: always there once the defaults are applied. */
+export type DefaultValues<Row extends Parameter> = {
+  -readonly [R in HasDefault<Row> as R['name']]: ValueOf<R['type']>;
+};
+
+/** The values of `Row`s with the defaults applied: a row with a default is required, one without optional. */
+export type ValuesOf<Row extends Parameter> = Flat<
+  DefaultValues<Row> & Omit<GivenValues<Row>, keyof DefaultValues<Row>>
+>;
+
+/** `T` as one object type (what an editor shows for it). */
+export type Flat<T> = { [K in keyof T]: T[K] } & {};
+
+/** The rows of `rows` that play `role`. */
+export function rowsOfRole<Row extends Parameter, Role extends Parameter['role']>(
+  rows: readonly Row[],
+  role: Role,
+): Extract<Row, { role: Role }>[] {
+  return rows.filter((row): row is Extract<Row, { role: Role }> => row.role === role);
+}
+
+/** The defaults of `rows`, by name (a list's default copied). */
+export function defaultsOf<Row extends Parameter>(rows: readonly Row[]): DefaultValues<Row> {
+  // The object has exactly the rows with a default, each with its row's value: what the type says.
   return Object.fromEntries(
-    parameters
-      .filter((p) => p.role === 'option' && p.default !== undefined)
-      .map((p) => [p.name, Array.isArray(p.default) ? [...p.default] : p.default]),
-  );
+    rows
+      .filter((row) => row.default !== undefined)
+      .map((row) => [row.name, Array.isArray(row.default) ? [...row.default] : row.default]),
+  ) as DefaultValues<Row>;
+}
+
+/** The values of `rows` among values the parser checked against them (src/http/params.ts). */
+export function givenOf<Row extends Parameter>(
+  values: Record<string, unknown>,
+  rows: readonly Row[],
+): GivenValues<Row> {
+  const names = new Set<string>(rows.map((row) => row.name));
+  // Each value passed its row's type in the parser, which is what ValueOf says of it.
+  return Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name))) as GivenValues<Row>;
 }

@@ -4,16 +4,16 @@ import type { FastifyPluginAsync } from 'fastify';
 import {
   animateParameters,
   animateRefusals,
-  animationParameters,
+  recordingParameters,
+  sharedParameters,
   type AnimationFormat,
   type AnimationOptions,
 } from '../domain/animation.ts';
+import { defaultsOf, givenOf, rowsOfRole } from '../domain/parameters.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import {
-  controlDefaults,
   pageOptions,
   parseParameters,
-  valuesOfRole,
   type ParamProblem,
   type ParameterTable,
   type RawParams,
@@ -34,15 +34,11 @@ export const animateTable: ParameterTable = {
   refusals: animateRefusals,
 };
 
-// The rows of the recording itself; `format` is a render option like a screenshot's.
-const recordingRows = animationParameters.filter((p) => p.name !== 'format');
-const recordingNames = new Set(recordingRows.map((p) => p.name));
-const recordingDefaults = Object.fromEntries(
-  recordingRows
-    .filter((p) => p.default !== undefined)
-    .map((p) => [p.name, Array.isArray(p.default) ? [...p.default] : p.default]),
-);
-const animateControlDefaults = controlDefaults(animateTable);
+// The page options and the control rows are /api/take's own rows; the recording's are its own.
+const pageRows = rowsOfRole(sharedParameters, 'option');
+const controlRows = rowsOfRole(sharedParameters, 'control');
+const recordingDefaults = defaultsOf(recordingParameters);
+const animateControlDefaults = defaultsOf(controlRows);
 
 /** Seconds an animation may take in all when `timeout` is not given: the longest recording and a page's load. */
 const ANIMATION_TIMEOUT = 60;
@@ -52,23 +48,16 @@ export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } 
   const parsed = parseParameters(raw, animateTable);
   if ('problems' in parsed) return parsed;
   const { values } = parsed;
-  const given = valuesOfRole(values, animateTable, 'option');
-  const page = Object.fromEntries(Object.entries(given).filter(([name]) => !recordingNames.has(name)));
-  const recording = Object.fromEntries(
-    Object.entries(given).filter(([name]) => recordingNames.has(name) && name !== 'format'),
-  );
+  const page = givenOf(values, pageRows);
   const options: RenderOptions = {
     ...pageOptions(page),
-    timeout: (values.timeout as number | undefined) ?? ANIMATION_TIMEOUT,
+    timeout: page.timeout ?? ANIMATION_TIMEOUT,
     format: (values.format as AnimationFormat | undefined) ?? 'mp4',
   };
-  const animation = { ...recordingDefaults, ...recording } as unknown as AnimationOptions;
+  const { scenario, ...recording } = { ...recordingDefaults, ...givenOf(values, recordingParameters) };
   // ScreenshotOne's schema takes an empty scenario as the default one.
-  if ((animation.scenario as string) === '') animation.scenario = 'default';
-  const control = {
-    ...animateControlDefaults,
-    ...valuesOfRole(values, animateTable, 'control'),
-  } as unknown as TakeControl;
+  const animation: AnimationOptions = { ...recording, scenario: scenario === '' ? 'default' : scenario };
+  const control: TakeControl = { ...animateControlDefaults, ...givenOf(values, controlRows) };
   return { request: { options, animation, control } };
 }
 

@@ -1,9 +1,20 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
-import { renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
+import { optionRows, renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
-import { parameterByName, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
-import type { StorageClass } from '../domain/storage.ts';
+import {
+  defaultsOf,
+  givenOf,
+  parameterByName,
+  parameters,
+  rowsOfRole,
+  type GivenValues,
+  type Parameter,
+  type ParameterType,
+  type TakeParameter,
+  type ValueType,
+  type ValuesOf,
+} from '../domain/parameters.ts';
 
 /** A GET query as repeated keys, or a POST body as JSON: both become this. */
 export type RawParams =
@@ -16,32 +27,8 @@ export interface ParamProblem {
   message: string;
 }
 
-/** How the request wants to be answered, apart from what to render. */
-export interface TakeControl {
-  access_key?: string;
-  signature?: string;
-  cache?: boolean;
-  cache_ttl: number;
-  async: boolean;
-  webhook_url?: string;
-  external_identifier?: string;
-  response_type: 'by_format' | 'json' | 'empty';
-  attachment_name?: string;
-  webhook_sign: boolean;
-  webhook_errors: boolean;
-  servers_region: string;
-  /** The customer's bucket (docs/storage.md). */
-  store: boolean;
-  storage_path?: string;
-  storage_endpoint?: string;
-  storage_bucket?: string;
-  storage_access_key_id?: string;
-  /** Plain text only here, in the ingress's memory: sealed before it goes anywhere. */
-  storage_secret_access_key?: string;
-  storage_acl: '' | 'public-read';
-  storage_class: StorageClass;
-  storage_return_location: boolean;
-}
+/** How the request wants to be answered, apart from what to render: the control rows of the table, typed by them. */
+export type TakeControl = ValuesOf<Extract<TakeParameter, { role: 'control' }>>;
 
 /** A validated /api/take request. */
 export interface TakeRequest {
@@ -154,37 +141,18 @@ export function parseParameters(
   return problems.length > 0 ? { problems } : { values };
 }
 
-/** The given values of one role, by name, of the rows `table` has. */
-export function valuesOfRole(
-  values: Record<string, unknown>,
-  table: ParameterTable,
-  role: Parameter['role'],
-): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(values).filter(([name]) => table.byName.get(name)!.role === role));
-}
-
-/** The defaults of the control parameters of `table`, by name. */
-export function controlDefaults(table: ParameterTable): Record<string, unknown> {
-  return Object.fromEntries(
-    [...table.byName.values()]
-      .filter((p) => p.role === 'control' && p.default !== undefined)
-      .map((p) => [p.name, p.default]),
-  );
-}
-
 /** The page options given, over the defaults and a device preset (options given explicitly win). */
-export function pageOptions(options: Record<string, unknown>): Omit<RenderOptions, 'format'> {
+export function pageOptions(options: GivenValues<(typeof optionRows)[number]>): Omit<RenderOptions, 'format'> {
   return {
     ...renderDefaults,
-    ...(options.viewport_device !== undefined ? presetOptions(String(options.viewport_device)) : {}),
+    ...(options.viewport_device !== undefined ? presetOptions(options.viewport_device) : {}),
     ...options,
-    ...(options.ip_country_code !== undefined
-      ? { ip_country_code: String(options.ip_country_code).toLowerCase() }
-      : {}),
-  } as Omit<RenderOptions, 'format'>;
+    ...(options.ip_country_code !== undefined ? { ip_country_code: options.ip_country_code.toLowerCase() } : {}),
+  };
 }
 
-const takeControlDefaults = controlDefaults(takeTable);
+const controlRows = rowsOfRole(parameters, 'control');
+const takeControlDefaults = defaultsOf(controlRows);
 
 /** Parses and validates every parameter; returns all problems at once so a client fixes them in one go. */
 export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { problems: ParamProblem[] } {
@@ -193,9 +161,9 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   const { values } = parsed;
   // Parameters that are render options override the defaults; the rest steer the answer.
   const options: RenderOptions = {
-    ...pageOptions(valuesOfRole(values, takeTable, 'option')),
+    ...pageOptions(givenOf(values, optionRows)),
     format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
   };
-  const control = { ...takeControlDefaults, ...valuesOfRole(values, takeTable, 'control') } as unknown as TakeControl;
+  const control: TakeControl = { ...takeControlDefaults, ...givenOf(values, controlRows) };
   return { request: { options, control } };
 }

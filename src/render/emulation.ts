@@ -72,7 +72,7 @@ function emulationOf(options: RenderOptions): Emulation {
 }
 
 // The locale an Accept-Language line of `headers` asks for (the parameter rules refuse one naming none).
-function acceptLanguageOf(headers: string[]): Emulation['locale'] {
+function acceptLanguageOf(headers: readonly string[]): Emulation['locale'] {
   if (headers.length === 0) return undefined;
   const line = headers.map(parseHeaderLine).find((header) => header?.name.toLowerCase() === 'accept-language');
   return line ? localeOf(line.value) : undefined;

@@ -39,7 +39,7 @@ export async function runPageActions(page: Page, options: RenderOptions, deadlin
 }
 
 /** One `display: none !important` rule per selector, so that one bad selector spoils only its own rule. */
-export function hidingCss(selectors: string[]): string {
+export function hidingCss(selectors: readonly string[]): string {
   return selectors.map((selector) => `${selector} { display: none !important; }`).join('\n');
 }
 

@@ -84,7 +84,7 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
  */
 export async function waitForConditions(
   page: Page,
-  conditions: WaitUntil[],
+  conditions: readonly WaitUntil[],
   requests: RequestCount | undefined,
   deadline: AbortSignal,
 ): Promise<void> {
@@ -116,17 +116,17 @@ export function timeLeft(deadline: AbortSignal, options: RenderOptions): number 
 const NETWORK_IDLE_MS = 500;
 
 /** True when a condition needs the page's requests counted. */
-export function needsRequestCount(conditions: WaitUntil[]): boolean {
+export function needsRequestCount(conditions: readonly WaitUntil[]): boolean {
   return conditions.some((condition) => condition.startsWith('networkidle'));
 }
 
 // The most requests in flight the listed networkidle conditions allow: 0 wins over 2.
-function idleLimit(conditions: WaitUntil[]): number {
+function idleLimit(conditions: readonly WaitUntil[]): number {
   return conditions.some((condition) => condition === 'networkidle' || condition === 'networkidle0') ? 0 : 2;
 }
 
 // The Playwright lifecycle event navigation itself waits for; networkidle is counted separately.
-function lifecycleOf(conditions: WaitUntil[]): 'load' | 'domcontentloaded' | 'commit' {
+function lifecycleOf(conditions: readonly WaitUntil[]): 'load' | 'domcontentloaded' | 'commit' {
   if (conditions.includes('load')) return 'load';
   return conditions.includes('domcontentloaded') ? 'domcontentloaded' : 'commit';
 }

@@ -78,7 +78,7 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
   assert.equal('problems' in take ? take.problems.map((p) => p.parameter) : [], ['duration', 'scenario']);
   const animate = parseAnimateParams(
     query(
-      'url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true',
+      'url=https://a.example&full_page=true&image_quality=50&pdf_landscape=true&metadata_image_size=true&metadata_page_title=true&full_page_slices=true&selector_algorithm=clip',
     ),
   );
   assert.equal('problems' in animate ? animate.problems.map((p) => p.parameter) : [], [
@@ -86,6 +86,8 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
     'image_quality',
     'pdf_landscape',
     'metadata_image_size',
+    'full_page_slices',
+    'selector_algorithm',
   ]);
 });
 
@@ -99,6 +101,28 @@ params("a gif clip must lie inside the viewport the render will have (a device p
   assert.equal(parameterOf('viewport_height=500'), ['clip_x']);
   assert.equal(parameterOf('viewport_device=iphone_13'), []);
   assert.equal(parameterOf('viewport_device=iphone_se'), ['clip_x']);
+});
+
+params("/api/take's rules over the page's request, traffic and bucket refuse the same in /api/animate", () => {
+  const cases = [
+    'proxy=ftp%3A%2F%2Fproxy.example.com',
+    'proxy=http%3A%2F%2Fproxy.example.com%3A8080&ip_country_code=de',
+    'proxy=http%3A%2F%2Fproxy.example.com%3A8080&proxy_bypass_hosts=not%20a%20host',
+    'proxy_bypass_hosts=cdn.example.com',
+    'headers=Accept-Language%3A%20%3B%3B%3B',
+    'vision_max_tokens=100',
+    'storage_path=shots%2Fhome',
+    'store=true',
+    'store=true&storage_path=%2Fa',
+    'store=true&storage_path=a&storage_access_key_id=AKIA',
+    'store=true&storage_path=a&storage_endpoint=https%3A%2F%2Fs3.example.com%2Fbucket',
+  ];
+  for (const text of cases) {
+    const take = parseTakeParams(query(`url=https://a.example&${text}`));
+    const animate = parseAnimateParams(query(`url=https://a.example&${text}`));
+    assert.ok('problems' in take, `/api/take refuses ${text}`);
+    assert.equal(animate, take, text);
+  }
 });
 
 params('every problem at once', () => {

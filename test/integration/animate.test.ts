@@ -190,6 +190,30 @@ animate('bad values are 400 request_not_valid naming each parameter', async () =
   assert.is(await usedThisMonth(stack, workspace.workspace_id), used);
 });
 
+animate("a bad combination of page options is the same 400 as /api/take's", async () => {
+  const cases: Record<string, string | string[]>[] = [
+    { proxy: 'ftp://proxy.example.com' },
+    { proxy: 'http://proxy.example.com:8080', ip_country_code: 'de' },
+    { headers: 'Accept-Language: ;;;' },
+    { storage_path: 'shots/home' },
+    { store: 'true', storage_path: 'a', storage_access_key_id: 'AKIA' },
+  ];
+  for (const params of cases) {
+    // Parsed before any address is looked at: the page need not exist.
+    const query = new URLSearchParams({ url: 'https://example.com/' });
+    for (const [name, value] of Object.entries(params)) for (const one of [value].flat()) query.append(name, one);
+    const headers = { 'x-access-key': workspace.access_key };
+    const take = await call(`${service.base}/api/take?${query}`, { headers });
+    const animation = await get({ url: 'https://example.com/', ...params });
+    assert.is(take.status, 400, JSON.stringify(params));
+    assert.equal(
+      [animation.status, animation.json!.error_code, animation.json!.error_details],
+      [take.status, take.json!.error_code, take.json!.error_details],
+      JSON.stringify(params),
+    );
+  }
+});
+
 animate('async: 202, then a webhook with the file; charged once, and a failed animation not at all', async () => {
   const used = await usedThisMonth(stack, workspace.workspace_id);
   const answer = await get({
