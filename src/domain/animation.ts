@@ -1,6 +1,6 @@
 // An animated capture's own vocabulary: its formats, the scroll choreography's options, the
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
-import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
+import { given, pageRules, refusals as takeRefusals, type Refusal, type Rule } from './combinations.ts';
 import { devices } from './devices.ts';
 import { parameters, type Parameter, type ValueType } from './parameters.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
@@ -194,6 +194,17 @@ const screenshotOnly = new Set([
   'full_page_max_height',
   'capture_beyond_viewport',
   'metadata_image_size',
+  // Outside ScreenshotOne's animate schema, so refused there as here: nothing silently ignored.
+  'full_page_algorithm',
+  'full_page_slices',
+  'full_page_slice_height',
+  'full_page_slice_overlap_height',
+  'selector_algorithm',
+  'selector_scroll_into_view',
+  'error_on_selector_not_found',
+  'vision_prompt',
+  'vision_max_tokens',
+  'openai_api_key',
 ]);
 
 /**
@@ -258,6 +269,9 @@ const animationRules: Rule[] = [
     }
     return [{ parameter: 'scroll_navigate_to_url', message: 'must be an absolute http or https URL' }];
   },
+  // /api/take's rules over the rows an animation shares with it that no page rule covers: the
+  // proxies, the headers and the customer's bucket refuse the same values here as there.
+  (values) => takeRefusals(values).filter(({ parameter }) => sharedWithTake(parameter)),
   // The whole render includes the page's load: the recording alone must leave room for it.
   (values) =>
     given(values, 'timeout') && Number(values.timeout) <= Number(values.duration ?? 5)
@@ -265,9 +279,16 @@ const animationRules: Rule[] = [
       : [],
 ];
 
+const sharedWithTake = (parameter: string) =>
+  ['proxy', 'proxy_bypass_hosts', 'ip_country_code', 'headers'].includes(parameter) || parameter.startsWith('storage_');
+
 /** Every refusal of the /api/animate rules in parsed values. */
 export function animateRefusals(values: Record<string, unknown>): Refusal[] {
-  return [...pageRules, ...animationRules].flatMap((rule) => rule(values));
+  const found = [...pageRules, ...animationRules].flatMap((rule) => rule(values));
+  // A page rule is also among /api/take's: each refusal is said once.
+  return found.filter(
+    (refusal, at) => found.findIndex((r) => r.parameter === refusal.parameter && r.message === refusal.message) === at,
+  );
 }
 
 /**

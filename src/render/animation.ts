@@ -60,7 +60,8 @@ export const recordingTurns = new RecordingTurns(availableParallelism());
 
 /**
  * Records `animation` of the page of `options` for `workspaceId`, in a turn of `turns`; what the
- * page showed, its output the encoded file. Bounded and cancelled as capturePage is.
+ * page showed, its output the encoded file. Bounded and cancelled as capturePage is; the page's
+ * traffic leaves through `proxyServer` when given (the customer's or a country's proxy).
  */
 export function captureAnimation(
   host: BrowserHost,
@@ -68,11 +69,17 @@ export function captureAnimation(
   animation: AnimationOptions,
   signal: AbortSignal,
   workspaceId?: string,
+  proxyServer?: string,
   turns = recordingTurns,
 ): Promise<PageObservation> {
   return turns.run(signal, () =>
-    capturePage(host, options, signal, workspaceId, (page, pageOptions, deadline, session) =>
-      recordAnimation(page, pageOptions, animation, deadline, session),
+    capturePage(
+      host,
+      options,
+      signal,
+      workspaceId,
+      (page, pageOptions, deadline, session) => recordAnimation(page, pageOptions, animation, deadline, session),
+      proxyServer,
     ),
   );
 }

@@ -492,8 +492,6 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const { handle, giveUp } = renderMessages({
     ...deps,
     capturePage: async ({ options, workspaceId, animation }, signal) => {
-      // The render kind of the message: a recording of the page, or a screenshot (the default).
-      if (animation) return captureAnimation(browser, options, animation, signal, workspaceId);
       await requireGpu(browser, options, log);
       // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
       const upstream = upstreamProxyOf(options, config.geoProxies);
@@ -501,7 +499,10 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       const route = upstream ? await deps.egress!.route(upstream) : undefined;
       let observation: PageObservation;
       try {
-        observation = await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
+        // The render kind of the message: a recording of the page, or a screenshot (the default).
+        observation = animation
+          ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
+          : await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
       } finally {
         await route?.close();
       }
