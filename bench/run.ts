@@ -19,14 +19,20 @@ import { startBenchStack } from './stack.ts';
 import { alternate, measureTenants, startTraceSink, tenantLines } from './tenants.ts';
 
 const mode = process.argv[2];
-if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants') {
+if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants' || mode === 'animate') {
   await import(
-    { soak: './soak.ts', profile: './profile.ts', png: './png-speed.ts', tenants: './tenants-run.ts' }[mode]
+    {
+      soak: './soak.ts',
+      profile: './profile.ts',
+      png: './png-speed.ts',
+      tenants: './tenants-run.ts',
+      animate: './animate-run.ts',
+    }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
-  process.stderr.write(`usage: make bench [ARGS=soak|profile|png|tenants] (got ${JSON.stringify(mode)})\n`);
+  process.stderr.write(`usage: make bench [ARGS=soak|profile|png|tenants|animate] (got ${JSON.stringify(mode)})\n`);
   process.exit(2);
 }
 

@@ -17,10 +17,16 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const hmacHex = (secretKey: string, payload: string) => createHmac('sha256', secretKey).update(payload).digest('hex');
 
 /**
- * A signed GET URL for `/api/take`: the query string holds every parameter and `access_key`, in
- * the order given, is signed as it stands, and `&signature=` comes last (specification §5).
+ * A signed GET URL for `/api/take` (or `endpoint`: `/api/animate` is signed the same way): the query
+ * string holds every parameter and `access_key`, in the order given, is signed as it stands, and
+ * `&signature=` comes last (specification §5).
  */
-export function signUrl(params: TakeParams, keys: Keys, baseUrl: string = DEFAULT_BASE_URL): string {
+export function signUrl(
+  params: TakeParams,
+  keys: Keys,
+  baseUrl: string = DEFAULT_BASE_URL,
+  endpoint: '/api/take' | '/api/animate' = '/api/take',
+): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (value === undefined || name === 'signature' || name === 'access_key') continue;
@@ -28,7 +34,7 @@ export function signUrl(params: TakeParams, keys: Keys, baseUrl: string = DEFAUL
   }
   query.append('access_key', keys.accessKey);
   const signed = query.toString();
-  return `${baseUrl.replace(/\/+$/, '')}/api/take?${signed}&signature=${hmacHex(keys.secretKey, signed)}`;
+  return `${baseUrl.replace(/\/+$/, '')}${endpoint}?${signed}&signature=${hmacHex(keys.secretKey, signed)}`;
 }
 
 /** A signed POST: send exactly `body` with the `headers` (specification §5: never re-serialise it). */

@@ -122,6 +122,8 @@ export interface PageObservation {
   missingSelectors: string[];
   /** The output in its format: the image, the PDF, the HTML or the Markdown. */
   image: Buffer;
+  /** The output on disk instead of in `image` (then empty): a recording, streamed into the store. */
+  file?: { path: string; size: number };
   /** What the metadata_* options asked for, gathered in the same page visit; absent when none. */
   metadata?: PageMetadata;
   /** The vision API's answer about the capture (vision_prompt). */

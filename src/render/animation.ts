@@ -6,7 +6,9 @@ import type { AnimationOptions } from '../domain/animation.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
-import { recordAnimation } from './recorder.ts';
+import { discardRecording, recordAnimation } from './recorder.ts';
+
+export { discardRecording };
 
 /** Turns to record: a recording waits for one before it takes a page, and gives it back at its end. */
 export class RecordingTurns {
@@ -60,7 +62,8 @@ export const recordingTurns = new RecordingTurns(availableParallelism());
 
 /**
  * Records `animation` of the page of `options` for `workspaceId`, in a turn of `turns`; what the
- * page showed, its output the encoded file. Bounded and cancelled as capturePage is.
+ * page showed, its output the encoded file on disk (`file`; its owner removes it with discardRecording). Bounded and cancelled as capturePage is; the page's
+ * traffic leaves through `proxyServer` when given (the customer's or a country's proxy).
  */
 export function captureAnimation(
   host: BrowserHost,
@@ -68,11 +71,23 @@ export function captureAnimation(
   animation: AnimationOptions,
   signal: AbortSignal,
   workspaceId?: string,
+  proxyServer?: string,
   turns = recordingTurns,
 ): Promise<PageObservation> {
-  return turns.run(signal, () =>
-    capturePage(host, options, signal, workspaceId, (page, pageOptions, deadline, session) =>
-      recordAnimation(page, pageOptions, animation, deadline, session),
-    ),
-  );
+  return turns.run(signal, async () => {
+    const observation = await capturePage(
+      host,
+      options,
+      signal,
+      workspaceId,
+      (page, pageOptions, deadline, session) => recordAnimation(page, pageOptions, animation, deadline, session),
+      proxyServer,
+    );
+    // A render cancelled meanwhile takes no file: nobody else would remove it.
+    if (signal.aborted) {
+      await discardRecording(observation.file);
+      throw signal.reason;
+    }
+    return observation;
+  });
 }

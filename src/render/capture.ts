@@ -87,6 +87,7 @@ export async function capturePage(
           visibleText,
           missingSelectors,
           image,
+          ...(output.file ? { file: output.file } : {}),
           ...(metadata ? { metadata } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),
         };

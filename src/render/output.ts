@@ -3,6 +3,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
+import type { OutputFile } from '../storage/output-store.ts';
 import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
 import { finishImage } from './image.ts';
 import { capture } from './screenshot.ts';
@@ -11,6 +12,8 @@ import { awaitFonts } from './steps.ts';
 /** The output file's bytes, whether `selector` (an image's, when asked for) matched an element, and the render's warnings. */
 export interface Output {
   bytes: Buffer;
+  /** The output on disk instead, when too large for memory (a recording); `bytes` is then empty. */
+  file?: OutputFile;
   selectorFound: boolean;
   warnings: RenderWarning[];
 }

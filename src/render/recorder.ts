@@ -2,9 +2,9 @@
 // frames copied as they come into a file on disk, never held in memory), then encoded to the
 // format asked for. A scroll scenario runs meanwhile (choreography.ts). See docs/animate.md.
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
 import type { RenderOptions } from '../domain/options.ts';
@@ -27,8 +27,10 @@ interface ScreencastFrame {
 
 /**
  * Records `animation` of the page as it stands (navigated, its actions done) and returns the
- * output file's bytes. Everything it sets on the page (screencast, transparent background) is
- * undone before it returns, so the warm page serves the next render as after any other.
+ * output file on disk, in a directory of its own that discardRecording removes once it is stored:
+ * a video never passes through memory whole. Everything it sets on the page (screencast,
+ * transparent background) is undone before it returns, so the warm page serves the next render
+ * as after any other.
  */
 export async function recordAnimation(
   page: Page,
@@ -39,7 +41,8 @@ export async function recordAnimation(
 ): Promise<Output> {
   const format = options.format as AnimationFormat;
   const alpha = format === 'mov' && options.omit_background;
-  const dir = await mkdtemp(join(tmpdir(), 'shutterbus-animation-'));
+  const dir = await mkdtemp(join(tmpdir(), RECORDING_DIR_PREFIX));
+  let recorded = false;
   try {
     const frames = join(dir, 'frames.nut');
     await recordFrames(page, options, animation, deadline, session, frames, alpha);
@@ -63,10 +66,25 @@ export async function recordAnimation(
         : undefined;
     const geometry: FrameGeometry = { ...(crop ? { crop } : {}), ...outputSize(animation, crop ?? frame, format) };
     await encode(frames, output, format, geometry, alpha, dir, deadline, options.timeout * 1000);
-    return { bytes: await readFile(output), selectorFound: true, warnings: [] };
+    // Only the output stays: the frames are as large as the video or larger.
+    await rm(frames, { force: true });
+    const file = { path: output, size: (await stat(output)).size };
+    recorded = true;
+    return { bytes: Buffer.alloc(0), file, selectorFound: true, warnings: [] };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (!recorded) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The name every recording's directory starts with, in the system's temporary directory. */
+const RECORDING_DIR_PREFIX = 'shutterbus-animation-';
+
+/** Removes a recording's file and its directory (recordAnimation's); anything else is left alone. */
+export async function discardRecording(file: { path: string } | undefined): Promise<void> {
+  if (!file) return;
+  const dir = dirname(file.path);
+  if (dirname(dir) !== tmpdir() || !basename(dir).startsWith(RECORDING_DIR_PREFIX)) return;
+  await rm(dir, { recursive: true, force: true });
 }
 
 // The screencast sampled every 1/FRAME_RATE s (the latest frame, again when the screen did not

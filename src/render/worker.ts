@@ -35,6 +35,7 @@ import { metrics } from '../metrics.ts';
 import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import { uploadOutput, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
+import { sizeOf, type OutputBytes } from '../storage/output-store.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import type { BrowserHost } from './browser.ts';
 import { capturePage } from './capture.ts';
@@ -48,7 +49,7 @@ import { upstreamProxyOf } from '../net/upstream.ts';
 import { askVision } from './vision.ts';
 import { sliceImage } from './image.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import { captureAnimation } from './animation.ts';
+import { captureAnimation, discardRecording } from './animation.ts';
 import { FAILURE_CAPTURE_LIFETIME_SECONDS, FailureCaptureSlot, withFailureCaptureSlot } from './failure-capture.ts';
 
 /** What a render worker needs. */
@@ -225,6 +226,8 @@ export function renderMessages(deps: RenderMessageDeps) {
           input.request.cache?.ttl ?? monitorFileLifetime(input.request) ?? DEFAULT_FILE_LIFETIME_SECONDS;
         const expiresAt = new Date(Date.now() + lifetime * 1000);
         const { image, metadata, warnings } = input.observation;
+        // A recording is a file on disk, streamed into the store; anything else is in memory.
+        const output = input.observation.file ?? image;
         const { options } = input.request;
         // The output is in hand: an outage of the store is waited out rather than rendering again. A
         // caller waiting is not kept past its own timeout for it: then the image is announced unstored
@@ -246,7 +249,7 @@ export function renderMessages(deps: RenderMessageDeps) {
             ...(version.known?.value ?? pendingRecord(input.request)),
             status: 'succeeded',
             finished_at: new Date().toISOString(),
-            size_bytes: image.length,
+            size_bytes: sizeOf(output),
             ...(warnings && warnings.length > 0 ? { warnings } : {}),
           };
           announce(unstored, image, true);
@@ -254,13 +257,13 @@ export function renderMessages(deps: RenderMessageDeps) {
         };
         // Once its caller was answered, a render whose caller refused the unstored image (and so
         // abandoned it) stops trying: its end is recorded already.
-        const putUnlessAbandoned = async (fileName: string, bytes: Buffer, format: OutputFormat) => {
+        const putUnlessAbandoned = async (fileName: string, bytes: OutputBytes, format: OutputFormat) => {
           const current = early.answered ? await records.get(input.request.render_id).catch(() => null) : null;
           if (current && isFinal(current))
             throw new ServiceError('temporary_unavailable', {}, { message: LATE.message });
           await store.put(fileName, bytes, format);
         };
-        const put = async (format: OutputFormat, bytes: Buffer) => {
+        const put = async (format: OutputFormat, bytes: OutputBytes) => {
           const fileName = newFileName(format, expiresAt);
           const attempt = (): Promise<void> => {
             const deadline = until;
@@ -280,7 +283,7 @@ export function renderMessages(deps: RenderMessageDeps) {
           });
           return fileName;
         };
-        const fileName = await put(options.format, image);
+        const fileName = await put(options.format, output);
         // full_page_slices: the capture cut into slices, each a file of its own beside the whole.
         const slices = options.full_page_slices
           ? await Promise.all(
@@ -293,7 +296,7 @@ export function renderMessages(deps: RenderMessageDeps) {
         const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
         if (!metadata) {
           markStep('stored');
-          return { file_name: fileName, size_bytes: image.length, ...said };
+          return { file_name: fileName, size_bytes: sizeOf(output), ...said };
         }
         // metadata_content is a file of its own, beside the output: records and messages stay small.
         const { content, ...fields } = metadata;
@@ -307,7 +310,7 @@ export function renderMessages(deps: RenderMessageDeps) {
             }
           : fields;
         markStep('stored');
-        return { file_name: fileName, size_bytes: image.length, metadata: recorded, ...said };
+        return { file_name: fileName, size_bytes: sizeOf(output), metadata: recorded, ...said };
       }),
     ),
     uploadOutput: fromPromise<StoreResult, UploadOutputInput>(async ({ input, signal }) => {
@@ -319,7 +322,7 @@ export function renderMessages(deps: RenderMessageDeps) {
           ? Date.now() + UPLOAD_PATIENCE_MS
           : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
       const deadline = answerBy === undefined ? undefined : answerBy - 1000;
-      return uploadOutput(target, input.observation.image, options.format, {
+      return uploadOutput(target, input.observation.file ?? input.observation.image, options.format, {
         ...deps.customerBuckets,
         until,
         deadline,
@@ -368,6 +371,8 @@ export function renderMessages(deps: RenderMessageDeps) {
       return await output;
     } finally {
       delivery.signal.removeEventListener('abort', cancel);
+      // A recording's file on disk lives until its render ends: stored, uploaded, or failed.
+      await discardRecording(actor.getSnapshot().context.observation?.file);
     }
   };
 
@@ -492,8 +497,6 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
   const { handle, giveUp } = renderMessages({
     ...deps,
     capturePage: async ({ options, workspaceId, animation }, signal) => {
-      // The render kind of the message: a recording of the page, or a screenshot (the default).
-      if (animation) return captureAnimation(browser, options, animation, signal, workspaceId);
       await requireGpu(browser, options, log);
       // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
       const upstream = upstreamProxyOf(options, config.geoProxies);
@@ -501,7 +504,10 @@ export async function startRenderWorker(deps: RenderWorkerDeps): Promise<RenderW
       const route = upstream ? await deps.egress!.route(upstream) : undefined;
       let observation: PageObservation;
       try {
-        observation = await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
+        // The render kind of the message: a recording of the page, or a screenshot (the default).
+        observation = animation
+          ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
+          : await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
       } finally {
         await route?.close();
       }

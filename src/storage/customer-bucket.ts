@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Client } from 'minio';
+import type { Client } from 'minio';
 import { ServiceError } from '../errors.ts';
 import { contentTypes, type OutputFormat } from '../domain/options.ts';
 import {
@@ -16,11 +16,18 @@ import {
 import { resolvePublic, type LookupFn } from '../net/target.ts';
 import { retryWhile, withTimeout } from '../retry.ts';
 import type { Sealer } from '../secrets/sealer.ts';
-import type { OutputStore } from './output-store.ts';
+import {
+  PART_SIZE,
+  SLOWEST_UPLOAD_BYTES_PER_MS,
+  sizeOf,
+  uploadBody,
+  type OutputBytes,
+  type OutputStore,
+  UploadClient,
+} from './output-store.ts';
 import { isStoreUnavailable } from './store.ts';
 
-/** Objects above this size go up in parts of this size (minio's multipart upload). */
-export const PART_SIZE = 5 * 1024 * 1024;
+export { PART_SIZE };
 /** How long one attempt may take: a stalled endpoint must not hold a render for ever. */
 const ATTEMPT_TIMEOUT_MS = 60_000;
 const ATTEMPT_TIMEOUT = 'StorageTimeoutError';
@@ -33,14 +40,6 @@ export interface ObjectSettings {
 
 /** A bucket's keys in plain text: only ever in memory, for one upload or one connection test. */
 export type OpenedAccess = Omit<BucketAccess, 'secret_access_key'> & { secret_access_key: string };
-
-// A fresh upload never resumes another one: listing in-progress uploads would need a permission
-// (ListBucketMultipartUploads) that a write-only key rightly lacks.
-class UploadClient extends Client {
-  override async findUploadId(): Promise<string | undefined> {
-    return undefined;
-  }
-}
 
 /** A connection's DNS answer, fixed to the address that was checked (no second lookup, no rebinding). */
 function pinnedLookup(address: string): LookupFunction {
@@ -80,18 +79,24 @@ export class CustomerBucket implements OutputStore {
     });
   }
 
-  /** Uploads one object (in parts above PART_SIZE); an attempt without an answer within `timeoutMs` fails. */
-  async put(key: string, bytes: Buffer, format: OutputFormat, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<void> {
+  /**
+   * Uploads one object (in parts above PART_SIZE), from memory or streamed from its file on disk;
+   * an attempt without an answer within `timeoutMs` fails.
+   */
+  async put(key: string, bytes: OutputBytes, format: OutputFormat, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<void> {
     const headers: Record<string, string> = {
       'Content-Type': contentTypes[format],
       'x-amz-storage-class': storageClasses[this.settings.storageClass],
       ...(this.settings.acl ? { 'x-amz-acl': this.settings.acl } : {}),
     };
+    const body = uploadBody(bytes);
     await withTimeout(
-      this.client.putObject(this.access.bucket, key, bytes, bytes.length, headers),
+      this.client.putObject(this.access.bucket, key, body, sizeOf(bytes), headers),
       timeoutMs,
       ATTEMPT_TIMEOUT,
-    );
+    ).finally(() => {
+      if (!Buffer.isBuffer(body)) body.destroy();
+    });
   }
 
   /** Deletes one object (the connection test's). */
@@ -183,14 +188,15 @@ export async function withCustomerBucket<T>(
  */
 export async function uploadOutput(
   target: StoreTarget,
-  bytes: Buffer,
+  bytes: OutputBytes,
   format: OutputFormat,
   policy: CustomerBucketPolicy & { until: number; deadline?: number; signal?: AbortSignal },
 ): Promise<StoreResult> {
   const settings: ObjectSettings = { acl: target.acl, storageClass: target.storage_class };
   await withCustomerBucket(target, settings, policy, (bucket) =>
     retryWhile(
-      () => bucket.put(target.key, bytes, format, attemptTimeout(policy.deadline)),
+      () =>
+        bucket.put(target.key, bytes, format, attemptTimeout(policy.deadline, Buffer.isBuffer(bytes) ? 0 : bytes.size)),
       isStorageTransient,
       policy.until,
       policy.signal,
@@ -205,9 +211,10 @@ export async function uploadOutput(
   };
 }
 
-/** How long the next attempt may take: a minute, or what is left before `deadline`. */
-function attemptTimeout(deadline: number | undefined): number {
-  return deadline === undefined ? ATTEMPT_TIMEOUT_MS : Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, deadline - Date.now()));
+/** How long the next attempt may take: a minute (and a file's time to go up, `streamed` bytes), or what is left before `deadline`. */
+function attemptTimeout(deadline: number | undefined, streamed: number): number {
+  const limit = ATTEMPT_TIMEOUT_MS + streamed / SLOWEST_UPLOAD_BYTES_PER_MS;
+  return deadline === undefined ? limit : Math.max(1, Math.min(limit, deadline - Date.now()));
 }
 
 /** True when an upload failed for a reason that may pass: the storage's 5xx, the network, no answer. */

@@ -1,11 +1,18 @@
 // The object store (S3 / MinIO): rendered files under unguessable keys, served through the ingress.
 import type { Readable } from 'node:stream';
-import { Client } from 'minio';
 import type { Config } from '../config.ts';
 import { withTimeout } from '../retry.ts';
 import { dayOf } from '../domain/files.ts';
 import { contentTypes, type OutputFormat } from '../domain/options.ts';
-import type { OutputStore } from './output-store.ts';
+import {
+  PART_SIZE,
+  SLOWEST_UPLOAD_BYTES_PER_MS,
+  sizeOf,
+  uploadBody,
+  type OutputBytes,
+  type OutputStore,
+  UploadClient,
+} from './output-store.ts';
 
 /** A stored file's metadata as the files route needs it. */
 export interface StoredFile {
@@ -16,11 +23,11 @@ export interface StoredFile {
 
 /** Rendered images in one bucket. */
 export class FileStore implements OutputStore {
-  private readonly client: Client;
+  private readonly client: UploadClient;
 
   constructor(private readonly s3: Config['s3']) {
     const endpoint = new URL(s3.endPoint);
-    this.client = new Client({
+    this.client = new UploadClient({
       endPoint: endpoint.hostname,
       port: endpoint.port ? Number(endpoint.port) : undefined,
       useSSL: endpoint.protocol === 'https:',
@@ -29,6 +36,8 @@ export class FileStore implements OutputStore {
       // A region set here spares the client a network call to discover it.
       region: s3.region,
       pathStyle: true,
+      // A file streamed in (a recording) goes up in parts of this size, one in memory at a time.
+      partSize: PART_SIZE,
     });
   }
 
@@ -41,12 +50,20 @@ export class FileStore implements OutputStore {
     }
   }
 
-  /** Stores an image under `fileName`; a store that does not answer within STORE_TIMEOUT_MS fails it. */
-  async put(fileName: string, image: Buffer, format: OutputFormat): Promise<void> {
-    const put = this.client.putObject(this.s3.bucket, objectKey(fileName), image, image.length, {
+  /**
+   * Stores an output under `fileName`, from memory or streamed from its file on disk; a store that
+   * does not answer within STORE_TIMEOUT_MS (and a file's time to go up) fails it.
+   */
+  async put(fileName: string, bytes: OutputBytes, format: OutputFormat): Promise<void> {
+    const body = uploadBody(bytes);
+    const size = sizeOf(bytes);
+    const put = this.client.putObject(this.s3.bucket, objectKey(fileName), body, size, {
       'Content-Type': contentTypes[format],
     });
-    await withTimeout(put, STORE_TIMEOUT_MS, STORE_TIMEOUT);
+    const limit = STORE_TIMEOUT_MS + (Buffer.isBuffer(bytes) ? 0 : size / SLOWEST_UPLOAD_BYTES_PER_MS);
+    await withTimeout(put, limit, STORE_TIMEOUT).finally(() => {
+      if (!Buffer.isBuffer(body)) body.destroy();
+    });
   }
 
   /** Metadata of a stored file, or null when there is none. */

@@ -1,7 +1,9 @@
 // The playground's choices and the code it shows: the shutterbus/client snippet signs exactly the URL shown.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { AnimateOptions } from 'screenshotone-api-sdk';
 import { signUrl } from '../../src/client/index.ts';
+import { animateParameters } from '../../src/domain/animation.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
 import {
   choicesQuery,
@@ -88,6 +90,52 @@ request("the signed URL is the one shutterbus/client signs from the snippet's pa
   assert.match(code.sdk, /TakeOptions\.url\("https:\/\/example\.com\/\?q=a&b"\)\n {2}\.viewportDevice\("iPhone 13"\)/);
   assert.match(code.sdk, /\.hideSelectors\(".a", ".b"\)/);
   assert.is(choicesQuery(choices).includes('access_key'), false, 'the page URL never holds a key');
+});
+
+request("animation mode: /api/animate's rows, signed alike, and snippets the SDK's AnimateOptions can run", () => {
+  const fields = playgroundFields('animate');
+  for (const field of fields) assert.ok(animateParameters.includes(field), field.name);
+  const names = fields.map((f) => f.name);
+  for (const name of ['format', 'duration', 'scenario', 'scroll_by', 'scroll_easing'])
+    assert.ok(names.includes(name), name);
+  assert.not.ok(names.includes('full_page'), 'a screenshot option');
+  assert.equal(
+    fields.find((f) => f.name === 'format')?.type,
+    animateParameters.find((p) => p.name === 'format')?.type,
+    "the format list is animate's",
+  );
+  // Every offered row has its setter on the SDK's AnimateOptions, which the snippet calls.
+  const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  for (const name of names.filter((n) => n !== 'url' && n !== 'html'))
+    assert.type((AnimateOptions.prototype as unknown as Record<string, unknown>)[camel(name)], 'function', name);
+
+  const choices = readChoices(
+    (name) =>
+      ({ url: ['https://example.com'], format: ['gif'], duration: ['3'], scenario: ['scroll'], full_page: ['true'] })[
+        name
+      ] ?? [],
+    'animate',
+  );
+  assert.equal(choices, [
+    ['url', 'https://example.com'],
+    ['format', 'gif'],
+    ['duration', '3'],
+    ['scenario', 'scroll'],
+  ]);
+  const signed = signedTakeUrl('http://shots.test', choices, keys, 'animate');
+  assert.match(signed.path, /^\/api\/animate\?/);
+  const viaClient = signUrl(
+    { url: 'https://example.com', format: 'gif', duration: 3, scenario: 'scroll' },
+    { accessKey: 'ak_test', secretKey: 'sk_test' },
+    'http://shots.test',
+    '/api/animate',
+  );
+  assert.is(signed.url, viaClient);
+  const code = snippets('http://shots.test', choices, 'ak_test', signed.url, 'animate');
+  assert.is(code.curl, `curl -L -o animation.gif '${signed.url}'`);
+  assert.match(code.client, /"http:\/\/shots\.test", '\/api\/animate'\);$/);
+  assert.match(code.sdk, /AnimateOptions\.url\("https:\/\/example\.com"\)\n {2}\.format\("gif"\)\n {2}\.duration\(3\)/);
+  assert.match(code.sdk, /generateSignedAnimateURL\(options\)/);
 });
 
 request.run();

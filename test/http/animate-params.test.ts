@@ -91,6 +91,45 @@ params('/api/take knows none of the recording rows, and /api/animate none of the
   ]);
 });
 
+params("keys outside ScreenshotOne's animate schema are refused, never ignored: vision, slices, selector's", () => {
+  const animate = parseAnimateParams(
+    query(
+      'url=https://a.example&vision_prompt=What%3F&vision_max_tokens=100&openai_api_key=sk-1&full_page_slices=true&selector_algorithm=clickable&error_on_selector_not_found=true',
+    ),
+  );
+  assert.equal(
+    'problems' in animate ? animate.problems.map((p) => [p.parameter, p.message]) : [],
+    [
+      'vision_prompt',
+      'vision_max_tokens',
+      'openai_api_key',
+      'full_page_slices',
+      'selector_algorithm',
+      'error_on_selector_not_found',
+    ].map((name) => [name, 'is not a known parameter']),
+  );
+  // Those of the schema that an animation honours as a screenshot does are accepted.
+  const kept = parseAnimateParams(
+    query(
+      'url=https://a.example&proxy=http://p.example:8080&request_gpu_rendering=true&fail_if_gpu_rendering_fails=true',
+    ),
+  );
+  assert.ok('request' in kept, JSON.stringify(kept));
+  // /api/take's rules over the rows both have, said once each.
+  const refused = parseAnimateParams(
+    query(
+      'url=https://a.example&proxy=socks5://p.example:1080&ip_country_code=de&proxy_bypass_hosts=a%20b&headers=nocolon&storage_path=x',
+    ),
+  );
+  assert.equal('problems' in refused ? refused.problems.map((p) => p.parameter).sort() : [], [
+    'headers',
+    'ip_country_code',
+    'proxy',
+    'proxy_bypass_hosts',
+    'storage_path',
+  ]);
+});
+
 params("a gif clip must lie inside the viewport the render will have (a device preset's included)", () => {
   const clip = 'format=gif&clip_x=0&clip_y=500&clip_width=100&clip_height=100';
   const parameterOf = (text: string) => {
@@ -110,7 +149,6 @@ params("/api/take's rules over the page's request, traffic and bucket refuse the
     'proxy=http%3A%2F%2Fproxy.example.com%3A8080&proxy_bypass_hosts=not%20a%20host',
     'proxy_bypass_hosts=cdn.example.com',
     'headers=Accept-Language%3A%20%3B%3B%3B',
-    'vision_max_tokens=100',
     'storage_path=shots%2Fhome',
     'store=true',
     'store=true&storage_path=%2Fa',

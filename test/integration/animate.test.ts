@@ -9,6 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { bandOf, bandsHtml } from '../fixtures/animation-pages.ts';
+import { startForwardProxy, type ForwardProxy } from '../helpers/forward-proxy.ts';
 import {
   call,
   createWorkspace,
@@ -28,6 +29,9 @@ let workspace: Workspace;
 let client: Client;
 let receiver: http.Server;
 let hookBase: string;
+let customerProxy: ForwardProxy;
+let geoProxy: ForwardProxy;
+const PROXY_PASSWORD = 'proxy-Secret-4417';
 const received: { path: string; body: Record<string, any> }[] = [];
 
 const WIDTH = 640;
@@ -54,13 +58,17 @@ animate.before(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  service = await startService(stack, { ROLES: 'ingress,render,delivery' });
+  customerProxy = await startForwardProxy({ credentials: { user: 'customer', password: PROXY_PASSWORD } });
+  geoProxy = await startForwardProxy();
+  service = await startService(stack, { ROLES: 'ingress,render,delivery', GEO_PROXIES: `de=${geoProxy.url()}` });
   workspace = await createWorkspace(stack);
   client = new Client(workspace.access_key, workspace.secret_key, `${service.base}/api`);
 });
 
 animate.after(async () => {
   await service?.close();
+  await customerProxy?.close();
+  await geoProxy?.close();
   await new Promise((resolve) => receiver?.close(resolve));
   await stack?.stop();
 });
@@ -257,6 +265,44 @@ animate('async: 202, then a webhook with the file; charged once, and a failed an
     'the one success charged',
   );
   assert.is(await usedThisMonth(stack, workspace.workspace_id), used + 1);
+});
+
+animate(
+  "proxy and ip_country_code: the recorded page leaves through the customer's or the country's proxy",
+  async () => {
+    const url = `${stack.site.url}/page/animate-through-proxy`;
+    const proxied = await get({ url, ...small, duration: '1', proxy: customerProxy.url() });
+    assert.is(proxied.status, 200, proxied.bytes.toString('utf8').slice(0, 300));
+    assert.is((await probe(proxied.bytes)).codec, 'h264');
+    const seen = customerProxy.seen.find((entry) => entry.target === url && entry.allowed);
+    assert.ok(seen, JSON.stringify(customerProxy.seen));
+    assert.is(seen!.authorization, `Basic ${Buffer.from(`customer:${PROXY_PASSWORD}`).toString('base64')}`);
+
+    const fromGermany = `${stack.site.url}/page/animate-from-germany`;
+    assert.is((await get({ url: fromGermany, ...small, duration: '1', ip_country_code: 'de' })).status, 200);
+    assert.ok(geoProxy.seen.some((entry) => entry.target === fromGermany && entry.allowed));
+
+    // The same refusals as /api/take's.
+    const unknown = await get({ url, ip_country_code: 'fr' });
+    assert.equal([unknown.status, unknown.json!.error_details[0].parameter], [400, 'ip_country_code']);
+    const both = await get({ url, ip_country_code: 'de', proxy: customerProxy.url() });
+    assert.equal([both.status, both.json!.error_details[0].parameter], [400, 'ip_country_code']);
+    const bad = await get({ url, proxy: 'socks5://127.0.0.1:1080' });
+    assert.equal([bad.status, bad.json!.error_details[0].parameter], [400, 'proxy']);
+    const vision = await get({ url, vision_prompt: 'What is on the page?' });
+    assert.equal([vision.status, vision.json!.error_details[0].parameter], [400, 'vision_prompt']);
+  },
+);
+
+animate('request_gpu_rendering: software here; fail_if_gpu_rendering_fails is 422 gpu_rendering_failed', async () => {
+  const strict = await get({
+    html: bands,
+    ...small,
+    duration: '1',
+    request_gpu_rendering: 'true',
+    fail_if_gpu_rendering_fails: 'true',
+  });
+  assert.equal([strict.status, strict.json?.error_code], [422, 'gpu_rendering_failed']);
 });
 
 animate('a navigation obeys the address rules of url: at the ingress, and for a hinted link in the page', async () => {

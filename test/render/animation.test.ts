@@ -1,13 +1,15 @@
 // Animations recorded from real Chromium into Debian's ffmpeg, read back with ffprobe and frames
 // pulled with ffmpeg: the container, codec, size, duration and frame rate, and which band of the
 // bands page each frame shows as the page scrolls down and back.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { dirname } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { animateParameters, scrollEasings, type AnimationOptions } from '../../src/domain/animation.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
-import { captureAnimation, RecordingTurns } from '../../src/render/animation.ts';
+import { captureAnimation, discardRecording, RecordingTurns } from '../../src/render/animation.ts';
 import { EASINGS_SOURCE } from '../../src/render/choreography.ts';
 import { runFfmpeg } from '../../src/render/ffmpeg.ts';
 import { listProcesses } from '../../src/render/processes.ts';
@@ -25,8 +27,22 @@ const animationDefaults = Object.fromEntries(
   animateParameters.filter((p) => p.group === 'animation' && p.default !== undefined).map((p) => [p.name, p.default]),
 ) as unknown as AnimationOptions;
 
-/** Records the bands page with `animation` laid over the defaults. */
-function record(animation: Partial<AnimationOptions>, options: Partial<RenderOptions> = {}) {
+/**
+ * Records the bands page with `animation` laid over the defaults; the video comes as a file on disk
+ * (the observation holds no bytes of it), read here and then discarded as the worker does.
+ */
+async function record(animation: Partial<AnimationOptions>, options: Partial<RenderOptions> = {}) {
+  const observation = await recordToFile(animation, options);
+  assert.is(observation.image.length, 0, 'no video in memory');
+  assert.ok(observation.file, 'the video is a file on disk');
+  const image = await readFile(observation.file!.path);
+  assert.is(image.length, observation.file!.size);
+  await discardRecording(observation.file);
+  assert.not.ok(existsSync(dirname(observation.file!.path)), "the recording's folder is gone once discarded");
+  return { ...observation, image };
+}
+
+function recordToFile(animation: Partial<AnimationOptions>, options: Partial<RenderOptions> = {}) {
   const page: RenderOptions = {
     ...renderDefaults,
     url: `${rig.site.url}/bands`,

@@ -65,7 +65,7 @@ fieldset.group legend { font-weight:600; padding:0 .35rem; }
 label .muted { display:block; font-weight:400; }
 .playground { display:grid; gap:1rem; grid-template-columns:minmax(0,5fr) minmax(0,6fr); align-items:start; }
 .playground > .card { margin:0; }
-img.shot { max-width:100%; height:auto; border:1px solid var(--line); border-radius:8px; display:block; }
+img.shot, video.shot { max-width:100%; height:auto; border:1px solid var(--line); border-radius:8px; display:block; }
 h3 { font-size:.95rem; margin:0; flex:1; }
 #result[aria-busy="true"] { opacity:.6; }
 /* The Render button stays where the user is: at the bottom of the form as it scrolls; on wide screens the result stays beside it. */

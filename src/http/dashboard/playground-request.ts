@@ -1,5 +1,7 @@
 // The playground's request: which rows of the parameter table it offers, the member's choices read
-// from a form or the page's URL, and the same request as a signed GET URL and as code.
+// from a form or the page's URL, and the same request as a signed GET URL and as code. A screenshot
+// goes to /api/take, an animation (mode=animate) to /api/animate, each offered from its own table.
+import { animateParameters } from '../../domain/animation.ts';
 import { parameters, type Parameter } from '../../domain/parameters.ts';
 import { hmacHex } from '../../signing.ts';
 
@@ -27,8 +29,45 @@ const offered = [
   'storage_path',
 ];
 
-/** The playground's fields: rows of the parameter table, in its order (so grouped as the API reference is). */
-export function playgroundFields(): Parameter[] {
+/** The options of /api/animate users try most (each one a setter of the SDK's AnimateOptions, as the snippet calls it). */
+const offeredForAnimation = [
+  'url',
+  'html',
+  'format',
+  'duration',
+  'scenario',
+  'scroll_by',
+  'scroll_duration',
+  'scroll_delay',
+  'scroll_easing',
+  'scroll_back',
+  'scroll_complete',
+  'width',
+  'height',
+  'aspect_ratio',
+  'viewport_device',
+  'viewport_width',
+  'viewport_height',
+  'dark_mode',
+  'delay',
+  'timeout',
+  'hide_selectors',
+  'block_ads',
+  'block_cookie_banners',
+  'cache',
+  'store',
+  'storage_path',
+];
+
+/** What the playground makes: a screenshot (/api/take) or an animation (/api/animate). */
+export type PlaygroundMode = 'take' | 'animate';
+
+/** The mode a page's `mode` value names; anything else is a screenshot. */
+export const modeOf = (value: string | undefined | null): PlaygroundMode => (value === 'animate' ? 'animate' : 'take');
+
+/** The playground's fields: rows of the mode's parameter table, in its order (so grouped as the API reference is). */
+export function playgroundFields(mode: PlaygroundMode = 'take'): Parameter[] {
+  if (mode === 'animate') return animateParameters.filter((parameter) => offeredForAnimation.includes(parameter.name));
   return parameters.filter((parameter) => offered.includes(parameter.name));
 }
 
@@ -43,9 +82,9 @@ export type Choices = [name: string, value: string][];
  * Empty values are left out, as are values equal to the default; a list's textarea is one item a line;
  * of a switch's hidden `false` and ticked `true`, the last one sent wins.
  */
-export function readChoices(valuesOf: (name: string) => string[]): Choices {
+export function readChoices(valuesOf: (name: string) => string[], mode: PlaygroundMode = 'take'): Choices {
   const choices: Choices = [];
-  for (const parameter of playgroundFields()) {
+  for (const parameter of playgroundFields(mode)) {
     const values = valuesOf(parameter.name).map((value) => value.trim());
     const { type } = parameter;
     if (type.kind === 'list') {
@@ -82,16 +121,20 @@ export function choicesQuery(choices: Choices): string {
   return query.toString();
 }
 
-/** The request as a signed GET of /api/take (docs/api.md): the raw query with `access_key`, signed, `signature` last. */
+/**
+ * The request as a signed GET of /api/take, or /api/animate for an animation (docs/api.md): the raw
+ * query with `access_key`, signed, `signature` last.
+ */
 export function signedTakeUrl(
   baseUrl: string,
   choices: Choices,
   keys: { access_key: string; secret_key: string },
+  mode: PlaygroundMode = 'take',
 ): { path: string; url: string } {
   const query = new URLSearchParams(choicesQuery(choices));
   query.append('access_key', keys.access_key);
   const signed = query.toString();
-  const path = `/api/take?${signed}&signature=${hmacHex(keys.secret_key, signed)}`;
+  const path = `/api/${mode}?${signed}&signature=${hmacHex(keys.secret_key, signed)}`;
   return { path, url: `${baseUrl}${path}` };
 }
 
@@ -108,8 +151,8 @@ function literal(parameter: Parameter | undefined, values: string[]): string {
   return JSON.stringify(values[0]);
 }
 
-function grouped(choices: Choices): [Parameter, string[]][] {
-  return playgroundFields().flatMap((parameter) => {
+function grouped(choices: Choices, mode: PlaygroundMode): [Parameter, string[]][] {
+  return playgroundFields(mode).flatMap((parameter) => {
     const values = choices.filter(([name]) => name === parameter.name).map(([, value]) => value);
     return values.length > 0 ? [[parameter, values] as [Parameter, string[]]] : [];
   });
@@ -121,23 +164,26 @@ export function snippets(
   choices: Choices,
   accessKey: string,
   signedUrl: string,
+  mode: PlaygroundMode = 'take',
 ): { curl: string; client: string; sdk: string } {
-  const format = choices.find(([name]) => name === 'format')?.[1] ?? 'png';
-  const entries = grouped(choices);
+  const animate = mode === 'animate';
+  const format = choices.find(([name]) => name === 'format')?.[1] ?? (animate ? 'mp4' : 'png');
+  const entries = grouped(choices, mode);
   const params = entries.map(([parameter, values]) => `  ${parameter.name}: ${literal(parameter, values)},`).join('\n');
   const client = [
     "import { signUrl } from 'shutterbus/client';",
     '',
     'const url = signUrl({',
     params,
-    `}, { accessKey: ${JSON.stringify(accessKey)}, secretKey: process.env.SHUTTERBUS_SECRET_KEY }, ${JSON.stringify(baseUrl)});`,
+    `}, { accessKey: ${JSON.stringify(accessKey)}, secretKey: process.env.SHUTTERBUS_SECRET_KEY }, ${JSON.stringify(baseUrl)}${animate ? ", '/api/animate'" : ''});`,
   ].join('\n');
   const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
   const [first, ...rest] = entries;
+  const options = animate ? 'AnimateOptions' : 'TakeOptions';
   const start =
     first && (first[0].name === 'url' || first[0].name === 'html')
-      ? `TakeOptions.${first[0].name}(${literal(first[0], first[1])})`
-      : 'TakeOptions.url("https://example.com")';
+      ? `${options}.${first[0].name}(${literal(first[0], first[1])})`
+      : `${options}.url("https://example.com")`;
   const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : entries).map(
     ([parameter, values]) =>
       parameter.type.kind === 'list'
@@ -145,11 +191,11 @@ export function snippets(
         : `\n  .${camel(parameter.name)}(${literal(parameter, values)})`,
   );
   const sdk = [
-    "import { Client, TakeOptions } from 'screenshotone-api-sdk';",
+    `import { Client, ${options} } from 'screenshotone-api-sdk';`,
     '',
     `const client = new Client(${JSON.stringify(accessKey)}, process.env.SHUTTERBUS_SECRET_KEY, ${JSON.stringify(`${baseUrl}/api`)});`,
     `const options = ${start}${calls.join('')};`,
-    'const url = await client.generateSignedTakeURL(options);',
+    `const url = await client.${animate ? 'generateSignedAnimateURL' : 'generateSignedTakeURL'}(options);`,
   ].join('\n');
-  return { curl: `curl -L -o shot.${extensionOf(format)} '${signedUrl}'`, client, sdk };
+  return { curl: `curl -L -o ${animate ? 'animation' : 'shot'}.${extensionOf(format)} '${signedUrl}'`, client, sdk };
 }

@@ -1,11 +1,21 @@
 // The playground: a form of the most used options; "Render" sends the same signed GET a customer
-// would through the app's own /api/take (checks, quota, cache and errors exactly as theirs), then
-// shows the result at a page URL that holds the choices and the render id, to share with a member.
+// would through the app's own /api/take, or /api/animate for an animation (checks, quota, cache and
+// errors exactly as theirs), then shows the result at a page URL that holds the mode, the choices
+// and the render id, to share with a member.
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { rawQueryString } from '../auth.ts';
 import type { Workspace } from '../../workspaces/workspace.ts';
 import type { Dashboard } from './context.ts';
-import { choicesQuery, readChoices, signedTakeUrl, snippets, type Choices } from './playground-request.ts';
+import {
+  choicesQuery,
+  modeOf,
+  readChoices,
+  signedTakeUrl,
+  snippets,
+  type Choices,
+  type PlaygroundMode,
+} from './playground-request.ts';
 import { playgroundPage, type PlaygroundError, type PlaygroundResult } from './views/playground.ts';
 
 const renderIdPattern = /^[0-9a-f-]{36}$/;
@@ -51,46 +61,59 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
     };
   };
 
-  const page = (request: FastifyRequest, choices: Choices, result?: PlaygroundResult | PlaygroundError) => {
+  const page = (
+    request: FastifyRequest,
+    mode: PlaygroundMode,
+    choices: Choices,
+    result?: PlaygroundResult | PlaygroundError,
+  ) => {
     const { viewer, workspace } = request.signedIn;
-    const signed = signedTakeUrl(baseUrl, choices, workspace);
+    const signed = signedTakeUrl(baseUrl, choices, workspace, mode);
     return playgroundPage({
       viewer,
+      mode,
       choices,
       result,
       signedUrl: signed.url,
-      code: snippets(baseUrl, choices, workspace.access_key, signed.url),
+      code: snippets(baseUrl, choices, workspace.access_key, signed.url, mode),
     }).text;
   };
 
   app.get('/playground', async (request, reply) => {
     const query = new URLSearchParams(rawQueryString(request));
-    const choices = readChoices((name) => query.getAll(name));
+    const mode = modeOf(query.get('mode'));
+    const choices = readChoices((name) => query.getAll(name), mode);
     const renderId = query.get('result');
     const result =
       renderId && renderIdPattern.test(renderId)
         ? await resultOf(request.signedIn.workspace, renderId, query.get('cached') === 'true')
         : undefined;
-    return reply.type('text/html; charset=utf-8').send(page(request, choices, result));
+    return reply.type('text/html; charset=utf-8').send(page(request, mode, choices, result));
   });
 
   // Renders, then sends the browser to the result's own URL (post/redirect/get), or shows the refusal.
   app.post('/playground', async (request, reply) => {
     const form = request.body as Record<string, string | undefined>;
-    const choices = readChoices((name) => (form[name] === undefined ? [] : [form[name]!]));
+    const mode = modeOf(form.mode);
+    const choices = readChoices((name) => (form[name] === undefined ? [] : [form[name]!]), mode);
     const { workspace } = request.signedIn;
-    const answer = await app.inject({ method: 'GET', url: signedTakeUrl(baseUrl, choices, workspace).path });
+    // As a stream: the page links to the stored file, so the output (a video, maybe) is not read here.
+    const answer = await app.inject({
+      method: 'GET',
+      url: signedTakeUrl(baseUrl, choices, workspace, mode).path,
+      payloadAsStream: true,
+    });
+    const refused = (answer.headers['content-type'] ?? '').toString().includes('json');
+    const body = refused ? await text(answer.stream()) : (answer.stream().resume(), '');
     const renderId = String(answer.headers['x-render-id'] ?? '');
     const rendered = answer.statusCode === 200 || answer.statusCode === 302;
     if (renderIdPattern.test(renderId) && (rendered || (await resultOf(workspace, renderId, false)).render_id)) {
       const cached = answer.statusCode === 302 ? '&cached=true' : '';
-      const shared = choicesQuery(choices);
+      const shared = [mode === 'animate' ? 'mode=animate' : '', choicesQuery(choices)].filter(Boolean).join('&');
       return reply.redirect(`/dashboard/playground?${shared}${shared ? '&' : ''}result=${renderId}${cached}`, 303);
     }
     // Refused before a render was recorded (request_not_valid, quota, rate, keys): the API's own answer.
-    const refusal = (answer.headers['content-type'] ?? '').toString().includes('json')
-      ? (answer.json() as Record<string, unknown>)
-      : {};
+    const refusal = refused ? (JSON.parse(body) as Record<string, unknown>) : {};
     const error: PlaygroundError = {
       error_code: String(refusal.error_code ?? 'internal_application_error'),
       error_message: String(refusal.error_message ?? 'The render could not be started.'),
@@ -101,6 +124,13 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
     return reply
       .code(answer.statusCode >= 500 ? 502 : 200)
       .type('text/html; charset=utf-8')
-      .send(page(request, choices, error));
+      .send(page(request, mode, choices, error));
   });
+}
+
+/** The whole of a (small: an error's) answer as text. */
+async function text(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -23,10 +23,10 @@ export type { DashboardDeps } from './context.ts';
 const FORM_BODY_LIMIT = 64 * 1024;
 const MINUTE_MS = 60_000;
 
-// Pages only load our own stylesheet and script (which only talks to us) and images from us and the files origin
-// (the playground's result); inline script and foreign form targets are refused.
+// Pages only load our own stylesheet and script (which only talks to us) and images and videos from us and
+// the files origin (the playground's result); inline script and foreign form targets are refused.
 const contentSecurityPolicy = (filesOrigin: string) =>
-  `default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' ${filesOrigin} data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+  `default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' ${filesOrigin} data:; media-src 'self' ${filesOrigin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 /** Registers the dashboard; meant to be registered with `{ prefix: '/dashboard' }`. */
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {

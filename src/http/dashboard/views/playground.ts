@@ -1,6 +1,6 @@
 // The playground page: the options form grouped as the API reference is, the result, and the same request as code.
 import type { Parameter } from '../../../domain/parameters.ts';
-import { onByDefault, playgroundFields, type Choices } from '../playground-request.ts';
+import { onByDefault, playgroundFields, type Choices, type PlaygroundMode } from '../playground-request.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, type Viewer } from './layout.ts';
 
@@ -27,6 +27,8 @@ export interface PlaygroundError {
 /** Everything the playground shows. */
 export interface PlaygroundView {
   viewer: Viewer;
+  /** A screenshot (/api/take) or an animation (/api/animate). */
+  mode: PlaygroundMode;
   choices: Choices;
   result?: PlaygroundResult | PlaygroundError;
   signedUrl: string;
@@ -42,6 +44,7 @@ const groupTitles: Record<string, string> = {
   blocking: 'Blocking',
   capture: 'Capture',
   output: 'Output',
+  animation: 'Recording',
   cache: 'Cache',
   storage: "Your storage (the workspace's default)",
 };
@@ -77,12 +80,24 @@ function field(parameter: Parameter, choices: Choices): Html {
   return html`<div>${label}<input type="text" id="${id}" name="${name}" value="${values[0] ?? ''}"${name === 'url' ? html` placeholder="https://example.com"` : ''}></div>`;
 }
 
+// Screenshot or animation: a link each (a page of its own, so it works without JavaScript); the
+// target (url or html) goes along.
+function modes(view: PlaygroundView): Html {
+  const target = new URLSearchParams(view.choices.filter(([name]) => name === 'url' || name === 'html')).toString();
+  const link = (mode: PlaygroundMode, label: string) => {
+    const query = [mode === 'animate' ? 'mode=animate' : '', target].filter(Boolean).join('&');
+    return html`<a id="mode-${mode}" href="/dashboard/playground${query ? `?${query}` : ''}"${mode === view.mode ? html` aria-current="page" class="button"` : html` class="button secondary"`}>${label}</a>`;
+  };
+  return html`<div class="row" role="group" aria-label="What to make">${link('take', 'Screenshot')}${link('animate', 'Animation')}</div>`;
+}
+
 function form(view: PlaygroundView): Html {
   const groups = new Map<string, Parameter[]>();
-  for (const parameter of playgroundFields())
+  for (const parameter of playgroundFields(view.mode))
     groups.set(parameter.group, [...(groups.get(parameter.group) ?? []), parameter]);
   // #result: without JavaScript, the answer opens scrolled to the result (a redirect keeps the fragment).
   return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground#result">${csrfField(view.viewer.csrf)}
+  ${modes(view)}${view.mode === 'animate' ? html`<input type="hidden" name="mode" value="animate">` : ''}
   ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices))}</fieldset>`)}
   <div class="row render-actions"><button type="submit" id="render">Render</button><button type="button" class="secondary" id="render-cancel" hidden>Cancel</button>
     <span class="mono small" id="render-elapsed" aria-hidden="true"></span><span class="muted small" id="render-state" role="status">Renders with this workspace's keys and counts toward its quota like any screenshot.</span></div>
@@ -99,6 +114,7 @@ function outcome(result: PlaygroundResult | PlaygroundError): Html {
   ${result.error_details?.length ? html`<ul class="small">${result.error_details.map((d) => html`<li><code>${d.parameter ?? ''}</code> ${d.message ?? ''}</li>`)}</ul>` : ''}</div>`;
   }
   const image = result.content_type.startsWith('image/');
+  const video = result.content_type.startsWith('video/');
   const timing = result.cached
     ? 'from the cache (no new render, not charged)'
     : result.render_ms === undefined
@@ -108,7 +124,10 @@ function outcome(result: PlaygroundResult | PlaygroundError): Html {
   ${
     image
       ? html`<a href="${result.file_url}"><img id="result-image" class="shot" src="${result.file_url}" alt="The rendered screenshot"></a>`
-      : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`
+      : video
+        ? html`<video id="result-video" class="shot" src="${result.file_url}" controls autoplay muted loop playsinline></video>
+  <p class="small"><a id="result-file" href="${result.file_url}">Download the video</a> (a browser may not play every format: mov and avi often download instead)</p>`
+        : html`<p><a class="button secondary" id="result-file" href="${result.file_url}">Open the ${result.content_type.split(';')[0]} file</a></p>`
   }
   <p class="small muted" id="result-facts"><span id="result-size">${kilobytes(result.size_bytes)}</span> · ${result.content_type.split(';')[0]} · ${timing} · render <a href="/dashboard/renders/${result.render_id}"><code>${result.render_id}</code></a></p>
 </div>`;
