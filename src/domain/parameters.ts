@@ -1,5 +1,6 @@
 // Every /api/take parameter in one declarative table: the parser, the defaults, the validation
 // messages and the API reference are all derived from it.
+import { takeFormatNames } from './formats.ts';
 
 /** What one value of a parameter is. */
 export type ValueType =
@@ -655,7 +656,7 @@ export const parameters: readonly Parameter[] = [
 
   {
     name: 'format',
-    type: oneOf('png', 'jpeg', 'jpg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif', 'pdf', 'html', 'markdown'),
+    type: oneOf(...takeFormatNames),
     default: 'png',
     group: 'output',
     role: 'option',
