@@ -1,5 +1,6 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
-import { renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
+import { formatNamed } from '../domain/formats.ts';
+import { renderDefaults, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import { parameterByName, type Parameter, type ParameterType, type ValueType } from '../domain/parameters.ts';
@@ -194,7 +195,7 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   // Parameters that are render options override the defaults; the rest steer the answer.
   const options: RenderOptions = {
     ...pageOptions(valuesOfRole(values, takeTable, 'option')),
-    format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
+    format: formatNamed(String(values.format ?? renderDefaults.format))!,
   };
   const control = { ...takeControlDefaults, ...valuesOfRole(values, takeTable, 'control') } as unknown as TakeControl;
   return { request: { options, control } };

@@ -1,5 +1,7 @@
 // The playground's request: which rows of the parameter table it offers, the member's choices read
 // from a form or the page's URL, and the same request as a signed GET URL and as code.
+import { fileExtension } from '../../domain/files.ts';
+import { formatNamed, takeFormats } from '../../domain/formats.ts';
 import { parameters, type Parameter } from '../../domain/parameters.ts';
 import { hmacHex } from '../../signing.ts';
 
@@ -30,6 +32,17 @@ const offered = [
 /** The playground's fields: rows of the parameter table, in its order (so grouped as the API reference is). */
 export function playgroundFields(): Parameter[] {
   return parameters.filter((parameter) => offered.includes(parameter.name));
+}
+
+/** What a field's menu offers: the table's values; for `format`, each format of /api/take once, by its own name. */
+export function menuValues(parameter: Parameter): readonly string[] {
+  if (parameter.name === 'format') return takeFormats;
+  return parameter.type.kind === 'enum' ? parameter.type.values : [];
+}
+
+/** The menu entry a chosen value selects: a format's alias (`jpg`) selects the format. */
+export function menuValue(parameter: Parameter, value: string): string {
+  return parameter.name === 'format' ? (formatNamed(value) ?? value) : value;
 }
 
 /** A switch that is on unless turned off: its form sends an explicit false when unticked. */
@@ -95,9 +108,10 @@ export function signedTakeUrl(
   return { path, url: `${baseUrl}${path}` };
 }
 
-/** The file name extension a format's output gets. */
+/** The file name extension a format's output gets, as /files names it (src/domain/formats.ts). */
 export function extensionOf(format: string): string {
-  return format === 'jpg' ? 'jpeg' : format === 'markdown' ? 'md' : format;
+  const known = formatNamed(format);
+  return known ? fileExtension(known) : format;
 }
 
 /** A JavaScript literal of a choice's value, typed as the table says. */
