@@ -2,6 +2,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { signUrl } from '../../src/client/index.ts';
+import { takeFormats } from '../../src/domain/formats.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
 import {
   choicesQuery,
@@ -10,6 +11,8 @@ import {
   signedTakeUrl,
   snippets,
 } from '../../src/http/dashboard/playground-request.ts';
+import { playgroundPage } from '../../src/http/dashboard/views/playground.ts';
+import { parseTakeParams } from '../../src/http/params.ts';
 
 const request = suite('dashboard playground request');
 const keys = { access_key: 'ak_test', secret_key: 'sk_test' };
@@ -88,6 +91,34 @@ request("the signed URL is the one shutterbus/client signs from the snippet's pa
   assert.match(code.sdk, /TakeOptions\.url\("https:\/\/example\.com\/\?q=a&b"\)\n {2}\.viewportDevice\("iPhone 13"\)/);
   assert.match(code.sdk, /\.hideSelectors\(".a", ".b"\)/);
   assert.is(choicesQuery(choices).includes('access_key'), false, 'the page URL never holds a key');
+});
+
+request("the format menu offers exactly /api/take's formats, each once, by its own name", () => {
+  const menu = (choices: [string, string][]) => {
+    const page = playgroundPage({
+      viewer: { email: 'a@b.test', workspaceId: 'w', workspaceIds: ['w'], csrf: 'c' },
+      choices,
+      signedUrl: '',
+      code: { curl: '', client: '', sdk: '' },
+    }).text;
+    const select = /<select id="field-format"[^>]*>(.*?)<\/select>/s.exec(page)![1];
+    const options = [...select.matchAll(/<option( selected)?>([^<]*)<\/option>/g)];
+    return { values: options.map((o) => o[2]), selected: options.filter((o) => o[1]).map((o) => o[2]) };
+  };
+  assert.equal(menu([]).values, takeFormats);
+  assert.equal(menu([]).selected, ['png']);
+  // A shared page's alias selects the format it names.
+  assert.equal(menu([['format', 'jpg']]).selected, ['jpeg']);
+  for (const format of menu([]).values) {
+    const parsed = parseTakeParams({
+      kind: 'query',
+      entries: [
+        ['url', 'https://a.example'],
+        ['format', format],
+      ],
+    });
+    assert.ok('request' in parsed && parsed.request.options.format === format, format);
+  }
 });
 
 request.run();
