@@ -1,9 +1,11 @@
-// The import graph of src/ and actors/ has no cycle: not between files, and not between folders.
+// The import graph of src/ and actors/ has no cycle: not between files, and not between folders;
+// and the output formats are declared in their one table, src/domain/formats.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { contentTypes, formatFacts, formatNames } from '../src/domain/formats.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const architecture = suite('the import graph');
@@ -100,6 +102,40 @@ architecture('actors/ import nothing of the browser, the broker or HTTP', () => 
     .flatMap(([file, targets]) =>
       [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`),
     );
+  assert.equal(offending, []);
+});
+
+architecture('formats are declared only in src/domain/formats.ts: no list of them, no content type elsewhere', () => {
+  // html and markdown are also a page's source and metadata content's formats, and every dashboard page
+  // is text/html: a list or a type is only counted as one of formats when it starts with another format.
+  const words = (list: readonly string[]) => list.join('|');
+  const all = formatNames.flatMap((format) => [format, ...(formatFacts(format).aliases ?? [])]);
+  const lead = all.filter((name) => !['html', 'markdown'].includes(name));
+  const patterns = [
+    // 'png', 'jpeg' or 'png' | 'jpeg': an array, a set or a union of format names.
+    new RegExp(`['"](${words(lead)})['"]\\s*[,|]\\s*['"](${words(all)})['"]`),
+    // png: …, jpeg: …: an object keyed by format.
+    new RegExp(`(^|[{,\\s])['"]?(${words(lead)})['"]?\\s*:[^\\n]*\\n?\\s*['"]?(${words(all)})['"]?\\s*:`, 'm'),
+    // case 'jpeg': case 'webp': a switch grouping formats.
+    new RegExp(`case\\s+['"](${words(lead)})['"]\\s*:\\s*case\\s+['"](${words(all)})['"]`),
+    // 'image/png': a format's content type.
+    new RegExp(
+      `['"](${words(
+        formatNames
+          .filter((format) => format !== 'html')
+          .map((format) => contentTypes[format].split(';')[0].replace(/[./+-]/g, (c) => `\\${c}`)),
+      )})`,
+    ),
+  ];
+  const offending = sources('src')
+    .filter((file) => file !== path.join('src', 'domain', 'formats.ts'))
+    .flatMap((file) => {
+      const text = readFileSync(path.join(root, file), 'utf8');
+      return patterns.flatMap((pattern) => {
+        const found = pattern.exec(text);
+        return found ? [`${file}: ${found[0].trim()}`] : [];
+      });
+    });
   assert.equal(offending, []);
 });
 
