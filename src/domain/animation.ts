@@ -3,7 +3,7 @@
 import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
 import { devices } from './devices.ts';
 import { parameters, type Parameter, type ValueType } from './parameters.ts';
-import { transparentAnimationFormats } from './formats.ts';
+import { transparentOn } from './formats.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
 
 export { animationFormats, type AnimationFormat };
@@ -233,7 +233,7 @@ const animationRules: Rule[] = [
     return outside ? [{ parameter: 'clip_x', message: 'the rectangle must lie inside the viewport' }] : [];
   },
   (values) =>
-    values.omit_background === true && !transparentAnimationFormats.includes(String(values.format ?? 'mp4') as never)
+    values.omit_background === true && !transparentOn('animate', String(values.format ?? 'mp4'))
       ? [{ parameter: 'omit_background', message: 'needs format=mov (ProRes 4444 with alpha)' }]
       : [],
   (values) =>

@@ -1,7 +1,7 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
-import { formatNamed, isImageFormat, transparentTakeFormats } from './formats.ts';
+import { isImageFormat, transparentOn, transparentTakeFormats } from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 import { storageEndpointProblem, storagePathProblem } from './storage.ts';
@@ -242,7 +242,7 @@ const captureRules: Rule[] = [
       .map((name) => ({ parameter: 'clip_x', message: `not with ${name}` }));
   },
   (values) =>
-    values.omit_background === true && !transparentTakeFormats.includes(formatNamed(String(values.format ?? 'png'))!)
+    values.omit_background === true && !transparentOn('take', String(values.format ?? 'png'))
       ? [
           {
             parameter: 'omit_background',

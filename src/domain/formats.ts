@@ -164,6 +164,11 @@ export type AnimationFormat = {
   [F in OutputFormat]: Table[F] extends { animate: AnimateFacts } ? F : never;
 }[OutputFormat];
 
+/** A name a request may give a format of /api/take: its own or an alias (`jpg`). */
+export type TakeFormatName = {
+  [F in TakeFormat]: F | (Table[F] extends { aliases: readonly (infer A)[] } ? A : never);
+}[TakeFormat];
+
 /** One row of the table, typed as any row. */
 export const formatFacts = (format: OutputFormat): FormatFacts => formatTable[format];
 
@@ -188,19 +193,17 @@ export const imageFormats: readonly OutputFormat[] = where((facts) => facts.kind
 /** The formats whose image can be transparent on /api/take (omit_background). */
 export const transparentTakeFormats: readonly OutputFormat[] = where((facts) => facts.take?.transparency);
 
-/** The formats whose video can be transparent on /api/animate (omit_background). */
-export const transparentAnimationFormats: readonly OutputFormat[] = where((facts) => facts.animate?.transparency);
-
 /** The format a request's name means, its aliases resolved; undefined for a name that is none. */
 export function formatNamed(name: string): OutputFormat | undefined {
   if (Object.hasOwn(formatTable, name)) return name as OutputFormat;
   return formatNames.find((format) => formatFacts(format).aliases?.includes(name));
 }
 
-/** A name a request may give a format of /api/take: its own or an alias (`jpg`). */
-export type TakeFormatName = {
-  [F in TakeFormat]: F | (Table[F] extends { aliases: readonly (infer A)[] } ? A : never);
-}[TakeFormat];
+/** True when `name` (a format or an alias) can be transparent as `endpoint` makes it (omit_background). */
+export function transparentOn(endpoint: 'take' | 'animate', name: string): boolean {
+  const format = formatNamed(name);
+  return format !== undefined && formatFacts(format)[endpoint]?.transparency === true;
+}
 
 /** The names /api/take accepts for `format`: each format followed by its aliases. */
 export const takeFormatNames = takeFormats.flatMap((format) => [
@@ -222,3 +225,7 @@ export const isImageFormat = (name: string): boolean => {
 /** The format Chromium captures a screenshot of `format` in: the format itself, or a png the image library converts. */
 export const chromiumFormat = (format: OutputFormat): ChromiumImageFormat =>
   formatFacts(format).take?.chromium ?? 'png';
+
+/** True when the image library (sharp) writes a screenshot of `format` from Chromium's png. */
+export const writtenBySharp = (format: OutputFormat): boolean =>
+  formatFacts(format).take?.capture === 'screenshot' && chromiumFormat(format) !== format;

@@ -1,6 +1,6 @@
 // The captured image made into what was asked for: converted to gif, avif or tiff, scaled to
 // image_width / image_height.
-import { chromiumFormat, formatFacts, type ChromiumImageFormat } from '../domain/formats.ts';
+import { chromiumFormat, formatFacts, writtenBySharp, type ChromiumImageFormat } from '../domain/formats.ts';
 import type { OutputFormat, RenderOptions } from '../domain/options.ts';
 
 type Sharp = typeof import('sharp').default;
@@ -25,7 +25,7 @@ export function captureFormat(format: OutputFormat): ChromiumImageFormat {
 export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image_width' | 'image_height'>): boolean {
   return (
     captureFormat(options.format) === 'png' &&
-    (options.format !== 'png' || options.image_width !== undefined || options.image_height !== undefined)
+    (writtenBySharp(options.format) || options.image_width !== undefined || options.image_height !== undefined)
   );
 }
 
@@ -33,7 +33,7 @@ export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image
 export async function finishImage(image: Buffer, options: RenderOptions): Promise<Buffer> {
   const { image_width: width, image_height: height, format } = options;
   const resize = width !== undefined || height !== undefined;
-  if (!resize && captureFormat(format) === format) return image;
+  if (!resize && !writtenBySharp(format)) return image;
   const sharp = await loadSharp();
   // The input is our own screenshot, so sharp's pixel limit for untrusted input does not apply.
   let pipeline = sharp(image, { limitInputPixels: false });

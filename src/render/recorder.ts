@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
-import { formatFacts } from '../domain/formats.ts';
+import { transparentOn } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { startChoreography, pause } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
@@ -39,7 +39,7 @@ export async function recordAnimation(
   session: CDPSession,
 ): Promise<Output> {
   const format = options.format as AnimationFormat;
-  const alpha = formatFacts(format).animate?.transparency === true && options.omit_background;
+  const alpha = transparentOn('animate', format) && options.omit_background;
   const dir = await mkdtemp(join(tmpdir(), 'shutterbus-animation-'));
   try {
     const frames = join(dir, 'frames.nut');
