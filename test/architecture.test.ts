@@ -1,5 +1,6 @@
 // The import graph of src/ and actors/ has no cycle: not between files, and not between folders;
-// and the options' types have no field their parameter table has no row for.
+// and the options' types have no field their parameter table has no row for; and the output
+// formats are declared in their one table, src/domain/formats.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { recordingParameters } from '../src/domain/animation.ts';
 import { parameters } from '../src/domain/parameters.ts';
+import { contentTypes, formatFacts, formatNames } from '../src/domain/formats.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const architecture = suite('the import graph');
@@ -140,6 +142,40 @@ architecture('every field of the options is a row of its parameter table, and ev
   const controlRows = parameters.filter((row) => row.role === 'control');
   assert.equal(differences(control, controlRows), none, 'TakeControl and the control rows of the table');
   assert.equal(differences(animation, recordingParameters), none, "AnimationOptions and the recording's rows");
+});
+
+architecture('formats are declared only in src/domain/formats.ts: no list of them, no content type elsewhere', () => {
+  // html and markdown are also a page's source and metadata content's formats, and every dashboard page
+  // is text/html: a list or a type is only counted as one of formats when it starts with another format.
+  const words = (list: readonly string[]) => list.join('|');
+  const all = formatNames.flatMap((format) => [format, ...(formatFacts(format).aliases ?? [])]);
+  const lead = all.filter((name) => !['html', 'markdown'].includes(name));
+  const patterns = [
+    // 'png', 'jpeg' or 'png' | 'jpeg': an array, a set or a union of format names.
+    new RegExp(`['"](${words(lead)})['"]\\s*[,|]\\s*['"](${words(all)})['"]`),
+    // png: …, jpeg: …: an object keyed by format.
+    new RegExp(`(^|[{,\\s])['"]?(${words(lead)})['"]?\\s*:[^\\n]*\\n?\\s*['"]?(${words(all)})['"]?\\s*:`, 'm'),
+    // case 'jpeg': case 'webp': a switch grouping formats.
+    new RegExp(`case\\s+['"](${words(lead)})['"]\\s*:\\s*case\\s+['"](${words(all)})['"]`),
+    // 'image/png': a format's content type.
+    new RegExp(
+      `['"](${words(
+        formatNames
+          .filter((format) => format !== 'html')
+          .map((format) => contentTypes[format].split(';')[0].replace(/[./+-]/g, (c) => `\\${c}`)),
+      )})`,
+    ),
+  ];
+  const offending = sources('src')
+    .filter((file) => file !== path.join('src', 'domain', 'formats.ts'))
+    .flatMap((file) => {
+      const text = readFileSync(path.join(root, file), 'utf8');
+      return patterns.flatMap((pattern) => {
+        const found = pattern.exec(text);
+        return found ? [`${file}: ${found[0].trim()}`] : [];
+      });
+    });
+  assert.equal(offending, []);
 });
 
 architecture.run();

@@ -2,6 +2,7 @@
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
 import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
 import { devices } from './devices.ts';
+import { transparentOn } from './formats.ts';
 import {
   parameters,
   type Flat,
@@ -263,7 +264,7 @@ const animationRules: Rule[] = [
     return outside ? [{ parameter: 'clip_x', message: 'the rectangle must lie inside the viewport' }] : [];
   },
   (values) =>
-    values.omit_background === true && values.format !== 'mov'
+    values.omit_background === true && !transparentOn('animate', String(values.format ?? 'mp4'))
       ? [{ parameter: 'omit_background', message: 'needs format=mov (ProRes 4444 with alpha)' }]
       : [],
   (values) =>

@@ -1,7 +1,8 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices } from './devices.ts';
-import { imageFormats, MAX_CAPTURE_PIXELS } from './options.ts';
+import { isImageFormat, transparentOn, transparentTakeFormats } from './formats.ts';
+import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 import { storageEndpointProblem, storagePathProblem } from './storage.ts';
 
@@ -307,13 +308,18 @@ const captureRules: Rule[] = [
       .map((name) => ({ parameter: 'clip_x', message: `not with ${name}` }));
   },
   (values) =>
-    values.omit_background === true && !['png', 'webp', undefined].includes(values.format as string | undefined)
-      ? [{ parameter: 'omit_background', message: 'needs a format with transparency: png or webp' }]
+    values.omit_background === true && !transparentOn('take', String(values.format ?? 'png'))
+      ? [
+          {
+            parameter: 'omit_background',
+            message: `needs a format with transparency: ${transparentTakeFormats.join(' or ')}`,
+          },
+        ]
       : [],
   // A PDF, HTML or Markdown is the whole document: no rectangle to cut, no image to scale.
   (values) => {
     const format = String(values.format ?? 'png');
-    if (format === 'jpg' || imageFormats.includes(format as never)) return [];
+    if (isImageFormat(format)) return [];
     const imageOnly = [
       'selector',
       'clip_x',
@@ -343,7 +349,7 @@ const captureRules: Rule[] = [
     ]),
   (values) => {
     const format = String(values.format ?? 'png');
-    const image = format === 'jpg' || imageFormats.includes(format as never);
+    const image = isImageFormat(format);
     return ['full_page_slices', 'vision_prompt']
       .filter((name) => given(values, name) && values[name] !== false && !image)
       .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));

@@ -1,28 +1,10 @@
 // Rendered files' names: unguessable, carrying the day they may be swept, served under FILES_BASE_URL/files/.
 import { randomBytes } from 'node:crypto';
-import type { OutputFormat } from './options.ts';
-
-const extensions: Record<OutputFormat, string> = {
-  png: 'png',
-  jpeg: 'jpg',
-  webp: 'webp',
-  gif: 'gif',
-  avif: 'avif',
-  tiff: 'tiff',
-  jp2: 'jp2',
-  heif: 'heic',
-  pdf: 'pdf',
-  html: 'html',
-  markdown: 'md',
-  mp4: 'mp4',
-  webm: 'webm',
-  mov: 'mov',
-  avi: 'avi',
-};
+import { formatNames, formatTable, type OutputFormat } from './formats.ts';
 
 /** The file extension of a format, without the dot (`jpeg` → `jpg`, `markdown` → `md`). */
 export function fileExtension(format: OutputFormat): string {
-  return extensions[format];
+  return formatTable[format].extension;
 }
 
 /** How long a file is kept when nothing asks for longer: as long as the render records that point at it. */
@@ -32,7 +14,7 @@ export const DEFAULT_FILE_LIFETIME_SECONDS = 7 * 24 * 3600;
  * File names are the UTC day the file expires (YYYYMMDD), a dash, 32 random hex characters and
  * the extension: unguessable, so served without a key, and sweepable a whole day at a time.
  */
-const fileNamePattern = /^(\d{8})-[0-9a-f]{32}\.(png|jpg|webp|gif|avif|tiff|jp2|heic|pdf|html|md|mp4|webm|mov|avi)$/;
+const fileNamePattern = new RegExp(`^(\\d{8})-[0-9a-f]{32}\\.(${formatNames.map(fileExtension).join('|')})$`);
 
 /** The UTC day of a moment as file names carry it (YYYYMMDD). */
 export const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replaceAll('-', '');
@@ -40,12 +22,18 @@ export const dayOf = (moment: Date) => moment.toISOString().slice(0, 10).replace
 /** A new unguessable file name for a file of this format that may be deleted after `expiresAt`. */
 export function newFileName(format: OutputFormat, expiresAt: Date): string {
   // Kept to the end of its expiry day, so a file never goes before the cache entry pointing at it.
-  return `${dayOf(expiresAt)}-${randomBytes(16).toString('hex')}.${extensions[format]}`;
+  return `${dayOf(expiresAt)}-${randomBytes(16).toString('hex')}.${fileExtension(format)}`;
 }
 
 /** True when `name` has the shape of a file name this service hands out. */
 export function isFileName(name: string): boolean {
   return fileNamePattern.test(name);
+}
+
+/** The format of a file this service named, read from its extension. */
+export function fileFormat(fileName: string): OutputFormat {
+  const extension = fileNamePattern.exec(fileName)![2];
+  return formatNames.find((format) => fileExtension(format) === extension)!;
 }
 
 /** The moment a file may be swept: the end of the UTC day its name carries. */

@@ -1,13 +1,13 @@
 // A monitor's own vocabulary: the schedule it keeps, what it last saw, the changes it announced (docs/monitors.md).
 import { createHash, randomBytes } from 'node:crypto';
 import { fileUrl } from './files.ts';
-import type { OutputFormat } from './options.ts';
+import { formatFacts, formatNames, type OutputFormat } from './formats.ts';
 
 /** Whether a monitor's ticks run. */
 export type MonitorStatus = 'active' | 'paused';
 
 /** The formats a monitor can compare: raster images. */
-export const monitorFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp'];
+export const monitorFormats: readonly OutputFormat[] = formatNames.filter((format) => formatFacts(format).monitor);
 
 /** The share of pixels that must differ before a change is announced, when none is given. */
 export const DEFAULT_THRESHOLD = 0.01;

@@ -10,30 +10,16 @@ import {
   type TakeParameter,
   type ValuesOf,
 } from './parameters.ts';
+import type { OutputFormat } from './formats.ts';
 
-/** Output formats; `jpg` from the request is normalised to `jpeg`. */
-export type OutputFormat =
-  | 'png'
-  | 'jpeg'
-  | 'webp'
-  | 'gif'
-  | 'avif'
-  | 'tiff'
-  | 'jp2'
-  | 'heif'
-  | 'pdf'
-  | 'html'
-  | 'markdown'
-  | AnimationFormat;
-
-/** The formats of an animation (/api/animate, docs/animate.md). */
-export const animationFormats = ['mp4', 'webm', 'mov', 'avi', 'gif'] as const;
-
-/** One of the formats of an animation. */
-export type AnimationFormat = (typeof animationFormats)[number];
-
-/** The output formats that are images (the others are a PDF or text). */
-export const imageFormats: readonly OutputFormat[] = ['png', 'jpeg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif'];
+// The formats, with their content types, are the format registry's (src/domain/formats.ts).
+export {
+  animationFormats,
+  contentTypes,
+  imageFormats,
+  type AnimationFormat,
+  type OutputFormat,
+} from './formats.ts';
 
 /**
  * Render options after validation, with defaults applied; names as in the public API (docs/api.md).
@@ -79,25 +65,6 @@ export const FULL_PAGE_MAX_HEIGHT = 16384;
  * it paints and encodes them (docs/browser.md). A full page is cut at the height where it ends.
  */
 export const MAX_CAPTURE_PIXELS = 3840 * 16384;
-
-/** Content-Type of each output format. */
-export const contentTypes: Record<OutputFormat, string> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  gif: 'image/gif',
-  avif: 'image/avif',
-  tiff: 'image/tiff',
-  jp2: 'image/jp2',
-  heif: 'image/heif',
-  pdf: 'application/pdf',
-  html: 'text/html; charset=utf-8',
-  markdown: 'text/markdown; charset=utf-8',
-  mp4: 'video/mp4',
-  webm: 'video/webm',
-  mov: 'video/quicktime',
-  avi: 'video/x-msvideo',
-};
 
 /** One sub-request the page made, as the failure rules see it. */
 export interface SubRequestOutcome {

@@ -1,5 +1,6 @@
 // Every /api/take parameter in one declarative table: the parser, the defaults, the validation
 // messages, the API reference and the options' TypeScript types are all derived from it.
+import { takeFormatNames } from './formats.ts';
 
 /** A text value: non-empty, at most `maxLength` characters, matching `pattern` when there is one. */
 export interface TextType {
@@ -680,7 +681,7 @@ const rows = [
 
   {
     name: 'format',
-    type: oneOf('png', 'jpeg', 'jpg', 'webp', 'gif', 'avif', 'tiff', 'jp2', 'heif', 'pdf', 'html', 'markdown'),
+    type: oneOf(...takeFormatNames),
     default: 'png',
     group: 'output',
     role: 'option',

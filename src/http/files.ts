@@ -1,7 +1,8 @@
 // GET /files/:fileName: rendered files, fetched without an access key because their names are unguessable.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { fileExpiry, isFileName } from '../domain/files.ts';
+import { fileExpiry, fileFormat, isFileName } from '../domain/files.ts';
+import { contentTypes } from '../domain/formats.ts';
 
 /**
  * A page or a customer wrote what a render produced (an HTML or Markdown document, an SVG, a PDF,
@@ -31,7 +32,8 @@ export const filesRoutes: FastifyPluginAsync = async (app) => {
     reply.header('Cache-Control', `public, max-age=${lifetime}, immutable`);
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     serveAsUserContent(reply);
-    reply.type(file.contentType).header('Content-Length', String(file.size));
+    // The name's extension says the format, and the format registry its content type.
+    reply.type(contentTypes[fileFormat(fileName)]).header('Content-Length', String(file.size));
     return reply.send(await fileStore.open(fileName));
   });
 };

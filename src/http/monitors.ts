@@ -11,7 +11,7 @@ import {
   shortestInterval,
   type Monitor,
 } from '../domain/monitor.ts';
-import type { OutputFormat } from '../domain/options.ts';
+import { formatNamed } from '../domain/formats.ts';
 import type { MonitorManager, MonitorPatch } from '../monitors/manage.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import type { Workspace } from '../workspaces/workspace.ts';
@@ -90,11 +90,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     if (thresholdIssue) problems.push(thresholdIssue);
     if (take.webhook_url === undefined || take.webhook_url === null)
       problems.push({ parameter: 'webhook_url', message: 'is required' });
-    const format = take.format === 'jpg' ? 'jpeg' : take.format;
     if (
-      format !== undefined &&
-      format !== null &&
-      !monitorFormats.includes(format as OutputFormat) &&
+      take.format !== undefined &&
+      take.format !== null &&
+      !monitorFormats.includes(formatNamed(String(take.format))!) &&
       !problems.some((p) => p.parameter === 'format')
     ) {
       problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document of the public HTTP API, generated from the parameter table, the
 // output formats and the error table: never a hand-kept copy of any of them (docs/operations.md).
 import packageJson from '../../package.json' with { type: 'json' };
-import { contentTypes } from '../domain/options.ts';
+import { contentTypes, formatFacts, formatNames } from '../domain/formats.ts';
 import { animateParameters } from '../domain/animation.ts';
 import {
   parameterByName,
@@ -113,13 +113,11 @@ function parameterGroups(rows: readonly Parameter[] = parameters): string {
   ].join('\n');
 }
 
-/** Output formats with their content type; an alias (jpg) shares the type of the format it names. */
-function outputFormats(rows: readonly Parameter[] = parameters): { format: string; contentType: string }[] {
-  const format = rows.find((row) => row.name === 'format')?.type;
-  const values = format?.kind === 'enum' ? format.values : [];
-  return Object.entries(contentTypes as Record<string, string>)
-    .filter(([name]) => values.includes(name))
-    .map(([name, contentType]) => ({ format: name, contentType }));
+/** The output formats an endpoint makes, with their content type, in the format registry's order. */
+function outputFormats(endpoint: 'take' | 'animate' = 'take'): { format: string; contentType: string }[] {
+  return formatNames
+    .filter((format) => formatFacts(format)[endpoint] !== undefined)
+    .map((format) => ({ format, contentType: contentTypes[format] }));
 }
 
 /** The answer's bytes by content type. */
@@ -208,13 +206,7 @@ const storeSchema: Json = {
 };
 
 /** Every output format of /api/take and /api/animate, with its content type. */
-const everyFormat = () => {
-  const take = outputFormats();
-  return [
-    ...take,
-    ...outputFormats(animateParameters).filter(({ format }) => !take.some((known) => known.format === format)),
-  ];
-};
+const everyFormat = () => formatNames.map((format) => ({ format, contentType: contentTypes[format] }));
 
 /** The formats a render record names (aliases normalised). */
 const recordFormat = () => ({ type: 'string', enum: everyFormat().map(({ format }) => format) });
@@ -611,7 +603,7 @@ export function openApiDocument(baseUrl: string): Json {
     tags: ['render'],
     description: `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`,
     security,
-    responses: takeResponses(outputFormats(animateParameters)),
+    responses: takeResponses(outputFormats('animate')),
   };
   return {
     openapi: '3.1.0',

@@ -1,5 +1,6 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
-import { optionRows, renderDefaults, type OutputFormat, type RenderOptions } from '../domain/options.ts';
+import { formatNamed } from '../domain/formats.ts';
+import { optionRows, renderDefaults, type RenderOptions } from '../domain/options.ts';
 import { refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import {
@@ -162,7 +163,7 @@ export function parseTakeParams(raw: RawParams): { request: TakeRequest } | { pr
   // Parameters that are render options override the defaults; the rest steer the answer.
   const options: RenderOptions = {
     ...pageOptions(givenOf(values, optionRows)),
-    format: values.format === 'jpg' ? 'jpeg' : ((values.format as OutputFormat | undefined) ?? renderDefaults.format),
+    format: formatNamed(String(values.format ?? renderDefaults.format))!,
   };
   const control: TakeControl = { ...takeControlDefaults, ...givenOf(values, controlRows) };
   return { request: { options, control } };

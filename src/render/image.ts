@@ -1,5 +1,6 @@
 // The captured image made into what was asked for: converted to gif, avif or tiff, scaled to
 // image_width / image_height.
+import { chromiumFormat, formatFacts, writtenBySharp, type ChromiumImageFormat } from '../domain/formats.ts';
 import type { OutputFormat, RenderOptions } from '../domain/options.ts';
 
 type Sharp = typeof import('sharp').default;
@@ -11,9 +12,9 @@ function loadSharp(): Promise<Sharp> {
   return sharpModule;
 }
 
-/** The format Chromium captures in: png, jpeg and webp directly, the other images from a png. */
-export function captureFormat(format: OutputFormat): 'png' | 'jpeg' | 'webp' {
-  return format === 'jpeg' || format === 'webp' ? format : 'png';
+/** The format Chromium captures in: png, jpeg and webp directly, the other images from a png (src/domain/formats.ts). */
+export function captureFormat(format: OutputFormat): ChromiumImageFormat {
+  return chromiumFormat(format);
 }
 
 /**
@@ -24,7 +25,7 @@ export function captureFormat(format: OutputFormat): 'png' | 'jpeg' | 'webp' {
 export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image_width' | 'image_height'>): boolean {
   return (
     captureFormat(options.format) === 'png' &&
-    (options.format !== 'png' || options.image_width !== undefined || options.image_height !== undefined)
+    (writtenBySharp(options.format) || options.image_width !== undefined || options.image_height !== undefined)
   );
 }
 
@@ -32,7 +33,7 @@ export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image
 export async function finishImage(image: Buffer, options: RenderOptions): Promise<Buffer> {
   const { image_width: width, image_height: height, format } = options;
   const resize = width !== undefined || height !== undefined;
-  if (!resize && captureFormat(format) === format) return image;
+  if (!resize && !writtenBySharp(format)) return image;
   const sharp = await loadSharp();
   // The input is our own screenshot, so sharp's pixel limit for untrusted input does not apply.
   let pipeline = sharp(image, { limitInputPixels: false });
@@ -42,24 +43,10 @@ export async function finishImage(image: Buffer, options: RenderOptions): Promis
   return pipeline.toFormat(format as keyof import('sharp').FormatEnum, encoderOptions(options)).toBuffer();
 }
 
-// image_quality where the format has one; tiff is compressed losslessly (LZW), as readers expect.
-// avif at effort 2 (sharp's default is 4): about a quarter of the CPU for files some 8% larger.
-function encoderOptions(options: RenderOptions): Record<string, unknown> {
-  switch (options.format) {
-    case 'jpeg':
-    case 'webp':
-      return { quality: options.image_quality };
-    case 'avif':
-      return { quality: options.image_quality, effort: 2 };
-    case 'tiff':
-      return { compression: 'lzw' };
-    case 'jp2':
-      return { quality: options.image_quality };
-    case 'heif':
-      return { quality: options.image_quality, compression: 'hevc' };
-    default:
-      return {};
-  }
+// image_quality where the format has one, and the format's own encoder options (src/domain/formats.ts).
+function encoderOptions(options: Pick<RenderOptions, 'format' | 'image_quality'>): Record<string, unknown> {
+  const take = formatFacts(options.format).take;
+  return { ...(take?.quality ? { quality: options.image_quality } : {}), ...take?.sharpOptions };
 }
 
 /** One slice of a full-page image (full_page_slices), in the output's format. */
@@ -92,7 +79,7 @@ export async function sliceImage(
     const height = Math.min(options.full_page_slice_height, total - top);
     const bytes = await sharp(image, { limitInputPixels: false })
       .extract({ left: 0, top, width, height })
-      .toFormat(options.format as keyof import('sharp').FormatEnum, encoderOptions(options as RenderOptions))
+      .toFormat(options.format as keyof import('sharp').FormatEnum, encoderOptions(options))
       .toBuffer();
     slices.push({ index, offset_y: top, width, height, bytes });
   }
@@ -101,26 +88,28 @@ export async function sliceImage(
 
 /**
  * Why this machine's image library cannot write `format`, or undefined when it can: jp2 needs
- * libvips built with OpenJPEG, heif an HEVC encoder, and the prebuilt sharp has neither.
+ * libvips built with OpenJPEG, heif an HEVC encoder, and the prebuilt sharp has neither. Only the
+ * formats the registry gives a reason for are probed, once each.
  */
 export async function unwritableFormat(format: OutputFormat): Promise<string | undefined> {
-  if (format !== 'jp2' && format !== 'heif') return undefined;
-  formatChecks[format] ??= probe(format);
+  const reason = formatFacts(format).take?.unwritable;
+  if (reason === undefined) return undefined;
+  formatChecks[format] ??= probe(format, reason);
   return formatChecks[format];
 }
 
 const formatChecks: Partial<Record<OutputFormat, Promise<string | undefined>>> = {};
 
-async function probe(format: 'jp2' | 'heif'): Promise<string | undefined> {
+async function probe(format: OutputFormat, reason: string): Promise<string | undefined> {
   const sharp = await loadSharp();
   const pixel = sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } });
   try {
-    await pixel.toFormat(format, encoderOptions({ format, image_quality: 80 } as RenderOptions)).toBuffer();
+    await pixel
+      .toFormat(format as keyof import('sharp').FormatEnum, encoderOptions({ format, image_quality: 80 }))
+      .toBuffer();
     return undefined;
   } catch {
-    return format === 'jp2'
-      ? 'JPEG 2000 cannot be written here: the image library (libvips in sharp) is built without OpenJPEG'
-      : "HEIF cannot be written here: the image library (libheif in sharp) has no HEVC encoder (use avif, HEIF's AV1 form)";
+    return reason;
   }
 }
 

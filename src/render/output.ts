@@ -1,6 +1,7 @@
 // The render's output in the format asked for: a screenshot (converted and scaled as asked), the
 // printed PDF, the serialised HTML or the Markdown of the main content.
 import type { CDPSession, Page } from 'playwright-core';
+import { formatFacts } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import type { OutputFile } from '../storage/output-store.ts';
@@ -25,7 +26,8 @@ export async function makeOutput(
   deadline: AbortSignal,
   session: CDPSession,
 ): Promise<Output> {
-  switch (options.format) {
+  // Which capture makes the format is the format registry's (src/domain/formats.ts).
+  switch (formatFacts(options.format).take?.capture) {
     case 'pdf': {
       const fontsLoaded = await awaitFonts(page, options, deadline);
       return {

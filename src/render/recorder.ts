@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
+import { transparentOn } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { startChoreography, pause } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
@@ -40,7 +41,7 @@ export async function recordAnimation(
   session: CDPSession,
 ): Promise<Output> {
   const format = options.format as AnimationFormat;
-  const alpha = format === 'mov' && options.omit_background;
+  const alpha = transparentOn('animate', format) && options.omit_background;
   const dir = await mkdtemp(join(tmpdir(), RECORDING_DIR_PREFIX));
   let recorded = false;
   try {

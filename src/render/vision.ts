@@ -1,7 +1,7 @@
 // vision_prompt (docs/options.md): the capture and the prompt sent to an OpenAI-compatible chat
 // completions API (VISION_API_URL: OpenAI's, or a self-hosted model server), its answer kept as `vision`.
 import { ServiceError } from '../errors.ts';
-import type { OutputFormat } from '../domain/options.ts';
+import { contentTypes, formatFacts, type OutputFormat } from '../domain/formats.ts';
 
 /** What one vision question needs. */
 export interface VisionRequest {
@@ -16,22 +16,18 @@ export interface VisionRequest {
   signal: AbortSignal;
 }
 
-// Image types chat completions APIs accept in a data URL; any other output is sent as a png.
-const SENT_AS: Partial<Record<OutputFormat, string>> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  gif: 'image/gif',
-};
+// Image types chat completions APIs accept in a data URL (the format registry's `vision`); any
+// other output is sent as a png.
+const sentAs = (format: OutputFormat) => (formatFacts(format).vision ? contentTypes[format] : undefined);
 
 /** Asks the vision API about the image; its text answer, or ServiceError('vision_failed') saying why. */
 export async function askVision(request: VisionRequest): Promise<string> {
-  let type = SENT_AS[request.format];
+  let type = sentAs(request.format);
   let image = request.image;
   if (!type) {
     const sharp = (await import('sharp')).default;
     image = await sharp(image, { limitInputPixels: false }).png().toBuffer();
-    type = 'image/png';
+    type = contentTypes.png;
   }
   const body = {
     model: request.model,

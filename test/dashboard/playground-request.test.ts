@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { AnimateOptions } from 'screenshotone-api-sdk';
 import { signUrl } from '../../src/client/index.ts';
 import { animateParameters } from '../../src/domain/animation.ts';
+import { takeFormats } from '../../src/domain/formats.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
 import {
   choicesQuery,
@@ -12,6 +13,8 @@ import {
   signedTakeUrl,
   snippets,
 } from '../../src/http/dashboard/playground-request.ts';
+import { playgroundPage } from '../../src/http/dashboard/views/playground.ts';
+import { parseTakeParams } from '../../src/http/params.ts';
 
 const request = suite('dashboard playground request');
 const keys = { access_key: 'ak_test', secret_key: 'sk_test' };
@@ -136,6 +139,35 @@ request("animation mode: /api/animate's rows, signed alike, and snippets the SDK
   assert.match(code.client, /"http:\/\/shots\.test", '\/api\/animate'\);$/);
   assert.match(code.sdk, /AnimateOptions\.url\("https:\/\/example\.com"\)\n {2}\.format\("gif"\)\n {2}\.duration\(3\)/);
   assert.match(code.sdk, /generateSignedAnimateURL\(options\)/);
+});
+
+request("the format menu offers exactly /api/take's formats, each once, by its own name", () => {
+  const menu = (choices: [string, string][]) => {
+    const page = playgroundPage({
+      viewer: { email: 'a@b.test', workspaceId: 'w', workspaceIds: ['w'], csrf: 'c' },
+      mode: 'take',
+      choices,
+      signedUrl: '',
+      code: { curl: '', client: '', sdk: '' },
+    }).text;
+    const select = /<select id="field-format"[^>]*>(.*?)<\/select>/s.exec(page)![1];
+    const options = [...select.matchAll(/<option( selected)?>([^<]*)<\/option>/g)];
+    return { values: options.map((o) => o[2]), selected: options.filter((o) => o[1]).map((o) => o[2]) };
+  };
+  assert.equal(menu([]).values, takeFormats);
+  assert.equal(menu([]).selected, ['png']);
+  // A shared page's alias selects the format it names.
+  assert.equal(menu([['format', 'jpg']]).selected, ['jpeg']);
+  for (const format of menu([]).values) {
+    const parsed = parseTakeParams({
+      kind: 'query',
+      entries: [
+        ['url', 'https://a.example'],
+        ['format', format],
+      ],
+    });
+    assert.ok('request' in parsed && parsed.request.options.format === format, format);
+  }
 });
 
 request.run();

@@ -2,6 +2,8 @@
 // from a form or the page's URL, and the same request as a signed GET URL and as code. A screenshot
 // goes to /api/take, an animation (mode=animate) to /api/animate, each offered from its own table.
 import { animateParameters } from '../../domain/animation.ts';
+import { fileExtension } from '../../domain/files.ts';
+import { formatNamed } from '../../domain/formats.ts';
 import { parameters, type Parameter } from '../../domain/parameters.ts';
 import { hmacHex } from '../../signing.ts';
 
@@ -71,6 +73,17 @@ export function playgroundFields(mode: PlaygroundMode = 'take'): Parameter[] {
   return parameters.filter((parameter) => offered.includes(parameter.name));
 }
 
+/** What a field's menu offers: the table's values; for `format`, each format of its endpoint once, by its own name. */
+export function menuValues(parameter: Parameter): readonly string[] {
+  const values = parameter.type.kind === 'enum' ? parameter.type.values : [];
+  return parameter.name === 'format' ? values.filter((value) => formatNamed(value) === value) : values;
+}
+
+/** The menu entry a chosen value selects: a format's alias (`jpg`) selects the format. */
+export function menuValue(parameter: Parameter, value: string): string {
+  return parameter.name === 'format' ? (formatNamed(value) ?? value) : value;
+}
+
 /** A switch that is on unless turned off: its form sends an explicit false when unticked. */
 export const onByDefault = (parameter: Parameter) => parameter.default === true || parameter.name === 'cache';
 
@@ -138,9 +151,10 @@ export function signedTakeUrl(
   return { path, url: `${baseUrl}${path}` };
 }
 
-/** The file name extension a format's output gets. */
+/** The file name extension a format's output gets, as /files names it (src/domain/formats.ts). */
 export function extensionOf(format: string): string {
-  return format === 'jpg' ? 'jpeg' : format === 'markdown' ? 'md' : format;
+  const known = formatNamed(format);
+  return known ? fileExtension(known) : format;
 }
 
 /** A JavaScript literal of a choice's value, typed as the table says. */

@@ -1,6 +1,13 @@
 // The playground page: the options form grouped as the API reference is, the result, and the same request as code.
 import type { Parameter } from '../../../domain/parameters.ts';
-import { onByDefault, playgroundFields, type Choices, type PlaygroundMode } from '../playground-request.ts';
+import {
+  menuValue,
+  menuValues,
+  onByDefault,
+  playgroundFields,
+  type Choices,
+  type PlaygroundMode,
+} from '../playground-request.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, type Viewer } from './layout.ts';
 
@@ -65,8 +72,8 @@ function field(parameter: Parameter, choices: Choices): Html {
   }
   const label = html`<label for="${id}"><code>${name}</code> ${help}</label>`;
   if (type.kind === 'enum') {
-    const chosen = values[0] ?? String(parameter.default ?? '');
-    return html`<div>${label}<select id="${id}" name="${name}">${type.values.map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
+    const chosen = menuValue(parameter, values[0] ?? String(parameter.default ?? ''));
+    return html`<div>${label}<select id="${id}" name="${name}">${menuValues(parameter).map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
   }
   if (type.kind === 'integer' || type.kind === 'number') {
     const step = type.kind === 'number' ? 'any' : '1';

@@ -1,6 +1,7 @@
 // The renders page (the workspace's latest renders) and one render's page: what it rendered, how
 // long each step took, the output, what the page showed when it failed, and its webhook.
 import type { DeliveryRecord } from '../../../delivery/records.ts';
+import { formatFacts } from '../../../domain/formats.ts';
 import type { RenderRecord } from '../../../domain/render.ts';
 import type { RecentRender } from '../../../workspaces/recent-renders.ts';
 import { html, type Html } from './html.ts';
@@ -38,9 +39,6 @@ function duration(render: Pick<RenderRecord, 'created_at' | 'finished_at'>): str
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
 }
 
-/** Formats a browser shows inline; the others are a link. */
-const inlineFormats = new Set(['png', 'jpeg', 'webp', 'gif', 'avif']);
-
 const filterLabels: Record<RenderFilter, string> = { all: 'All', succeeded: 'Succeeded', failed: 'Failed' };
 
 /** The renders page. */
@@ -74,7 +72,8 @@ function output(view: RenderView): Html {
   const { record, fileUrl } = view;
   if (record.status !== 'succeeded') return html``;
   if (!fileUrl) return html`<p class="muted">No file was recorded for this render.</p>`;
-  const image = inlineFormats.has(record.format);
+  // A format a browser shows inline is an image on the page; the others are a link.
+  const image = formatFacts(record.format).inline === true;
   return html`<section class="card stack" id="output"><h2>Output</h2>
   ${
     image
