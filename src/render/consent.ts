@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CDPSession } from 'playwright-core';
+import type { Cdp } from './cdp.ts';
 
 /** The binding autoconsent's reports arrive through. */
 export const CONSENT_BINDING = '__shutterbusConsent';
@@ -89,7 +89,10 @@ const ANSWERING = new Set(['cmpDetected', 'openPopupDetected', 'runningOptOut'])
 const STARTING = new Set(['loading', 'waitingForInitResponse', 'initialized']);
 
 /** Follows autoconsent's reports on `session`; `settled` resolves once no document is still answering a banner. */
-export function watchConsent(session: CDPSession): { settled(limitMs: number): Promise<void>; stop(): void } {
+export function watchConsent(session: Pick<Cdp, 'on' | 'off'>): {
+  settled(limitMs: number): Promise<void>;
+  stop(): void;
+} {
   const reports = new Map<string, ConsentReport>();
   let changed = () => {};
   const onBinding = (event: { name: string; payload: string }) => {

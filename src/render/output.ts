@@ -5,6 +5,7 @@ import type { RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
 import { finishImage } from './image.ts';
+import type { Progress } from './progress.ts';
 import { capture } from './screenshot.ts';
 import { awaitFonts } from './steps.ts';
 
@@ -19,12 +20,13 @@ export interface Output {
 export async function makeOutput(
   page: Page,
   options: RenderOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
 ): Promise<Output> {
+  const deadline = progress.signal;
   switch (options.format) {
     case 'pdf': {
-      const fontsLoaded = await awaitFonts(page, options, deadline);
+      const fontsLoaded = await awaitFonts(page, progress);
       return {
         bytes: await printPdf(page, options, deadline),
         selectorFound: true,
@@ -44,7 +46,7 @@ export async function makeOutput(
         warnings: [],
       };
     default: {
-      const captured = await capture(page, options, deadline, session);
+      const captured = await capture(page, options, progress, session);
       return {
         bytes: await finishImage(captured.image, options),
         selectorFound: captured.selectorFound,
