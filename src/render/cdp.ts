@@ -18,7 +18,7 @@ type DomainName = keyof Commands extends infer K ? (K extends `${infer D}.${stri
 
 /** One domain's commands as methods; a command whose parameters are all optional may be called without. */
 export type Domain<D extends DomainName> = {
-  [K in keyof Commands as K extends `${D}.${infer M}` ? M : never]: {} extends Commands[K]
+  [K in keyof Commands as K extends `${D}.${infer M}` ? M : never]: Partial<Commands[K]> extends Commands[K]
     ? (params?: Commands[K]) => Promise<Results[K]>
     : (params: Commands[K]) => Promise<Results[K]>;
 };

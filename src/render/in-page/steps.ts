@@ -3,7 +3,7 @@
 /** True once the document's fonts are ready to draw, false when `ms` pass first. */
 export function fontsReady(ms: number): boolean | Promise<boolean> {
   const fonts = document.fonts;
-  if (!fonts || fonts.status !== 'loading') return true;
+  if (fonts?.status !== 'loading') return true;
   return Promise.race([
     fonts.ready.then(() => true),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
