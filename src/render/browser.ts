@@ -10,6 +10,7 @@ import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
+import { cdp } from './cdp.ts';
 import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
@@ -136,12 +137,9 @@ export class BrowserHost {
     if (!known) {
       known = browser.newBrowserCDPSession().then(async (session) => {
         try {
-          const { gpu } = (await session.send('SystemInfo.getInfo')) as {
-            gpu: { featureStatus: Record<string, string> };
-          };
-          return [gpu.featureStatus.gpu_compositing, gpu.featureStatus.rasterization].every((status) =>
-            status?.startsWith('enabled'),
-          );
+          const { gpu } = await cdp(session).SystemInfo.getInfo();
+          const status: Record<string, string | undefined> = gpu.featureStatus ?? {};
+          return [status.gpu_compositing, status.rasterization].every((value) => value?.startsWith('enabled'));
         } finally {
           await session.detach().catch(() => {});
         }
@@ -164,7 +162,7 @@ export class BrowserHost {
     const session = browser.newBrowserCDPSession();
     const answered = await withTimeout(
       session
-        .then((s) => s.send('Browser.getVersion'))
+        .then((s) => cdp(s).Browser.getVersion())
         .then(
           () => true,
           () => false,

@@ -24,7 +24,18 @@ export type Domain<D extends DomainName> = {
 };
 
 /** The domains the render steps use. */
-const DOMAINS = ['Browser', 'DOM', 'Emulation', 'Fetch', 'Network', 'Page', 'Runtime', 'Storage', 'Target'] as const;
+const DOMAINS = [
+  'Browser',
+  'DOM',
+  'Emulation',
+  'Fetch',
+  'Network',
+  'Page',
+  'Runtime',
+  'Storage',
+  'SystemInfo',
+  'Target',
+] as const;
 type UsedDomain = (typeof DOMAINS)[number];
 
 /** A CDP session on a page, with typed commands and events. */
