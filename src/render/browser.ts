@@ -63,10 +63,11 @@ export type PageSetup = MetricsOptions &
     proxyServer?: string;
   };
 
-/** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
 /**
- * A render's steps on the page. What they set on it they `defer` the undo of to `progress`: the
- * undos run once the task is done, and a page whose undo failed is discarded, never reused.
+ * A render's steps on the page: gets the page, the render's Progress (its deadline, which aborts at
+ * timeout or cancel, and its undo stack) and a CDP session on the page. What the steps set on the
+ * page they `defer` the undo of to `progress`: the undos run once the task is done, and a page
+ * whose undo failed is discarded, never reused (docs/architecture.md, "A render step").
  */
 export type PageTask<T> = (page: Page, progress: Progress, session: CDPSession) => Promise<T>;
 
