@@ -226,6 +226,28 @@ test('no emulation option: no CDP call at all, and the undo makes none either', 
   assert.equal([options.viewport_width, options.viewport_height, options.device_scale_factor], [640, 480, 2]);
 });
 
+test("applyEmulation returns the page's metrics and leaves the options as they were", async () => {
+  const untouchable = new Proxy(
+    {},
+    {
+      get: (_, name) => {
+        throw new Error(`used ${String(name)}`);
+      },
+    },
+  );
+  const options = {
+    ...renderDefaults,
+    url: 'http://example.test/',
+    viewport_width: 400,
+    viewport_height: 800,
+    viewport_landscape: true,
+  };
+  const progress = Progress.start(30_000);
+  const metrics = await applyEmulation(untouchable as Page, untouchable as CDPSession, options, progress);
+  assert.equal(metrics, { width: 800, height: 400, scale: 1 });
+  assert.equal([options.viewport_width, options.viewport_height], [400, 800]);
+});
+
 test('isolation: after a render with every option, a plain render on the same warm page shows none', async () => {
   for (const workspace of ['ws_iso', 'ws_iso']) {
     const all = await render(
