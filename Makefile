@@ -45,5 +45,6 @@ lint: ## Check formatting and lint with Biome (biome.json); make test runs it to
 	@npx biome ci .
 
 .PHONY: typecheck
-typecheck: ## Type-check the whole tree with tsc
+typecheck: ## Type-check the whole tree with tsc, and the in-page code with the DOM library alone
 	@npx tsc --noEmit
+	@npx tsc --noEmit -p src/render/in-page

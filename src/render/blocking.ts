@@ -11,30 +11,34 @@
 // fails with net::ERR_BLOCKED_BY_CLIENT, which the failure rules never count as failed. The
 // header interception of request-settings.ts has a Fetch session of its own: both apply.
 
-import type { CDPSession, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import type { Protocol } from 'playwright-core/types/protocol';
 import type { FiltersEngine, Request } from '@ghostery/adblocker';
 import type { RenderOptions } from '../domain/options.ts';
 import { wildcardPattern } from '../../actors/render.rules.ts';
 import { CONSENT_BINDING, consentScript, watchConsent } from './consent.ts';
 import { adblocker, RULE_SETS, ruleEngines, type RuleSet } from './filters.ts';
-import { timeLeft, untilAborted } from './steps.ts';
+import { type Cdp, type CdpEvent, openCdp } from './cdp.ts';
+import { inPage, inPageSource } from './in-page.ts';
+import { collectFeatures, hideOverlays, refuseWebSockets } from './in-page/blocking.ts';
+import type { Progress } from './progress.ts';
+import { untilAborted } from './steps.ts';
 
-type Undo = () => Promise<void>;
-
-/** A render's blocking: the undo, and the step that readies the loaded page for capture. */
+/** A render's blocking: the step that readies the loaded page for capture. */
 export interface Blocking {
-  undo: Undo;
   /** Waits (bounded) for consent banners to be answered, then hides what the rules and heuristics hide. */
-  beforeCapture(deadline: AbortSignal): Promise<void>;
+  beforeCapture(progress: Progress): Promise<void>;
 }
 
-const NO_BLOCKING: Blocking = { undo: async () => {}, beforeCapture: async () => {} };
+const NO_BLOCKING: Blocking = { beforeCapture: async () => {} };
 
-// CDP's Fetch.requestPaused, the parts used here.
-type PausedRequest = { requestId: string; request: { url: string }; resourceType: string; frameId: string };
+// CDP's Fetch.requestPaused, the parts used here (a frame's own session sends it as JSON).
+type PausedRequest = Pick<CdpEvent<'Fetch.requestPaused'>, 'requestId' | 'resourceType' | 'frameId'> & {
+  request: { url: string };
+};
 
 // block_resources names → CDP resource types.
-const RESOURCE_TYPES: Record<string, string[]> = {
+const RESOURCE_TYPES: Record<string, Protocol.Network.ResourceType[]> = {
   // The page's own document is never blocked (below): `document` stops its frames.
   document: ['Document'],
   stylesheet: ['Stylesheet'],
@@ -71,10 +75,12 @@ export function blockingPlan(options: RenderOptions) {
 }
 
 /**
- * Sets up the blocking `options` asks for before navigation. The returned undo ends it before the
- * warm page serves again; `beforeCapture` runs after the page's own actions, before the capture.
+ * Sets up the blocking `options` asks for before navigation, deferring to `progress` the undo that
+ * ends it before the warm page serves again; `beforeCapture` runs after the page's own actions,
+ * before the capture.
  */
-export async function applyBlocking(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Blocking> {
+export async function applyBlocking(page: Page, options: RenderOptions, progress: Progress): Promise<Blocking> {
+  const deadline = progress.signal;
   const plan = blockingPlan(options);
   if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && options.block_resources.length === 0)
     return NO_BLOCKING;
@@ -85,59 +91,51 @@ export async function applyBlocking(page: Page, options: RenderOptions, deadline
   const networkEngines = [...named].filter(([name]) => RULE_SETS[name].network).map(([, engine]) => engine);
   const cosmeticEngines = [...named].filter(([name]) => RULE_SETS[name].cosmetic).map(([, engine]) => engine);
 
-  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const session = await progress.race(openCdp(page));
   const consent = plan.consent ? watchConsent(session) : undefined;
   let stopIntercepting: (() => void) | undefined;
   // Blocked frames and images, whose elements are collapsed before the capture (an error page or a
   // broken-image icon would show in their place), and the slots of blocked ad scripts.
   const collapse = new Set<string>();
   const slots = new Set<string>();
-  const undo: Undo = async () => {
+  progress.defer(async () => {
     consent?.stop();
     stopIntercepting?.();
     // Detaching ends the interception (paused requests go on), the scripts and the binding.
     await session.detach().catch(() => {});
-  };
-  try {
-    if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
-      stopIntercepting = await interceptRequests(session, plan, networkEngines, { collapse, slots }, deadline);
-    }
-    // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
-    if (options.block_resources.includes('websocket')) {
-      await untilAborted(
-        deadline,
-        Promise.all([
-          session.send('Page.enable'),
-          session.send('Page.addScriptToEvaluateOnNewDocument', { source: REFUSE_WEBSOCKETS }),
-        ]),
-      );
-    }
-    if (consent) {
-      await untilAborted(
-        deadline,
-        Promise.all([
-          // The script for new documents needs the Page domain, the binding's calls the Runtime domain.
-          session.send('Page.enable'),
-          session.send('Runtime.enable'),
-          session.send('Runtime.addBinding', { name: CONSENT_BINDING }),
-          session.send('Page.addScriptToEvaluateOnNewDocument', { source: consentScript() }),
-        ]),
-      );
-    }
-  } catch (error) {
-    await undo();
-    throw error;
+  });
+  if (networkEngines.length > 0 || plan.requestPatterns.length > 0 || plan.resourceTypes.size > 0) {
+    stopIntercepting = await interceptRequests(session, plan, networkEngines, { collapse, slots }, deadline);
+  }
+  // The Fetch domain never sees WebSockets: their constructor refuses instead, in every document.
+  if (options.block_resources.includes('websocket')) {
+    await progress.race(
+      Promise.all([
+        session.Page.enable(),
+        session.Page.addScriptToEvaluateOnNewDocument({ source: inPageSource(refuseWebSockets) }),
+      ]),
+    );
+  }
+  if (consent) {
+    await progress.race(
+      Promise.all([
+        // The script for new documents needs the Page domain, the binding's calls the Runtime domain.
+        session.Page.enable(),
+        session.Runtime.enable(),
+        session.Runtime.addBinding({ name: CONSENT_BINDING }),
+        session.Page.addScriptToEvaluateOnNewDocument({ source: consentScript() }),
+      ]),
+    );
   }
   return {
-    undo,
-    async beforeCapture(captureDeadline) {
-      if (consent) await untilAborted(captureDeadline, consent.settled(timeLeft(captureDeadline, options)));
+    async beforeCapture(progress) {
+      if (consent) await progress.race(consent.settled(progress.timeLeft()));
       if (cosmeticEngines.length > 0 || plan.heuristics || collapse.size > 0 || slots.size > 0) {
         await hideOnPage(
           page,
           cosmeticEngines,
           { heuristics: plan.heuristics, collapse: [...collapse].slice(0, 500), slots: [...slots] },
-          captureDeadline,
+          progress.signal,
         );
       }
     },
@@ -151,14 +149,14 @@ const SLOT_SCRIPTS: Array<[RegExp, string]> = [[/\/adsbygoogle\.js(\?|$)/, 'ins.
 
 /** Stops the requests the plan blocks, on `session` and the page's cross-site frames; returns what removes its listeners. */
 async function interceptRequests(
-  session: CDPSession,
+  session: Cdp,
   plan: ReturnType<typeof blockingPlan>,
   engines: FiltersEngine[],
   hide: { collapse: Set<string>; slots: Set<string> },
   deadline: AbortSignal,
 ) {
   const { collapse, slots } = hide;
-  const { frameTree } = await untilAborted(deadline, session.send('Page.getFrameTree'));
+  const { frameTree } = await untilAborted(deadline, session.Page.getFrameTree());
   const mainFrameId = frameTree.frame.id;
   const requestPatterns = plan.requestPatterns.map(wildcardPattern);
   // Loaded already when there are engines (they come from it); a render with patterns alone never needs it.
@@ -183,21 +181,20 @@ async function interceptRequests(
     });
     return engines.some((engine) => engine.match(request).match);
   };
-  // Answers one paused request through `send`: the page's session, or a frame's (below).
-  const answer = (event: PausedRequest, send: (method: string, params: object) => Promise<unknown>) => {
+  // Answers one paused request through `fetch`: the page's session's Fetch domain, or a frame's (below).
+  const answer = (event: PausedRequest, fetch: FetchReplies) => {
     const block = blocked(event);
     if (block && COLLAPSED_TYPES.has(event.resourceType)) collapse.add(event.request.url);
     if (block && event.resourceType === 'Script') {
       for (const [script, slot] of SLOT_SCRIPTS) if (script.test(event.request.url)) slots.add(slot);
     }
     const reply = block
-      ? send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' })
-      : send('Fetch.continueRequest', { requestId: event.requestId });
+      ? fetch.failRequest({ requestId: event.requestId, errorReason: 'BlockedByClient' })
+      : fetch.continueRequest({ requestId: event.requestId });
     // A request the page has given up on meanwhile cannot be answered: nothing to do about it.
     reply.catch(() => {});
   };
-  const sendOnPage = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
-  const onPaused = (event: PausedRequest) => answer(event, sendOnPage);
+  const onPaused = (event: CdpEvent<'Fetch.requestPaused'>) => answer(event, session.Fetch);
   // With the lists every request is looked at; otherwise only those the patterns name pause.
   const patterns =
     engines.length > 0
@@ -213,15 +210,17 @@ async function interceptRequests(
   // Playwright's sessions cannot address flattened child sessions: the messages go through
   // Target.sendMessageToTarget. A target that is no frame (a worker) is only resumed.
   let messageId = 0;
-  const toTarget =
-    (sessionId: string) =>
-    (method: string, params: object = {}) =>
-      (session.send as (method: string, params: object) => Promise<unknown>)('Target.sendMessageToTarget', {
-        sessionId,
-        message: JSON.stringify({ id: ++messageId, method, params }),
-      });
-  const onAttached = (event: AttachedTarget) => {
-    const send = toTarget(event.sessionId);
+  const toTarget = (sessionId: string) => {
+    const send = (method: string, params: object = {}) =>
+      session.Target.sendMessageToTarget({ sessionId, message: JSON.stringify({ id: ++messageId, method, params }) });
+    const replies: FetchReplies = {
+      failRequest: (params) => send('Fetch.failRequest', params),
+      continueRequest: (params) => send('Fetch.continueRequest', params),
+    };
+    return { send, replies };
+  };
+  const onAttached = (event: CdpEvent<'Target.attachedToTarget'>) => {
+    const { send } = toTarget(event.sessionId);
     const intercepting = event.targetInfo.type === 'iframe' ? send('Fetch.enable', { patterns }) : Promise.resolve();
     // The target's messages are handled in order: the interception is on before it runs.
     void intercepting
@@ -229,40 +228,34 @@ async function interceptRequests(
       .then(() => (event.waitingForDebugger ? send('Runtime.runIfWaitingForDebugger') : undefined))
       .catch(() => {});
   };
-  const onMessage = (event: TargetMessage) => {
+  const onMessage = (event: CdpEvent<'Target.receivedMessageFromTarget'>) => {
     const message = JSON.parse(event.message) as { method?: string; params?: PausedRequest };
-    if (message.method === 'Fetch.requestPaused' && message.params) answer(message.params, toTarget(event.sessionId));
+    if (message.method === 'Fetch.requestPaused' && message.params && event.sessionId)
+      answer(message.params, toTarget(event.sessionId).replies);
   };
   session.on('Fetch.requestPaused', onPaused);
-  session.on('Target.attachedToTarget', onAttached as (event: unknown) => void);
-  session.on('Target.receivedMessageFromTarget', onMessage as (event: unknown) => void);
+  session.on('Target.attachedToTarget', onAttached);
+  session.on('Target.receivedMessageFromTarget', onMessage);
   const stop = () => {
     session.off('Fetch.requestPaused', onPaused);
-    session.off('Target.attachedToTarget', onAttached as (event: unknown) => void);
-    session.off('Target.receivedMessageFromTarget', onMessage as (event: unknown) => void);
+    session.off('Target.attachedToTarget', onAttached);
+    session.off('Target.receivedMessageFromTarget', onMessage);
   };
   await untilAborted(
     deadline,
     Promise.all([
-      session.send('Fetch.enable', { patterns: patterns as { urlPattern: string }[] }),
-      (session.send as (method: string, params: object) => Promise<unknown>)('Target.setAutoAttach', {
-        autoAttach: true,
-        waitForDebuggerOnStart: true,
-        flatten: false,
-      }),
+      session.Fetch.enable({ patterns }),
+      session.Target.setAutoAttach({ autoAttach: true, waitForDebuggerOnStart: true, flatten: false }),
     ]),
   );
   return stop;
 }
 
-// CDP's Target.attachedToTarget and Target.receivedMessageFromTarget (non-flattened sessions), the parts used here.
-type AttachedTarget = { sessionId: string; targetInfo: { type: string }; waitingForDebugger: boolean };
-type TargetMessage = { sessionId: string; message: string };
-
-// Replaces WebSocket in a document by a constructor that refuses as the browser does a blocked address.
-const REFUSE_WEBSOCKETS = `globalThis.WebSocket = class WebSocket extends EventTarget {
-  constructor() { super(); throw new DOMException('WebSocket connections are blocked for this render (block_resources)', 'SecurityError'); }
-};`;
+// The two answers to a paused request, on the page's session or a frame's (Target.sendMessageToTarget).
+type FetchReplies = {
+  failRequest(params: Protocol.Fetch.failRequestParameters): Promise<unknown>;
+  continueRequest(params: Protocol.Fetch.continueRequestParameters): Promise<unknown>;
+};
 
 // Resource types whose element shows something of its own when its request fails.
 const COLLAPSED_TYPES = new Set(['Document', 'Image', 'Media']);
@@ -271,21 +264,6 @@ const COLLAPSED_TYPES = new Set(['Document', 'Image', 'Media']);
 function ghosteryType(resourceType: string): Parameters<typeof Request.fromRawDetails>[0]['type'] {
   return resourceType.toLowerCase() as Parameters<typeof Request.fromRawDetails>[0]['type'];
 }
-
-/** What a document shows that element-hiding rules key on. */
-type DomFeatures = { url: string; ids: string[]; classes: string[]; hrefs: string[] };
-
-// Collected in the page: ids, classes and link targets, bounded for a huge document.
-const COLLECT_FEATURES = `(() => {
-  const ids = new Set(), classes = new Set(), hrefs = new Set();
-  for (const element of document.querySelectorAll('[id],[class],a[href]')) {
-    if (ids.size + classes.size + hrefs.size > 20000) break;
-    if (element.id) ids.add(element.id);
-    for (const name of element.classList) classes.add(name);
-    if (element.tagName === 'A' && element.href) hrefs.add(element.href);
-  }
-  return { url: location.href, ids: [...ids], classes: [...classes], hrefs: [...hrefs] };
-})()`;
 
 /**
  * Hides what the lists' element-hiding rules match (one style element) and the elements of
@@ -302,7 +280,7 @@ async function hideOnPage(
 ): Promise<void> {
   let css = slots.map((selector) => `${selector} { display: none !important; }\n`).join('');
   if (engines.length > 0) {
-    const features = await untilAborted(deadline, page.evaluate<DomFeatures>(COLLECT_FEATURES));
+    const features = await untilAborted(deadline, page.evaluate(inPage(collectFeatures)));
     const { Request } = await adblocker();
     const { hostname, domain } = Request.fromRawDetails({ url: features.url });
     for (const engine of engines) {
@@ -322,60 +300,5 @@ async function hideOnPage(
       css += styles;
     }
   }
-  await untilAborted(deadline, page.evaluate(`(${HIDE_SCRIPT})(${JSON.stringify({ css, heuristics, collapse })})`));
+  await untilAborted(deadline, page.evaluate(inPage(hideOverlays), { css, heuristics, collapse }));
 }
-
-// Runs in the page with { css, heuristics, collapse } (a string: nothing of the compiler's reaches the page).
-const HIDE_SCRIPT = `({ css, heuristics, collapse }) => {
-  if (css) {
-    const style = document.createElement('style');
-    style.textContent = css;
-    (document.head || document.documentElement).appendChild(style);
-  }
-  if (collapse.length > 0) {
-    const blocked = new Set(collapse);
-    for (const element of document.querySelectorAll('iframe, frame, img, video, audio, embed, object')) {
-      const source = element.currentSrc || element.src || element.data;
-      if (source && blocked.has(source)) element.style.setProperty('display', 'none', 'important');
-    }
-  }
-  if (!heuristics || !document.body) return;
-  const width = innerWidth, height = innerHeight;
-  const pageText = (document.body.textContent || '').length;
-  // The next element after the walker's current one that is not inside it.
-  const nextOutside = (walker) => {
-    for (let node = walker.currentNode; node; node = walker.parentNode()) {
-      const sibling = walker.nextSibling();
-      if (sibling) return sibling;
-    }
-    return null;
-  };
-  let hidden = 0;
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT);
-  let element = walker.nextNode();
-  while (element) {
-    const style = getComputedStyle(element);
-    let skipChildren = style.display === 'none';
-    if (!skipChildren && (style.position === 'fixed' || style.position === 'sticky') && style.visibility !== 'hidden') {
-      const box = element.getBoundingClientRect();
-      const w = Math.min(box.right, width) - Math.max(box.left, 0);
-      const h = Math.min(box.bottom, height) - Math.max(box.top, 0);
-      const cover = w > 0 && h > 0 ? (w * h) / (width * height) : 0;
-      const overlay = style.position === 'fixed'
-        ? cover >= 0.3 || (cover > 0 && box.bottom >= height - 2 && w >= width * 0.5)
-        : cover >= 0.6;
-      const holdsThePage = pageText > 200 && (element.textContent || '').length > pageText * 0.5;
-      if (overlay && !holdsThePage) {
-        element.style.setProperty('display', 'none', 'important');
-        hidden += 1;
-        skipChildren = true;
-      }
-    }
-    element = skipChildren ? nextOutside(walker) : walker.nextNode();
-  }
-  if (hidden > 0) {
-    for (const root of [document.documentElement, document.body]) {
-      if (getComputedStyle(root).overflowY === 'hidden') root.style.setProperty('overflow', 'auto', 'important');
-    }
-  }
-}`;

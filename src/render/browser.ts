@@ -10,7 +10,8 @@ import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
-import { markDeadlineEnd } from './steps.ts';
+import { cdp } from './cdp.ts';
+import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
@@ -62,8 +63,13 @@ export type PageSetup = MetricsOptions &
     proxyServer?: string;
   };
 
-/** A page step's body: gets the page, the render's deadline signal (aborts at timeout or cancel) and a CDP session on the page. */
-export type PageTask<T> = (page: Page, deadline: AbortSignal, session: CDPSession) => Promise<T>;
+/**
+ * A render's steps on the page: gets the page, the render's Progress (its deadline, which aborts at
+ * timeout or cancel, and its undo stack) and a CDP session on the page. What the steps set on the
+ * page they `defer` the undo of to `progress`: the undos run once the task is done, and a page
+ * whose undo failed is discarded, never reused (docs/architecture.md, "A render step").
+ */
+export type PageTask<T> = (page: Page, progress: Progress, session: CDPSession) => Promise<T>;
 
 // Whether each launched browser renders on a GPU, asked once (hasGpuRendering).
 const gpuRendering = new WeakMap<Browser, Promise<boolean>>();
@@ -132,12 +138,9 @@ export class BrowserHost {
     if (!known) {
       known = browser.newBrowserCDPSession().then(async (session) => {
         try {
-          const { gpu } = (await session.send('SystemInfo.getInfo')) as {
-            gpu: { featureStatus: Record<string, string> };
-          };
-          return [gpu.featureStatus.gpu_compositing, gpu.featureStatus.rasterization].every((status) =>
-            status?.startsWith('enabled'),
-          );
+          const { gpu } = await cdp(session).SystemInfo.getInfo();
+          const status: Record<string, string | undefined> = gpu.featureStatus ?? {};
+          return [status.gpu_compositing, status.rasterization].every((value) => value?.startsWith('enabled'));
         } finally {
           await session.detach().catch(() => {});
         }
@@ -160,7 +163,7 @@ export class BrowserHost {
     const session = browser.newBrowserCDPSession();
     const answered = await withTimeout(
       session
-        .then((s) => s.send('Browser.getVersion'))
+        .then((s) => cdp(s).Browser.getVersion())
         .then(
           () => true,
           () => false,
@@ -178,26 +181,22 @@ export class BrowserHost {
    * with ServiceError('timeout_error'), a cancel with the signal's reason.
    */
   async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(setup.timeout * 1000)]);
-    markDeadlineEnd(deadline, Date.now() + setup.timeout * 1000);
+    const progress = Progress.start(setup.timeout * 1000, signal);
+    const deadline = progress.signal;
     const { aborted, dispose } = abortion(deadline, signal);
     // The deadline's abort listener must go when the render ends: Node keeps a composite signal
     // with a listener alive (and with it `aborted` and every race over it, which holds the
     // result, the image) until the signal aborts, and a deadline whose timeout signal has been
     // collected never does.
     try {
-      return await this.#renderOnPage(setup, deadline, aborted, task);
+      return await this.#renderOnPage(setup, progress, aborted, task);
     } finally {
       dispose();
     }
   }
 
-  async #renderOnPage<T>(
-    setup: PageSetup,
-    deadline: AbortSignal,
-    aborted: Promise<never>,
-    task: PageTask<T>,
-  ): Promise<T> {
+  async #renderOnPage<T>(setup: PageSetup, progress: Progress, aborted: Promise<never>, task: PageTask<T>): Promise<T> {
+    const deadline = progress.signal;
     const browser = await Promise.race([this.#ready(), aborted]);
     // Some CDP calls never settle when the browser dies under them: a crash ends the wait too.
     const crash = disconnection(browser);
@@ -226,7 +225,22 @@ export class BrowserHost {
         await Promise.race([page.setViewportSize({ width, height }), ended]);
       }
       page.setDefaultTimeout(setup.timeout * 1000);
-      const result = await Promise.race([task(page, deadline, warm.session), ended]);
+      let result: T;
+      try {
+        result = await Promise.race([task(page, progress, warm.session), ended]);
+      } catch (error) {
+        // Undone as far as it goes; the page is discarded below, and the render's error reported.
+        await Promise.race([progress.undo(), ended]).catch(() => {});
+        throw error;
+      }
+      await Promise.race([progress.undo(), ended]);
+      if (progress.undoFailures.length > 0) {
+        // The render stands; its page, not as the pool lent it, never serves again.
+        this.#log({ level: 'warn', msg: 'undo failed; page discarded', err: String(progress.undoFailures[0]) });
+        void pool.discard(warm).catch(() => {});
+        warm = null;
+        return result;
+      }
       if (warm.key !== null) pool.release(warm);
       else void warm.context.close().catch(() => {});
       warm = null;

@@ -5,13 +5,14 @@ import type { CDPSession, Page } from 'playwright-core';
 import type { BrowserHost } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { applyBlocking } from './blocking.ts';
-import { applyEmulation } from './emulation.ts';
+import { applyEmulation, withMetrics } from './emulation.ts';
 import { wantsMetadata } from '../domain/metadata.ts';
 import { gatherMetadata } from './metadata.ts';
 import { makeOutput, type Output } from './output.ts';
 import { runPageActions } from './page-actions.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
+import type { Progress } from './progress.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
 import { breaksARule, takeFailureCapture } from './failure-capture.ts';
@@ -20,7 +21,7 @@ import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 export type OutputMaker = (
   page: Page,
   options: RenderOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
 ) => Promise<Output>;
 
@@ -41,44 +42,43 @@ export async function capturePage(
   return host.withPage(
     { ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) },
     signal,
-    async (page, deadline, session) => {
+    async (page, progress, session) => {
+      const deadline = progress.signal;
       const subRequests = watchSubRequests(page);
       // Font requests still in flight at capture time are waited for (docs/capture.md).
       const fonts = watchFonts(page);
-      // What a render sets on the warm page is undone before the page serves the next render.
-      const undo: (() => Promise<void>)[] = [];
-      let succeeded = false;
+      // What a render sets on the warm page it defers the undo of to `progress`, run by withPage.
       let navigated = false;
       try {
-        undo.push(await applyEmulation(page, session, options, deadline));
-        undo.push(await applyRequestSettings(page, session, options, deadline));
-        const blocking = await applyBlocking(page, options, deadline);
-        undo.push(blocking.undo);
-        const navigation = await traced('navigate', () => navigate(page, options, deadline));
+        // The later steps measure the viewport the page has: the emulation's size and scale.
+        const metrics = await applyEmulation(page, session, options, progress);
+        const rendered = withMetrics(options, metrics);
+        await applyRequestSettings(page, session, rendered, progress);
+        const blocking = await applyBlocking(page, rendered, progress);
+        const navigation = await traced('navigate', () => navigate(page, rendered, deadline));
         markStep('navigated');
         navigated = true;
         const { finalUrl, mainStatus } = navigation;
-        undo.push(await traced('page actions', () => runPageActions(page, options, deadline)));
-        await settle(options.delay, deadline);
-        await blocking.beforeCapture(deadline);
+        await traced('page actions', () => runPageActions(page, rendered, progress));
+        await settle(rendered.delay, deadline);
+        await blocking.beforeCapture(progress);
         const missingSelectors: string[] = [];
         if (
-          options.scroll_into_view &&
-          !(await scrollIntoView(page, options.scroll_into_view, deadline, options.scroll_into_view_adjust_top))
+          rendered.scroll_into_view &&
+          !(await scrollIntoView(page, rendered.scroll_into_view, deadline, rendered.scroll_into_view_adjust_top))
         ) {
-          missingSelectors.push(options.scroll_into_view);
+          missingSelectors.push(rendered.scroll_into_view);
         }
         // Reading the text lays the page out once more: only when a content rule will look at it.
-        const needsText = options.fail_if_content_missing.length > 0 || options.fail_if_content_contains.length > 0;
+        const needsText = rendered.fail_if_content_missing.length > 0 || rendered.fail_if_content_contains.length > 0;
         const visibleText = needsText ? await readVisibleText(page, deadline) : '';
-        const output = await traced('capture', () => make(page, options, deadline, session));
+        const output = await traced('capture', () => make(page, rendered, progress, session));
         markStep('captured');
-        if (options.selector && !output.selectorFound) missingSelectors.push(options.selector);
+        if (rendered.selector && !output.selectorFound) missingSelectors.push(rendered.selector);
         const image = output.bytes;
-        const metadata = wantsMetadata(options)
-          ? await gatherMetadata(page, options, navigation, image, deadline)
+        const metadata = wantsMetadata(rendered)
+          ? await gatherMetadata(page, rendered, navigation, image, deadline)
           : undefined;
-        succeeded = true;
         const { warnings } = output;
         const observation: PageObservation = {
           finalUrl,
@@ -92,7 +92,7 @@ export async function capturePage(
           ...(warnings.length > 0 ? { warnings } : {}),
         };
         // The render actor will fail this render on a rule: keep what the page showed while it is at hand.
-        if (breaksARule(observation, options)) await takeFailureCapture(page, deadline);
+        if (breaksARule(observation, rendered)) await takeFailureCapture(page, deadline);
         return observation;
       } catch (error) {
         // Failed after the page loaded (a script, a wait, a click): the page still shows why.
@@ -101,12 +101,6 @@ export async function capturePage(
       } finally {
         subRequests.stop();
         fonts.stop();
-        // An undo that fails leaves the page unfit for reuse: its error discards the page. After a failed
-        // render the page is discarded anyway, and the render's own error is the one to report.
-        for (const step of undo.reverse())
-          await step().catch((err) => {
-            if (succeeded) throw err;
-          });
       }
     },
   );

@@ -9,7 +9,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CDPSession } from 'playwright-core';
+import type { Cdp } from './cdp.ts';
+import { inPageSource } from './in-page.ts';
+import { connectAutoconsent } from './in-page/consent.ts';
 
 /** The binding autoconsent's reports arrive through. */
 export const CONSENT_BINDING = '__shutterbusConsent';
@@ -57,21 +59,7 @@ export function consentScript(): string {
     fileURLToPath(import.meta.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')),
     'utf8',
   );
-  source = `(() => {
-  const report = globalThis[${JSON.stringify(CONSENT_BINDING)}];
-  if (typeof report !== 'function' || globalThis.autoconsentSendMessage) return;
-  const config = ${JSON.stringify(CONFIG)};
-  globalThis.autoconsentSendMessage = (message) => {
-    if (message.type === 'init') {
-      const rules = { autoconsent: [], compact: JSON.parse(${JSON.stringify(rules)}) };
-      setTimeout(() => globalThis.autoconsentReceiveMessage({ type: 'initResp', config, rules }), 0);
-    } else if (message.type === 'report') {
-      report(JSON.stringify({ id: message.instanceId, top: message.mainFrame, lifecycle: message.state.lifecycle, attempts: message.state.findCmpAttempts }));
-    }
-    return Promise.resolve();
-  };
-})();
-${bundle}`;
+  source = `${inPageSource(connectAutoconsent, CONSENT_BINDING, CONFIG, rules)}\n${bundle}`;
   return source;
 }
 
@@ -89,7 +77,10 @@ const ANSWERING = new Set(['cmpDetected', 'openPopupDetected', 'runningOptOut'])
 const STARTING = new Set(['loading', 'waitingForInitResponse', 'initialized']);
 
 /** Follows autoconsent's reports on `session`; `settled` resolves once no document is still answering a banner. */
-export function watchConsent(session: CDPSession): { settled(limitMs: number): Promise<void>; stop(): void } {
+export function watchConsent(session: Pick<Cdp, 'on' | 'off'>): {
+  settled(limitMs: number): Promise<void>;
+  stop(): void;
+} {
   const reports = new Map<string, ConsentReport>();
   let changed = () => {};
   const onBinding = (event: { name: string; payload: string }) => {

@@ -6,6 +6,9 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
+import { openCdp } from './cdp.ts';
+import { inPage } from './in-page.ts';
+import { type Article, readArticle } from './in-page/document.ts';
 import { documentSize, letOutScroller } from './screenshot.ts';
 import { untilAborted } from './steps.ts';
 
@@ -100,12 +103,12 @@ function pixels(length: string | undefined): number {
  */
 export async function serialiseHtml(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
   if (!includeShadowDom) return untilAborted(deadline, page.content());
-  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+  const session = await untilAborted(deadline, openCdp(page));
   try {
-    const { root } = await untilAborted(deadline, session.send('DOM.getDocument', { depth: 0 }));
+    const { root } = await untilAborted(deadline, session.DOM.getDocument({ depth: 0 }));
     const { outerHTML } = await untilAborted(
       deadline,
-      session.send('DOM.getOuterHTML', { nodeId: root.nodeId, includeShadowDOM: true }),
+      session.DOM.getOuterHTML({ nodeId: root.nodeId, includeShadowDOM: true }),
     );
     return outerHTML;
   } finally {
@@ -115,28 +118,6 @@ export async function serialiseHtml(page: Page, deadline: AbortSignal, includeSh
 
 let readabilitySource: string | undefined;
 
-// In-page: a document parsed from serialised HTML with its declarative shadow roots (closed ones
-// opened, as only this copy sees them), each host's shadow content moved into the host in place of
-// its light children, slots filled with the children assigned to them.
-const FLATTEN_SHADOW_ROOTS = `function flattened(html) {
-  const copy = Document.parseHTMLUnsafe(html.replaceAll('shadowrootmode="closed"', 'shadowrootmode="open"'));
-  const flatten = (root) => {
-    for (const host of [...root.querySelectorAll('*')]) {
-      const shadow = host.shadowRoot;
-      if (!shadow) continue;
-      flatten(shadow);
-      const light = [...host.childNodes];
-      for (const slot of [...shadow.querySelectorAll('slot')]) {
-        const name = slot.getAttribute('name');
-        const assigned = light.filter((node) => (node.getAttribute ? node.getAttribute('slot') : null) === name);
-        slot.replaceWith(...(assigned.length > 0 ? assigned : [...slot.childNodes]));
-      }
-      host.replaceChildren(...shadow.childNodes);
-    }
-  };
-  flatten(copy);
-  return copy;
-}`;
 type HtmlToMarkdown = (html: string) => string;
 let converter: Promise<HtmlToMarkdown> | undefined;
 
@@ -161,20 +142,16 @@ export async function extractMarkdown(page: Page, deadline: AbortSignal, include
   );
   // include_shadow_dom: the document with its shadow roots (serialiseHtml), parsed again in the
   // page and flattened (each host's shadow content in its place, its slots filled) for Readability.
-  const source = includeShadowDom
-    ? `flattened(${JSON.stringify(await serialiseHtml(page, deadline, true))})`
-    : 'document.cloneNode(true)';
+  const shadowHtml = includeShadowDom ? await serialiseHtml(page, deadline, true) : null;
   // Runtime.evaluate is not subject to the page's Content-Security-Policy; the script defines
-  // Readability inside this function only, and works on a clone, so the page is left as it was.
+  // Readability inside this function only (its source is text: the page may forbid eval), and
+  // works on a copy, so the page is left as it was.
   const article = await untilAborted(
     deadline,
-    page.evaluate<{ title: string; content: string }>(`(() => {
+    page.evaluate<Article>(`(() => {
     const module = undefined; // Readability.js exports itself when it sees one: not onto the page's.
     ${readabilitySource}
-    ${includeShadowDom ? FLATTEN_SHADOW_ROOTS : ''}
-    const article = new Readability(${source}).parse();
-    if (article && article.content) return { title: article.title || document.title, content: article.content };
-    return { title: document.title, content: document.body ? document.body.innerHTML : '' };
+    return (${String(inPage(readArticle))})(Readability, ${JSON.stringify(shadowHtml)});
   })()`),
   );
   const toMarkdown = await loadConverter();

@@ -4,11 +4,12 @@
 // workspace and scale (src/render/pool.ts), and withPage sets the viewport size through Playwright
 // (src/render/browser.ts); both use `pageMetrics` below, so a device preset or landscape picks the
 // right page and size. Everything else is CDP calls over the render's session, made only for the
-// options a render sets: a render that sets none makes no call at all, and its undo is a no-op.
+// options a render sets: a render that sets none makes no call at all, and defers no undo.
 import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { localeOf, parseHeaderLine } from '../domain/combinations.ts';
-import { untilAborted } from './steps.ts';
+import { cdp } from './cdp.ts';
+import type { Progress } from './progress.ts';
 
 // The largest image a render may make, in device pixels (docs/api.md, device_scale_factor).
 const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
@@ -83,51 +84,53 @@ const contextIds = new WeakMap<CDPSession, Promise<string | undefined>>();
 function browserContextOf(session: CDPSession): Promise<string | undefined> {
   let id = contextIds.get(session);
   if (!id) {
-    id = session.send('Target.getTargetInfo').then(({ targetInfo }) => targetInfo.browserContextId);
+    id = cdp(session)
+      .Target.getTargetInfo()
+      .then(({ targetInfo }) => targetInfo.browserContextId);
     id.catch(() => contextIds.delete(session));
     contextIds.set(session, id);
   }
   return id;
 }
 
+/** `options` with the viewport and scale the page has once emulated (`pageMetrics`), for the later steps. */
+export function withMetrics(options: RenderOptions, metrics: PageMetrics): RenderOptions {
+  return {
+    ...options,
+    viewport_width: metrics.width,
+    viewport_height: metrics.height,
+    device_scale_factor: metrics.scale,
+  };
+}
+
 /**
- * Sets what `options` asks of the page's emulation before navigation; the returned undo restores
- * the page. Writes the render's effective viewport and scale (`pageMetrics`) back into `options`,
- * so that the capture measures the viewport the page has. Undo steps are gathered as each setting
- * is made, so a failure half-way still undoes what was set (and the page is discarded anyway).
+ * Sets what `options` asks of the page's emulation before navigation, deferring to `progress` the
+ * undo of each setting as it is made. Returns the render's effective viewport and scale
+ * (`pageMetrics`): the capture measures the viewport the page has (`withMetrics`).
  */
 export async function applyEmulation(
   page: Page,
   session: CDPSession,
   options: RenderOptions,
-  deadline: AbortSignal,
-): Promise<() => Promise<void>> {
+  progress: Progress,
+): Promise<PageMetrics> {
   const metrics = pageMetrics(options);
-  options.viewport_width = metrics.width;
-  options.viewport_height = metrics.height;
-  options.device_scale_factor = metrics.scale;
-
   const wanted = emulationOf(options);
-  const undo: (() => Promise<unknown>)[] = [];
-  const restore = async () => {
-    for (const step of undo.reverse()) await step();
-  };
-  const send = (method: string, params?: object) =>
-    untilAborted(deadline, (session.send as (method: string, params?: object) => Promise<unknown>)(method, params));
-  try {
-    if (wanted.mobile) {
-      // Mobile metrics over Playwright's own override (same size and scale), on the capture's
-      // session: a capture is composed with its own session's metrics, so only there does a page
-      // laid out wider than the screen (its meta viewport) come out zoomed out, as a phone shows
-      // it. The undo clears the override and has Playwright apply its own again, as the pool
-      // keeps the page.
-      undo.push(async () => {
-        await session.send('Emulation.clearDeviceMetricsOverride');
-        const size = page.viewportSize();
-        if (size) await page.setViewportSize(size);
-      });
-      const landscape = metrics.width > metrics.height;
-      await send('Emulation.setDeviceMetricsOverride', {
+  const { Browser, Emulation } = cdp(session);
+  if (wanted.mobile) {
+    // Mobile metrics over Playwright's own override (same size and scale), on the capture's
+    // session: a capture is composed with its own session's metrics, so only there does a page
+    // laid out wider than the screen (its meta viewport) come out zoomed out, as a phone shows
+    // it. The undo clears the override and has Playwright apply its own again, as the pool
+    // keeps the page.
+    progress.defer(async () => {
+      await Emulation.clearDeviceMetricsOverride();
+      const size = page.viewportSize();
+      if (size) await page.setViewportSize(size);
+    });
+    const landscape = metrics.width > metrics.height;
+    await progress.race(
+      Emulation.setDeviceMetricsOverride({
         width: metrics.width,
         height: metrics.height,
         deviceScaleFactor: metrics.scale,
@@ -135,52 +138,50 @@ export async function applyEmulation(
         screenWidth: metrics.width,
         screenHeight: metrics.height,
         screenOrientation: landscape ? { type: 'landscapePrimary', angle: 90 } : { type: 'portraitPrimary', angle: 0 },
-      });
-    }
-    if (wanted.touch) {
-      await send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
-      undo.push(() => session.send('Emulation.setTouchEmulationEnabled', { enabled: false }));
-    }
-    if (wanted.userAgent !== undefined || wanted.locale) {
-      // The browser's languages (navigator.language, Accept-Language) ride the user agent override;
-      // with a locale alone, the browser's own user agent is kept.
-      const userAgent = wanted.userAgent ?? ((await send('Browser.getVersion')) as { userAgent: string }).userAgent;
-      await send('Emulation.setUserAgentOverride', {
+      }),
+    );
+  }
+  if (wanted.touch) {
+    await progress.race(Emulation.setTouchEmulationEnabled({ enabled: true, maxTouchPoints: 5 }));
+    progress.defer(() => Emulation.setTouchEmulationEnabled({ enabled: false }));
+  }
+  if (wanted.userAgent !== undefined || wanted.locale) {
+    // The browser's languages (navigator.language, Accept-Language) ride the user agent override;
+    // with a locale alone, the browser's own user agent is kept.
+    const userAgent = wanted.userAgent ?? (await progress.race(Browser.getVersion())).userAgent;
+    await progress.race(
+      Emulation.setUserAgentOverride({
         userAgent,
         ...(wanted.locale ? { acceptLanguage: wanted.locale.languages.join(',') } : {}),
-      });
-      // An empty user agent ends the override.
-      undo.push(() => session.send('Emulation.setUserAgentOverride', { userAgent: '' }));
-    }
-    if (wanted.locale) {
-      // Intl's default locale (dates, numbers) of the page; an empty override ends it.
-      await send('Emulation.setLocaleOverride', { locale: wanted.locale.locale });
-      undo.push(() => session.send('Emulation.setLocaleOverride', {}));
-    }
-    if (wanted.media) {
-      await send('Emulation.setEmulatedMedia', wanted.media);
-      undo.push(() => session.send('Emulation.setEmulatedMedia', { media: '', features: [] }));
-    }
-    if (wanted.timeZone !== undefined) {
-      await send('Emulation.setTimezoneOverride', { timezoneId: wanted.timeZone });
-      // An empty zone ends the override: the machine's zone again.
-      undo.push(() => session.send('Emulation.setTimezoneOverride', { timezoneId: '' }));
-    }
-    if (wanted.geolocation) {
-      // The pool holds every permission of a warm context at "prompt" (pool.ts); geolocation is
-      // granted for this render and put back to "prompt" by the undo, the hold of the others kept.
-      const browserContextId = await untilAborted(deadline, browserContextOf(session));
-      const setGeolocation = (setting: 'granted' | 'prompt') =>
-        session.send('Browser.setPermission', { permission: { name: 'geolocation' }, setting, browserContextId });
-      await send('Emulation.setGeolocationOverride', wanted.geolocation);
-      undo.push(() => session.send('Emulation.clearGeolocationOverride'));
-      undo.push(() => setGeolocation('prompt'));
-      await untilAborted(deadline, setGeolocation('granted'));
-    }
-  } catch (error) {
-    // Whatever was set is undone as far as it can be; the render fails and its page is discarded.
-    await restore().catch(() => {});
-    throw error;
+      }),
+    );
+    // An empty user agent ends the override.
+    progress.defer(() => Emulation.setUserAgentOverride({ userAgent: '' }));
   }
-  return undo.length === 0 ? async () => {} : restore;
+  if (wanted.locale) {
+    // Intl's default locale (dates, numbers) of the page; an empty override ends it.
+    await progress.race(Emulation.setLocaleOverride({ locale: wanted.locale.locale }));
+    progress.defer(() => Emulation.setLocaleOverride({}));
+  }
+  if (wanted.media) {
+    await progress.race(Emulation.setEmulatedMedia(wanted.media));
+    progress.defer(() => Emulation.setEmulatedMedia({ media: '', features: [] }));
+  }
+  if (wanted.timeZone !== undefined) {
+    await progress.race(Emulation.setTimezoneOverride({ timezoneId: wanted.timeZone }));
+    // An empty zone ends the override: the machine's zone again.
+    progress.defer(() => Emulation.setTimezoneOverride({ timezoneId: '' }));
+  }
+  if (wanted.geolocation) {
+    // The pool holds every permission of a warm context at "prompt" (pool.ts); geolocation is
+    // granted for this render and put back to "prompt" by the undo, the hold of the others kept.
+    const browserContextId = await progress.race(browserContextOf(session));
+    const setGeolocation = (setting: 'granted' | 'prompt') =>
+      Browser.setPermission({ permission: { name: 'geolocation' }, setting, browserContextId });
+    await progress.race(Emulation.setGeolocationOverride(wanted.geolocation));
+    progress.defer(() => Emulation.clearGeolocationOverride());
+    progress.defer(() => setGeolocation('prompt'));
+    await progress.race(setGeolocation('granted'));
+  }
+  return metrics;
 }

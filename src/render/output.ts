@@ -7,6 +7,7 @@ import { warning, type RenderWarning } from '../domain/warnings.ts';
 import type { OutputFile } from '../storage/output-store.ts';
 import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
 import { finishImage } from './image.ts';
+import type { Progress } from './progress.ts';
 import { capture } from './screenshot.ts';
 import { awaitFonts } from './steps.ts';
 
@@ -23,13 +24,14 @@ export interface Output {
 export async function makeOutput(
   page: Page,
   options: RenderOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
 ): Promise<Output> {
+  const deadline = progress.signal;
   // Which capture makes the format is the format registry's (src/domain/formats.ts).
   switch (formatFacts(options.format).take?.capture) {
     case 'pdf': {
-      const fontsLoaded = await awaitFonts(page, options, deadline);
+      const fontsLoaded = await awaitFonts(page, progress);
       return {
         bytes: await printPdf(page, options, deadline),
         selectorFound: true,
@@ -49,7 +51,7 @@ export async function makeOutput(
         warnings: [],
       };
     default: {
-      const captured = await capture(page, options, deadline, session);
+      const captured = await capture(page, options, progress, session);
       return {
         bytes: await finishImage(captured.image, options),
         selectorFound: captured.selectorFound,

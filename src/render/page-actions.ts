@@ -1,41 +1,35 @@
 // What a render does on the loaded page before capturing: styles, scripts, hidden elements, waits, clicks, hovers.
 import type { ElementHandle, Frame, Page } from 'playwright-core';
+import type { Protocol } from 'playwright-core/types/protocol';
 import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
-import { countRequests, needsRequestCount, timeLeft, untilAborted, waitForConditions } from './steps.ts';
-
-type Undo = () => Promise<void>;
+import { openCdp } from './cdp.ts';
+import { inPage } from './in-page.ts';
+import { appendStyle, removeNode, removeThis, runScript, type ScriptOutcome } from './in-page/page-actions.ts';
+import type { Progress } from './progress.ts';
+import { countRequests, needsRequestCount, untilAborted, waitForConditions } from './steps.ts';
 
 /**
  * Runs the page actions `options` asks for, in the documented order: styles, hide_selectors,
- * scripts (then scripts_wait_until), wait_for_selector, click, hover. The returned undo removes
- * what they added (style elements, the mouse over an element). A render asking none of them
- * costs nothing: no evaluate, no listener.
+ * scripts (then scripts_wait_until), wait_for_selector, click, hover, deferring to `progress` the
+ * undo of what they added (style elements, the mouse over an element). A render asking none of
+ * them costs nothing: no evaluate, no listener.
  */
-export async function runPageActions(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Undo> {
-  const undo: Undo[] = [];
-  const undoAll: Undo = async () => {
-    for (const step of undo.reverse()) await step();
-  };
-  try {
-    if (options.styles) undo.push(await addStyle(page, options.styles, deadline));
-    if (options.hide_selectors.length > 0) undo.push(await addStyle(page, hidingCss(options.hide_selectors), deadline));
-    // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
-    if (options.hide_selectors.length > 0 && options.include_shadow_dom)
-      undo.push(await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), deadline));
-    if (options.scripts) await runScripts(page, options, deadline);
-    if (options.wait_for_selector) await waitForVisible(page, options, deadline);
-    for (const action of ['click', 'hover'] as const) {
-      const selector = options[action];
-      if (selector === undefined) continue;
-      // Both leave the mouse over the element: moved away before the page serves again.
-      undo.push(await pointAt(page, action, selector, options, deadline));
-    }
-  } catch (error) {
-    await undoAll().catch(() => {});
-    throw error;
+export async function runPageActions(page: Page, options: RenderOptions, progress: Progress): Promise<void> {
+  const deadline = progress.signal;
+  if (options.styles) await addStyle(page, options.styles, progress);
+  if (options.hide_selectors.length > 0) await addStyle(page, hidingCss(options.hide_selectors), progress);
+  // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
+  if (options.hide_selectors.length > 0 && options.include_shadow_dom)
+    await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), progress);
+  if (options.scripts) await runScripts(page, options, deadline);
+  if (options.wait_for_selector) await waitForVisible(page, options, progress);
+  for (const action of ['click', 'hover'] as const) {
+    const selector = options[action];
+    if (selector === undefined) continue;
+    // Both leave the mouse over the element: moved away before the page serves again.
+    await pointAt(page, action, selector, options, progress);
   }
-  return undoAll;
 }
 
 /** One `display: none !important` rule per selector, so that one bad selector spoils only its own rule. */
@@ -44,70 +38,52 @@ export function hidingCss(selectors: readonly string[]): string {
 }
 
 // A <style> element at the end of the document; the undo removes it (gone anyway if the document was replaced).
-async function addStyle(page: Page, css: string, deadline: AbortSignal): Promise<Undo> {
-  const element = await untilAborted(deadline, page.addStyleTag({ content: css }));
-  return async () => {
-    await element.evaluate((node) => (node as unknown as { remove(): void }).remove()).catch(() => {});
+async function addStyle(page: Page, css: string, progress: Progress): Promise<void> {
+  const element = await progress.race(page.addStyleTag({ content: css }));
+  progress.defer(async () => {
+    await element.evaluate(inPage(removeNode)).catch(() => {});
     await element.dispose().catch(() => {});
-  };
+  });
 }
-
-type DomNode = { backendNodeId: number; children?: DomNode[]; shadowRoots?: DomNode[]; contentDocument?: DomNode };
 
 /**
  * A <style> element appended to every shadow root of the page (open and closed, in frames too),
  * found over CDP as a page script could not find a closed one; the undo removes them.
  */
-async function addStyleToShadowRoots(page: Page, css: string, deadline: AbortSignal): Promise<Undo> {
-  const session = await untilAborted(deadline, page.context().newCDPSession(page));
+async function addStyleToShadowRoots(page: Page, css: string, progress: Progress): Promise<void> {
+  const session = await progress.race(openCdp(page));
   const added: string[] = [];
-  const undo: Undo = async () => {
+  progress.defer(async () => {
     for (const objectId of added) {
-      await session
-        .send('Runtime.callFunctionOn', { objectId, functionDeclaration: 'function () { this.remove(); }' })
-        .catch(() => {});
+      await session.Runtime.callFunctionOn({ objectId, functionDeclaration: String(inPage(removeThis)) }).catch(
+        () => {},
+      );
     }
     await session.detach().catch(() => {});
-  };
-  try {
-    const { root } = (await untilAborted(deadline, session.send('DOM.getDocument', { depth: -1, pierce: true }))) as {
-      root: DomNode;
-    };
-    const roots: DomNode[] = [];
-    const visit = (node: DomNode) => {
-      for (const shadow of node.shadowRoots ?? []) {
-        roots.push(shadow);
-        visit(shadow);
-      }
-      for (const child of node.children ?? []) visit(child);
-      if (node.contentDocument) visit(node.contentDocument);
-    };
-    visit(root);
-    for (const shadow of roots) {
-      const { object } = await untilAborted(
-        deadline,
-        session.send('DOM.resolveNode', { backendNodeId: shadow.backendNodeId }),
-      );
-      const { result } = await untilAborted(
-        deadline,
-        session.send('Runtime.callFunctionOn', {
-          objectId: object.objectId!,
-          functionDeclaration:
-            'function (css) { const style = this.ownerDocument.createElement("style"); style.textContent = css; this.appendChild(style); return style; }',
-          arguments: [{ value: css }],
-        }),
-      );
-      if (result.objectId) added.push(result.objectId);
+  });
+  const { root } = await progress.race(session.DOM.getDocument({ depth: -1, pierce: true }));
+  const roots: Protocol.DOM.Node[] = [];
+  const visit = (node: Protocol.DOM.Node) => {
+    for (const shadow of node.shadowRoots ?? []) {
+      roots.push(shadow);
+      visit(shadow);
     }
-  } catch (error) {
-    await undo();
-    throw error;
+    for (const child of node.children ?? []) visit(child);
+    if (node.contentDocument) visit(node.contentDocument);
+  };
+  visit(root);
+  for (const shadow of roots) {
+    const { object } = await progress.race(session.DOM.resolveNode({ backendNodeId: shadow.backendNodeId }));
+    const { result } = await progress.race(
+      session.Runtime.callFunctionOn({
+        objectId: object.objectId!,
+        functionDeclaration: String(inPage(appendStyle)),
+        arguments: [{ value: css }],
+      }),
+    );
+    if (result.objectId) added.push(result.objectId);
   }
-  return undo;
 }
-
-/** What the in-page runner of `scripts` reports back. */
-type ScriptOutcome = { error?: string; navigated: boolean };
 
 /**
  * Runs `scripts` as global code in the page's main world and awaits its completion value when
@@ -132,10 +108,7 @@ async function runScripts(page: Page, options: RenderOptions, deadline: AbortSig
   try {
     let outcome: ScriptOutcome;
     try {
-      outcome = await untilAborted(
-        deadline,
-        page.evaluate<ScriptOutcome>(`(${RUN_SCRIPT_IN_PAGE})(${JSON.stringify(options.scripts)})`),
-      );
+      outcome = await untilAborted(deadline, page.evaluate(inPage(runScript), options.scripts ?? ''));
     } catch (error) {
       // The script replaced the document before it finished: the navigation is what it did.
       if (deadline.aborted || !/context was destroyed|navigat/i.test(String(error))) throw error;
@@ -157,30 +130,14 @@ async function runScripts(page: Page, options: RenderOptions, deadline: AbortSig
   }
 }
 
-// Runs in the page (a string: the test runner's transpiler must not touch it). Indirect eval: the
-// script is global code, as if in a <script> element, and its completion value is awaited. The
-// Navigation API's `navigate` event tells whether it started a cross-document navigation.
-const RUN_SCRIPT_IN_PAGE = `async (source) => {
-  let navigated = false;
-  const onNavigate = (event) => { if (!event.destination.sameDocument) navigated = true; };
-  globalThis.navigation?.addEventListener('navigate', onNavigate);
-  try {
-    await (0, globalThis.eval)(source);
-    return { navigated };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message || error.name : String(error), navigated };
-  } finally {
-    globalThis.navigation?.removeEventListener('navigate', onNavigate);
-  }
-}`;
-
 // Waits until an element matching wait_for_selector is visible; none in the time the render has → 422.
 // With wait_for_selector_algorithm=at_least_by_count, every selector of a list (`h1, .price`)
 // must have a visible match, where at_least_one is content with a match of any of them.
-async function waitForVisible(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
+async function waitForVisible(page: Page, options: RenderOptions, progress: Progress): Promise<void> {
+  const deadline = progress.signal;
   const list = options.wait_for_selector!;
   const selectors = options.wait_for_selector_algorithm === 'at_least_by_count' ? splitSelectorList(list) : [list];
-  const timeout = timeLeft(deadline, options);
+  const timeout = progress.timeLeft();
   await Promise.all(
     selectors.map(async (selector) => {
       try {
@@ -222,23 +179,24 @@ async function pointAt(
   action: 'click' | 'hover',
   selector: string,
   options: RenderOptions,
-  deadline: AbortSignal,
-): Promise<Undo> {
+  progress: Progress,
+): Promise<void> {
+  const deadline = progress.signal;
   const required =
     action === 'click' ? options.error_on_click_selector_not_found : options.error_on_hover_selector_not_found;
-  const moveAway: Undo = () => page.mouse.move(-1, -1);
   let element: ElementHandle | null = null;
   try {
     element = await untilAborted(deadline, page.$(selector));
     // Matched but not rendered (display: none, no box): nothing a mouse could reach, a miss.
     if (element && (await untilAborted(deadline, element.isVisible()))) {
       // force: the mouse goes where the element is, as a user's would, even under an overlay.
-      const timeout = timeLeft(deadline, options);
+      const timeout = progress.timeLeft();
       await untilAborted(
         deadline,
         action === 'click' ? element.click({ force: true, timeout }) : element.hover({ force: true, timeout }),
       );
-      return moveAway;
+      progress.defer(() => page.mouse.move(-1, -1));
+      return;
     }
   } catch (error) {
     const failure = selectorError(error, action, selector, deadline);
@@ -247,7 +205,6 @@ async function pointAt(
     void element?.dispose().catch(() => {});
   }
   if (required) throw notFound(action, selector);
-  return async () => {};
 }
 
 // A selector wait or action that failed: a bad selector is a 400, an element never there or not

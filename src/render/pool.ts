@@ -5,6 +5,10 @@
 // several workspaces render, blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Protocol } from 'playwright-core/types/protocol';
+import { cdp } from './cdp.ts';
+import { inPage } from './in-page.ts';
+import { clearSessionStorage, clearWindowName } from './in-page/pool.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -289,18 +293,15 @@ export class PagePool {
 }
 
 async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
-  const { targetInfo } = await session.send('Target.getTargetInfo');
+  const { Browser, Target } = cdp(session);
+  const { targetInfo } = await Target.getTargetInfo();
   const browserContextId = targetInfo.browserContextId;
   await Promise.all(
     PERMISSIONS.map((name) =>
-      session
-        .send('Browser.setPermission', { permission: { name }, setting: 'prompt', browserContextId })
-        .catch(() => {}),
+      Browser.setPermission({ permission: { name }, setting: 'prompt', browserContextId }).catch(() => {}),
     ),
   );
 }
-
-type FrameTree = { frame: { id: string; securityOrigin: string }; childFrames?: FrameTree[] };
 
 /**
  * Clears session storage from inside every frame the page still shows, in an isolated world so
@@ -309,20 +310,21 @@ type FrameTree = { frame: { id: string; securityOrigin: string }; childFrames?: 
  */
 async function clearLiveSessionStorage(session: CDPSession): Promise<Set<string>> {
   const cleared = new Set<string>();
-  const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: FrameTree };
-  const frames: FrameTree[] = [frameTree];
+  const { Page, Runtime } = cdp(session);
+  const { frameTree } = await Page.getFrameTree();
+  const frames: Protocol.Page.FrameTree[] = [frameTree];
   for (const tree of frames) {
     frames.push(...(tree.childFrames ?? []));
     const origin = tree.frame.securityOrigin;
     if (!origin.startsWith('http://') && !origin.startsWith('https://')) continue;
     try {
-      const { executionContextId } = await session.send('Page.createIsolatedWorld', {
+      const { executionContextId } = await Page.createIsolatedWorld({
         frameId: tree.frame.id,
         worldName: 'shutterbus-wipe',
       });
-      const result = await session.send('Runtime.evaluate', {
-        expression: 'sessionStorage.clear(); sessionStorage.length',
-        contextId: executionContextId,
+      const result = await Runtime.callFunctionOn({
+        functionDeclaration: String(inPage(clearSessionStorage)),
+        executionContextId,
         returnByValue: true,
       });
       if (result.result.value === 0) cleared.add(origin);
@@ -360,7 +362,7 @@ export async function wipe(warm: WarmPage): Promise<void> {
     try {
       for (const origin of gone) {
         await page.goto(`${origin}/`);
-        await page.evaluate('sessionStorage.clear()');
+        await page.evaluate(inPage(clearSessionStorage));
       }
     } finally {
       await page.unrouteAll();
@@ -370,13 +372,14 @@ export async function wipe(warm: WarmPage): Promise<void> {
   // The rest is independent of each other: sent at once, answered in one round trip's time.
   // Network.clearBrowserCookies clears the whole context's cookies (what context.clearCookies does).
   const origins = new Set([...warm.origins, ...documentOrigins]);
+  const { Network, Page, Storage } = cdp(session);
   await Promise.all([
     // The back/forward list would let the next render's scripts go back to this one's pages.
-    session.send('Page.resetNavigationHistory'),
-    page.evaluate("window.name = ''"),
-    ...[...origins].map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-    session.send('Network.clearBrowserCache'),
-    session.send('Network.clearBrowserCookies'),
+    Page.resetNavigationHistory(),
+    page.evaluate(inPage(clearWindowName)),
+    ...[...origins].map((origin) => Storage.clearDataForOrigin({ origin, storageTypes: 'all' })),
+    Network.clearBrowserCache(),
+    Network.clearBrowserCookies(),
   ]);
   warm.origins.clear();
   warm.documentOrigins.clear();

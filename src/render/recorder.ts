@@ -12,7 +12,8 @@ import type { RenderOptions } from '../domain/options.ts';
 import { startChoreography, pause } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
 import type { Output } from './output.ts';
-import { timeLeft, untilAborted } from './steps.ts';
+import type { Progress } from './progress.ts';
+import { untilAborted } from './steps.ts';
 
 /** How long the first screencast frame may take before one is captured instead. */
 const FIRST_FRAME_WAIT_MS = 2000;
@@ -37,16 +38,17 @@ export async function recordAnimation(
   page: Page,
   options: RenderOptions,
   animation: AnimationOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
 ): Promise<Output> {
+  const deadline = progress.signal;
   const format = options.format as AnimationFormat;
   const alpha = transparentOn('animate', format) && options.omit_background;
   const dir = await mkdtemp(join(tmpdir(), RECORDING_DIR_PREFIX));
   let recorded = false;
   try {
     const frames = join(dir, 'frames.nut');
-    await recordFrames(page, options, animation, deadline, session, frames, alpha);
+    await recordFrames(page, options, animation, progress, session, frames, alpha);
     const output = join(dir, `animation.${format}`);
     const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
     const frame = {
@@ -94,17 +96,18 @@ async function recordFrames(
   page: Page,
   options: RenderOptions,
   animation: AnimationOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
   file: string,
   alpha: boolean,
 ): Promise<void> {
+  const deadline = progress.signal;
   const interval = 1000 / FRAME_RATE;
   const minFrames = Math.round(animation.duration * FRAME_RATE);
   // The encoding needs time after the recording: scroll_complete lengthens a recording only as far as the deadline leaves time for it.
   const recordable = (ms: number) =>
     Math.floor((ms - ENCODE_RESERVE.minMs - (ms / 1000) * ENCODE_RESERVE.perRecordedSecondMs) / interval);
-  const maxFrames = Math.max(1, Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, recordable(timeLeft(deadline, options))));
+  const maxFrames = Math.max(1, Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, recordable(progress.timeLeft())));
   const codec = alpha ? 'png' : 'mjpeg';
   // The render's deadline kills ffmpeg; its own limit, the render's whole timeout, bounds it should that fail.
   const ffmpeg = runFfmpeg(

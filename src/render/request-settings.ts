@@ -11,13 +11,11 @@ import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { parseHeaderLine, parseSetCookie } from '../domain/combinations.ts';
 import { ServiceError } from '../errors.ts';
-import { untilAborted } from './steps.ts';
+import { type CdpEvent, cdp, openCdp } from './cdp.ts';
+import type { Progress } from './progress.ts';
 
-type Undo = () => Promise<void>;
 type Header = { name: string; value: string };
 type Cookie = NonNullable<ReturnType<typeof parseSetCookie>>;
-// The parts of CDP's Fetch.requestPaused and Network.setCookie used here.
-type PausedRequest = { requestId: string; request: { url: string; headers: Record<string, string> } };
 type CookieParam = {
   name: string;
   value: string;
@@ -30,42 +28,30 @@ type CookieParam = {
   expires?: number;
 };
 
-const nothing: Undo = async () => {};
-
-/** Sets what `options` asks of the page's requests before navigation; the returned undo restores the page. */
+/**
+ * Sets what `options` asks of the page's requests before navigation, deferring to `progress` the
+ * undo that restores the page.
+ */
 export async function applyRequestSettings(
   page: Page,
   session: CDPSession,
   options: RenderOptions,
-  deadline: AbortSignal,
-): Promise<Undo> {
+  progress: Progress,
+): Promise<void> {
   const target = options.url === undefined ? undefined : new URL(options.url);
   // Headers and cookies belong to the target URL; the parameter rules refuse them without one.
   const headers = target ? extraHeaders(options) : [];
   const cookies = target
     ? options.cookies.map(parseSetCookie).filter((cookie): cookie is Cookie => cookie !== null)
     : [];
-  if (headers.length === 0 && cookies.length === 0 && !options.bypass_csp) return nothing;
-
-  const undo: Undo[] = [];
-  const undoAll: Undo = async () => {
-    let failure: unknown;
-    for (const step of undo.reverse()) await step().catch((error: unknown) => (failure ??= error));
-    if (failure !== undefined) throw failure;
-  };
-  try {
-    if (options.bypass_csp) {
-      undo.push(() => session.send('Page.setBypassCSP', { enabled: false }).then(() => undefined));
-      await untilAborted(deadline, session.send('Page.setBypassCSP', { enabled: true }));
-    }
-    if (cookies.length > 0) undo.push(await setCookies(session, target!, cookies, deadline));
-    if (headers.length > 0) undo.push(await addOriginHeaders(page, target!.origin, headers, deadline));
-  } catch (error) {
-    // The render fails and its page is discarded; undoing is a courtesy when the browser still answers.
-    if (!deadline.aborted) await undoAll().catch(() => {});
-    throw error;
+  if (headers.length === 0 && cookies.length === 0 && !options.bypass_csp) return;
+  if (options.bypass_csp) {
+    const { Page } = cdp(session);
+    progress.defer(() => Page.setBypassCSP({ enabled: false }));
+    await progress.race(Page.setBypassCSP({ enabled: true }));
   }
-  return undoAll;
+  if (cookies.length > 0) await setCookies(session, target!, cookies, progress);
+  if (headers.length > 0) await addOriginHeaders(page, target!.origin, headers, progress);
 }
 
 /** `headers` lines and `authorization`, as the requests to the target's origin get them. */
@@ -76,13 +62,13 @@ function extraHeaders(options: RenderOptions): Header[] {
 }
 
 /**
- * Adds `headers` to every request whose URL is on `origin` until the undo, through a CDP session
+ * Adds `headers` to every request whose URL is on `origin` until the deferred undo, through a CDP session
  * of its own whose Fetch domain pauses only that origin's requests.
  */
-async function addOriginHeaders(page: Page, origin: string, headers: Header[], deadline: AbortSignal): Promise<Undo> {
-  const fetch = await untilAborted(deadline, page.context().newCDPSession(page));
+async function addOriginHeaders(page: Page, origin: string, headers: Header[], progress: Progress): Promise<void> {
+  const fetch = await progress.race(openCdp(page));
   const ours = new Set(headers.map((header) => header.name.toLowerCase()));
-  const onPaused = (event: PausedRequest) => {
+  const onPaused = (event: CdpEvent<'Fetch.requestPaused'>) => {
     const sameOrigin = originOf(event.request.url) === origin;
     // The page's own header of one of these names gives way to ours; off the origin (which the
     // pattern should never let through) a header of ours is removed, whoever set it.
@@ -94,24 +80,17 @@ async function addOriginHeaders(page: Page, origin: string, headers: Header[], d
       .map(([name, value]) => ({ name, value: String(value) }));
     const sent = sameOrigin ? [...kept, ...headers] : kept;
     // A request the page has given up on meanwhile cannot be continued: nothing to do about it.
-    fetch.send('Fetch.continueRequest', { requestId: event.requestId, headers: sent }).catch(() => {});
+    fetch.Fetch.continueRequest({ requestId: event.requestId, headers: sent }).catch(() => {});
   };
   fetch.on('Fetch.requestPaused', onPaused);
-  const stop: Undo = async () => {
+  progress.defer(async () => {
     fetch.off('Fetch.requestPaused', onPaused);
     // Detaching ends the interception and lets every request still paused go on unchanged.
     await fetch.detach().catch(() => {});
-  };
-  try {
-    await untilAborted(
-      deadline,
-      fetch.send('Fetch.enable', { patterns: [{ urlPattern: `${escapePattern(origin)}/*`, requestStage: 'Request' }] }),
-    );
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return stop;
+  });
+  await progress.race(
+    fetch.Fetch.enable({ patterns: [{ urlPattern: `${escapePattern(origin)}/*`, requestStage: 'Request' }] }),
+  );
 }
 
 // The origin of a request URL, or undefined for one that has none.
@@ -129,32 +108,24 @@ const escapePattern = (text: string) => text.replace(/[*?\\]/g, '\\$&');
 /**
  * Sets `cookies` for `target` as if its response had sent them: without Domain, a host-only
  * cookie of the target's host; without Path, the target path's directory (RFC 6265 §5.1.4).
- * The undo deletes them (the pool's wipe clears every cookie of the context as well).
+ * The deferred undo deletes them (the pool's wipe clears every cookie of the context as well).
  */
-async function setCookies(session: CDPSession, target: URL, cookies: Cookie[], deadline: AbortSignal): Promise<Undo> {
+async function setCookies(session: CDPSession, target: URL, cookies: Cookie[], progress: Progress): Promise<void> {
+  const { Network } = cdp(session);
   const params = cookies.map((cookie) => cookieParam(target, cookie));
-  const undo: Undo = async () => {
-    await Promise.all(
+  progress.defer(() =>
+    Promise.all(
       params.map((param) =>
-        session.send('Network.deleteCookies', {
-          name: param.name,
-          url: `${target.origin}${param.path}`,
-          path: param.path,
-        }),
+        Network.deleteCookies({ name: param.name, url: `${target.origin}${param.path}`, path: param.path }),
       ),
-    );
-  };
-  const results = await untilAborted(
-    deadline,
-    Promise.allSettled(params.map((param) => session.send('Network.setCookie', param))),
+    ),
   );
-  const refused = params.filter(
-    (_, i) =>
-      results[i].status === 'rejected' ||
-      (results[i] as PromiseFulfilledResult<{ success?: boolean }>).value.success === false,
-  );
+  const results = await progress.race(Promise.allSettled(params.map((param) => Network.setCookie(param))));
+  const refused = params.filter((_, i) => {
+    const result = results[i];
+    return result.status === 'rejected' || result.value.success === false;
+  });
   if (refused.length > 0) {
-    await undo().catch(() => {});
     throw new ServiceError('request_not_valid', {
       error_details: refused.map((param) => ({
         parameter: 'cookies',
@@ -162,7 +133,6 @@ async function setCookies(session: CDPSession, target: URL, cookies: Cookie[], d
       })),
     });
   }
-  return undo;
 }
 
 // The CDP form of one cookie for `target`.

@@ -4,6 +4,16 @@ import type { CDPSession, Page } from 'playwright-core';
 import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
+import { cdp } from './cdp.ts';
+import { inPage } from './in-page.ts';
+import {
+  elementBox,
+  fullPage,
+  pinBottomBars as pinBarsInPage,
+  scrollAndPaint,
+  scrollPageTo,
+} from './in-page/screenshot.ts';
+import type { Progress, UndoStack } from './progress.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
 
 /** The captured image, whether `selector` (when asked for) matched an element, and what the caller should know. */
@@ -24,16 +34,16 @@ export interface Capture {
 export async function capture(
   page: Page,
   options: RenderOptions,
-  deadline: AbortSignal,
+  progress: Progress,
   session: CDPSession,
 ): Promise<Capture> {
+  const deadline = progress.signal;
   let clip: Clip | undefined;
   let selectorFound = true;
-  // What the capture changes on the page (background, viewport, scroll), undone last first once
-  // it is taken; a render that asks for none of it makes no call here.
-  const undo: Array<() => Promise<unknown>> = [];
+  // What the capture changes on the page (background, viewport, scroll), undone once it is taken;
+  // a render that asks for none of it makes no call here.
+  const undo = progress.scope();
   const warnings: RenderWarning[] = [];
-  let taken = false;
   try {
     const fixedViewport =
       options.capture_beyond_viewport === false ||
@@ -78,13 +88,11 @@ export async function capture(
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
       // reset before the warm page serves again (a failed reset discards the page).
-      undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
-      await untilAborted(
-        deadline,
-        session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
-      );
+      const { Emulation } = cdp(session);
+      undo.defer(() => Emulation.setDefaultBackgroundColorOverride({}));
+      await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
-    if (!(await awaitFonts(page, options, deadline))) warnings.push(warning('fonts_not_loaded'));
+    if (!(await awaitFonts(page, progress))) warnings.push(warning('fonts_not_loaded'));
     const captured =
       options.full_page &&
       options.full_page_algorithm === 'by_sections' &&
@@ -92,15 +100,9 @@ export async function capture(
       options.selector === undefined
         ? await captureBySections(page, session, clip, options, deadline, undo)
         : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
-    taken = true;
     return { ...captured, warnings };
   } finally {
-    for (const step of undo.reverse()) {
-      if (deadline.aborted) break; // The page is discarded anyway.
-      await untilAborted(deadline, step()).catch((error) => {
-        if (taken) throw error; // Otherwise the capture's own error is the one to report.
-      });
-    }
+    await undo.run();
   }
 }
 
@@ -128,7 +130,7 @@ async function captureWith(
     // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
     const shot = await untilAborted(
       deadline,
-      session.send('Page.captureScreenshot', {
+      cdp(session).Page.captureScreenshot({
         format: captureFormat(options.format),
         ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
         ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
@@ -143,7 +145,7 @@ async function captureWith(
   const scale = (options.viewport_mobile ? 1 : options.device_scale_factor) * (clip.zoom ?? 1);
   const shot = await untilAborted(
     deadline,
-    session.send('Page.captureScreenshot', {
+    cdp(session).Page.captureScreenshot({
       format: captureFormat(options.format),
       ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
       ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
@@ -156,15 +158,10 @@ async function captureWith(
 
 // capture_beyond_viewport=false with full_page: the viewport itself is made as large as the
 // capture (the page lays out at that size, as in Puppeteer), then given back its size.
-async function growViewport(
-  page: Page,
-  clip: Clip,
-  deadline: AbortSignal,
-  undo: Array<() => Promise<unknown>>,
-): Promise<void> {
+async function growViewport(page: Page, clip: Clip, deadline: AbortSignal, undo: UndoStack): Promise<void> {
   const size = page.viewportSize();
   if (!size || (clip.width <= size.width && clip.height <= size.height)) return;
-  undo.push(() => page.setViewportSize(size));
+  undo.defer(() => page.setViewportSize(size));
   await untilAborted(
     deadline,
     page.setViewportSize({ width: Math.max(size.width, clip.width), height: Math.max(size.height, clip.height) }),
@@ -181,52 +178,20 @@ async function elementClip(
   page: Page,
   selector: string,
   deadline: AbortSignal,
-  undo?: Array<() => Promise<unknown>>,
+  undo?: UndoStack,
   scroll = true,
 ): Promise<Clip | undefined> {
   const element = await findElement(page, selector, 'selector', deadline);
   if (!element) return undefined;
-  type Box = Clip & { scrolledFrom?: { left: number; top: number } };
-  const box = await untilAborted(
-    deadline,
-    element.evaluate<Box, boolean>(
-      (node, scrollFirst) => {
-        const view = globalThis as unknown as { scrollX: number; scrollY: number };
-        const from = { left: view.scrollX, top: view.scrollY };
-        if (scrollFirst)
-          (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({
-            block: 'start',
-            inline: 'start',
-            behavior: 'instant',
-          });
-        const rect = (
-          node as unknown as { getBoundingClientRect(): Clip & { left: number; top: number } }
-        ).getBoundingClientRect();
-        return {
-          x: rect.left + view.scrollX,
-          y: rect.top + view.scrollY,
-          width: rect.width,
-          height: rect.height,
-          ...(scrollFirst ? { scrolledFrom: from } : {}),
-        };
-      },
-      undo !== undefined && scroll,
-    ),
-  );
+  const box = await untilAborted(deadline, element.evaluate(inPage(elementBox), undo !== undefined && scroll));
   const { scrolledFrom, ...clip } = box;
-  if (scrolledFrom)
-    undo!.push(() =>
-      page.evaluate<void, typeof scrolledFrom>(
-        (to) => (globalThis as unknown as { scrollTo(o: object): void }).scrollTo({ ...to, behavior: 'instant' }),
-        scrolledFrom,
-      ),
-    );
+  if (scrolledFrom) undo!.defer(() => page.evaluate(inPage(scrollPageTo), scrolledFrom));
   return clip.width >= 1 && clip.height >= 1 ? clip : undefined;
 }
 
 // The visible viewport where it is scrolled to, in document coordinates.
 async function viewportClip(session: CDPSession, options: RenderOptions, deadline: AbortSignal): Promise<Clip> {
-  const { cssVisualViewport: view } = await untilAborted(deadline, session.send('Page.getLayoutMetrics'));
+  const { cssVisualViewport: view } = await untilAborted(deadline, cdp(session).Page.getLayoutMetrics());
   // A mobile page laid out wider than the screen (its meta viewport) is shown zoomed out, as a
   // phone shows it: the clip covers the whole visible page and is scaled down by the same zoom.
   const zoom = view.scale > 0 && view.scale < 1 ? view.scale : 1;
@@ -239,78 +204,26 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
   };
 }
 
-// The document's height, as the full-page capture measures it.
-const DOCUMENT_HEIGHT =
-  'Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, window.innerHeight)';
-
-// In-page: the element whose scrolling shows the page's content when the document itself does not
-// scroll, or barely (the app-shell layout: a viewport-filling element with overflow auto), or null.
-// Of the elements that scroll vertically further than the document does, the one showing the most
-// area, if it shows at least a quarter of the viewport; the body counts (a body with overflow auto
-// inside an html with overflow hidden). A document over two viewports tall is not searched.
-const FIND_SCROLLER = `(() => {
-  const documentExtra = document.documentElement.scrollHeight - window.innerHeight;
-  if (documentExtra > window.innerHeight) return null;
-  let best = null;
-  let bestArea = 0;
-  for (const element of document.querySelectorAll('body, body *')) {
-    if (element.scrollHeight - element.clientHeight <= Math.max(1, documentExtra)) continue;
-    if (!/^(auto|scroll|overlay)$/.test(getComputedStyle(element).overflowY)) continue;
-    const area = element.clientWidth * element.clientHeight;
-    if (area > bestArea) {
-      best = element;
-      bestArea = area;
-    }
-  }
-  return bestArea >= window.innerWidth * window.innerHeight / 4 ? best : null;
-})()`;
-
-const DOCUMENT_SIZE = `({
-  width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, window.innerWidth),
-  height: ${DOCUMENT_HEIGHT},
-})`;
-
 /** The whole scrollable document's size in CSS px (never less than the viewport). */
-export function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return untilAborted(deadline, page.evaluate<{ width: number; height: number }>(DOCUMENT_SIZE));
+export async function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
+  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'size' } as const)))!;
 }
-
-// In-page: lets the app-shell scroller (FIND_SCROLLER), if any, and its ancestors out to their
-// content's height, so that the document holds the scroller's whole content.
-const LET_OUT_SCROLLER = `{
-  const scroller = ${FIND_SCROLLER};
-  const force = (element, property, value) => element.style.setProperty(property, value, 'important');
-  for (let element = scroller; element !== null; element = element.parentElement) {
-    const style = getComputedStyle(element);
-    force(element, 'overflow', 'visible');
-    force(element, 'height', 'auto');
-    force(element, 'max-height', 'none');
-    if (style.position === 'fixed' || style.position === 'sticky') force(element, 'position', style.position === 'fixed' ? 'absolute' : 'relative');
-    if (style.position === 'fixed' || style.position === 'absolute') force(element, 'bottom', 'auto');
-  }
-}`;
 
 /**
  * The size of everything a full-page capture shows. When the document does not scroll but an
- * element does (FIND_SCROLLER), that element and its ancestors are let out to their content's
+ * element does (the app shell's scroller), that element and its ancestors are let out to their content's
  * height (overflow visible, height auto, a fixed or inset box made absolute and free at the
  * bottom), so the document holds the element's whole content and is captured like any long
  * document; the viewport keeps its size, so 100vh sections and fixed headers stay as they were.
  * The page is not put back: it is navigated away from before it serves again.
  */
 async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return untilAborted(
-    deadline,
-    page.evaluate<{ width: number; height: number }>(`(() => {
-    ${LET_OUT_SCROLLER}
-    return ${DOCUMENT_SIZE};
-  })()`),
-  );
+  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOutSize' } as const)))!;
 }
 
 /** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
 export async function letOutScroller(page: Page, deadline: AbortSignal): Promise<void> {
-  await untilAborted(deadline, page.evaluate<void>(`(() => ${LET_OUT_SCROLLER})()`));
+  await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOut' } as const));
 }
 
 // The capture's rectangle: the whole content, cut to the pixel budget and at fullPageMaxHeight.
@@ -349,52 +262,23 @@ function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
  * belong. The page is not put back: it is navigated away from before it serves again.
  */
 async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortSignal): Promise<void> {
-  await untilAborted(
-    deadline,
-    page.evaluate<void>(`(() => {
-    const shift = ${captureHeight} - window.innerHeight;
-    if (shift < 1) return;
-    const moved = [];
-    for (const element of document.querySelectorAll('body *')) {
-      const style = getComputedStyle(element);
-      if (style.position !== 'fixed' && style.position !== 'sticky') continue;
-      const box = element.getBoundingClientRect();
-      if (box.height === 0 || box.top < window.innerHeight / 2 || Math.abs(box.bottom - window.innerHeight) > 1) continue;
-      if (moved.some((bar) => bar.contains(element))) continue;
-      moved.push(element);
-      if (style.position === 'sticky') {
-        element.style.setProperty('position', 'relative', 'important');
-        element.style.setProperty('bottom', 'auto', 'important');
-      } else {
-        element.style.setProperty('transform', 'translateY(' + shift + 'px)' + (style.transform === 'none' ? '' : ' ' + style.transform), 'important');
-      }
-    }
-  })()`),
-  );
+  await untilAborted(deadline, page.evaluate(inPage(pinBarsInPage), captureHeight));
 }
 
 // One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
 // full_page_scroll_delay ms at each step, until the bottom of what will be captured (the page may
 // grow as lazy content arrives) has been in view; then back to the top. A page whose document
-// does not scroll has its app-shell scroller (FIND_SCROLLER) scrolled instead.
+// does not scroll has its app-shell scroller scrolled instead.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
-  await untilAborted(
-    deadline,
-    page.evaluate<void>(`(async () => {
-    const scroller = ${FIND_SCROLLER};
-    const view = scroller ?? window;
-    const viewHeight = scroller ? scroller.clientHeight : window.innerHeight;
-    const step = ${options.full_page_scroll_by ?? 0} || viewHeight;
-    const end = () => Math.min(${maxHeight}, scroller ? scroller.scrollHeight : ${DOCUMENT_HEIGHT});
-    for (let y = step; y - step + viewHeight < end(); y += step) {
-      view.scrollTo({ left: 0, top: y, behavior: 'instant' });
-      await new Promise((resolve) => setTimeout(resolve, ${options.full_page_scroll_delay}));
-    }
-    view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
-  })()`),
-  );
+  const scroll = {
+    kind: 'scroll',
+    step: options.full_page_scroll_by ?? 0,
+    delay: options.full_page_scroll_delay,
+    maxHeight,
+  } as const;
+  await untilAborted(deadline, page.evaluate(inPage(fullPage), scroll));
 }
 
 /**
@@ -408,7 +292,7 @@ async function captureBySections(
   clip: Clip,
   options: RenderOptions,
   deadline: AbortSignal,
-  undo: Array<() => Promise<unknown>>,
+  undo: UndoStack,
 ): Promise<Capture> {
   // As in captureWith: a mobile render's scale is in its session's metrics, not in the clip; the
   // image's pixels per CSS px are the device scale factor either way.
@@ -416,28 +300,14 @@ async function captureBySections(
   const pixels = options.device_scale_factor;
   const width = Math.min(clip.width, options.viewport_width);
   const sections: { top: number; image: Buffer }[] = [];
-  undo.push(() => page.evaluate<void>("window.scrollTo({ left: 0, top: 0, behavior: 'instant' })"));
+  undo.defer(() => page.evaluate(inPage(scrollPageTo), { left: 0, top: 0 }));
   for (let y = 0; y < clip.height; y += options.viewport_height) {
     const height = Math.min(options.viewport_height, clip.height - y);
     // Scrolled there (the browser clamps at the bottom) and painted twice before the capture.
-    await untilAborted(
-      deadline,
-      page.evaluate<void, number>(
-        (top) =>
-          new Promise<void>((resolve) => {
-            const view = globalThis as unknown as {
-              scrollTo(o: object): void;
-              requestAnimationFrame(f: () => void): void;
-            };
-            view.scrollTo({ left: 0, top, behavior: 'instant' });
-            view.requestAnimationFrame(() => view.requestAnimationFrame(() => resolve()));
-          }),
-        y,
-      ),
-    );
+    await untilAborted(deadline, page.evaluate(inPage(scrollAndPaint), y));
     const shot = await untilAborted(
       deadline,
-      session.send('Page.captureScreenshot', {
+      cdp(session).Page.captureScreenshot({
         // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
         format: 'png',
         optimizeForSpeed: true,

@@ -6,6 +6,10 @@ import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
+import { openCdp } from './cdp.ts';
+import { inPage } from './in-page.ts';
+import { fontsReady, scrollToTop, visibleText } from './in-page/steps.ts';
+import { type Progress, untilAborted } from './progress.ts';
 import type { RenderOptions, SubRequestOutcome, WaitUntil } from '../domain/options.ts';
 
 /** Where navigation ended: the main document's final URL and status (null when no response). */
@@ -94,24 +98,6 @@ export async function waitForConditions(
   if (requests) await untilAborted(deadline, requests.idle(idleLimit(conditions)));
 }
 
-/** When each render's deadline passes (ms since the epoch), as withPage set it. */
-const deadlineEnds = new WeakMap<AbortSignal, number>();
-
-/** Records when `deadline` aborts: at `endsAt` (ms since the epoch), unless cancelled first. */
-export function markDeadlineEnd(deadline: AbortSignal, endsAt: number): void {
-  deadlineEnds.set(deadline, endsAt);
-}
-
-/**
- * Milliseconds a wait of the render may still take and leave the render time to report a 422
- * before its `timeout` passes.
- */
-export function timeLeft(deadline: AbortSignal, options: RenderOptions): number {
-  const total = options.timeout * 1000;
-  const endsAt = deadlineEnds.get(deadline) ?? Date.now() + total;
-  return Math.max(1, endsAt - Date.now() - Math.min(1000, total / 4));
-}
-
 /** How long the network must stay quiet for a networkidle condition. */
 const NETWORK_IDLE_MS = 500;
 
@@ -195,29 +181,26 @@ function blockedBy(response: Response): ErrorCode | undefined {
   return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
 }
 
-// CDP's Fetch.requestPaused and Fetch.authRequired, the part used here.
-type PausedDocument = { requestId: string };
-
 /**
  * Declines every HTTP authentication challenge of the page's documents (their other requests are
- * not paused), so a 401 shows as the page the site sent; returns the undo, which detaches.
+ * not paused), so a 401 shows as the page the site sent; returns what ends it, by detaching.
  */
 async function declineAuthChallenges(page: Page): Promise<() => Promise<void>> {
-  const session = await page.context().newCDPSession(page);
-  const send = session.send.bind(session) as (method: string, params: object) => Promise<unknown>;
+  const session = await openCdp(page);
+  const { Fetch } = session;
   session.on(
     'Fetch.requestPaused',
-    (event: PausedDocument) => void send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => {}),
+    (event) => void Fetch.continueRequest({ requestId: event.requestId }).catch(() => {}),
   );
   session.on(
     'Fetch.authRequired',
-    (event: PausedDocument) =>
-      void send('Fetch.continueWithAuth', {
+    (event) =>
+      void Fetch.continueWithAuth({
         requestId: event.requestId,
         authChallengeResponse: { response: 'CancelAuth' },
       }).catch(() => {}),
   );
-  await send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document' }], handleAuthRequests: true });
+  await Fetch.enable({ patterns: [{ urlPattern: '*', resourceType: 'Document' }], handleAuthRequests: true });
   return () => session.detach().catch(() => {});
 }
 
@@ -338,19 +321,13 @@ export function watchFonts(page: Page): FontWatch {
  * its fonts arrived, `document.fonts` is asked whether they are ready to draw. A page with none
  * costs no browser call.
  */
-export async function awaitFonts(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<boolean> {
+export async function awaitFonts(page: Page, progress: Progress): Promise<boolean> {
   const watch = fontWatches.get(page);
   if (!watch || watch.inFlight() === 0) return true;
-  const endsAt = Date.now() + Math.min(FONT_WAIT_MS, timeLeft(deadline, options));
+  const deadline = progress.signal;
+  const endsAt = Date.now() + Math.min(FONT_WAIT_MS, progress.timeLeft());
   if (!(await untilAborted(deadline, watch.settled(endsAt - Date.now())))) return false;
-  return untilAborted(
-    deadline,
-    page.evaluate<boolean>(`(() => {
-    const fonts = document.fonts;
-    if (!fonts || fonts.status !== 'loading') return true;
-    return Promise.race([fonts.ready.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ${Math.max(1, endsAt - Date.now())}))]);
-  })()`),
-  );
+  return untilAborted(deadline, page.evaluate(inPage(fontsReady), Math.max(1, endsAt - Date.now())));
 }
 
 /** Waits `delaySeconds` after navigation, for late scripts and animations. */
@@ -371,20 +348,13 @@ export async function scrollIntoView(
 ): Promise<boolean> {
   const element = await findElement(page, selector, 'scroll_into_view', deadline);
   if (!element) return false;
-  await untilAborted(
-    deadline,
-    element.evaluate((node, adjust) => {
-      (node as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start', inline: 'nearest' });
-      if (adjust !== 0)
-        (globalThis as unknown as { scrollBy(o: object): void }).scrollBy({ top: adjust, behavior: 'instant' });
-    }, adjustTop),
-  );
+  await untilAborted(deadline, element.evaluate(inPage(scrollToTop), adjustTop));
   return true;
 }
 
 /** The page's visible text, as `document.body.innerText` gives it. */
 export async function readVisibleText(page: Page, deadline: AbortSignal): Promise<string> {
-  return untilAborted(deadline, page.evaluate<string>('document.body ? document.body.innerText : ""'));
+  return untilAborted(deadline, page.evaluate(inPage(visibleText)));
 }
 
 /** First element matching `selector`; a selector the engine cannot parse is the caller's mistake. */
@@ -401,15 +371,4 @@ export async function findElement(page: Page, selector: string, parameter: strin
   }
 }
 
-/** Settles with `work`, or rejects with the deadline's reason as soon as it aborts. */
-export function untilAborted<T>(deadline: AbortSignal, work: Promise<T>): Promise<T> {
-  if (deadline.aborted) {
-    work.catch(() => {});
-    return Promise.reject(deadline.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(deadline.reason);
-    deadline.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => deadline.removeEventListener('abort', onAbort));
-  });
-}
+export { untilAborted };

@@ -10,6 +10,7 @@ import { applyEmulation, pageMetrics } from '../../src/render/emulation.ts';
 import { presetOptions } from '../../src/domain/devices.ts';
 import { renderDefaults, type PageObservation } from '../../src/domain/options.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
+import { Progress } from '../../src/render/progress.ts';
 
 const test = suite('emulation');
 
@@ -218,10 +219,33 @@ test('no emulation option: no CDP call at all, and the undo makes none either', 
     viewport_height: 480,
     device_scale_factor: 2,
   };
-  const undo = await applyEmulation(spy as Page, spy as CDPSession, options, new AbortController().signal);
-  await undo();
+  const progress = Progress.start(30_000);
+  await applyEmulation(spy as Page, spy as CDPSession, options, progress);
+  await progress.undo();
   assert.equal(calls, []);
   assert.equal([options.viewport_width, options.viewport_height, options.device_scale_factor], [640, 480, 2]);
+});
+
+test("applyEmulation returns the page's metrics and leaves the options as they were", async () => {
+  const untouchable = new Proxy(
+    {},
+    {
+      get: (_, name) => {
+        throw new Error(`used ${String(name)}`);
+      },
+    },
+  );
+  const options = {
+    ...renderDefaults,
+    url: 'http://example.test/',
+    viewport_width: 400,
+    viewport_height: 800,
+    viewport_landscape: true,
+  };
+  const progress = Progress.start(30_000);
+  const metrics = await applyEmulation(untouchable as Page, untouchable as CDPSession, options, progress);
+  assert.equal(metrics, { width: 800, height: 400, scale: 1 });
+  assert.equal([options.viewport_width, options.viewport_height], [400, 800]);
 });
 
 test('isolation: after a render with every option, a plain render on the same warm page shows none', async () => {

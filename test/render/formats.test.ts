@@ -12,6 +12,7 @@ import { makeOutput } from '../../src/render/output.ts';
 import { capture } from '../../src/render/screenshot.ts';
 import { formatPages, SCRIPTED_TEXT, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
+import { Progress } from '../../src/render/progress.ts';
 
 const test = suite('output formats and metadata');
 
@@ -163,7 +164,7 @@ test('cost: a png without metadata makes one CDP call, the capture, and nothing 
     },
   } as unknown as CDPSession;
   const options = { ...renderDefaults, url: 'https://example.com/' };
-  const output = await makeOutput(page, options, new AbortController().signal, session);
+  const output = await makeOutput(page, options, Progress.start(30_000), session);
   assert.is(output.bytes.toString(), 'png');
   assert.equal(calls, ['Page.captureScreenshot']);
   assert.is(wantsMetadata(options), false);
@@ -192,7 +193,7 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
     { format: 'png', image_width: 640 },
   ];
   for (const options of asked)
-    await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, new AbortController().signal, session);
+    await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, Progress.start(30_000), session);
   assert.equal(
     sent.map((params) => params.optimizeForSpeed === true),
     [false, false, false, true, true, true],

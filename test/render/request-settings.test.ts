@@ -14,6 +14,7 @@ import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.t
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { Progress } from '../../src/render/progress.ts';
 
 const test = suite('request settings');
 
@@ -176,14 +177,10 @@ test("bypass_csp: the page's CSP forbids inline scripts, except with bypass_csp"
     host.withPage(
       { ...options('/rs/csp'), workspaceId: 'ws_csp' },
       new AbortController().signal,
-      async (page, deadline, session) => {
-        const undo = await applyRequestSettings(page, session, options('/rs/csp', { bypass_csp: bypass }), deadline);
-        try {
-          await page.goto(`${site.url}/rs/csp`);
-          return await insertInlineScript(page);
-        } finally {
-          await undo();
-        }
+      async (page, progress, session) => {
+        await applyRequestSettings(page, session, options('/rs/csp', { bypass_csp: bypass }), progress);
+        await page.goto(`${site.url}/rs/csp`);
+        return await insertInlineScript(page);
       },
     );
   assert.is(await colour(false), 'rgb(255, 255, 255)');
@@ -200,25 +197,20 @@ test("headers work beside Playwright's own request interception on the same page
   const text = await host.withPage(
     { ...options('/rs/page'), workspaceId: 'ws_routes' },
     new AbortController().signal,
-    async (page, deadline, session) => {
+    async (page, progress, session) => {
       let routed = 0;
       await page.route('**/*.js*', (route) => {
         routed += 1;
         return route.fallback();
       });
-      const undo = await applyRequestSettings(
-        page,
-        session,
-        options('/rs/page', { headers: ['X-Test: routed'] }),
-        deadline,
-      );
+      await applyRequestSettings(page, session, options('/rs/page', { headers: ['X-Test: routed'] }), progress);
       try {
         await page.goto(`${site.url}/rs/page`);
         const body = await page.innerText('body');
         assert.ok(routed >= 2, `routed ${routed}`);
         return body;
       } finally {
-        await undo();
+        await progress.undo();
         await page.unrouteAll();
       }
     },
@@ -238,14 +230,15 @@ test('the undo alone leaves nothing on the page: no header, no cookie, the CSP a
   await host.withPage(
     { ...options('/rs/page'), workspaceId: 'ws_undo' },
     new AbortController().signal,
-    async (page, deadline, session) => {
-      const undo = await applyRequestSettings(page, session, options('/rs/page', all), deadline);
+    async (page, progress, session) => {
+      await applyRequestSettings(page, session, options('/rs/page', all), progress);
       await page.goto(`${site.url}/rs/page`);
       assert.is(
         line(await page.innerText('body'), 'doc'),
         'doc x-test=hello auth=Bearer s3cret cookie=session=abc; locked=1',
       );
-      await undo();
+      await progress.undo();
+      assert.equal(progress.undoFailures, []);
       assert.equal(await page.context().cookies(), []);
       await page.goto(`${site.url}/rs/deep/page`);
       assert.is(line(await page.innerText('body'), 'doc'), 'doc x-test=none auth=none cookie=none');
@@ -298,7 +291,7 @@ test("the pool's wipe clears these cookies by itself (host-only, domain, HttpOnl
       'deep=2; Path=/rs/deep',
       'parent=4; Domain=127.0.0.1; Path=/',
     ];
-    await applyRequestSettings(warm.page, warm.session, options('/rs/page', { cookies }), new AbortController().signal);
+    await applyRequestSettings(warm.page, warm.session, options('/rs/page', { cookies }), Progress.start(30_000));
     await warm.page.goto(`${site.url}/rs/page`);
     assert.is((await warm.context.cookies()).length, 4);
     await wipe(warm);
@@ -319,13 +312,10 @@ test('a render with none of these options makes no CDP call and opens no session
       },
     },
   );
-  const undo = await applyRequestSettings(
-    untouchable as Page,
-    untouchable as CDPSession,
-    options('/rs/page'),
-    new AbortController().signal,
-  );
-  await undo();
+  const progress = Progress.start(30_000);
+  await applyRequestSettings(untouchable as Page, untouchable as CDPSession, options('/rs/page'), progress);
+  await progress.undo();
+  assert.equal(progress.undoFailures, []);
 });
 
 test.run();

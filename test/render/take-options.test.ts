@@ -11,6 +11,7 @@ import { renderDefaults } from '../../src/domain/options.ts';
 import { splitSelectorList } from '../../src/render/page-actions.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import type { FixtureRoute } from '../fixtures/site.ts';
+import { Progress } from '../../src/render/progress.ts';
 
 const test = suite('take options on one render');
 let rig: RenderRig;
@@ -108,8 +109,9 @@ test('headers without Accept-Language make no emulation call', async () => {
     },
   );
   const options = { ...renderDefaults, url: 'http://example.test/', headers: ['X-Test: 1'] };
-  const undo = await applyEmulation(spy as Page, spy as CDPSession, options, new AbortController().signal);
-  await undo();
+  const progress = Progress.start(30_000);
+  await applyEmulation(spy as Page, spy as CDPSession, options, progress);
+  await progress.undo();
   assert.equal(calls, []);
 });
 

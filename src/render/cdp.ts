@@ -1,0 +1,71 @@
+// The Chrome DevTools Protocol as the render steps speak it: a CDP session with one typed method per
+// command, grouped by domain (`cdp.Emulation.setTimezoneOverride({ timezoneId })`), its parameters
+// and result typed from the protocol types Playwright ships, so no step passes a method name as a
+// string or casts its parameters. A method call is exactly one message to the browser.
+
+import type { CDPSession, Page } from 'playwright-core';
+import type { Protocol } from 'playwright-core/types/protocol';
+
+type Commands = Protocol.CommandParameters;
+type Results = Protocol.CommandReturnValues;
+type Events = Protocol.Events;
+
+/** The parameters of a CDP event. */
+export type CdpEvent<E extends keyof Events> = Events[E];
+
+/** The domains of the protocol: Emulation, Page, Fetch, … */
+type DomainName = keyof Commands extends infer K ? (K extends `${infer D}.${string}` ? D : never) : never;
+
+/** One domain's commands as methods; a command whose parameters are all optional may be called without. */
+export type Domain<D extends DomainName> = {
+  [K in keyof Commands as K extends `${D}.${infer M}` ? M : never]: Partial<Commands[K]> extends Commands[K]
+    ? (params?: Commands[K]) => Promise<Results[K]>
+    : (params: Commands[K]) => Promise<Results[K]>;
+};
+
+/** The domains the render steps use. */
+const DOMAINS = [
+  'Browser',
+  'DOM',
+  'Emulation',
+  'Fetch',
+  'Network',
+  'Page',
+  'Runtime',
+  'Storage',
+  'SystemInfo',
+  'Target',
+] as const;
+type UsedDomain = (typeof DOMAINS)[number];
+
+/** A CDP session on a page, with typed commands and events. */
+export type Cdp = { readonly [D in UsedDomain]: Domain<D> } & {
+  /** The Playwright session underneath. */
+  readonly session: CDPSession;
+  on<E extends keyof Events>(event: E, listener: (params: Events[E]) => void): void;
+  off<E extends keyof Events>(event: E, listener: (params: Events[E]) => void): void;
+  /** Ends the session; what it set up that belongs to it (interception, bindings, scripts) ends with it. */
+  detach(): Promise<void>;
+};
+
+/** The typed face of `session`; it makes no call of its own. */
+export function cdp(session: CDPSession): Cdp {
+  // The session is touched only when a command is sent: a render that sends none makes no call.
+  const send = (method: string, params?: object) =>
+    (session.send as unknown as (method: string, params?: object) => Promise<unknown>).call(session, method, params);
+  const domain = (name: string) =>
+    new Proxy({}, { get: (_, method) => (params?: object) => send(`${name}.${String(method)}`, params) });
+  const domains = Object.fromEntries(DOMAINS.map((name) => [name, domain(name)]));
+  return {
+    ...(domains as { [D in UsedDomain]: Domain<D> }),
+    session,
+    on: (event, listener) => void session.on(event, listener),
+    off: (event, listener) => void session.off(event, listener),
+    detach: () => session.detach(),
+  };
+}
+
+/** A CDP session of its own on `page` (for a domain whose state the session should own and end). */
+export async function openCdp(page: Page): Promise<Cdp> {
+  return cdp(await page.context().newCDPSession(page));
+}

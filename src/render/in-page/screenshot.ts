@@ -1,0 +1,145 @@
+// In the page, for the capture (src/render/screenshot.ts). The full-page work is one function, so
+// that its parts share the search for an app shell's scroller: a function runs in the page alone,
+// without the module it was written in.
+
+/** A box in document CSS px. */
+export type Box = { x: number; y: number; width: number; height: number };
+
+/** What the full-page capture asks of the page. */
+export type FullPageTask =
+  /** The whole scrollable document's size (never less than the viewport). */
+  | { kind: 'size' }
+  /** The size of everything a full-page capture shows, an app shell's scroller let out first. */
+  | { kind: 'letOutSize' }
+  /** An app shell's scroller let out to its content (as a full-page capture does). */
+  | { kind: 'letOut' }
+  /** Scrolled through by `step` px (0: the view's height), pausing `delay` ms, down to `maxHeight`; then back to the top. */
+  | { kind: 'scroll'; step: number; delay: number; maxHeight: number };
+
+/** Does `task` (see FullPageTask); returns the size for the size tasks. */
+export async function fullPage(task: FullPageTask): Promise<{ width: number; height: number } | undefined> {
+  const documentHeight = () =>
+    Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, innerHeight);
+  const documentSize = () => ({
+    width: Math.max(document.documentElement.scrollWidth, document.body ? document.body.scrollWidth : 0, innerWidth),
+    height: documentHeight(),
+  });
+  // The element whose scrolling shows the page's content when the document itself does not
+  // scroll, or barely (the app-shell layout: a viewport-filling element with overflow auto), or
+  // null. Of the elements that scroll vertically further than the document does, the one showing
+  // the most area, if it shows at least a quarter of the viewport; the body counts (a body with
+  // overflow auto inside an html with overflow hidden). A document over two viewports tall is not searched.
+  const findScroller = (): HTMLElement | null => {
+    const documentExtra = document.documentElement.scrollHeight - innerHeight;
+    if (documentExtra > innerHeight) return null;
+    let best: HTMLElement | null = null;
+    let bestArea = 0;
+    for (const element of document.querySelectorAll<HTMLElement>('body, body *')) {
+      if (element.scrollHeight - element.clientHeight <= Math.max(1, documentExtra)) continue;
+      if (!/^(auto|scroll|overlay)$/.test(getComputedStyle(element).overflowY)) continue;
+      const area = element.clientWidth * element.clientHeight;
+      if (area > bestArea) {
+        best = element;
+        bestArea = area;
+      }
+    }
+    return bestArea >= (innerWidth * innerHeight) / 4 ? best : null;
+  };
+  // The scroller, if any, and its ancestors let out to their content's height, so that the
+  // document holds the scroller's whole content.
+  const letOut = () => {
+    const force = (element: HTMLElement, property: string, value: string) =>
+      element.style.setProperty(property, value, 'important');
+    for (let element = findScroller(); element !== null; element = element.parentElement) {
+      const style = getComputedStyle(element);
+      force(element, 'overflow', 'visible');
+      force(element, 'height', 'auto');
+      force(element, 'max-height', 'none');
+      if (style.position === 'fixed' || style.position === 'sticky')
+        force(element, 'position', style.position === 'fixed' ? 'absolute' : 'relative');
+      if (style.position === 'fixed' || style.position === 'absolute') force(element, 'bottom', 'auto');
+    }
+  };
+  switch (task.kind) {
+    case 'size':
+      return documentSize();
+    case 'letOutSize':
+      letOut();
+      return documentSize();
+    case 'letOut':
+      letOut();
+      return undefined;
+    case 'scroll': {
+      const scroller = findScroller();
+      const view: { scrollTo(options: ScrollToOptions): void } = scroller ?? window;
+      const viewHeight = scroller ? scroller.clientHeight : innerHeight;
+      const step = task.step || viewHeight;
+      const end = () => Math.min(task.maxHeight, scroller ? scroller.scrollHeight : documentHeight());
+      for (let y = step; y - step + viewHeight < end(); y += step) {
+        view.scrollTo({ left: 0, top: y, behavior: 'instant' });
+        await new Promise((resolve) => setTimeout(resolve, task.delay));
+      }
+      view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Moves the page's bottom bars (fixed or sticky boxes whose bottom is the viewport's, in its
+ * lower half) to the bottom of a capture `captureHeight` CSS px tall (see pinBottomBars in
+ * src/render/screenshot.ts).
+ */
+export function pinBottomBars(captureHeight: number): void {
+  const shift = captureHeight - innerHeight;
+  if (shift < 1) return;
+  const moved: HTMLElement[] = [];
+  for (const element of document.querySelectorAll<HTMLElement>('body *')) {
+    const style = getComputedStyle(element);
+    if (style.position !== 'fixed' && style.position !== 'sticky') continue;
+    const box = element.getBoundingClientRect();
+    if (box.height === 0 || box.top < innerHeight / 2 || Math.abs(box.bottom - innerHeight) > 1) continue;
+    if (moved.some((bar) => bar.contains(element))) continue;
+    moved.push(element);
+    if (style.position === 'sticky') {
+      element.style.setProperty('position', 'relative', 'important');
+      element.style.setProperty('bottom', 'auto', 'important');
+    } else {
+      element.style.setProperty(
+        'transform',
+        `translateY(${shift}px)${style.transform === 'none' ? '' : ` ${style.transform}`}`,
+        'important',
+      );
+    }
+  }
+}
+
+/** An element's box in document coordinates, and where the page was scrolled to if it scrolled the element to the top first. */
+export type ElementBox = Box & { scrolledFrom?: { left: number; top: number } };
+
+/** The box of `node` in document coordinates, scrolled to the top of the viewport first with `scrollFirst`. */
+export function elementBox(node: Element, scrollFirst: boolean): ElementBox {
+  const from = { left: scrollX, top: scrollY };
+  if (scrollFirst) node.scrollIntoView({ block: 'start', inline: 'start', behavior: 'instant' });
+  const rect = node.getBoundingClientRect();
+  return {
+    x: rect.left + scrollX,
+    y: rect.top + scrollY,
+    width: rect.width,
+    height: rect.height,
+    ...(scrollFirst ? { scrolledFrom: from } : {}),
+  };
+}
+
+/** Scrolls the page to `to`, at once. */
+export function scrollPageTo(to: { left: number; top: number }): void {
+  scrollTo({ ...to, behavior: 'instant' });
+}
+
+/** Scrolls the page to `top`, and resolves once it has been painted twice. */
+export function scrollAndPaint(top: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    scrollTo({ left: 0, top, behavior: 'instant' });
+    requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
+  });
+}

@@ -1,0 +1,22 @@
+// In the page, for the page steps (src/render/steps.ts).
+
+/** True once the document's fonts are ready to draw, false when `ms` pass first. */
+export function fontsReady(ms: number): boolean | Promise<boolean> {
+  const fonts = document.fonts;
+  if (fonts?.status !== 'loading') return true;
+  return Promise.race([
+    fonts.ready.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
+}
+
+/** Scrolls `node` to the top of the viewport, then `adjust` px further down (negative: up). */
+export function scrollToTop(node: Element, adjust: number): void {
+  node.scrollIntoView({ block: 'start', inline: 'nearest' });
+  if (adjust !== 0) scrollBy({ top: adjust, behavior: 'instant' });
+}
+
+/** The page's visible text, as `document.body.innerText` gives it. */
+export function visibleText(): string {
+  return document.body ? document.body.innerText : '';
+}
