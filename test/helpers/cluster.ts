@@ -2,13 +2,14 @@
 // n3), each with its own client, cluster and monitoring port and its own store directory, all
 // routed to each other. Nodes can be SIGKILLed and restarted on the same ports and store.
 // The exit hooks of stack.ts kill every node when the test process ends.
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { startFixtureSite, type FixtureRoute } from '../fixtures/site.ts';
-import type { TestStack } from './service.ts';
+import { spawnService, type TestStack } from './service.ts';
 import { canConnect, freePort, natsServerBinary, own, startS3, type Owned } from './stack.ts';
 
 /** The node names, in order. */
@@ -309,4 +310,32 @@ export async function startClusterStack(
     stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])),
   };
   return { nats, stack };
+}
+
+/**
+ * The service split over processes on `stack`: the ingress (with `ingressRoles`) on a free port,
+ * then one process per role of `workers`, each rendering `concurrency` at once. Returns the
+ * ingress's base URL and the processes, pushed into `processes` as they start (so that an after
+ * hook can kill those that started when a later one fails).
+ */
+export async function spawnRoles(
+  stack: TestStack,
+  processes: ChildProcess[],
+  ingressRoles: string,
+  workers: string[],
+  concurrency: number,
+): Promise<string> {
+  const port = String(await freePort());
+  processes.push(await spawnService(stack, { ROLES: ingressRoles, PORT: port, LOG_LEVEL: 'warn' }));
+  for (const role of workers) {
+    processes.push(
+      await spawnService(stack, {
+        ROLES: role,
+        PORT: String(await freePort()),
+        RENDER_CONCURRENCY: String(concurrency),
+        LOG_LEVEL: 'warn',
+      }),
+    );
+  }
+  return `http://127.0.0.1:${port}`;
 }

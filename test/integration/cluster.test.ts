@@ -7,9 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { verifyWebhook } from '../../src/client/index.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
-import { call, createWorkspace, spawnService, type TestStack } from '../helpers/service.ts';
-import { freePort } from '../helpers/stack.ts';
+import { spawnRoles, startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
+import { call, createWorkspace, type TestStack } from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 
@@ -49,19 +48,7 @@ cluster.before(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   // One ingress, two render workers, one delivery worker: each its own process on the cluster.
-  const port = String(await freePort());
-  base = `http://127.0.0.1:${port}`;
-  processes.push(await spawnService(stack, { ROLES: 'ingress', PORT: port, LOG_LEVEL: 'warn' }));
-  for (const role of ['render', 'render', 'delivery']) {
-    processes.push(
-      await spawnService(stack, {
-        ROLES: role,
-        PORT: String(await freePort()),
-        RENDER_CONCURRENCY: '2',
-        LOG_LEVEL: 'warn',
-      }),
-    );
-  }
+  base = await spawnRoles(stack, processes, 'ingress', ['render', 'render', 'delivery'], 2);
   workspace = await createWorkspace(stack, { quota: 10_000 });
 });
 

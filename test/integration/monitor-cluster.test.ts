@@ -13,9 +13,8 @@ import { names } from '../../src/jetstream/topology.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
-import { call, createWorkspace, spawnService, type TestStack } from '../helpers/service.ts';
-import { freePort } from '../helpers/stack.ts';
+import { spawnRoles, startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
+import { call, createWorkspace, type TestStack } from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const cluster = suite('a monitor on a 3-node cluster through the loss of a node');
@@ -54,18 +53,7 @@ cluster.before(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   // The ingress and the delivery role in one process, two render workers (each runs the scheduler).
-  const port = String(await freePort());
-  base = `http://127.0.0.1:${port}`;
-  processes.push(await spawnService(stack, { ROLES: 'ingress,delivery', PORT: port, LOG_LEVEL: 'warn' }));
-  for (let i = 0; i < 2; i++)
-    processes.push(
-      await spawnService(stack, {
-        ROLES: 'render',
-        PORT: String(await freePort()),
-        RENDER_CONCURRENCY: '1',
-        LOG_LEVEL: 'warn',
-      }),
-    );
+  base = await spawnRoles(stack, processes, 'ingress,delivery', ['render', 'render'], 1);
   workspace = await createWorkspace(stack, { quota: 1000 });
 });
 
