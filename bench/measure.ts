@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { listProcesses, processTree, type ProcessEntry } from '../src/render/processes.ts';
+import { listProcesses, processTree, type ProcessEntry } from '../test/helpers/processes.ts';
 
-export { findProcess, listProcesses, processTree, pssMb } from '../src/render/processes.ts';
+export { findProcess, listProcesses, processTree, pssMb } from '../test/helpers/processes.ts';
 
 /** Throughput and latency of one measured loop. */
 export interface LoopResult {

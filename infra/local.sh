@@ -4,6 +4,7 @@
 #   infra/local.sh deps     install what is missing: Debian chromium + nats-server, npm ci, and (as
 #                           root) the unprivileged user the browser runs as
 #   infra/local.sh up       deps, then start (or reuse) local NATS and S3 unless NATS_URL / S3_ENDPOINT are set
+#                           (infra/local-stack.ts does it: the launcher the tests and the bench use too)
 #   infra/local.sh run      up, then the service in the foreground (what `make run` does); once it
 #                           answers, the demo workspace's keys and a curl line that works offline
 #   infra/local.sh down     stop what `run` and `up` started, by their pid files
@@ -136,76 +137,16 @@ live_pid() {
   echo "$pid"
 }
 
-tcp_answers() {
-  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
-http_answers() {
-  local status
-  status="$(timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && head -c 5 <&3" 2>/dev/null || true)"
-  [[ "$status" == HTTP/ ]]
-}
-
-# wait_ready NAME CHECK PORT PID LOG: polls CHECK until it passes; on timeout or exit, shows the log.
-wait_ready() {
-  local name=$1 check=$2 port=$3 pid=$4 log=$5 deadline=$((SECONDS + READY_TIMEOUT))
-  until "$check" "$port"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      printf 'local: error: %s exited before answering on 127.0.0.1:%s; last lines of %s:\n' "$name" "$port" "$log" >&2
-      tail -n 20 "$log" >&2 || true
-      exit 1
-    fi
-    if ((SECONDS >= deadline)); then
-      printf 'local: error: %s did not answer on 127.0.0.1:%s within %ss; last lines of %s:\n' "$name" "$port" "$READY_TIMEOUT" "$log" >&2
-      tail -n 20 "$log" >&2 || true
-      exit 1
-    fi
-    sleep 0.2
-  done
-}
-
-# start NAME PID_FILE PATTERN CHECK PORT COMMAND...: reuses a live one from this DATA_DIR, else starts one.
-start() {
-  local name=$1 pid_file=$2 pattern=$3 check=$4 port=$5
-  shift 5
-  local log="$DATA_DIR/logs/$name.log" pid
-  mkdir -p "$DATA_DIR/logs"
-
-  if pid="$(live_pid "$pid_file" "$pattern")"; then
-    wait_ready "$name" "$check" "$port" "$pid" "$log"
-    say "$name already running (pid $pid) on 127.0.0.1:$port, reusing it"
-    return 0
-  fi
-  rm -f "$pid_file"
-  if tcp_answers "$port"; then
-    fail "127.0.0.1:$port is taken by a process this DATA_DIR ($DATA_DIR) did not start; stop it, or set LOCAL_${name^^}_PORT or ${name^^}_$([[ $name == nats ]] && echo URL || echo ENDPOINT)"
-  fi
-
-  printf '\n--- %s started %s\n' "$name" "$(date -u +%FT%TZ)" >>"$log"
-  # Own session: a Ctrl-C in the terminal running the service must not take these down too.
-  setsid "$@" >>"$log" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid" >"$pid_file"
-  wait_ready "$name" "$check" "$port" "$pid" "$log"
-  say "$name started (pid $pid) on 127.0.0.1:$port, log $log"
+# NATS and the S3 store are started, reused and stopped by infra/local-stack.ts, the launcher the
+# tests and the bench use too (test/helpers/stack.ts).
+local_stack() {
+  node --import tsx "$ROOT/infra/local-stack.ts" "$@"
 }
 
 up() {
   deps
-  if [[ -n "${NATS_URL:-}" ]]; then
-    say "NATS_URL is set ($NATS_URL): not starting a local NATS"
-  else
-    mkdir -p "$DATA_DIR/nats"
-    start nats "$DATA_DIR/nats.pid" nats-server tcp_answers "$LOCAL_NATS_PORT" \
-      nats-server -js -a 127.0.0.1 -p "$LOCAL_NATS_PORT" -sd "$DATA_DIR/nats"
-  fi
-  if [[ -n "${S3_ENDPOINT:-}" ]]; then
-    say "S3_ENDPOINT is set ($S3_ENDPOINT): not starting a local S3 store"
-  else
-    mkdir -p "$DATA_DIR/s3"
-    start s3 "$DATA_DIR/s3.pid" infra/s3rver.js http_answers "$LOCAL_S3_PORT" \
-      node "$ROOT/infra/s3rver.js" --address 127.0.0.1 --port "$LOCAL_S3_PORT" --directory "$DATA_DIR/s3"
-  fi
+  export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT READY_TIMEOUT
+  local_stack up
 }
 
 run() {
@@ -271,20 +212,21 @@ stop() {
 
 down() {
   stop service "$DATA_DIR/service.pid" dist/main.js
-  stop s3 "$DATA_DIR/s3.pid" infra/s3rver.js
-  stop nats "$DATA_DIR/nats.pid" nats-server
+  export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT
+  ensure_node
+  local_stack down
 }
 
 status() {
-  local name pattern pid
-  for entry in service:dist/main.js nats:nats-server s3:infra/s3rver.js; do
-    name=${entry%%:*} pattern=${entry#*:}
-    if pid="$(live_pid "$DATA_DIR/$name.pid" "$pattern")"; then
-      say "$name running (pid $pid)"
-    else
-      say "$name not running"
-    fi
-  done
+  local pid
+  if pid="$(live_pid "$DATA_DIR/service.pid" dist/main.js)"; then
+    say "service running (pid $pid)"
+  else
+    say "service not running"
+  fi
+  export DATA_DIR LOCAL_NATS_PORT LOCAL_S3_PORT
+  ensure_node
+  local_stack status
 }
 
 case "${1:-}" in

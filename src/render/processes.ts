@@ -1,5 +1,6 @@
-// The machine's processes as Linux's /proc shows them: finding Chromium, the trees below a pid,
-// and their memory. Where there is no /proc every scan finds nothing.
+// The machine's processes as Linux's /proc shows them: finding Chromium, the tree below a pid, and
+// its memory. Where there is no /proc every scan finds nothing. The look-ups only tests and the
+// bench make are in test/helpers/processes.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
@@ -38,40 +39,6 @@ export function listProcesses(): ProcessEntry[] {
 function commandLine(raw: string): string[] {
   const argv = raw.split('\0').filter((arg) => arg !== '');
   return argv.length === 1 ? argv[0].split(' ').filter((arg) => arg !== '') : argv;
-}
-
-/** The pid of the first process whose command line holds every one of `args`, or null. */
-export function findProcess(args: string[], processes = listProcesses()): number | null {
-  return processes.find((proc) => args.every((arg) => proc.argv.includes(arg)))?.pid ?? null;
-}
-
-/** `roots` and every process below them. */
-export function processTree(roots: number[], processes = listProcesses()): number[] {
-  const tree = new Set(roots);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const proc of processes) {
-      if (tree.has(proc.ppid) && !tree.has(proc.pid)) {
-        tree.add(proc.pid);
-        grew = true;
-      }
-    }
-  }
-  return [...tree];
-}
-
-/** Summed proportional set size of `pids` in MB (from /proc/<pid>/smaps_rollup); a pid gone counts 0. */
-export function pssMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    try {
-      const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      kb += Number(match?.[1] ?? 0);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return kb / 1024;
 }
 
 /**

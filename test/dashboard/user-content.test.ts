@@ -5,6 +5,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { closePage } from '../helpers/pages.ts';
 import { freePort } from '../helpers/stack.ts';
 import { hmacHex } from '../../src/signing.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
@@ -60,7 +61,7 @@ userContent.before(async () => {
   await page.fill('#password', 'a long enough password');
   await page.click('button[type=submit]');
   assert.match(page.url(), /\/dashboard\/keys/);
-  await page.close();
+  await closePage(page);
 });
 userContent.after(async () => {
   await browser?.close();
@@ -106,7 +107,7 @@ userContent(
       [],
       'no dashboard request',
     );
-    await opened.page.close();
+    await closePage(opened.page);
 
     const file = await call(fileUrl);
     assert.match(
@@ -129,7 +130,7 @@ userContent('a plain link to /api/take with format=html runs nothing either', as
     [],
     'no dashboard request',
   );
-  await opened.page.close();
+  await closePage(opened.page);
 
   const answer = await call(link);
   assert.is(answer.status, 200);
@@ -172,7 +173,7 @@ userContent(
       opened.requests.filter((r) => r.url.includes('/dashboard')),
       [],
     );
-    await opened.page.close();
+    await closePage(opened.page);
 
     const dashboardThere = await call(`${filesBase}/dashboard/sign-in`);
     assert.is(dashboardThere.status, 404, 'no dashboard (and so no cookie) on the files origin');

@@ -2,12 +2,15 @@
 // n3), each with its own client, cluster and monitoring port and its own store directory, all
 // routed to each other. Nodes can be SIGKILLed and restarted on the same ports and store.
 // The exit hooks of stack.ts kill every node when the test process ends.
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { canConnect, freePort, natsServerBinary, own, type Owned } from './stack.ts';
+import { startFixtureSite, type FixtureRoute } from '../fixtures/site.ts';
+import { spawnService, type TestStack } from './service.ts';
+import { canConnect, freePort, natsServerBinary, own, startS3, type Owned } from './stack.ts';
 
 /** The node names, in order. */
 export const nodeNames = ['n1', 'n2', 'n3'] as const;
@@ -272,4 +275,67 @@ async function startOnce(): Promise<NatsCluster> {
     waitForLeader,
     stop,
   };
+}
+
+/**
+ * A whole test stack on a 3-node cluster: the cluster, the S3 store and a fixture site (with
+ * `routes`), and the environment that points a service at them with 3 replicas; `name` names the
+ * bucket and the data directory, `extra` adds settings (ack waits, retry schedules).
+ */
+export async function startClusterStack(
+  name: string,
+  extra: Record<string, string> = {},
+  routes: Record<string, FixtureRoute> = {},
+): Promise<{ nats: NatsCluster; stack: TestStack }> {
+  const nats = await startNatsCluster();
+  const [s3, site] = await Promise.all([startS3(), startFixtureSite(routes)]);
+  const env = {
+    NATS_URL: nats.url,
+    JETSTREAM_REPLICAS: '3',
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY: s3.accessKey,
+    S3_SECRET_KEY: s3.secretKey,
+    S3_BUCKET: `shutterbus-${name}`,
+    S3_REGION: 'us-east-1',
+    ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), `shutterbus-${name}-`)),
+    ...extra,
+  };
+  const stack: TestStack = {
+    nats: { url: nats.url, port: 0, stop: () => nats.stop() },
+    s3,
+    site,
+    env,
+    stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])),
+  };
+  return { nats, stack };
+}
+
+/**
+ * The service split over processes on `stack`: the ingress (with `ingressRoles`) on a free port,
+ * then one process per role of `workers`, each rendering `concurrency` at once. Returns the
+ * ingress's base URL and the processes, pushed into `processes` as they start (so that an after
+ * hook can kill those that started when a later one fails).
+ */
+export async function spawnRoles(
+  stack: TestStack,
+  processes: ChildProcess[],
+  ingressRoles: string,
+  workers: string[],
+  concurrency: number,
+): Promise<string> {
+  const port = String(await freePort());
+  processes.push(await spawnService(stack, { ROLES: ingressRoles, PORT: port, LOG_LEVEL: 'warn' }));
+  for (const role of workers) {
+    processes.push(
+      await spawnService(stack, {
+        ROLES: role,
+        PORT: String(await freePort()),
+        RENDER_CONCURRENCY: String(concurrency),
+        LOG_LEVEL: 'warn',
+      }),
+    );
+  }
+  return `http://127.0.0.1:${port}`;
 }

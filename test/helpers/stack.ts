@@ -1,12 +1,14 @@
 // Real servers for integration tests: NATS with JetStream and the s3rver store, each a child
-// process on a free loopback port with its own temp directory, stopped by pid.
+// process on a free loopback port with its own temp directory, stopped by pid. How each is started
+// and known to answer is infra/local-stack.ts's, the launcher `make run` uses too.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { natsServer, s3Server } from '../../infra/local-stack.ts';
+
+export { canConnect, natsServerBinary } from '../../infra/local-stack.ts';
 
 /** A server a test can SIGKILL and start again on the same port and directory (a crash and a recovery). */
 export interface Restartable {
@@ -43,7 +45,6 @@ export interface OwnStoreOptions {
   serviceEndpoint?: string;
 }
 
-const s3rverScript = fileURLToPath(new URL('../../infra/s3rver.js', import.meta.url));
 const readyTimeoutMs = 20_000;
 const stopTimeoutMs = 5_000;
 
@@ -80,46 +81,6 @@ export async function freePort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The nats-server binary: Debian's, or whichever is on PATH. */
-export function natsServerBinary(): string {
-  // Debian puts it in /usr/sbin, which is not on every user's PATH.
-  for (const candidate of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) {
-    if (existsSync(candidate)) return candidate;
-  }
-  return 'nats-server';
-}
-
-/** Whether 127.0.0.1:port accepts a TCP connection within a second. */
-export function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.setTimeout(1000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
-
-function answersHttp(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: '/', timeout: 1000, agent: false }, (response) => {
-      response.resume();
-      resolve(true);
-    });
-    request.once('error', () => resolve(false));
-    request.once('timeout', () => {
-      request.destroy();
-      resolve(false);
     });
   });
 }
@@ -237,8 +198,8 @@ export async function startNats(): Promise<NatsServer> {
   const { port, dir, owned, kill, restart } = await startOnFreePort(
     'nats-server',
     'shutterbus-nats-',
-    (port, dir) => [natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]],
-    canConnect,
+    (port, dir) => natsServer.command(port, dir),
+    natsServer.answers,
   );
   return { url: `nats://127.0.0.1:${port}`, port, dir, stop: owned.stop, kill, restart };
 }
@@ -252,11 +213,8 @@ export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
   const { port, dir, owned, kill, restart } = await startOnFreePort(
     's3rver',
     'shutterbus-s3-',
-    (port, dir) => [
-      process.execPath,
-      [s3rverScript, '--address', '127.0.0.1', '--port', String(port), '--directory', dir, ...keys],
-    ],
-    answersHttp,
+    (port, dir) => s3Server.command(port, dir, keys),
+    s3Server.answers,
   );
   return {
     endpoint: `http://127.0.0.1:${port}`,

@@ -7,28 +7,15 @@ import { contentTypes } from '../../src/domain/options.ts';
 import { parameterByName, parameters } from '../../src/domain/parameters.ts';
 import { animateParameters, scrollEasings } from '../../src/domain/animation.ts';
 import { errorTable, type ErrorCode } from '../../src/errors.ts';
-import { buildApp } from '../../src/http/app.ts';
 import { metadataFieldNames } from '../../src/http/openapi.ts';
 import { parseTakeParams } from '../../src/http/params.ts';
-import { createLogger } from '../../src/log.ts';
+import { appWithoutRenders } from '../helpers/app.ts';
 
 const openapi = suite('OpenAPI document and API reference');
 
 // The document and the page touch none of the render collaborators; NATS is down, which they must not mind.
 const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '3000' });
-const stub = {} as never;
-const app = buildApp({
-  config,
-  log: createLogger(config),
-  renderQueue: stub,
-  fileStore: stub,
-  workspaces: stub,
-  settlement: stub,
-  renderCache: stub,
-  checkTarget: async (raw: string) => new URL(raw),
-  readiness: [],
-  natsLink: { isUp: false } as never,
-});
+const app = appWithoutRenders(config, { natsLink: { isUp: false } as never });
 
 type Json = Record<string, any>;
 let document: Json;

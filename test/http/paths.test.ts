@@ -4,8 +4,9 @@ import net from 'node:net';
 import { pino } from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildApp, hasDotSegment } from '../../src/http/app.ts';
+import { type buildApp, hasDotSegment } from '../../src/http/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { appWithoutRenders } from '../helpers/app.ts';
 
 const paths = suite('paths with .. in them');
 const logged: string[] = [];
@@ -16,18 +17,7 @@ paths.before(async () => {
   const config = loadConfig({ LOG_LEVEL: 'info', PORT: '0' });
   const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(line) });
   // The routes under test (/docs, /files, unknown ones) reach none of the render collaborators.
-  const stub = {} as never;
-  app = buildApp({
-    config,
-    log,
-    renderQueue: stub,
-    fileStore: stub,
-    workspaces: stub,
-    settlement: stub,
-    renderCache: stub,
-    checkTarget: async (raw: string) => new URL(raw),
-    readiness: [],
-  });
+  app = appWithoutRenders(config, { log });
   await app.listen({ host: '127.0.0.1', port: 0 });
   port = (app.server.address() as net.AddressInfo).port;
 });

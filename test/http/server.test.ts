@@ -2,29 +2,17 @@ import net from 'node:net';
 import type { Server } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildApp, type AppDeps } from '../../src/http/app.ts';
+import type { AppDeps } from '../../src/http/app.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import { appWithoutRenders } from '../helpers/app.ts';
 
 const server = suite('HTTP server: malformed, oversized and slow clients');
 
 // The routes under test (/healthz, /readyz, the error handler) touch none of the render collaborators.
 const appWith = (readiness: AppDeps['readiness'] = []) => {
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0' });
-  const stub = {} as never;
-  const checkTarget = async (raw: string) => new URL(raw);
-  return buildApp({
-    config,
-    log: createLogger(config),
-    renderQueue: stub,
-    fileStore: stub,
-    workspaces: stub,
-    settlement: stub,
-    renderCache: stub,
-    checkTarget,
-    readiness,
-  });
+  return appWithoutRenders(config, { readiness });
 };
 type App = ReturnType<typeof appWith>;
 

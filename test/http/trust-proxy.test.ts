@@ -2,9 +2,8 @@
 // X-Forwarded-Proto the ingress believes (request.ip feeds the sign-in limits), and bad values.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildApp } from '../../src/http/app.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import { appWithoutRenders } from '../helpers/app.ts';
 
 const trust = suite('TRUST_PROXY and FILES_BASE_URL');
 
@@ -15,18 +14,7 @@ async function appTrusting(trustProxy?: string) {
     PORT: '0',
     ...(trustProxy !== undefined ? { TRUST_PROXY: trustProxy } : {}),
   });
-  const stub = {} as never;
-  const app = buildApp({
-    config,
-    log: createLogger(config),
-    renderQueue: stub,
-    fileStore: stub,
-    workspaces: stub,
-    settlement: stub,
-    renderCache: stub,
-    checkTarget: async (raw: string) => new URL(raw),
-    readiness: [],
-  });
+  const app = appWithoutRenders(config);
   app.get('/client', async (request) => ({ ip: request.ip, protocol: request.protocol }));
   await app.ready();
   return app;

@@ -1,19 +1,14 @@
 // A 3-node NATS cluster with 3 replicas, the service split by role, and a node SIGKILLed mid-load,
 // twice: every accepted render ends once, is charged once, and announces itself once.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { verifyWebhook } from '../../src/client/index.ts';
-import { startFixtureSite } from '../fixtures/site.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { startNatsCluster, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
-import { call, createWorkspace, spawnService, type TestStack } from '../helpers/service.ts';
-import { freePort, startS3 } from '../helpers/stack.ts';
+import { spawnRoles, startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
+import { call, createWorkspace, type TestStack } from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 
@@ -29,29 +24,10 @@ let workspace: Workspace;
 const deliveries = new Map<string, { renderId: string; verified: boolean; times: number }>();
 
 cluster.before(async () => {
-  nats = await startNatsCluster();
-  const [s3, site] = await Promise.all([startS3(), startFixtureSite()]);
-  const env = {
-    NATS_URL: nats.url,
-    JETSTREAM_REPLICAS: '3',
-    S3_ENDPOINT: s3.endpoint,
-    S3_ACCESS_KEY: s3.accessKey,
-    S3_SECRET_KEY: s3.secretKey,
-    S3_BUCKET: 'shutterbus-cluster',
-    S3_REGION: 'us-east-1',
-    ALLOW_PRIVATE_TARGETS: 'true',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-cluster-')),
+  ({ nats, stack } = await startClusterStack('cluster', {
     RENDER_ACK_WAIT: '10',
     WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s,16s',
-  };
-  stack = {
-    nats: { url: nats.url, port: 0, stop: () => nats.stop() },
-    s3,
-    site,
-    env,
-    stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])),
-  };
+  }));
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk) => chunks.push(chunk));
@@ -72,19 +48,7 @@ cluster.before(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   // One ingress, two render workers, one delivery worker: each its own process on the cluster.
-  const port = String(await freePort());
-  base = `http://127.0.0.1:${port}`;
-  processes.push(await spawnService(stack, { ROLES: 'ingress', PORT: port, LOG_LEVEL: 'warn' }));
-  for (const role of ['render', 'render', 'delivery']) {
-    processes.push(
-      await spawnService(stack, {
-        ROLES: role,
-        PORT: String(await freePort()),
-        RENDER_CONCURRENCY: '2',
-        LOG_LEVEL: 'warn',
-      }),
-    );
-  }
+  base = await spawnRoles(stack, processes, 'ingress', ['render', 'render', 'delivery'], 2);
   workspace = await createWorkspace(stack, { quota: 10_000 });
 });
 

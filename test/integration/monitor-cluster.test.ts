@@ -1,11 +1,8 @@
 // A monitor on a 3-node NATS cluster with 3 replicas keeps ticking through the loss of the node
 // that leads its tick stream: no tick lost, none run twice, its change announced once.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { suite } from 'uvu';
@@ -14,19 +11,16 @@ import { verifyWebhook } from '../../src/client/index.ts';
 import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { names } from '../../src/jetstream/topology.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
 import { shutterbus } from '../helpers/cli.ts';
-import { startNatsCluster, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
-import { call, createWorkspace, spawnService, type TestStack } from '../helpers/service.ts';
-import { freePort, startS3 } from '../helpers/stack.ts';
+import { spawnRoles, startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
+import { call, createWorkspace, type TestStack } from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const cluster = suite('a monitor on a 3-node cluster through the loss of a node');
 const pages = monitorPages();
 let nats: NatsCluster;
 let stack: TestStack;
-let site: FixtureSite;
 let base: string;
 let workspace: Workspace;
 let receiver: http.Server;
@@ -36,31 +30,11 @@ const processes: ChildProcess[] = [];
 const changes = new Map<string, { times: number; verified: boolean }>();
 
 cluster.before(async () => {
-  nats = await startNatsCluster();
-  const s3 = await startS3();
-  site = await startFixtureSite(pages.routes);
-  const env = {
-    NATS_URL: nats.url,
-    JETSTREAM_REPLICAS: '3',
-    S3_ENDPOINT: s3.endpoint,
-    S3_ACCESS_KEY: s3.accessKey,
-    S3_SECRET_KEY: s3.secretKey,
-    S3_BUCKET: 'shutterbus-monitor-cluster',
-    S3_REGION: 'us-east-1',
-    ALLOW_PRIVATE_TARGETS: 'true',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'shutterbus-monitor-cluster-')),
-    RENDER_ACK_WAIT: '5',
-    MONITOR_MIN_INTERVAL: '1',
-    WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s',
-  };
-  stack = {
-    nats: { url: nats.url, port: 0, stop: () => nats.stop() },
-    s3,
-    site,
-    env,
-    stop: async () => void (await Promise.allSettled([site.close(), nats.stop(), s3.stop()])),
-  };
+  ({ nats, stack } = await startClusterStack(
+    'monitor-cluster',
+    { RENDER_ACK_WAIT: '5', MONITOR_MIN_INTERVAL: '1', WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s' },
+    pages.routes,
+  ));
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk) => chunks.push(chunk));
@@ -79,18 +53,7 @@ cluster.before(async () => {
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   // The ingress and the delivery role in one process, two render workers (each runs the scheduler).
-  const port = String(await freePort());
-  base = `http://127.0.0.1:${port}`;
-  processes.push(await spawnService(stack, { ROLES: 'ingress,delivery', PORT: port, LOG_LEVEL: 'warn' }));
-  for (let i = 0; i < 2; i++)
-    processes.push(
-      await spawnService(stack, {
-        ROLES: 'render',
-        PORT: String(await freePort()),
-        RENDER_CONCURRENCY: '1',
-        LOG_LEVEL: 'warn',
-      }),
-    );
+  base = await spawnRoles(stack, processes, 'ingress,delivery', ['render', 'render'], 1);
   workspace = await createWorkspace(stack, { quota: 1000 });
 });
 
@@ -141,10 +104,10 @@ cluster(
     const created = await call(`${base}/api/monitors`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ url: `${site.url}/monitor/page?key=cluster`, interval: 2, webhook_url: hookUrl }),
+      body: JSON.stringify({ url: `${stack.site.url}/monitor/page?key=cluster`, interval: 2, webhook_url: hookUrl }),
     });
     assert.is(created.status, 201, JSON.stringify(created.json));
-    const ticks = () => site.hits.get('/monitor/page') ?? 0;
+    const ticks = () => stack.site.hits.get('/monitor/page') ?? 0;
     await waitFor(() => ticks() >= 2, 'two ticks before the fault', 60_000);
 
     const leader: NodeName = await nats.leaderOf(names.monitorTickStream);

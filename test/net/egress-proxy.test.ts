@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { chromium, type Browser } from 'playwright-core';
 import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.ts';
 import type { LookupFn } from '../../src/net/target.ts';
+import { closePage } from '../helpers/pages.ts';
 
 // The "public" site listens on 127.0.0.2 and the private secret on 127.0.0.1 at the same port,
 // so a DNS answer switching between them (rebinding) would show the secret.
@@ -135,7 +136,7 @@ async function inPage<T>(
     await page.goto(url);
     return await inPage(page);
   } finally {
-    await page.close();
+    await closePage(page);
   }
 }
 
@@ -180,7 +181,7 @@ egress('a redirect to a private address ends at the proxy’s 403', async () => 
   assert.is(response?.url(), `http://127.0.0.1:${ctx.port}/secret`);
   assert.is(await response?.headerValue('x-shutterbus-blocked'), 'url_not_allowed');
   assert.not.match(await page.content(), 'SECRET');
-  await page.close();
+  await closePage(page);
   assert.is(ctx.secretHits, 0);
 });
 
@@ -237,7 +238,7 @@ egress('https:// to a private address fails with ERR_TUNNEL_CONNECTION_FAILED', 
     () => null,
     (e: Error) => e,
   );
-  await page.close();
+  await closePage(page);
   assert.match(error?.message ?? '', 'net::ERR_TUNNEL_CONNECTION_FAILED');
   assert.is(ctx.secretHits, 0);
 });

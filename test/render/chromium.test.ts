@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
-import { findProcess, listProcesses, processTree, pssMb } from '../../src/render/processes.ts';
+import { findProcess, listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 
 const test = suite('BrowserHost launch switches and its Chromium among the processes');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';

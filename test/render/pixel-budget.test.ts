@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_CAPTURE_PIXELS, type PageObservation } from '../../src/domain/options.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
-import { listProcesses, processTree, pssMb } from '../../src/render/processes.ts';
+import { listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('the pixel budget of a capture');

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumArgs } from '../../src/render/chromium.ts';
 import { PagePool, type WarmPage } from '../../src/render/pool.ts';
-import { findProcess, treeMemoryMb } from '../../src/render/processes.ts';
+import { treeMemoryMb } from '../../src/render/processes.ts';
+import { findProcess } from '../helpers/processes.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 
 const test = suite('PagePool');

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
-import { listProcesses, processTree } from '../../src/render/processes.ts';
+import { listProcesses, processTree } from '../helpers/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('the memory bound of a renderer');

@@ -6,7 +6,7 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BrowserHost } from '../../src/render/browser.ts';
-import { listProcesses, processTree } from '../../src/render/processes.ts';
+import { listProcesses, processTree } from '../helpers/processes.ts';
 import { chromium } from '../../src/render/playwright.ts';
 import { sandboxFailure, SandboxError } from '../../src/render/sandbox.ts';
 import { CHROMIUM, startRenderRig, type RenderRig } from '../helpers/render.ts';

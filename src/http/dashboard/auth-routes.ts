@@ -236,18 +236,24 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     return reply.redirect(`/dashboard/keys?notice=${dashboard.config.smtpUrl ? 'link-sent' : 'link-in-outbox'}`, 303);
   });
 
-  const invitation = async (raw: string | undefined) => {
-    const token = sessions.openLink<InviteToken>('invite', raw);
+  // An invitation's or a password mail's link: its token and account while it still works (choosing
+  // a password gives the account a new nonce, which spends the link).
+  const openAccountLink = async <T extends InviteToken | PasswordToken>(
+    purpose: T['purpose'],
+    raw: string | undefined,
+  ) => {
+    const token = sessions.openLink<T>(purpose, raw);
     const account = token ? await accounts.get(token.email) : null;
     return token && account && account.token_nonce === token.nonce ? { token, account } : null;
   };
-  const invalidInvitation = (reply: FastifyReply) =>
+  /** The answer to a link that does not work (any more); `what` is "This invitation" or "This link". */
+  const invalidLink = (reply: FastifyReply, what: string) =>
     send(
       reply,
       messagePage({
         title: 'Link not valid',
         kind: 'bad',
-        text: 'This invitation is not valid any more: it expired, or a password was already chosen with it.',
+        text: `${what} is not valid any more: it expired, or a password was already chosen with it.`,
         link: { href: '/dashboard/sign-in', label: 'Sign in' },
       }),
       400,
@@ -255,8 +261,8 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
 
   app.get('/accept', async (request, reply) => {
     const raw = (request.query as Record<string, string>).token;
-    const found = await invitation(raw);
-    if (!found) return invalidInvitation(reply);
+    const found = await openAccountLink<InviteToken>('invite', raw);
+    if (!found) return invalidLink(reply, 'This invitation');
     if (found.account.password_hash !== null) {
       // Someone with an account already: the link proves the mailbox, and the workspace is in their list.
       await membership.verify(found.account.email);
@@ -271,8 +277,8 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
 
   app.post('/accept', async (request, reply) => {
     const raw = field(request, 'token');
-    const found = await invitation(raw);
-    if (!found || found.account.password_hash !== null) return invalidInvitation(reply);
+    const found = await openAccountLink<InviteToken>('invite', raw);
+    if (!found || found.account.password_hash !== null) return invalidLink(reply, 'This invitation');
     const problem = passwordProblem(field(request, 'password'));
     if (problem) {
       const session = sessionOf(dashboard, request, reply);
@@ -294,27 +300,10 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   });
 
   // The link of the "this address has an account" mail: the mailbox's owner chooses a (new) password.
-  const passwordLink = async (raw: string | undefined) => {
-    const token = sessions.openLink<PasswordToken>('password', raw);
-    const account = token ? await accounts.get(token.email) : null;
-    return token && account && account.token_nonce === token.nonce ? account : null;
-  };
-  const invalidPasswordLink = (reply: FastifyReply) =>
-    send(
-      reply,
-      messagePage({
-        title: 'Link not valid',
-        kind: 'bad',
-        text: 'This link is not valid any more: it expired, or a password was already chosen with it.',
-        link: { href: '/dashboard/sign-in', label: 'Sign in' },
-      }),
-      400,
-    );
-
   app.get('/password', async (request, reply) => {
     const raw = (request.query as Record<string, string>).token;
-    const account = await passwordLink(raw);
-    if (!account) return invalidPasswordLink(reply);
+    const account = (await openAccountLink<PasswordToken>('password', raw))?.account;
+    if (!account) return invalidLink(reply, 'This link');
     const session = sessionOf(dashboard, request, reply);
     return send(
       reply,
@@ -324,8 +313,8 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
 
   app.post('/password', async (request, reply) => {
     const raw = field(request, 'token');
-    const account = await passwordLink(raw);
-    if (!account) return invalidPasswordLink(reply);
+    const account = (await openAccountLink<PasswordToken>('password', raw))?.account;
+    if (!account) return invalidLink(reply, 'This link');
     const problem = passwordProblem(field(request, 'password'));
     if (problem) {
       const session = sessionOf(dashboard, request, reply);
