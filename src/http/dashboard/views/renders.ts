@@ -2,7 +2,7 @@
 // long each step took, the output, what the page showed when it failed, and its webhook.
 import type { DeliveryRecord } from '../../../delivery/records.ts';
 import type { RenderRecord } from '../../../domain/render.ts';
-import type { RecentRender } from '../../../workspaces/recent-renders.ts';
+import type { RecentRender } from '../../../renders/recent.ts';
 import { html, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';
 import { renderTarget, statusPill } from './status.ts';

@@ -27,7 +27,7 @@ import {
 import { isFinal, pendingRecord, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { OutputFormat, PageObservation } from '../domain/options.ts';
 import type { RecordedMetadata } from '../domain/metadata.ts';
-import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from '../jetstream/render-records.ts';
+import { REPLAY_HEADER, renderDoneMessage, type RenderRecords } from './records.ts';
 import type { Versioned } from '../jetstream/kv-json.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
@@ -36,20 +36,24 @@ import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
 import { uploadOutput, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
 import type { StoreResult } from '../domain/storage.ts';
-import type { BrowserHost } from './browser.ts';
-import { capturePage } from './capture.ts';
+import type { BrowserHost } from '../render/browser.ts';
+import { capturePage } from '../render/capture.ts';
 import { endSpan, inSpan, startSpan, traced } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
-import { currentSteps, markStep, StepLog, withStepLog } from './step-log.ts';
+import { currentSteps, markStep, StepLog, withStepLog } from '../render/step-log.ts';
 import type { EgressProxy } from '../net/egress-proxy.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { openRequestSecrets } from '../secrets/request-secrets.ts';
 import { upstreamProxyOf } from '../net/upstream.ts';
-import { askVision } from './vision.ts';
-import { sliceImage } from './image.ts';
+import { askVision } from '../render/vision.ts';
+import { sliceImage } from '../render/image.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import { captureAnimation } from './animation.ts';
-import { FAILURE_CAPTURE_LIFETIME_SECONDS, FailureCaptureSlot, withFailureCaptureSlot } from './failure-capture.ts';
+import { captureAnimation } from '../render/animation.ts';
+import {
+  FAILURE_CAPTURE_LIFETIME_SECONDS,
+  FailureCaptureSlot,
+  withFailureCaptureSlot,
+} from '../render/failure-capture.ts';
 
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
