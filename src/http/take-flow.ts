@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { errorBody, ServiceError, statusOf, type ErrorCode } from '../errors.ts';
-import { publicExtras, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import type { RenderRecord, RenderRequest } from '../domain/render.ts';
 import { renderAdmission, type TakeOutcome } from '../renders/admission.ts';
 import { cacheKeyOf } from '../renders/cache.ts';
 import { fileUrl } from '../domain/files.ts';
-import { publicMetadata } from '../domain/metadata.ts';
+import { renderView } from '../renders/view.ts';
 import type { Caller } from './auth.ts';
 import { asOutage } from './errors/outage.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
@@ -138,24 +138,8 @@ export function takeFlow(app: FastifyInstance) {
     );
   };
 
-  /** The JSON answer of a succeeded render: `screenshot_url` is ScreenshotOne's name for `file_url`. */
-  const succeeded = (record: RenderRecord, cached: boolean) => {
-    const url = urlOf(record.file_name!);
-    return {
-      is_successful: true,
-      render_id: record.render_id,
-      file_url: url,
-      screenshot_url: url,
-      // A cached signed GET's file is what later views of the same URL redirect to.
-      ...(cached ? { cache_url: url } : {}),
-      format: record.format,
-      size_bytes: record.size_bytes,
-      ...(record.store ? { store: record.store } : {}),
-      ...(record.metadata ? { metadata: publicMetadata(record.metadata, urlOf) } : {}),
-      ...publicExtras(record, urlOf),
-      ...(record.warnings ? { warnings: record.warnings } : {}),
-    };
-  };
+  /** The JSON answer of a succeeded render (src/renders/view.ts). */
+  const succeeded = (record: RenderRecord, cached: boolean) => renderView(record, urlOf, 'answer', { cached });
 
   /** The 202 body of an accepted asynchronous render. */
   const accepted = (renderId: string) => ({
