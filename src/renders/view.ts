@@ -104,3 +104,6 @@ export function renderView(
   for (const name of renderViewFields[use]) if (fields[name] !== undefined) view[name] = fields[name];
   return view;
 }
+
+/** A field of a render's public view. */
+export type RenderViewField = (typeof renderViewFields)[RenderViewUse][number];
