@@ -22,7 +22,7 @@ import { StepLog, withStepLog } from '../render/step-log.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { openRequestSecrets } from '../secrets/request-secrets.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
-import { ended, failed, renderOutcome, type OutcomeDeps } from './outcome.ts';
+import { ended, failed, renderOutcome, type OutcomeDeps, type RenderOutcome } from './outcome.ts';
 import { storeFailureCapture } from './output.ts';
 import { REPLAY_HEADER } from './records.ts';
 import { runRender, type RenderRun, type RunDeps } from './run.ts';
@@ -74,101 +74,116 @@ interface Observed {
   line: Record<string, unknown>;
 }
 
+/** What the steps of handling one delivery share: the worker's collaborators, how renders end, and its name in logs. */
+interface WorkerContext {
+  deps: RenderMessageDeps;
+  outcome: RenderOutcome;
+  worker: string;
+}
+
+/** The render this delivery is to run, or null when it ended already (answered again, nothing rendered). */
+async function begin({ deps, outcome }: WorkerContext, delivery: Delivery<RenderRequest>): Promise<RenderRun | null> {
+  // Secret options travel sealed; opened here for the render and never written back.
+  const request = openRequestSecrets(delivery.message, deps.sealer);
+  const replay = Boolean(delivery.header(REPLAY_HEADER));
+  const read = await deps.records.read(request.render_id);
+  const known = read.value;
+  if (known && isFinal(known) && !replay) {
+    await outcome.repeat(known);
+    return null;
+  }
+  const version: RenderRun['version'] = { known: read };
+  if (known && isFinal(known)) {
+    // An operator's replay of an ended render: render it again into the same record. The quota
+    // reservation was settled the first time, so settling again charges nothing.
+    await deps.records.reopen(request.render_id);
+    version.known = undefined;
+  }
+  // A replay has no caller waiting: the original request's deadline passed long ago.
+  return { request, answerBy: replay ? undefined : request.answer_by, version, early: { answered: false } };
+}
+
+/** Runs the render actor in its span, timeline and failure capture slot; counts and times it. */
+async function observe(
+  { deps, outcome, worker }: WorkerContext,
+  run: RenderRun,
+  delivery: Delivery<RenderRequest>,
+): Promise<Observed> {
+  const { request } = run;
+  const startedAt = performance.now();
+  // The render's span continues the trace of the request that asked for it (docs/operations.md).
+  const span = startSpan(
+    'render',
+    carrierOf(delivery.header),
+    { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount },
+    'consumer',
+  );
+  const steps = new StepLog();
+  steps.mark('started');
+  const failureCapture = new FailureCaptureSlot();
+  const output = await withStepLog(steps, () =>
+    withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(deps, outcome, run, delivery))),
+  );
+  endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
+  const seconds = (performance.now() - startedAt) / 1000;
+  metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
+  metrics.renderDuration.observe(seconds);
+  const line = {
+    render_id: request.render_id,
+    workspace_id: request.workspace_id,
+    worker,
+    delivery: delivery.deliveryCount,
+    ms: Math.round(seconds * 1000),
+  };
+  return { output, steps, failureImage: failureCapture.image, line };
+}
+
+/** Ends the render as its actor decided: a retry later, or its outcome recorded, settled and announced. */
+async function conclude(
+  { deps, outcome }: WorkerContext,
+  run: RenderRun,
+  { output, steps, failureImage, line }: Observed,
+): Promise<Disposition> {
+  const { request, version } = run;
+  const err = output.status === 'succeeded' ? undefined : output.cause;
+  if (output.status === 'retryLater') {
+    deps.log.warn({ ...line, outcome: 'retry', error_code: output.error_code, err }, 'render will be retried');
+    steps.mark('retry');
+    // The timeline shows the try that failed; losing this write loses only that entry.
+    await deps.records
+      .transition(request, (current) => withSteps(current, steps.steps), version.known)
+      .catch((err) => deps.log.warn({ ...line, err }, 'timeline not recorded'));
+    return { kind: 'retry', delayMs: output.delayMs };
+  }
+  // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
+  const captured =
+    output.status === 'failed' && failureImage ? await storeFailureCapture(deps, failureImage, line) : undefined;
+  const withCapture = (record: RenderRecord): RenderRecord =>
+    captured ? { ...record, failure_capture: captured } : record;
+  // A caller answered with the image before it was stored waits no more.
+  const record = await outcome.finish(
+    request,
+    (current) => withSteps(withCapture(ended(output)(current)), steps.steps),
+    {
+      answerBy: run.early.answered ? undefined : run.answerBy,
+      image: output.status === 'succeeded' ? output.image : undefined,
+      known: version.known,
+    },
+  );
+  deps.log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
+  return { kind: 'ack' };
+}
+
 /** The handlers of the render stream (`handle`) and of its max-deliveries advisories (`giveUp`). */
 export function renderMessages(deps: RenderMessageDeps) {
-  const { log, records } = deps;
-  const worker = `${hostname()}:${process.pid}`;
+  const { log } = deps;
   const outcome = renderOutcome(deps);
-
-  /** The render this delivery is to run, or null when it ended already (answered again, nothing rendered). */
-  const begin = async (delivery: Delivery<RenderRequest>): Promise<RenderRun | null> => {
-    // Secret options travel sealed; opened here for the render and never written back.
-    const request = openRequestSecrets(delivery.message, deps.sealer);
-    const replay = Boolean(delivery.header(REPLAY_HEADER));
-    const read = await records.read(request.render_id);
-    const known = read.value;
-    if (known && isFinal(known) && !replay) {
-      await outcome.repeat(known);
-      return null;
-    }
-    const version: RenderRun['version'] = { known: read };
-    if (known && isFinal(known)) {
-      // An operator's replay of an ended render: render it again into the same record. The quota
-      // reservation was settled the first time, so settling again charges nothing.
-      await records.reopen(request.render_id);
-      version.known = undefined;
-    }
-    // A replay has no caller waiting: the original request's deadline passed long ago.
-    return { request, answerBy: replay ? undefined : request.answer_by, version, early: { answered: false } };
-  };
-
-  /** Runs the render actor in its span, timeline and failure capture slot; counts and times it. */
-  const observe = async (run: RenderRun, delivery: Delivery<RenderRequest>): Promise<Observed> => {
-    const { request } = run;
-    const startedAt = performance.now();
-    // The render's span continues the trace of the request that asked for it (docs/operations.md).
-    const span = startSpan(
-      'render',
-      carrierOf(delivery.header),
-      { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount },
-      'consumer',
-    );
-    const steps = new StepLog();
-    steps.mark('started');
-    const failureCapture = new FailureCaptureSlot();
-    const output = await withStepLog(steps, () =>
-      withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(deps, outcome, run, delivery))),
-    );
-    endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
-    const seconds = (performance.now() - startedAt) / 1000;
-    metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
-    metrics.renderDuration.observe(seconds);
-    const line = {
-      render_id: request.render_id,
-      workspace_id: request.workspace_id,
-      worker,
-      delivery: delivery.deliveryCount,
-      ms: Math.round(seconds * 1000),
-    };
-    return { output, steps, failureImage: failureCapture.image, line };
-  };
-
-  /** Ends the render as its actor decided: a retry later, or its outcome recorded, settled and announced. */
-  const conclude = async (run: RenderRun, { output, steps, failureImage, line }: Observed): Promise<Disposition> => {
-    const { request, version } = run;
-    const err = output.status === 'succeeded' ? undefined : output.cause;
-    if (output.status === 'retryLater') {
-      log.warn({ ...line, outcome: 'retry', error_code: output.error_code, err }, 'render will be retried');
-      steps.mark('retry');
-      // The timeline shows the try that failed; losing this write loses only that entry.
-      await records
-        .transition(request, (current) => withSteps(current, steps.steps), version.known)
-        .catch((err) => log.warn({ ...line, err }, 'timeline not recorded'));
-      return { kind: 'retry', delayMs: output.delayMs };
-    }
-    // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
-    const captured =
-      output.status === 'failed' && failureImage ? await storeFailureCapture(deps, failureImage, line) : undefined;
-    const withCapture = (record: RenderRecord): RenderRecord =>
-      captured ? { ...record, failure_capture: captured } : record;
-    // A caller answered with the image before it was stored waits no more.
-    const record = await outcome.finish(
-      request,
-      (current) => withSteps(withCapture(ended(output)(current)), steps.steps),
-      {
-        answerBy: run.early.answered ? undefined : run.answerBy,
-        image: output.status === 'succeeded' ? output.image : undefined,
-        known: version.known,
-      },
-    );
-    log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
-    return { kind: 'ack' };
-  };
+  const context: WorkerContext = { deps, outcome, worker: `${hostname()}:${process.pid}` };
 
   const handle = async (delivery: Delivery<RenderRequest>): Promise<Disposition> => {
-    const run = await begin(delivery);
+    const run = await begin(context, delivery);
     if (!run) return { kind: 'ack' };
-    return conclude(run, await observe(run, delivery));
+    return conclude(context, run, await observe(context, run, delivery));
   };
 
   // A request whose every delivery died with its worker ends as a failed render, not in limbo.
