@@ -7,7 +7,7 @@
 // Deliveries: each delivery of the window starts a new round with the same id and body.
 import { headers } from '@nats-io/transport-node';
 import type { RenderRequest } from '../domain/render.ts';
-import { REPLAY_HEADER } from '../jetstream/render-records.ts';
+import { REPLAY_HEADER } from '../renders/records.ts';
 import { readStreamWindow, type WindowStart } from '../jetstream/stream-window.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import type { DeliveryJob } from '../delivery/records.ts';

@@ -6,9 +6,8 @@ import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
 import { fileUrl } from '../domain/files.ts';
-import { publicMetadata } from '../domain/metadata.ts';
 import { traceHeaders } from '../jetstream/trace-headers.ts';
-import { publicExtras } from '../domain/render.ts';
+import { renderView } from '../renders/view.ts';
 
 /** One message of the DELIVERIES stream: send `body` to `webhook_url`, in round `round`. */
 export interface DeliveryJob {
@@ -59,22 +58,7 @@ export function webhookPayload(record: RenderRecord, filesBaseUrl: string, creat
     id: deliveryIdOf(record.render_id),
     type: succeeded ? 'render.succeeded' : 'render.failed',
     created_at: createdAt.toISOString(),
-    data: {
-      render_id: record.render_id,
-      url: record.url,
-      format: record.format,
-      // A failed render has a file only when the upload to the customer's storage was refused: its own copy is kept.
-      ...(record.file_name ? { file_url: fileUrl(filesBaseUrl, record.file_name), size_bytes: record.size_bytes } : {}),
-      ...(succeeded && record.metadata
-        ? { metadata: publicMetadata(record.metadata, (name) => fileUrl(filesBaseUrl, name)) }
-        : {}),
-      ...(succeeded ? publicExtras(record, (name) => fileUrl(filesBaseUrl, name)) : {}),
-      ...(succeeded && record.warnings ? { warnings: record.warnings } : {}),
-      ...(succeeded && record.store ? { store: record.store } : {}),
-      ...(!succeeded ? { error_code: record.error_code, error_message: record.error_message } : {}),
-      ...(record.error_code === 'storage_upload_failed' ? record.error_details : {}),
-      ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
-    },
+    data: renderView(record, (name) => fileUrl(filesBaseUrl, name), 'webhook'),
   };
 }
 

@@ -24,7 +24,7 @@ import { sendWebhook } from './send.ts';
 import { metrics } from '../metrics.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
-import type { RenderRecords } from '../jetstream/render-records.ts';
+import type { RenderRecords } from '../renders/records.ts';
 
 /** What a delivery worker needs. */
 export interface DeliveryWorkerDeps extends Omit<DeliveryMessageDeps, 'sendWebhook'> {

@@ -13,6 +13,7 @@ import {
 import type { RenderStatus } from '../domain/render.ts';
 import { warningTable, WARNINGS_HEADER } from '../domain/warnings.ts';
 import { errorTable, type ErrorCode } from '../errors.ts';
+import { renderViewFields, type RenderViewField, type RenderViewUse } from '../renders/view.ts';
 import { BULK_MAX_REQUESTS } from './bulk.ts';
 import { monitorPaths, monitorSchemas, monitorWebhooks } from './openapi-monitors.ts';
 
@@ -211,8 +212,82 @@ const everyFormat = () => formatNames.map((format) => ({ format, contentType: co
 /** The formats a render record names (aliases normalised). */
 const recordFormat = () => ({ type: 'string', enum: everyFormat().map(({ format }) => format) });
 
+/** The schema of every field of a render's public view (src/renders/view.ts), whichever use shows it. */
+function renderFieldSchemas(codes: ErrorCode[]): Record<RenderViewField, Json> {
+  return {
+    is_successful: { const: true },
+    render_id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: [...renderStatuses] },
+    url: { type: 'string', description: 'The page rendered; absent for an html or markdown document.' },
+    format: recordFormat(),
+    file_url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        "The file, fetched without an access key. A failed render has one only when the upload to your storage was refused: the service's own copy.",
+    },
+    size_bytes: { type: 'integer' },
+    screenshot_url: { type: 'string', format: 'uri', description: "The same as file_url, under ScreenshotOne's name." },
+    cache_url: {
+      type: 'string',
+      format: 'uri',
+      description: 'A cached signed GET: the file later views of the same URL redirect to.',
+    },
+    metadata: ref('Metadata'),
+    slices: ref('Slices'),
+    vision: ref('Vision'),
+    warnings: ref('Warnings'),
+    store: ref('Store'),
+    error_code: { type: 'string', enum: codes, description: 'A failed render only.' },
+    error_message: { type: 'string', description: 'A failed render only.' },
+    error_details: {
+      type: 'array',
+      description: "storage_upload_failed: your storage's own answer (its error code in code).",
+      items: {
+        type: 'object',
+        properties: { parameter: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+    failure_capture_url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).',
+    },
+    external_identifier: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+    finished_at: { type: 'string', format: 'date-time' },
+    timeline: {
+      type: 'array',
+      description: 'What happened when: queued, started, navigated, captured, stored, delivered, and each retry.',
+      items: {
+        type: 'object',
+        required: ['step', 'at', 'ms'],
+        properties: {
+          step: {
+            type: 'string',
+            enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'],
+          },
+          at: { type: 'string', format: 'date-time' },
+          ms: { type: 'integer', minimum: 0, description: 'Milliseconds since the step before.' },
+        },
+      },
+    },
+  };
+}
+
+/** The schema of a render as `use` shows it: the fields renderView shows there, from one table. */
+function renderSchema(fields: Record<RenderViewField, Json>, use: RenderViewUse, required: string[]): Json {
+  return {
+    type: 'object',
+    required,
+    properties: Object.fromEntries(renderViewFields[use].map((name) => [name, fields[name]])),
+  };
+}
+
 function schemas(): Json {
   const codes = (Object.keys(errorTable) as ErrorCode[]).filter((code) => !notFromApi.has(code));
+  const fields = renderFieldSchemas(codes);
   return {
     Error: {
       type: 'object',
@@ -280,30 +355,7 @@ function schemas(): Json {
         properties: { code: { type: 'string', enum: Object.keys(warningTable) }, message: { type: 'string' } },
       },
     },
-    TakeJsonAnswer: {
-      type: 'object',
-      required: ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes'],
-      properties: {
-        is_successful: { const: true },
-        render_id: { type: 'string', format: 'uuid' },
-        file_url: { type: 'string', format: 'uri', description: 'The file, fetched without an access key.' },
-        screenshot_url: {
-          type: 'string',
-          format: 'uri',
-          description: "The same as file_url, under ScreenshotOne's name.",
-        },
-        cache_url: {
-          type: 'string',
-          format: 'uri',
-          description: 'A cached signed GET: the file later views of the same URL redirect to.',
-        },
-        format: recordFormat(),
-        size_bytes: { type: 'integer' },
-        metadata: ref('Metadata'),
-        slices: ref('Slices'),
-        vision: ref('Vision'),
-      },
-    },
+    TakeJsonAnswer: renderSchema(fields, 'answer', ['is_successful', 'render_id', 'file_url', 'format', 'size_bytes']),
     BulkRequest: {
       type: 'object',
       required: ['requests'],
@@ -421,47 +473,7 @@ function schemas(): Json {
         },
       },
     },
-    RenderStatus: {
-      type: 'object',
-      required: ['render_id', 'status', 'created_at'],
-      properties: {
-        render_id: { type: 'string', format: 'uuid' },
-        status: { type: 'string', enum: [...renderStatuses] },
-        file_url: { type: 'string', format: 'uri' },
-        error_code: { type: 'string' },
-        error_message: { type: 'string' },
-        failure_capture_url: {
-          type: 'string',
-          format: 'uri',
-          description:
-            'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).',
-        },
-        external_identifier: { type: 'string' },
-        created_at: { type: 'string', format: 'date-time' },
-        finished_at: { type: 'string', format: 'date-time' },
-        metadata: ref('Metadata'),
-        timeline: {
-          type: 'array',
-          description: 'What happened when: queued, started, navigated, captured, stored, delivered, and each retry.',
-          items: {
-            type: 'object',
-            required: ['step', 'at', 'ms'],
-            properties: {
-              step: {
-                type: 'string',
-                enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'],
-              },
-              at: { type: 'string', format: 'date-time' },
-              ms: { type: 'integer', minimum: 0, description: 'Milliseconds since the step before.' },
-            },
-          },
-        },
-        slices: ref('Slices'),
-        vision: ref('Vision'),
-        warnings: ref('Warnings'),
-        store: ref('Store'),
-      },
-    },
+    RenderStatus: renderSchema(fields, 'status', ['render_id', 'status', 'created_at']),
     WebhookPayload: {
       type: 'object',
       required: ['id', 'type', 'created_at', 'data'],
@@ -469,25 +481,7 @@ function schemas(): Json {
         id: { type: 'string', description: 'The delivery id, the same on every attempt (= webhook-id).' },
         type: { type: 'string', enum: ['render.succeeded', 'render.failed'] },
         created_at: { type: 'string', format: 'date-time' },
-        data: {
-          type: 'object',
-          required: ['render_id', 'format'],
-          properties: {
-            render_id: { type: 'string', format: 'uuid' },
-            url: { type: 'string', description: 'The page rendered; absent for an html or markdown document.' },
-            format: recordFormat(),
-            file_url: { type: 'string', format: 'uri', description: 'render.succeeded only.' },
-            size_bytes: { type: 'integer', description: 'render.succeeded only.' },
-            error_code: { type: 'string', enum: codes, description: 'render.failed only.' },
-            error_message: { type: 'string', description: 'render.failed only.' },
-            external_identifier: { type: 'string' },
-            metadata: ref('Metadata'),
-            slices: ref('Slices'),
-            vision: ref('Vision'),
-            warnings: ref('Warnings'),
-            store: ref('Store'),
-          },
-        },
+        data: renderSchema(fields, 'webhook', ['render_id', 'format']),
       },
     },
   };
@@ -591,20 +585,52 @@ function withMonitorEvents(events: { 'render.ended': { post: Json } }): Json {
   return { ...events, ...monitorWebhooks(events['render.ended'].post) };
 }
 
+/** What /api/take says of itself, with its parameter groups. */
+const takeDescription = () =>
+  `Renders a page. Exactly one of \`url\`, \`html\` and \`markdown\`. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups()}`;
+
+/** What /api/animate says of itself, with its parameter groups. */
+const animateDescription = () =>
+  `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`;
+
+/** GET and POST of an endpoint that renders (/api/take, /api/animate): its table's parameters, the answers of a render. */
+function renderOperations(
+  name: 'take' | 'animate',
+  summary: string,
+  description: string,
+  rows: readonly Parameter[] = parameters,
+): Json {
+  const common = { tags: ['render'], description, security, responses: takeResponses(outputFormats(name)) };
+  return {
+    get: {
+      ...common,
+      operationId: `${name}Get`,
+      summary: `${summary} (query parameters)`,
+      parameters: queryParameters(rows),
+    },
+    post: {
+      ...common,
+      operationId: `${name}Post`,
+      summary: `${summary} (JSON body)`,
+      parameters: [
+        {
+          name: 'X-Signature',
+          in: 'header',
+          description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
+          schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+        },
+      ],
+      requestBody: {
+        required: true,
+        description: 'At most 1 MiB.',
+        content: { 'application/json': { schema: bodySchema(rows) } },
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of this service, addressed at `baseUrl`. */
 export function openApiDocument(baseUrl: string): Json {
-  const take = {
-    tags: ['render'],
-    description: `Renders a page. Exactly one of \`url\`, \`html\` and \`markdown\`. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups()}`,
-    security,
-    responses: takeResponses(),
-  };
-  const animate = {
-    tags: ['render'],
-    description: `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`,
-    security,
-    responses: takeResponses(outputFormats('animate')),
-  };
   return {
     openapi: '3.1.0',
     info: {
@@ -622,32 +648,7 @@ export function openApiDocument(baseUrl: string): Json {
       { name: 'monitors', description: 'Render a page on a schedule and be told when it changes.' },
     ],
     paths: {
-      '/api/take': {
-        get: {
-          ...take,
-          operationId: 'takeGet',
-          summary: 'Render a page (query parameters)',
-          parameters: queryParameters(),
-        },
-        post: {
-          ...take,
-          operationId: 'takePost',
-          summary: 'Render a page (JSON body)',
-          parameters: [
-            {
-              name: 'X-Signature',
-              in: 'header',
-              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
-              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-            },
-          ],
-          requestBody: {
-            required: true,
-            description: 'At most 1 MiB.',
-            content: { 'application/json': { schema: bodySchema() } },
-          },
-        },
-      },
+      '/api/take': renderOperations('take', 'Render a page', takeDescription()),
       '/api/bulk': {
         post: {
           tags: ['render'],
@@ -716,32 +717,7 @@ export function openApiDocument(baseUrl: string): Json {
           },
         },
       },
-      '/api/animate': {
-        get: {
-          ...animate,
-          operationId: 'animateGet',
-          summary: 'Record a page (query parameters)',
-          parameters: queryParameters(animateParameters),
-        },
-        post: {
-          ...animate,
-          operationId: 'animatePost',
-          summary: 'Record a page (JSON body)',
-          parameters: [
-            {
-              name: 'X-Signature',
-              in: 'header',
-              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
-              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-            },
-          ],
-          requestBody: {
-            required: true,
-            description: 'At most 1 MiB.',
-            content: { 'application/json': { schema: bodySchema(animateParameters) } },
-          },
-        },
-      },
+      '/api/animate': renderOperations('animate', 'Record a page', animateDescription(), animateParameters),
       '/api/renders/{renderId}': {
         get: {
           tags: ['render'],

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
-import type { RenderCache } from '../workspaces/render-cache.ts';
+import type { RenderCache } from '../renders/cache.ts';
 import { fileUrl } from '../domain/files.ts';
 import { storeHeaders } from './store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';

@@ -3,11 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
-import type { RenderQueue } from '../jetstream/render-queue.ts';
+import type { RenderQueue } from '../renders/queue.ts';
 import type { FileStore } from '../storage/store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
-import type { RenderCache } from '../workspaces/render-cache.ts';
-import type { Settlement } from '../workspaces/settlement.ts';
+import type { RenderCache } from '../renders/cache.ts';
+import type { Settlement } from '../renders/settlement.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import type { RepeatViews } from './repeat-views.ts';
 

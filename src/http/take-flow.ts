@@ -1,30 +1,22 @@
-// The way of one render request from validated parameters to its outcome, shared by /api/take and
-// /api/bulk: the cache, the target checks, admission, queueing, and the JSON answer of a render.
+// The HTTP side of a render request, shared by /api/take, /api/bulk and /api/animate: from validated
+// parameters to a render request (target checks, its store, its cache key), handed to the renders'
+// admission (src/renders/admission.ts), and the JSON answer of its outcome.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { errorBody, ServiceError, statusOf, type ErrorCode } from '../errors.ts';
-import { publicExtras, type RenderRecord, type RenderRequest } from '../domain/render.ts';
-import type { RenderResult } from '../jetstream/render-records.ts';
-import { cacheKeyOf } from '../workspaces/render-cache.ts';
+import type { RenderRecord, RenderRequest } from '../domain/render.ts';
+import { renderAdmission, type TakeOutcome } from '../renders/admission.ts';
+import { cacheKeyOf } from '../renders/cache.ts';
 import { fileUrl } from '../domain/files.ts';
-import { publicMetadata } from '../domain/metadata.ts';
+import { renderView } from '../renders/view.ts';
 import type { Caller } from './auth.ts';
 import { asOutage } from './errors/outage.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import { parseProxyUrl } from '../domain/combinations.ts';
 import { unwritableFormat } from '../render/image.ts';
 import type { TraceCarrier } from '../tracing.ts';
-import type { StoreResult, StoreTarget } from '../domain/storage.ts';
+import type { StoreTarget } from '../domain/storage.ts';
 import { storeTargetFor } from './store.ts';
-
-/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
-const QUEUE_GRACE_SECONDS = 5;
-
-/** What became of a request: a cached file, an accepted asynchronous render, or a render that ended. */
-export type TakeOutcome =
-  | { kind: 'cached'; renderId: string; fileName: string; store?: StoreResult }
-  | { kind: 'accepted'; renderId: string }
-  | { kind: 'ended'; result: RenderResult; cached: boolean };
 
 /** What a render endpoint adds to the way of a request (/api/animate: docs/animate.md). */
 export interface RenderEndpoint<R extends TakeRequest = TakeRequest> {
@@ -63,7 +55,8 @@ export function failureAnswer(raw: unknown): { status: number; body: ReturnType<
 
 /** The steps of a render request, built over the app's collaborators (services.ts). */
 export function takeFlow(app: FastifyInstance) {
-  const { config, renderQueue, settlement, renderCache, checkTarget, sealer } = app;
+  const { config, checkTarget, sealer } = app;
+  const admission = renderAdmission(app);
   const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
 
   const checkTargets = async (
@@ -92,9 +85,9 @@ export function takeFlow(app: FastifyInstance) {
   };
 
   /**
-   * Serves `take` from the cache, or admits, queues and (unless asynchronous) waits for its render.
-   * `onRenderId` hears the render's id as soon as it has one, before any refusal; `trace` is the
-   * W3C trace context of the request that asked (tracing on), carried on to the render.
+   * Serves `take` from the cache, or admits, queues and (unless asynchronous) waits for its render
+   * (src/renders/admission.ts). `onRenderId` hears the render's id as soon as it has one, before any
+   * refusal; `trace` is the W3C trace context of the request that asked (tracing on), carried on to the render.
    */
   const run = async <R extends TakeRequest>(
     caller: Caller,
@@ -104,10 +97,8 @@ export function takeFlow(app: FastifyInstance) {
     endpoint: RenderEndpoint<R> = {},
   ): Promise<TakeOutcome> => {
     const cacheKey = cacheKeyFor(caller, take, endpoint.cacheScope);
-    if (cacheKey) {
-      const hit = await renderCache.lookup(cacheKey);
-      if (hit) return { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name!, store: hit.store };
-    }
+    const hit = cacheKey ? await admission.cached(cacheKey) : null;
+    if (hit) return hit;
     const { workspace } = caller;
     const store = storeTargetFor(take.control, take.options.format, workspace, sealer);
     await checkTargets(take, store, endpoint.targets?.(take) ?? []);
@@ -127,51 +118,13 @@ export function takeFlow(app: FastifyInstance) {
       ...(store ? { store } : {}),
       ...(trace ? { trace } : {}),
     };
-    // A synchronous caller waits for the render's own timeout, plus one ack wait (a worker that dies
-    // mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
-    const waitSeconds = take.options.timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
-    const answerBy = take.control.async ? undefined : createdAt.getTime() + waitSeconds * 1000;
     onRenderId?.(renderRequest.render_id);
-    if (answerBy) renderRequest.answer_by = answerBy;
-
-    if (cacheKey) {
-      // Of concurrent first views, on any ingress, one renders; the others wait for it and redirect.
-      const claim = await renderCache.claim(cacheKey, renderRequest.render_id, waitSeconds);
-      if (claim.kind === 'redirect')
-        return {
-          kind: 'cached',
-          renderId: claim.entry.render_id,
-          fileName: claim.entry.file_name!,
-          store: claim.entry.store,
-        };
-      if (claim.kind === 'follow') {
-        const { record } = await renderQueue.waitFor(claim.renderId, waitSeconds);
-        if (record.status === 'succeeded')
-          return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
-        return { kind: 'ended', result: { record }, cached: false };
-      }
-    }
-
-    await settlement.admit(renderRequest, workspace);
-    // Once published, the worker settles the render; a request answered with an error gives back what it held.
-    const publish = async <T>(send: () => Promise<T>): Promise<T> =>
-      send().catch((err) => {
-        if (err instanceof ServiceError && err.code === 'temporary_unavailable') settlement.giveBack(renderRequest);
-        throw err;
-      });
-
-    if (take.control.async) {
-      await publish(() => renderQueue.submit(renderRequest));
-      return { kind: 'accepted', renderId: renderRequest.render_id };
-    }
+    if (!take.control.async)
+      renderRequest.answer_by = createdAt.getTime() + admission.waitSeconds(take.options.timeout) * 1000;
     // When the store is out of reach the image may come before it is stored: answered as it is
     // unless the answer needs its file (json) or its upload to the customer's bucket (docs/operations.md).
     const takesUnstored = take.control.response_type !== 'json' && store === undefined;
-    return {
-      kind: 'ended',
-      result: await publish(() => renderQueue.submitAndWait(renderRequest, takesUnstored)),
-      cached: cacheKey !== undefined,
-    };
+    return admission.submit(renderRequest, workspace, { async: take.control.async, takesUnstored });
   };
 
   /** A failed render's error, as the caller hears it; a refused upload says where the service's own copy is. */
@@ -185,24 +138,8 @@ export function takeFlow(app: FastifyInstance) {
     );
   };
 
-  /** The JSON answer of a succeeded render: `screenshot_url` is ScreenshotOne's name for `file_url`. */
-  const succeeded = (record: RenderRecord, cached: boolean) => {
-    const url = urlOf(record.file_name!);
-    return {
-      is_successful: true,
-      render_id: record.render_id,
-      file_url: url,
-      screenshot_url: url,
-      // A cached signed GET's file is what later views of the same URL redirect to.
-      ...(cached ? { cache_url: url } : {}),
-      format: record.format,
-      size_bytes: record.size_bytes,
-      ...(record.store ? { store: record.store } : {}),
-      ...(record.metadata ? { metadata: publicMetadata(record.metadata, urlOf) } : {}),
-      ...publicExtras(record, urlOf),
-      ...(record.warnings ? { warnings: record.warnings } : {}),
-    };
-  };
+  /** The JSON answer of a succeeded render (src/renders/view.ts). */
+  const succeeded = (record: RenderRecord, cached: boolean) => renderView(record, urlOf, 'answer', { cached });
 
   /** The 202 body of an accepted asynchronous render. */
   const accepted = (renderId: string) => ({

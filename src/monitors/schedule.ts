@@ -12,11 +12,11 @@ import {
   type Delivery,
   type Disposition,
 } from '../jetstream/consume.ts';
-import type { RenderQueue } from '../jetstream/render-queue.ts';
+import type { RenderQueue } from '../renders/queue.ts';
 import { names } from '../jetstream/topology.ts';
 import type { Logger } from '../log.ts';
 import { SealError, type Sealer } from '../secrets/sealer.ts';
-import type { Settlement } from '../workspaces/settlement.ts';
+import type { Settlement } from '../renders/settlement.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
 import type { MonitorStore } from './store.ts';
 

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { createJson, deleteJson, readJson, updateJson } from '../../src/jetstream/kv-json.ts';
 import { ensureTopology, type Topology } from '../../src/jetstream/topology.ts';
-import { RenderCache } from '../../src/workspaces/render-cache.ts';
+import { RenderCache } from '../../src/renders/cache.ts';
 import { monthOf, QuotaLedger } from '../../src/workspaces/usage.ts';
 import { startNatsCluster, type NatsCluster } from '../helpers/cluster.ts';
 

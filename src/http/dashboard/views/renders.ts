@@ -3,7 +3,7 @@
 import type { DeliveryRecord } from '../../../delivery/records.ts';
 import { formatFacts } from '../../../domain/formats.ts';
 import type { RenderRecord } from '../../../domain/render.ts';
-import type { RecentRender } from '../../../workspaces/recent-renders.ts';
+import type { RecentRender } from '../../../renders/recent.ts';
 import { html, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';
 import { renderTarget, statusPill } from './status.ts';

@@ -1,6 +1,6 @@
 // The usage page: this month against the quota, a daily chart, and the latest renders and webhook deliveries.
 import type { DeliveryRecord } from '../../../delivery/records.ts';
-import type { RecentRender } from '../../../workspaces/recent-renders.ts';
+import type { RecentRender } from '../../../renders/recent.ts';
 import type { Workspace } from '../../../workspaces/workspace.ts';
 import { html, trusted, type Html } from './html.ts';
 import { layout, type Viewer } from './layout.ts';

@@ -10,7 +10,7 @@ import {
   type RenderRequest,
   type TimelineStep,
 } from '../domain/render.ts';
-import { createJson, readJson, updateJson, type Versioned } from './kv-json.ts';
+import { createJson, readJson, updateJson, type Versioned } from '../jetstream/kv-json.ts';
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
 export const REPLAY_HEADER = 'Shutterbus-Replay';

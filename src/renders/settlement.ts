@@ -1,12 +1,12 @@
 // A render's money, from admission to settlement: the one owner of its quota reservation's whole life.
 import type { Config } from '../config.ts';
 import type { RenderRecord, RenderRequest } from '../domain/render.ts';
-import type { RenderRecords } from '../jetstream/render-records.ts';
+import type { RenderRecords } from './records.ts';
 import type { Logger } from '../log.ts';
-import type { RecentRenders } from './recent-renders.ts';
-import type { RenderCache } from './render-cache.ts';
-import type { QuotaLedger } from './usage.ts';
-import { planConcurrency, type Workspace } from './workspace.ts';
+import type { RecentRenders } from './recent.ts';
+import type { RenderCache } from './cache.ts';
+import type { QuotaLedger } from '../workspaces/usage.ts';
+import { planConcurrency, type Workspace } from '../workspaces/workspace.ts';
 
 /** How long a give-back keeps trying while NATS is away, and how often. */
 const GIVE_BACK_PATIENCE_MS = 5 * 60_000;

@@ -12,10 +12,10 @@ import { renderDefaults, type PageObservation } from '../../src/domain/options.t
 import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { ServiceError } from '../../src/errors.ts';
 import type { Delivery } from '../../src/jetstream/consume.ts';
-import { readRenderDone, RenderRecords, REPLAY_HEADER, type RenderResult } from '../../src/jetstream/render-records.ts';
+import { readRenderDone, RenderRecords, REPLAY_HEADER, type RenderResult } from '../../src/renders/records.ts';
 import { ensureTopology, names, type Topology } from '../../src/jetstream/topology.ts';
 import type { BrowserHost } from '../../src/render/browser.ts';
-import { renderMessages, startRenderWorker } from '../../src/render/worker.ts';
+import { renderMessages, startRenderWorker } from '../../src/renders/worker.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 

@@ -2,12 +2,12 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { ServiceError } from '../errors.ts';
-import { unavailable } from './connection.ts';
-import { isNatsUnavailable } from './errors.ts';
-import { names, type Topology } from './topology.ts';
+import { unavailable } from '../jetstream/connection.ts';
+import { isNatsUnavailable } from '../jetstream/errors.ts';
+import { names, type Topology } from '../jetstream/topology.ts';
 import { isFinal, type RenderRequest } from '../domain/render.ts';
-import { readRenderDone, type RenderRecords, type RenderResult } from './render-records.ts';
-import { traceHeaders } from './trace-headers.ts';
+import { readRenderDone, type RenderRecords, type RenderResult } from './records.ts';
+import { traceHeaders } from '../jetstream/trace-headers.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { sealRequestSecrets } from '../secrets/request-secrets.ts';
 

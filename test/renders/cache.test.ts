@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import type { RenderRecord } from '../../src/domain/render.ts';
 import { ensureTopology } from '../../src/jetstream/topology.ts';
-import { cacheKeyOf, RenderCache } from '../../src/workspaces/render-cache.ts';
+import { cacheKeyOf, RenderCache } from '../../src/renders/cache.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait.ts';
 

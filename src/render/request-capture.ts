@@ -1,0 +1,68 @@
+// A render request's capture on this worker's browser: a recording of the page or a screenshot,
+// through a proxy route of its own when it asked for one, with the vision API's answer when asked.
+import type { CapturePageInput } from '../../actors/render.machine.ts';
+import type { Config } from '../config.ts';
+import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import { ServiceError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { EgressProxy } from '../net/egress-proxy.ts';
+import { upstreamProxyOf } from '../net/upstream.ts';
+import { captureAnimation } from './animation.ts';
+import type { BrowserHost } from './browser.ts';
+import { capturePage } from './capture.ts';
+import { askVision } from './vision.ts';
+
+/** What capturing a render request needs. */
+export interface RequestCaptureDeps {
+  config: Pick<Config, 'geoProxies' | 'visionApiUrl' | 'visionModel'>;
+  log: Logger;
+  browser: BrowserHost;
+  /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
+  egress?: Pick<EgressProxy, 'route'>;
+}
+
+/**
+ * request_gpu_rendering on a worker whose browser renders in software: the render goes on in
+ * software, or fails with gpu_rendering_failed when fail_if_gpu_rendering_fails. Asked only when requested.
+ */
+async function requireGpu(browser: BrowserHost, options: RenderOptions, log: Logger): Promise<void> {
+  if (!options.request_gpu_rendering || (await browser.hasGpuRendering())) return;
+  if (options.fail_if_gpu_rendering_fails) throw new ServiceError('gpu_rendering_failed');
+  log.debug({ gpu: false }, 'GPU rendering asked for; rendering in software');
+}
+
+/** The render actor's `capturePage` step on this worker's browser; aborting `signal` ends it and closes the page. */
+export function requestCapture(deps: RequestCaptureDeps) {
+  const { config, log, browser } = deps;
+  return async (
+    { options, workspaceId, animation }: CapturePageInput,
+    signal: AbortSignal,
+  ): Promise<PageObservation> => {
+    await requireGpu(browser, options, log);
+    // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
+    const upstream = upstreamProxyOf(options, config.geoProxies);
+    if (upstream && !deps.egress) throw new Error('a proxy was asked for and this worker has no egress proxy');
+    const route = upstream ? await deps.egress!.route(upstream) : undefined;
+    let observation: PageObservation;
+    try {
+      // The render kind of the message: a recording of the page, or a screenshot (the default).
+      observation = animation
+        ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
+        : await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
+    } finally {
+      await route?.close();
+    }
+    if (options.vision_prompt === undefined) return observation;
+    const vision = await askVision({
+      apiUrl: config.visionApiUrl,
+      model: config.visionModel,
+      prompt: options.vision_prompt,
+      maxTokens: options.vision_max_tokens,
+      apiKey: options.openai_api_key,
+      image: observation.image,
+      format: options.format,
+      signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeout * 1000)]),
+    });
+    return { ...observation, vision };
+  };
+}

@@ -1,0 +1,97 @@
+// A render request's way from its cache entry to its outcome: the cache claim, the quota's admission,
+// the queue, and the wait for a synchronous caller. The endpoints that render (/api/take, /api/bulk,
+// /api/animate) all go this way (src/http/take-flow.ts builds the request and answers).
+import type { Config } from '../config.ts';
+import type { RenderRequest } from '../domain/render.ts';
+import type { StoreResult } from '../domain/storage.ts';
+import { ServiceError } from '../errors.ts';
+import type { Workspace } from '../workspaces/workspace.ts';
+import type { RenderCache } from './cache.ts';
+import type { RenderQueue } from './queue.ts';
+import type { RenderResult } from './records.ts';
+import type { Settlement } from './settlement.ts';
+
+/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
+const QUEUE_GRACE_SECONDS = 5;
+
+/** What became of a request: a cached file, an accepted asynchronous render, or a render that ended. */
+export type TakeOutcome =
+  | { kind: 'cached'; renderId: string; fileName: string; store?: StoreResult }
+  | { kind: 'accepted'; renderId: string }
+  | { kind: 'ended'; result: RenderResult; cached: boolean };
+
+/** What admitting renders needs. */
+export interface AdmissionDeps {
+  config: Pick<Config, 'renderAckWaitSeconds'>;
+  renderQueue: RenderQueue;
+  settlement: Settlement;
+  renderCache: RenderCache;
+}
+
+/** How a request is to be waited for. */
+export interface Waiting {
+  /** Accepted and answered at once; the result is at its status URL and in its webhook. */
+  async: boolean;
+  /** The caller takes an image announced before it was stored (docs/operations.md, "Outages"). */
+  takesUnstored: boolean;
+}
+
+/** Admits render requests and queues them (or serves them from their cache entry). */
+export function renderAdmission(deps: AdmissionDeps) {
+  const { config, renderQueue, settlement, renderCache } = deps;
+
+  /** The live cache entry of `cacheKey` as an outcome, or null: a redirect, which renders and charges nothing. */
+  const cached = async (cacheKey: string): Promise<TakeOutcome | null> => {
+    const hit = await renderCache.lookup(cacheKey);
+    return hit ? { kind: 'cached', renderId: hit.render_id, fileName: hit.file_name!, store: hit.store } : null;
+  };
+
+  /**
+   * How long a synchronous caller waits: the render's own timeout, plus one ack wait (a worker that
+   * dies mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
+   */
+  const waitSeconds = (timeout: number) => timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
+
+  /** Of concurrent first views of a cached URL, on any ingress, one renders; the others wait for it and redirect. */
+  const claim = async (request: RenderRequest, cacheKey: string, seconds: number): Promise<TakeOutcome | null> => {
+    const claimed = await renderCache.claim(cacheKey, request.render_id, seconds);
+    if (claimed.kind === 'redirect') {
+      const { render_id, file_name, store } = claimed.entry;
+      return { kind: 'cached', renderId: render_id, fileName: file_name!, store };
+    }
+    if (claimed.kind === 'render') return null;
+    const { record } = await renderQueue.waitFor(claimed.renderId, seconds);
+    if (record.status === 'succeeded')
+      return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
+    return { kind: 'ended', result: { record }, cached: false };
+  };
+
+  /**
+   * Claims `request`'s cache entry (when it has one), admits it against `workspace`'s quota, queues
+   * it and, unless asynchronous, waits for its end until its `answer_by`.
+   */
+  const submit = async (request: RenderRequest, workspace: Workspace, waiting: Waiting): Promise<TakeOutcome> => {
+    if (request.cache) {
+      const settled = await claim(request, request.cache.key, waitSeconds(request.options.timeout));
+      if (settled) return settled;
+    }
+    await settlement.admit(request, workspace);
+    // Once published, the worker settles the render; a request answered with an error gives back what it held.
+    const publish = async <T>(send: () => Promise<T>): Promise<T> =>
+      send().catch((err) => {
+        if (err instanceof ServiceError && err.code === 'temporary_unavailable') settlement.giveBack(request);
+        throw err;
+      });
+    if (waiting.async) {
+      await publish(() => renderQueue.submit(request));
+      return { kind: 'accepted', renderId: request.render_id };
+    }
+    return {
+      kind: 'ended',
+      result: await publish(() => renderQueue.submitAndWait(request, waiting.takesUnstored)),
+      cached: request.cache !== undefined,
+    };
+  };
+
+  return { cached, waitSeconds, submit };
+}

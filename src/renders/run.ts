@@ -1,0 +1,104 @@
+// One render actor run to its verdict on this worker's steps: its record, the page capture, the stores.
+import { createActor, fromPromise, toPromise } from 'xstate';
+import {
+  renderMachine,
+  type CapturePageInput,
+  type RecordStartInput,
+  type RenderOutput,
+  type StoredImage,
+  type StoreImageInput,
+  type UploadOutputInput,
+} from '../../actors/render.machine.ts';
+import type { PageObservation } from '../domain/options.ts';
+import { withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import type { StoreResult } from '../domain/storage.ts';
+import type { Delivery } from '../jetstream/consume.ts';
+import type { Versioned } from '../jetstream/kv-json.ts';
+import { discardRecording } from '../render/animation.ts';
+import { currentSteps } from '../render/step-log.ts';
+import { traced } from '../tracing.ts';
+import type { RenderOutcome } from './outcome.ts';
+import { storeOutput, uploadToCustomer, type OutputDeps } from './output.ts';
+
+/** What running a render actor needs; the page capture is passed in, so tests need no browser. */
+export interface RunDeps extends OutputDeps {
+  /** Renders one page and reports what it showed; aborting `signal` ends it and closes the page. */
+  capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
+}
+
+/** One delivery's render: its request, its caller's deadline, its record as last read or written, and its early answer. */
+export interface RenderRun {
+  request: RenderRequest;
+  /** The caller's deadline; none for an asynchronous render or a replay. */
+  answerBy: number | undefined;
+  /** The record as this delivery last read or wrote it. */
+  version: { known?: Versioned<RenderRecord> };
+  /** Whether its caller was answered with the image before it was stored. */
+  early: { answered: boolean };
+}
+
+// The machine's steps, on this worker's records, browser and stores; `tell` informs the actor of an early answer.
+function renderActors(deps: RunDeps, outcome: RenderOutcome, run: RenderRun, tell: () => void) {
+  const { answerBy, version, early } = run;
+  return {
+    recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
+      // A synchronous caller learns the render id with its answer, so nobody can look at the record
+      // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
+      if (input.request.answer_by !== undefined) return;
+      const steps = currentSteps();
+      const started = await deps.records.transition(
+        input.request,
+        (current) => withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, steps),
+        version.known,
+      );
+      version.known = started.version;
+    }),
+    capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
+    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) =>
+      traced('store', () =>
+        storeOutput(deps, input, signal, {
+          answerBy,
+          answered: () => early.answered,
+          answerEarly: () => {
+            early.answered = true;
+            outcome.announceUnstored(version.known?.value, input.request, input.observation);
+            tell();
+          },
+        }),
+      ),
+    ),
+    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(({ input, signal }) =>
+      uploadToCustomer(deps, input, answerBy, signal),
+    ),
+  };
+}
+
+/** Runs one render actor to its verdict; the delivery's signal aborting cancels it, which still ends with an output. */
+export async function runRender(
+  deps: RunDeps,
+  outcome: RenderOutcome,
+  run: RenderRun,
+  delivery: Delivery<RenderRequest>,
+): Promise<RenderOutput> {
+  const tell = () => actor.send({ type: 'render.answered' });
+  const actor = createActor(renderMachine.provide({ actors: renderActors(deps, outcome, run, tell) }), {
+    input: {
+      request: run.request,
+      answerBy: run.answerBy,
+      deliveryCount: delivery.deliveryCount,
+      isLastDelivery: delivery.isLastDelivery,
+    },
+  });
+  const output = toPromise(actor);
+  const cancel = () => actor.send({ type: 'render.cancel' });
+  delivery.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    actor.start();
+    if (delivery.signal.aborted && actor.getSnapshot().status === 'active') cancel();
+    return await output;
+  } finally {
+    delivery.signal.removeEventListener('abort', cancel);
+    // A recording's file on disk lives until its render ends: stored, uploaded, or failed.
+    await discardRecording(actor.getSnapshot().context.observation?.file);
+  }
+}
