@@ -216,12 +216,6 @@ const screenshotOnly = new Set([
   'capture_beyond_viewport',
   'metadata_image_size',
   // Outside ScreenshotOne's animate schema, so refused there as here: nothing silently ignored.
-  'full_page_algorithm',
-  'full_page_slices',
-  'full_page_slice_height',
-  'full_page_slice_overlap_height',
-  'selector_algorithm',
-  'selector_scroll_into_view',
   'error_on_selector_not_found',
   'vision_prompt',
   'vision_max_tokens',

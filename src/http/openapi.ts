@@ -593,6 +593,14 @@ const takeDescription = () =>
 const animateDescription = () =>
   `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`;
 
+/** A POST's signature: over its raw body. */
+const signatureHeader = {
+  name: 'X-Signature',
+  in: 'header',
+  description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
+  schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+};
+
 /** GET and POST of an endpoint that renders (/api/take, /api/animate): its table's parameters, the answers of a render. */
 function renderOperations(
   name: 'take' | 'animate',
@@ -612,14 +620,7 @@ function renderOperations(
       ...common,
       operationId: `${name}Post`,
       summary: `${summary} (JSON body)`,
-      parameters: [
-        {
-          name: 'X-Signature',
-          in: 'header',
-          description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
-          schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-        },
-      ],
+      parameters: [signatureHeader],
       requestBody: {
         required: true,
         description: 'At most 1 MiB.',
@@ -656,14 +657,7 @@ export function openApiDocument(baseUrl: string): Json {
           summary: 'Up to 20 renders in one request',
           description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key and X-Signature as on POST /api/take.`,
           security,
-          parameters: [
-            {
-              name: 'X-Signature',
-              in: 'header',
-              description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
-              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-            },
-          ],
+          parameters: [signatureHeader],
           requestBody: {
             required: true,
             description: 'At most 1 MiB.',

@@ -1,4 +1,5 @@
 // In the page, for the metadata_* options (src/render/metadata.ts).
+import type { OpenGraph } from '../../domain/metadata.ts';
 
 /** Which facts to read. */
 export type FactAsks = { title: boolean; openGraph: boolean; icon: boolean; fonts: boolean };
@@ -6,14 +7,7 @@ export type FactAsks = { title: boolean; openGraph: boolean; icon: boolean; font
 /** What one page evaluate reads: only the fields asked for are filled. */
 export interface PageFacts {
   page_title?: string | null;
-  open_graph?: {
-    title: string | null;
-    description: string | null;
-    image: string | null;
-    url: string | null;
-    type: string | null;
-    site_name: string | null;
-  };
+  open_graph?: OpenGraph;
   icon?: { url: string | null; type: string | null } | null;
   fonts?: string[];
 }
