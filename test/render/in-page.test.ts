@@ -31,12 +31,12 @@ test('src/render/in-page type-checks with the DOM library and without Node', () 
   assert.is(run.status, 0, `${run.stdout}\n${run.stderr}`.slice(-4000));
 });
 
-test('in-page files import nothing but types of each other', () => {
+test('in-page files import nothing but types, of each other or of src/domain', () => {
   const folder = path.join(render, 'in-page');
   for (const name of readdirSync(folder).filter((file) => file.endsWith('.ts'))) {
     const text = readFileSync(path.join(folder, name), 'utf8');
     for (const [line] of text.matchAll(/^import .*$/gm))
-      assert.match(line, /^import type .* from '\.\/[\w-]+\.ts';$/, name);
+      assert.match(line, /^import type .* from '(\.|\.\.\/\.\.\/domain)\/[\w-]+\.ts';$/, name);
   }
 });
 
