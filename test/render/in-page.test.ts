@@ -64,4 +64,22 @@ test('in-page functions reach the page whole, whatever the transpiler added to t
   assert.is(new Function(`return ${script.replace(/;$/, '')}`)(), 8);
 });
 
+test('an in-page function reaches the page with the helpers it calls', () => {
+  const portable = inPage(doubledSum, [double]);
+  assert.is(portable([1, 2]), 6);
+  // From its source alone, where no module declares the helper.
+  const fromSource = new Function(`return (${String(portable)});`)() as typeof doubledSum;
+  assert.is(fromSource([1, 2, 3]), 12);
+  const alone = new Function(`return (${String(doubledSum)});`)() as typeof doubledSum;
+  assert.throws(() => alone([1]), /double is not defined/, 'without the helper the page has not got it');
+});
+
+function double(value: number): number {
+  return value * 2;
+}
+
+function doubledSum(values: number[]): number {
+  return values.map((value) => double(value)).reduce((a, b) => a + b, 0);
+}
+
 test.run();
