@@ -10,8 +10,8 @@ import * as assert from 'uvu/assert';
 import { animateParameters, scrollEasings, type AnimationOptions } from '../../src/domain/animation.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { captureAnimation, discardRecording, RecordingTurns } from '../../src/render/animation.ts';
-import { EASINGS_SOURCE } from '../../src/render/choreography.ts';
 import { runFfmpeg } from '../../src/render/ffmpeg.ts';
+import { easingCurves } from '../../src/render/in-page/scroll.ts';
 import { listProcesses } from '../../src/render/processes.ts';
 import { animationPages, bandOf, bandsHtml } from '../fixtures/animation-pages.ts';
 import type { FixtureRoute } from '../fixtures/site.ts';
@@ -288,7 +288,7 @@ test('ffmpeg is killed with the render (its deadline) and at its own time limit'
 });
 
 test('the 13 scroll curves go from 0 to 1 without turning back', () => {
-  const curves = new Function(`return ${EASINGS_SOURCE}`)() as Record<string, (t: number) => number>;
+  const curves = easingCurves();
   assert.equal(Object.keys(curves), [...scrollEasings]);
   for (const [name, curve] of Object.entries(curves)) {
     assert.ok(Math.abs(curve(0)) < 1e-9 && Math.abs(curve(1) - 1) < 1e-9, `${name} ends`);
