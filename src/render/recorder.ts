@@ -9,23 +9,19 @@ import type { CDPSession, Page } from 'playwright-core';
 import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
 import { transparentOn } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
+import { cdp, type CdpEvent } from './cdp.ts';
 import { startChoreography, pause } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
+import { inPage } from './in-page.ts';
+import { paintedTwice } from './in-page/steps.ts';
 import type { Output } from './output.ts';
 import type { Progress } from './progress.ts';
-import { untilAborted } from './steps.ts';
 
 /** How long the first screencast frame may take before one is captured instead. */
 const FIRST_FRAME_WAIT_MS = 2000;
 
 /** Share of the time left that the encoding after the recording is given; the rest is recording. */
 const ENCODE_RESERVE = { minMs: 3000, perRecordedSecondMs: 400 };
-
-/** A screencast frame as CDP sends it. */
-interface ScreencastFrame {
-  data: string;
-  sessionId: number;
-}
 
 /**
  * Records `animation` of the page as it stands (navigated, its actions done) and returns the
@@ -133,53 +129,47 @@ async function recordFrames(
   // Awaited below once the frames are written; a recording that fails first reports its own error.
   ffmpeg.done.catch(() => {});
 
+  const devtools = cdp(session);
+  const { Emulation, Page } = devtools;
   let latest: Buffer | undefined;
   let firstFrame: () => void = () => {};
   const first = new Promise<void>((resolve) => (firstFrame = resolve));
-  const onFrame = (frame: ScreencastFrame) => {
+  const onFrame = (frame: CdpEvent<'Page.screencastFrame'>) => {
     latest = Buffer.from(frame.data, 'base64');
     firstFrame();
-    session.send('Page.screencastFrameAck', { sessionId: frame.sessionId }).catch(() => {});
+    Page.screencastFrameAck({ sessionId: frame.sessionId }).catch(() => {});
   };
   const screencast = { format: alpha ? 'png' : 'jpeg', quality: 90, everyNthFrame: 1 } as const;
-  const undo: Array<() => Promise<unknown>> = [];
-  let recorded = false;
+  // What the recording sets on the page, undone once it ends under the render's one rule: a failed
+  // undo discards the page (docs/architecture.md), the recording stands.
+  const undo = progress.scope();
   try {
     if (alpha) {
-      undo.push(() => session.send('Emulation.setDefaultBackgroundColorOverride', {}));
-      await untilAborted(
-        deadline,
-        session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } }),
-      );
+      undo.defer(() => Emulation.setDefaultBackgroundColorOverride({}));
+      await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
     // Two animation frames: the page (and a transparent background) has been painted at least once,
     // so the screencast's first frame is the page, never what the compositor held before it.
-    await untilAborted(
-      deadline,
-      page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))'),
-    );
-    session.on('Page.screencastFrame', onFrame);
-    undo.push(async () => session.off('Page.screencastFrame', onFrame));
-    undo.push(() => session.send('Page.stopScreencast'));
-    await untilAborted(deadline, session.send('Page.startScreencast', screencast));
+    await progress.race(page.evaluate(inPage(paintedTwice)));
+    devtools.on('Page.screencastFrame', onFrame);
+    undo.defer(async () => devtools.off('Page.screencastFrame', onFrame));
+    undo.defer(() => Page.stopScreencast());
+    await progress.race(Page.startScreencast(screencast));
     // A page that paints nothing new sends no frame: its look now is the first one.
     const painted = await Promise.race([
       first.then(() => true),
       pause(FIRST_FRAME_WAIT_MS, deadline).then(() => false),
     ]);
     if (!painted && latest === undefined) {
-      const shot = await untilAborted(
-        deadline,
-        session.send('Page.captureScreenshot', { format: screencast.format, quality: 90 }),
-      );
+      const shot = await progress.race(Page.captureScreenshot({ format: screencast.format, quality: 90 }));
       latest ??= Buffer.from(shot.data, 'base64');
     }
     const restartScreencast = async () => {
-      await session.send('Page.stopScreencast').catch(() => {});
-      await untilAborted(deadline, session.send('Page.startScreencast', screencast));
+      await Page.stopScreencast().catch(() => {});
+      await progress.race(Page.startScreencast(screencast));
     };
     const choreography = startChoreography(page, options, animation, deadline, restartScreencast);
-    undo.push(async () => choreography.stop());
+    undo.defer(async () => choreography.stop());
     let finished = false;
     let failure: unknown;
     choreography.done.then(
@@ -199,19 +189,13 @@ async function recordFrames(
       const due = Math.min(wanted(), Math.floor((performance.now() - startedAt) / interval) + 1);
       while (written < due) {
         // A late tick writes the frames it missed: the video keeps the page's own pace.
-        if (!ffmpeg.stdin.write(latest!)) await untilAborted(deadline, once(ffmpeg.stdin, 'drain'));
+        if (!ffmpeg.stdin.write(latest!)) await progress.race(once(ffmpeg.stdin, 'drain'));
         written += 1;
       }
       if (written < wanted()) await pause(Math.max(1, startedAt + written * interval - performance.now()), deadline);
     }
-    recorded = true;
   } finally {
-    for (const step of undo.reverse()) {
-      if (deadline.aborted) break; // The page is discarded anyway.
-      await untilAborted(deadline, step()).catch((error) => {
-        if (recorded) throw error; // Otherwise the recording's own error is the one to report.
-      });
-    }
+    await undo.run();
     ffmpeg.stdin.end();
   }
   await ffmpeg.done;

@@ -20,3 +20,8 @@ export function scrollToTop(node: Element, adjust: number): void {
 export function visibleText(): string {
   return document.body ? document.body.innerText : '';
 }
+
+/** Resolves once the page has been painted twice from now (two animation frames). */
+export function paintedTwice(): Promise<void> {
+  return new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+}
