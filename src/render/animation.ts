@@ -80,7 +80,7 @@ export function captureAnimation(
       options,
       signal,
       workspaceId,
-      (page, pageOptions, deadline, session) => recordAnimation(page, pageOptions, animation, deadline, session),
+      (page, pageOptions, progress, session) => recordAnimation(page, pageOptions, animation, progress, session),
       proxyServer,
     );
     // A render cancelled meanwhile takes no file: nobody else would remove it.

@@ -12,14 +12,12 @@ import { inPage, inPageSource } from '../../src/render/in-page.ts';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const render = path.join(root, 'src/render');
 
-// The animation's recorder and choreography still send their own (docs/animate.md).
-const NOT_YET = new Set(['recorder.ts', 'choreography.ts']);
 // Readability's own source is text: a page's CSP may forbid eval, so it cannot be loaded otherwise.
 const SOURCE_TEXT = new Set(['document.ts']);
 
 const steps = () =>
   readdirSync(render)
-    .filter((name) => name.endsWith('.ts') && !NOT_YET.has(name))
+    .filter((name) => name.endsWith('.ts'))
     .map((name) => ({ name, text: readFileSync(path.join(render, name), 'utf8') }));
 
 test('src/render/in-page type-checks with the DOM library and without Node', () => {
