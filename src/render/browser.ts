@@ -206,7 +206,7 @@ export class BrowserHost {
     const rendering = this.#memoryWatch?.begin();
     let crashed: PageCrash | null = null;
     let warm: WarmPage | null = null;
-    // Emulation (issue 13): a device preset or landscape changes the size and scale the page is
+    // Emulation: a device preset or landscape changes the size and scale the page is
     // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
     const acquiring =
