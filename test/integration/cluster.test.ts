@@ -156,8 +156,12 @@ cluster(
       'every delivery verifies',
     );
 
-    // Charged exactly once each, and no reservation left behind.
-    const usage = await shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+    // Charged exactly once each, and no reservation left behind. A render's charge and its webhook
+    // are written side by side, so a charge still riding out the lost leader may land after the
+    // webhook: wait for every reservation to be settled, then count.
+    const readUsage = () => shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
+    await waitFor(async () => (await readUsage()).json?.in_flight === 0, 'every reservation settled', 60_000, 500);
+    const usage = await readUsage();
     assert.is(usage.code, 0, usage.stderr);
     assert.is(usage.json.used, total, 'each render charged once');
     assert.is(usage.json.in_flight, 0, 'no reservation left');
