@@ -98,11 +98,9 @@ export function renderOutcome(deps: OutcomeDeps) {
       known = undefined;
       return records.transition(request, change, first);
     });
-    // Both are idempotent and independent of each other: they wait for NATS side by side.
-    await Promise.all([
-      throughNatsOutage(options.answerBy, () => deps.settle(record)),
-      record.abandoned ? undefined : throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record)),
-    ]);
+    // Charged before told: a webhook's receiver that reads the usage finds the render counted.
+    await throughNatsOutage(options.answerBy, () => deps.settle(record));
+    if (!record.abandoned) await throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record));
     // Only the render that made this record has its image in hand.
     announce(record, changed ? options.image : undefined);
     return record;

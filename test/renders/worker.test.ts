@@ -34,6 +34,8 @@ interface Seen {
   stored: string[];
   settled: { record: RenderRecord }[];
   webhooks: RenderRecord[];
+  /** Settlements and webhooks in the order they began and ended. */
+  order: string[];
   lines: { level: number; msg: string; [field: string]: unknown }[];
 }
 
@@ -54,7 +56,7 @@ type Capture = (input: CapturePageInput, signal: AbortSignal) => Promise<PageObs
  * `storeDown`: while it says true, the bucket refuses connections as an unreachable store does.
  */
 function handlers(capture: Capture = async () => observation, storeDown?: () => boolean) {
-  const seen: Seen = { captures: [], stored: [], settled: [], webhooks: [], lines: [] };
+  const seen: Seen = { captures: [], stored: [], settled: [], webhooks: [], order: [], lines: [] };
   const log = pino({ level: 'info' }, { write: (line: string) => void seen.lines.push(JSON.parse(line)) });
   const messages = renderMessages({
     log,
@@ -69,8 +71,14 @@ function handlers(capture: Capture = async () => observation, storeDown?: () => 
       },
     },
     capturePage: (input, signal) => (seen.captures.push(input), capture(input, signal)),
-    settle: async (record) => void seen.settled.push({ record }),
-    enqueueWebhook: async (record) => void seen.webhooks.push(record),
+    // A settlement takes a moment, as a write to the ledger does.
+    settle: async (record) => {
+      seen.order.push('settling');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      seen.settled.push({ record });
+      seen.order.push('settled');
+    },
+    enqueueWebhook: async (record) => void (seen.webhooks.push(record), seen.order.push('webhook')),
   });
   return { ...messages, seen };
 }
@@ -131,7 +139,7 @@ worker.after(async () => {
 });
 
 worker(
-  'a render that succeeds: recorded with its file, charged as a first settlement, queued, announced with its image, one log line',
+  'a render that succeeds: recorded with its file, charged, then queued, announced with its image, one log line',
   async () => {
     const { handle, seen } = handlers();
     const request = await newRequest();
@@ -152,6 +160,7 @@ worker(
       seen.webhooks.map((r) => r.render_id),
       [request.render_id],
     );
+    assert.equal(seen.order, ['settling', 'settled', 'webhook'], 'charged before the webhook is queued');
     assert.is(done.heard.length, 1);
     assert.ok(done.heard[0].image?.equals(image), 'the image travels in the announcement');
     assert.equal(
