@@ -24,6 +24,9 @@ export function connectNats(config: Pick<Config, 'natsServers' | 'natsAuth'>, na
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
     reconnectTimeWait: 500,
+    // A request's caller stack is captured up front for its error otherwise: once per request,
+    // several per render, for stacks only a failure would print.
+    noAsyncTraces: true,
   });
 }
 
