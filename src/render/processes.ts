@@ -43,13 +43,22 @@ function commandLine(raw: string): string[] {
 
 /**
  * `root` and every process below it, from the children lists of each thread (/proc/<pid>/task/*
- * /children: cheaper than a scan of the whole of /proc); empty where there is no /proc.
+ * /children: cheaper than a scan of the whole of /proc); empty where there is no /proc. Below a
+ * `leaf` it does not look; the children files that listed a process are added to `parents`.
  */
-export function descendantsOf(root: number): number[] {
+export function descendantsOf(
+  root: number,
+  leaf: (pid: number) => boolean = () => false,
+  parents?: string[],
+): number[] {
   const found: number[] = [];
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.pop()!;
+    if (pid !== root && leaf(pid)) {
+      found.push(pid);
+      continue;
+    }
     let threads: string[];
     try {
       threads = readdirSync(`/proc/${pid}/task`);
@@ -58,16 +67,24 @@ export function descendantsOf(root: number): number[] {
     }
     found.push(pid);
     for (const thread of threads) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8');
-      } catch {
-        // The thread ended meanwhile.
-      }
-      for (const child of children.split(' ')) if (child !== '') queue.push(Number(child));
+      const file = `/proc/${pid}/task/${thread}/children`;
+      const children = childrenIn(file);
+      if (children.length > 0) parents?.push(file);
+      queue.push(...children);
     }
   }
   return found;
+}
+
+/** The processes a thread's children file lists (none once the thread has ended). */
+export function childrenIn(file: string): number[] {
+  let listed = '';
+  try {
+    listed = readFileSync(file, 'utf8');
+  } catch {
+    // The thread ended meanwhile.
+  }
+  return listed.split(' ').flatMap((child) => (child === '' ? [] : [Number(child)]));
 }
 
 /**

@@ -2,10 +2,17 @@
 // the browser is read from /proc a few times a second, and one above the limit is killed. Its page
 // crashes, and the render on it ends with page_memory_exceeded (src/render/browser.ts).
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { childrenIn, descendantsOf } from './processes.ts';
 
 /** How often the renderers' memory is read while a render runs. */
 const SAMPLE_MS = 100;
+/**
+ * How often (in samples) the whole tree below the browser is walked. In between only the threads
+ * that had children at the last walk are read: while a render runs its renderer is one of them, so
+ * the zygote thread that starts every renderer (a page's, and an iframe's of another site) is too.
+ */
+const WALK_EVERY = 10;
 /** How long after a kill a page's crash is put down to it. */
 const KILL_ATTRIBUTION_MS = 5000;
 const PAGE_BYTES = 4096;
@@ -17,6 +24,9 @@ export class RendererMemoryWatch {
   readonly #onKill: (pid: number, mb: number) => void;
   // Whether each process seen below the browser is a renderer (its command line never changes).
   readonly #isRenderer = new Map<number, boolean>();
+  // The children files that listed a process at the last walk.
+  #parents: string[] = [];
+  #samples = 0;
   #renders = 0;
   #timer: NodeJS.Timeout | null = null;
   #lastKill = Number.NEGATIVE_INFINITY;
@@ -30,7 +40,11 @@ export class RendererMemoryWatch {
   /** A render started; the returned function says it ended. */
   begin(): () => void {
     this.#renders += 1;
-    this.#timer ??= setInterval(() => this.#sample(), SAMPLE_MS);
+    if (!this.#timer) {
+      // The first sample of a busy spell walks the whole tree.
+      this.#samples = 0;
+      this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
+    }
     let ended = false;
     return () => {
       if (ended) return;
@@ -56,9 +70,9 @@ export class RendererMemoryWatch {
 
   #sample(): void {
     const seen = new Set<number>();
-    for (const pid of descendants(this.#browserPid, (pid) => this.#rendererOrNot(pid))) {
+    for (const pid of this.#below()) {
       seen.add(pid);
-      if (!this.#isRenderer.get(pid)) continue;
+      if (!this.#rendererOrNot(pid)) continue;
       const resident = Number(readOr(`/proc/${pid}/statm`, '0 0').split(' ')[1]) * PAGE_BYTES;
       if (resident <= this.#limitBytes) continue;
       this.#lastKill = Date.now();
@@ -72,6 +86,13 @@ export class RendererMemoryWatch {
     for (const pid of this.#isRenderer.keys()) if (!seen.has(pid)) this.#isRenderer.delete(pid);
   }
 
+  // The processes below the browser: walked afresh every WALK_EVERY samples, else from the last walk's parents.
+  #below(): number[] {
+    if (this.#samples++ % WALK_EVERY !== 0) return this.#parents.flatMap(childrenIn);
+    this.#parents = [];
+    return descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), this.#parents).slice(1);
+  }
+
   #rendererOrNot(pid: number): boolean {
     let renderer = this.#isRenderer.get(pid);
     if (renderer === undefined) {
@@ -80,32 +101,6 @@ export class RendererMemoryWatch {
     }
     return renderer;
   }
-}
-
-// Every process below `root`, from the children lists of each of its threads (cheaper than a
-// scan of the whole of /proc, which this runs ten times a second); below a `leaf` (a renderer
-// starts no process) it does not look.
-function descendants(root: number, leaf: (pid: number) => boolean): number[] {
-  const found: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.pop()!;
-    if (pid !== root && leaf(pid)) continue;
-    let threads: string[];
-    try {
-      threads = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const thread of threads) {
-      for (const child of readOr(`/proc/${pid}/task/${thread}/children`, '').split(' ')) {
-        if (child === '') continue;
-        found.push(Number(child));
-        queue.push(Number(child));
-      }
-    }
-  }
-  return found;
 }
 
 function readOr(file: string, fallback: string): string {

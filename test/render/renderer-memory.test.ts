@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
 import { listProcesses, processTree } from '../helpers/processes.ts';
+import type { FixtureRoute } from '../fixtures/site.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('the memory bound of a renderer');
@@ -15,9 +16,28 @@ const LIMIT_MB = 300;
 let rig: RenderRig;
 const logged: Array<{ level?: string; msg?: string; mb?: number }> = [];
 
+// Typed arrays live outside the V8 heap: only the watchdog stops these.
+const ARRAY_BOMB = 'const kept = []; for (;;) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7));';
+// Strings and objects fill the V8 heap itself.
+const HEAP_BOMB = 'const kept = []; for (let i = 0; ; i++) kept.push({ i, text: "x".repeat(4096) + i });';
+
+// A page whose iframe is of another site (localhost beside 127.0.0.1): a renderer of its own,
+// started while the render runs, holds the bomb.
+const routes: Record<string, FixtureRoute> = {
+  '/bomb-frame': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<p>A frame</p><iframe src="http://localhost:${req.socket.localPort}/bomb"></iframe>`);
+  },
+  '/bomb': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<script>setTimeout(() => { ${ARRAY_BOMB} }, 200)</script>`);
+  },
+};
+
 test.before(async () => {
   rig = await startRenderRig({
     workspaceId: 'ws_memory',
+    routes,
     host: { rendererMemoryMb: LIMIT_MB, log: (entry) => logged.push(entry) },
     defaults: { viewport_width: 800, viewport_height: 600, timeout: 30 },
   });
@@ -32,11 +52,6 @@ const failureOf = (work: Promise<unknown>) =>
     () => null,
     (error: unknown) => error,
   );
-
-// Typed arrays live outside the V8 heap: only the watchdog stops these.
-const ARRAY_BOMB = 'const kept = []; for (;;) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7));';
-// Strings and objects fill the V8 heap itself.
-const HEAP_BOMB = 'const kept = []; for (let i = 0; ; i++) kept.push({ i, text: "x".repeat(4096) + i });';
 
 for (const [name, bomb] of [
   ['array buffers', ARRAY_BOMB],
@@ -57,6 +72,18 @@ for (const [name, bomb] of [
     logged.length = 0;
   });
 }
+
+test("a bomb in another site's frame, a renderer started mid-render, is stopped too", async () => {
+  const startedAt = Date.now();
+  const error = await failureOf(rig.render('/bomb-frame', { delay: 10 }));
+  assert.is((error as ServiceError).code, 'page_memory_exceeded', String(error));
+  assert.ok(Date.now() - startedAt < 9_000, `ended by the bound, not by the delay: ${String(error)}`);
+  assert.ok(
+    logged.some((entry) => entry.msg?.includes('memory limit')),
+    'a renderer was killed for its memory',
+  );
+  logged.length = 0;
+});
 
 test('renderers run with the V8 heap limit', () => {
   const all = listProcesses();
