@@ -86,6 +86,25 @@ async function open(
   return { page, title, stolen, requests };
 }
 
+/** Opens `url` as the victim and finds that its script ran not and reached no dashboard page. */
+async function assertInertWhenOpened(url: string): Promise<void> {
+  const opened = await open(url);
+  assert.is(opened.title, 'quarterly report', 'the script did not run');
+  assert.is(opened.stolen, null);
+  assert.equal(
+    opened.requests.filter((r) => r.url.includes('/dashboard')),
+    [],
+    'no dashboard request',
+  );
+  await closePage(opened.page);
+}
+
+/** The headers that keep a document inert wherever it is opened. */
+function assertInertHeaders(headers: Headers): void {
+  assert.is(headers.get('content-security-policy'), 'sandbox');
+  assert.is(headers.get('x-content-type-options'), 'nosniff');
+}
+
 const renderHtml = async (base: string, extra = '') => {
   const query = `html=${encodeURIComponent(hostile)}&format=html&response_type=json&cache=false${extra}`;
   const answer = await call(`${base}/api/take?${query}`, { headers: { 'x-access-key': attacker.access_key } });
@@ -99,15 +118,7 @@ userContent(
   async () => {
     const fileUrl = await renderHtml(service.base);
     assert.ok(fileUrl.startsWith(`${service.base}/files/`), fileUrl);
-    const opened = await open(fileUrl);
-    assert.is(opened.title, 'quarterly report', 'the script did not run');
-    assert.is(opened.stolen, null);
-    assert.equal(
-      opened.requests.filter((r) => r.url.includes('/dashboard')),
-      [],
-      'no dashboard request',
-    );
-    await closePage(opened.page);
+    await assertInertWhenOpened(fileUrl);
 
     const file = await call(fileUrl);
     assert.match(
@@ -115,27 +126,17 @@ userContent(
       /<script>/,
       'the document still carries the script: only the headers keep it inert',
     );
-    assert.is(file.headers.get('content-security-policy'), 'sandbox');
-    assert.is(file.headers.get('x-content-type-options'), 'nosniff');
+    assertInertHeaders(file.headers);
   },
 );
 
 userContent('a plain link to /api/take with format=html runs nothing either', async () => {
   const link = `${service.base}/api/take?access_key=${attacker.access_key}&format=html&cache=false&html=${encodeURIComponent(hostile)}`;
-  const opened = await open(link);
-  assert.is(opened.title, 'quarterly report', 'the script did not run');
-  assert.is(opened.stolen, null);
-  assert.equal(
-    opened.requests.filter((r) => r.url.includes('/dashboard')),
-    [],
-    'no dashboard request',
-  );
-  await closePage(opened.page);
+  await assertInertWhenOpened(link);
 
   const answer = await call(link);
   assert.is(answer.status, 200);
-  assert.is(answer.headers.get('content-security-policy'), 'sandbox');
-  assert.is(answer.headers.get('x-content-type-options'), 'nosniff');
+  assertInertHeaders(answer.headers);
 });
 
 userContent("answers Fastify never sees carry nosniff too: a refused key, a repeat view's redirect", async () => {
