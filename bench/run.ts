@@ -2,7 +2,8 @@
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
 // `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
 // `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
-// the many-workspace rows alone on a stack of their own (bench/tenants-run.ts).
+// the many-workspace rows alone on a stack of their own (bench/tenants-run.ts), `ARGS=animate` the
+// animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,10 +17,18 @@ import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { animationLines, measureAnimations } from './animate.ts';
 import { startBenchStack } from './stack.ts';
+import { coldStartLine, measureColdStarts } from './cold.ts';
 import { alternate, measureTenants, startTraceSink, tenantLines } from './tenants.ts';
 
 const mode = process.argv[2];
-if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants' || mode === 'animate') {
+if (
+  mode === 'soak' ||
+  mode === 'profile' ||
+  mode === 'png' ||
+  mode === 'tenants' ||
+  mode === 'animate' ||
+  mode === 'cold'
+) {
   await import(
     {
       soak: './soak.ts',
@@ -27,12 +36,15 @@ if (mode === 'soak' || mode === 'profile' || mode === 'png' || mode === 'tenants
       png: './png-speed.ts',
       tenants: './tenants-run.ts',
       animate: './animate-run.ts',
+      cold: './cold-run.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
-  process.stderr.write(`usage: make bench [ARGS=soak|profile|png|tenants|animate] (got ${JSON.stringify(mode)})\n`);
+  process.stderr.write(
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold] (got ${JSON.stringify(mode)})\n`,
+  );
   process.exit(2);
 }
 
@@ -305,6 +317,8 @@ const http = {
 };
 bare.kill('SIGTERM');
 await ingress.stop();
+log('cold starts: the file cache evicted before each');
+const cold = await measureColdStarts(stack, site.light);
 await stack.stop();
 await site.close();
 
@@ -390,7 +404,8 @@ const lines = [
   ),
   '',
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
-  `start → first screenshot: ${firstShotSeconds.toFixed(2)} s`,
+  `start → first screenshot: ${firstShotSeconds.toFixed(2)} s (the file cache warm)`,
+  coldStartLine(cold),
   '',
   'targets (the first set)',
 ];
@@ -494,11 +509,11 @@ const targetsTenants = {
     goal: '≥ 1.0',
     met: (redirectOneProcessRatio ?? 0) >= 1,
   },
-  first_shot_seconds: {
-    value: targets.first_shot_seconds.value,
+  cold_first_shot_seconds: {
+    value: cold.median,
     goal: '≤ 1.5',
-    met: firstShotSeconds <= 1.5,
-    beside: "the machine's file cache warm: dropping it needs a privilege the bench does not take",
+    met: cold.median !== null && cold.median <= 1.5,
+    beside: 'the file cache evicted before each of three starts; the median',
   },
   tracing_p50_vs_off: {
     value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50),
@@ -530,6 +545,7 @@ Object.assign(results, {
   idleMb,
   loadMb,
   firstShotSeconds,
+  cold,
   targets,
   targetsIssue18,
   tenants,

@@ -34,6 +34,13 @@ export interface BenchStack {
   createWorkspaces(count: number): Promise<Workspace[]>;
   /** Starts a second service process on the same NATS and store running only `ROLES=ingress`, as production deploys it. */
   startIngress(): Promise<{ base: string; process: ChildProcess; stop(): Promise<void> }>;
+  /**
+   * Stops the service, runs `beforeSpawn`, and starts another like it on the same NATS and store;
+   * `spawnedAt` as above. The stack's own service stays stopped.
+   */
+  spawnAnother(
+    beforeSpawn: () => Promise<void>,
+  ): Promise<{ base: string; service: ChildProcess; spawnedAt: number; stop(): Promise<void> }>;
   /** Stops the service (SIGTERM, waits for its exit), then NATS and s3rver. */
   stop(): Promise<void>;
 }
@@ -67,28 +74,32 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
     stop: async () => void (await Promise.allSettled([nats.stop(), s3.stop()])),
   };
   const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 });
-  const port = await freePort();
-  const spawnedAt = performance.now();
   // The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
-  const service = await spawnService(
-    stack,
-    {
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      NODE_OPTIONS: [`--import ${path.join(import.meta.dirname, 'local-names.mjs')}`, extraEnv.NODE_OPTIONS ?? '']
-        .join(' ')
-        .trim(),
-      BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
-      ...Object.fromEntries(Object.entries(extraEnv).filter(([name]) => name !== 'NODE_OPTIONS')),
-    },
-    'dist',
-  );
+  const spawnBenchService = async () => {
+    const port = await freePort();
+    const spawnedAt = performance.now();
+    const service = await spawnService(
+      stack,
+      {
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        NODE_OPTIONS: [`--import ${path.join(import.meta.dirname, 'local-names.mjs')}`, extraEnv.NODE_OPTIONS ?? '']
+          .join(' ')
+          .trim(),
+        BENCH_LOCAL_NAMES: [...AD_PAGE_HOSTS, new URL(site.ads).hostname].join(','),
+        ...Object.fromEntries(Object.entries(extraEnv).filter(([name]) => name !== 'NODE_OPTIONS')),
+      },
+      'dist',
+    );
+    return { base: `http://127.0.0.1:${port}`, service, spawnedAt };
+  };
+  const { base, service, spawnedAt } = await spawnBenchService();
   const named = () => ({
     'nats-server': findProcess(['-p', String(nats.port)]),
     s3rver: findProcess(['--port', String(s3.port)]),
   });
   return {
-    base: `http://127.0.0.1:${port}`,
+    base,
     workspace,
     s3: { endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey },
     service,
@@ -130,6 +141,12 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
         'dist',
       );
       return { base: `http://127.0.0.1:${ingressPort}`, process: ingress, stop: () => stopService(ingress) };
+    },
+    spawnAnother: async (beforeSpawn) => {
+      await stopService(service);
+      await beforeSpawn();
+      const another = await spawnBenchService();
+      return { ...another, stop: () => stopService(another.service) };
     },
     stop: async () => {
       await stopService(service);
