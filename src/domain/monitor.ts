@@ -20,10 +20,11 @@ export const CHANGES_KEPT = 50;
 
 /**
  * Per plan: how many monitors a workspace may have, and its shortest interval as a multiple of
- * MONITOR_MIN_INTERVAL (60 s by default: free every 15 minutes at most, pro every minute).
+ * MONITOR_MIN_INTERVAL (60 s by default). Every plan may tick every minute: the API promises an
+ * interval of 60 s or more to any workspace (docs/monitors.md); plans differ in how many monitors.
  */
 export const planMonitorLimits: Record<'free' | 'pro', { monitors: number; intervalFactor: number }> = {
-  free: { monitors: 3, intervalFactor: 15 },
+  free: { monitors: 3, intervalFactor: 1 },
   pro: { monitors: 100, intervalFactor: 1 },
 };
 
