@@ -72,9 +72,15 @@ function presets(): Map<string, DevicePreset> {
 
 /** The device presets, by forgiving name. */
 export const devices = {
-  /** The preset called `name` (case, spaces, `_`, `-` and parentheses ignored), or undefined. */
+  /**
+   * The preset called `name` (case, spaces, `_`, `-` and parentheses ignored), or undefined. A `+`
+   * written as is in a query string arrives as a space (`galaxy_s9+` as `galaxy_s9 `): a name found
+   * only that way is read with its `+` back.
+   */
   find(name: string): DevicePreset | undefined {
-    return presets().get(keyOf(name));
+    return (
+      presets().get(keyOf(name)) ?? (name.includes(' ') ? presets().get(keyOf(name.replaceAll(' ', '+'))) : undefined)
+    );
   },
   /** Every preset, in the lists' order. */
   all(): DevicePreset[] {
