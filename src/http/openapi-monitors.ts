@@ -137,6 +137,8 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
     'signature_is_required',
     'temporary_unavailable',
     'request_not_valid',
+    'request_header_too_large',
+    'request_timeout',
     'internal_application_error',
   ];
   const json = (schema: Json) => ({ 'application/json': { schema } });
@@ -152,7 +154,7 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         requestBody: { required: true, content: json(ref('MonitorCreate')) },
         responses: {
           '201': { description: 'The monitor.', content: json(ref('Monitor')) },
-          ...errors([...common, 'url_not_allowed', 'name_not_resolved']),
+          ...errors([...common, 'request_body_too_large', 'url_not_allowed', 'name_not_resolved']),
         },
       },
       get: {
@@ -194,7 +196,7 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         requestBody: { required: true, content: json(ref('MonitorPatch')) },
         responses: {
           '200': { description: 'The monitor.', content: json(ref('Monitor')) },
-          ...errors([...common, 'not_found', 'url_not_allowed', 'name_not_resolved']),
+          ...errors([...common, 'request_body_too_large', 'not_found', 'url_not_allowed', 'name_not_resolved']),
         },
       },
       delete: {

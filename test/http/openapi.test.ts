@@ -160,6 +160,22 @@ openapi('every error code the API answers is documented under its status, with t
   assert.ok(document.paths['/api/take'].get.responses['429'].headers['Retry-After']);
 });
 
+openapi('every operation documents what any request may meet: 408, 431 and 500, and 413 where it takes a body', () => {
+  const methods = ['get', 'put', 'post', 'delete', 'patch'];
+  for (const [path, item] of Object.entries<Json>(document.paths)) {
+    for (const method of methods.filter((name) => item[name])) {
+      const operation = item[method];
+      const codes = (status: string) =>
+        operation.responses[status]?.content?.['application/json']?.schema?.properties?.error_code?.enum ?? [];
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.ok(codes('408').includes('request_timeout'), `${where}: 408`);
+      assert.ok(codes('431').includes('request_header_too_large'), `${where}: 431`);
+      assert.ok(codes('500').includes('internal_application_error'), `${where}: 500`);
+      if (operation.requestBody) assert.ok(codes('413').includes('request_body_too_large'), `${where}: 413`);
+    }
+  }
+});
+
 openapi("ScreenshotOne's other endpoints: bulk, usage and devices, and the JSON answer's names", () => {
   const bulk = document.paths['/api/bulk'].post;
   const request = resolve(bulk.requestBody.content['application/json'].schema);
