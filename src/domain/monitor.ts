@@ -12,6 +12,9 @@ export const monitorFormats: readonly OutputFormat[] = formatNames.filter((forma
 /** The share of pixels that must differ before a change is announced, when none is given. */
 export const DEFAULT_THRESHOLD = 0.01;
 
+/** The shortest interval between two ticks (seconds) the API promises: MONITOR_MIN_INTERVAL's default. */
+export const DEFAULT_MIN_INTERVAL_SECONDS = 60;
+
 /** The longest interval between two ticks (seconds): 30 days. */
 export const MAX_INTERVAL_SECONDS = 30 * 24 * 3600;
 

@@ -1,5 +1,11 @@
 // The monitors' part of the OpenAPI document (docs/monitors.md): paths, schemas and the two webhook events.
-import { DEFAULT_THRESHOLD, MAX_INTERVAL_SECONDS, monitorFormats, planMonitorLimits } from '../domain/monitor.ts';
+import {
+  DEFAULT_MIN_INTERVAL_SECONDS,
+  DEFAULT_THRESHOLD,
+  MAX_INTERVAL_SECONDS,
+  monitorFormats,
+  planMonitorLimits,
+} from '../domain/monitor.ts';
 import { answerOnly } from './monitors.ts';
 
 /** A JSON Schema or any other part of the document. */
@@ -15,9 +21,11 @@ const monitorIdParameter = {
 const limits = Object.entries(planMonitorLimits)
   .map(
     ([plan, { monitors, intervalFactor }]) =>
-      `${plan}: at most ${monitors} monitors, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL (default 60 s)`,
+      `${plan}: at most ${monitors} monitors${intervalFactor > 1 ? `, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL` : ''}`,
   )
   .join('; ');
+/** The interval as the service checks it, at the operator's default floor. */
+const intervalSchema = { type: 'integer', minimum: DEFAULT_MIN_INTERVAL_SECONDS, maximum: MAX_INTERVAL_SECONDS };
 
 /** The schemas the monitor paths and events refer to. */
 export function monitorSchemas(takeBody: Json): Json {
@@ -32,10 +40,8 @@ export function monitorSchemas(takeBody: Json): Json {
           Object.entries(takeBody.properties as Json).filter(([name]) => !answerOnly.includes(name)),
         ),
         interval: {
-          type: 'integer',
-          minimum: 1,
-          maximum: MAX_INTERVAL_SECONDS,
-          description: `Seconds between ticks. Per plan: ${limits}.`,
+          ...intervalSchema,
+          description: `Seconds between ticks: at least MONITOR_MIN_INTERVAL (${DEFAULT_MIN_INTERVAL_SECONDS} by default), at most 30 days. Per plan: ${limits}.`,
         },
         threshold: {
           type: 'number',
@@ -52,7 +58,7 @@ export function monitorSchemas(takeBody: Json): Json {
       additionalProperties: false,
       properties: {
         status: { type: 'string', enum: ['active', 'paused'] },
-        interval: { type: 'integer', minimum: 1, maximum: MAX_INTERVAL_SECONDS },
+        interval: intervalSchema,
         threshold: { type: 'number', minimum: 0, maximum: 1 },
         webhook_url: { type: 'string', format: 'uri' },
         access_key: { type: 'string' },

@@ -176,6 +176,22 @@ openapi('every operation documents what any request may meet: 408, 431 and 500, 
   }
 });
 
+openapi('monitors: an interval of 60 s or more, as the service accepts, and a threshold from 0 to 1', () => {
+  const { MonitorCreate, MonitorPatch } = document.components.schemas;
+  for (const [name, schema] of [
+    ['MonitorCreate', MonitorCreate],
+    ['MonitorPatch', MonitorPatch],
+  ] as const) {
+    assert.equal([schema.properties.interval.minimum, schema.properties.interval.maximum], [60, 2_592_000], name);
+    assert.equal([schema.properties.threshold.minimum, schema.properties.threshold.maximum], [0, 1], name);
+  }
+  assert.equal(MonitorCreate.required, ['interval', 'webhook_url']);
+  assert.equal(
+    Object.keys(document.paths['/api/monitors/{monitorId}']).filter((key) => key !== 'parameters'),
+    ['get', 'patch', 'delete'],
+  );
+});
+
 openapi("ScreenshotOne's other endpoints: bulk, usage and devices, and the JSON answer's names", () => {
   const bulk = document.paths['/api/bulk'].post;
   const request = resolve(bulk.requestBody.content['application/json'].schema);
