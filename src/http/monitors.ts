@@ -75,7 +75,9 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
   app.post('/api/monitors', async (request, reply) => {
     const body = jsonBody(request);
     const workspace = await caller(request, { kind: 'json', body });
-    const { interval, threshold = DEFAULT_THRESHOLD, ...take } = body;
+    // A JSON null is a parameter not given, as on /api/take.
+    const { interval, threshold: givenThreshold, ...take } = body;
+    const threshold = givenThreshold ?? DEFAULT_THRESHOLD;
     const problems: ParamProblem[] = [];
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);

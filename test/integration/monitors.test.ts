@@ -100,6 +100,8 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
     url: `${site.url}/monitor/stable`,
     interval: 600,
     webhook_url: `${hookBase}/hook/crud`,
+    // null is a parameter not given, as on /api/take: the default threshold.
+    threshold: null,
   });
   assert.match(created.monitor_id, /^mon_[0-9a-f]{16}$/);
   assert.is(created.status, 'active');
