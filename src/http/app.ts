@@ -145,7 +145,13 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.removeAllContentTypeParsers();
+  // A DELETE's empty body is no body, whatever Content-Type a client sends with every request.
+  const noBody = (request: FastifyRequest) =>
+    request.method === 'DELETE' &&
+    request.headers['transfer-encoding'] === undefined &&
+    (request.headers['content-length'] ?? '0') === '0';
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    if (noBody(request)) return done(null, undefined);
     request.rawBody = body as Buffer;
     try {
       done(null, JSON.parse((body as Buffer).toString('utf8')));
@@ -155,7 +161,8 @@ export function buildApp(deps: AppDeps) {
       );
     }
   });
-  app.addContentTypeParser('*', (_request, _payload, done) => {
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    if (noBody(request)) return done(null, undefined);
     done(
       new ServiceError('request_not_valid', {
         error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }],
