@@ -54,6 +54,12 @@ export interface Monitor {
   interval: number;
   threshold: number;
   webhook_url: string;
+  /** Echoed in every tick's render and in the monitor's webhooks. */
+  external_identifier?: string;
+  /** webhook_sign=false: the monitor's webhooks go without signature headers. */
+  webhook_sign?: false;
+  /** webhook_errors=false: a failed tick sends no monitor.failed. */
+  webhook_errors?: false;
   /** What the monitor renders, for people: the URL, or "html" / "markdown" for a document. */
   target: string;
   format: OutputFormat;
@@ -114,6 +120,9 @@ export function publicMonitor(monitor: Monitor, baseUrl: string, detail = true) 
     interval: monitor.interval,
     threshold: monitor.threshold,
     webhook_url: monitor.webhook_url,
+    ...(monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {}),
+    ...(monitor.webhook_sign === false ? { webhook_sign: false } : {}),
+    ...(monitor.webhook_errors === false ? { webhook_errors: false } : {}),
     created_at: monitor.created_at,
     next_run_at: monitor.status === 'active' ? monitor.next_run_at : null,
     last_run_at: monitor.last_run_at ?? null,

@@ -24,8 +24,11 @@ export interface MonitorRouteOptions {
   sealer: Sealer;
 }
 
-/** /api/take parameters that steer one answer and mean nothing for a monitor. */
-export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name', 'external_identifier'];
+/**
+ * /api/take parameters that shape one answer: accepted, and without effect on a monitor, whose
+ * every tick renders afresh, asynchronously, and answers by webhook (docs/monitors.md).
+ */
+export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name'];
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
@@ -81,8 +84,6 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const problems: ParamProblem[] = [];
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);
-    for (const name of answerOnly)
-      if (name in take) problems.push({ parameter: name, message: 'has no meaning for a monitor' });
     const intervalIssue =
       interval === undefined
         ? { parameter: 'interval', message: 'is required' }
@@ -119,6 +120,9 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       interval: interval as number,
       threshold: threshold as number,
       webhook_url: control.webhook_url!,
+      ...(control.external_identifier !== undefined ? { external_identifier: control.external_identifier } : {}),
+      ...(control.webhook_sign === false ? { webhook_sign: false as const } : {}),
+      ...(control.webhook_errors === false ? { webhook_errors: false as const } : {}),
       target: options.url ?? (options.html !== undefined ? 'html' : 'markdown'),
       format: options.format,
       sealed_options: sealer.seal(JSON.stringify(options)),

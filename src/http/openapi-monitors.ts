@@ -33,12 +33,10 @@ export function monitorSchemas(takeBody: Json): Json {
   return {
     MonitorCreate: {
       type: 'object',
-      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}), but ${answerOnly.join(', ')}, which mean nothing here; plus interval and threshold. webhook_url is required.`,
+      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks); plus interval and threshold. webhook_url is required.`,
       required: ['interval', 'webhook_url'],
       properties: {
-        ...Object.fromEntries(
-          Object.entries(takeBody.properties as Json).filter(([name]) => !answerOnly.includes(name)),
-        ),
+        ...(takeBody.properties as Json),
         interval: {
           ...intervalSchema,
           description: `Seconds between ticks: at least MONITOR_MIN_INTERVAL (${DEFAULT_MIN_INTERVAL_SECONDS} by default), at most 30 days. Per plan: ${limits}.`,
@@ -91,6 +89,9 @@ export function monitorSchemas(takeBody: Json): Json {
         interval: { type: 'integer' },
         threshold: { type: 'number' },
         webhook_url: { type: 'string', format: 'uri' },
+        external_identifier: { type: 'string', description: 'As given; echoed in every tick and webhook.' },
+        webhook_sign: { type: 'boolean', enum: [false], description: 'Present when the webhooks go unsigned.' },
+        webhook_errors: { type: 'boolean', enum: [false], description: 'Present when failed ticks are not announced.' },
         created_at: { type: 'string', format: 'date-time' },
         next_run_at: { type: ['string', 'null'], format: 'date-time', description: 'Null while paused.' },
         last_run_at: { type: ['string', 'null'], format: 'date-time' },
@@ -127,6 +128,7 @@ export function monitorSchemas(takeBody: Json): Json {
             diff_url: { type: 'string', format: 'uri', description: 'monitor.changed only.' },
             error_code: { type: 'string', description: 'monitor.failed only.' },
             error_message: { type: 'string', description: 'monitor.failed only.' },
+            external_identifier: { type: 'string', description: "The monitor's, when it has one." },
           },
         },
       },

@@ -79,6 +79,7 @@ export class MonitorObserver {
           file_url: url(change.file_name),
           previous_file_url: url(change.previous_file_name),
           diff_url: url(change.diff_file_name),
+          ...identified(monitor),
         },
       });
     }
@@ -102,17 +103,19 @@ export class MonitorObserver {
   }
 
   private async failed(monitor: Monitor, record: RenderRecord, seen: string): Promise<void> {
-    await this.announce(monitor, record, {
-      id: eventId('failed', record.render_id),
-      type: 'monitor.failed',
-      created_at: new Date().toISOString(),
-      data: {
-        monitor_id: monitor.monitor_id,
-        render_id: record.render_id,
-        error_code: record.error_code,
-        error_message: record.error_message,
-      },
-    });
+    if (monitor.webhook_errors !== false)
+      await this.announce(monitor, record, {
+        id: eventId('failed', record.render_id),
+        type: 'monitor.failed',
+        created_at: new Date().toISOString(),
+        data: {
+          monitor_id: monitor.monitor_id,
+          render_id: record.render_id,
+          error_code: record.error_code,
+          error_message: record.error_message,
+          ...identified(monitor),
+        },
+      });
     await this.deps.monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
       current.observed === seen
         ? undefined
@@ -122,7 +125,12 @@ export class MonitorObserver {
 
   private announce(monitor: Monitor, record: RenderRecord, payload: WebhookPayload): Promise<void> {
     return this.deps.deliveries.enqueueEvent(
-      { render_id: record.render_id, workspace_id: monitor.workspace_id, webhook_url: monitor.webhook_url },
+      {
+        render_id: record.render_id,
+        workspace_id: monitor.workspace_id,
+        webhook_url: monitor.webhook_url,
+        ...(monitor.webhook_sign === false ? { unsigned: true as const } : {}),
+      },
       payload,
     );
   }
@@ -148,3 +156,7 @@ export class MonitorObserver {
     }
   }
 }
+
+/** The monitor's external_identifier, for its webhooks' data. */
+const identified = (monitor: Monitor) =>
+  monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {};

@@ -85,12 +85,12 @@ const createMonitor = async (body: Record<string, unknown>, owner = workspace) =
 monitors('bad monitors are 400 naming each parameter', async () => {
   const answer = await api('/api/monitors', workspace, {
     method: 'POST',
-    body: { url: `${site.url}/monitor/stable`, interval: 1, threshold: 2, format: 'pdf', async: true, no_such: 1 },
+    body: { url: `${site.url}/monitor/stable`, interval: 1, threshold: 2, format: 'pdf', no_such: 1 },
   });
   assert.is(answer.status, 400);
   assert.is(answer.json!.error_code, 'request_not_valid');
   const named = (answer.json!.error_details as { parameter: string }[]).map((d) => d.parameter).sort();
-  assert.equal(named, ['async', 'format', 'interval', 'no_such', 'threshold', 'webhook_url']);
+  assert.equal(named, ['format', 'interval', 'no_such', 'threshold', 'webhook_url']);
   const unauthenticated = await call(`${service.base}/api/monitors`);
   assert.is(unauthenticated.status, 401);
 });
@@ -102,11 +102,17 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
     webhook_url: `${hookBase}/hook/crud`,
     // null is a parameter not given, as on /api/take: the default threshold.
     threshold: null,
+    // Any /api/take parameter: those that shape one answer are accepted without effect.
+    async: true,
+    cache: false,
+    response_type: 'json',
+    external_identifier: 'crud-42',
   });
   assert.match(created.monitor_id, /^mon_[0-9a-f]{16}$/);
   assert.is(created.status, 'active');
   assert.is(created.interval, 600);
   assert.is(created.threshold, 0.01);
+  assert.is(created.external_identifier, 'crud-42');
   assert.ok(Date.parse(created.next_run_at) > 0);
   const id = created.monitor_id as string;
 
@@ -302,20 +308,51 @@ monitors('a page that changes is announced once per change, signed; a page that 
   assert.is(hooksOf('/hook/changing').length, 1, 'the page as it is now, compared with its last capture: no change');
 });
 
-monitors('a failing tick sends monitor.failed', async () => {
+monitors('a failing tick sends monitor.failed, with its external_identifier; unsigned or none on request', async () => {
   const failing = await createMonitor({
     url: `${site.url}/monitor/stable`,
     interval: 600,
     fail_if_content_contains: ['nothing changes here'],
     webhook_url: `${hookBase}/hook/failing`,
+    external_identifier: 'failing-7',
+  });
+  const quiet = await createMonitor({
+    url: `${site.url}/monitor/stable`,
+    interval: 600,
+    fail_if_content_contains: ['nothing changes here'],
+    webhook_url: `${hookBase}/hook/quiet`,
+    webhook_errors: false,
+  });
+  await createMonitor({
+    url: `${site.url}/monitor/stable`,
+    interval: 600,
+    fail_if_content_contains: ['nothing changes here'],
+    webhook_url: `${hookBase}/hook/unsigned`,
+    webhook_sign: false,
   });
   await waitFor(() => hooksOf('/hook/failing').length >= 1, 'monitor.failed', 30_000);
+  assert.ok(hooksOf('/hook/failing')[0].headers['webhook-signature'], 'signed by default');
   const body = JSON.parse(hooksOf('/hook/failing')[0].body);
   assert.is(body.type, 'monitor.failed');
   assert.is(body.data.monitor_id, failing.monitor_id);
   assert.is(body.data.error_code, 'content_contains_specified_string');
+  assert.is(body.data.external_identifier, 'failing-7');
   const shown = await api(`/api/monitors/${failing.monitor_id}`, workspace);
   assert.is(shown.json!.last_status, 'failed');
+  const tick = await api(`/api/renders/${body.data.render_id}`, workspace);
+  assert.is(tick.json!.external_identifier, 'failing-7', "the tick's render carries it too");
+
+  await waitFor(
+    async () => (await api(`/api/monitors/${quiet.monitor_id}`, workspace)).json!.last_status === 'failed',
+    'the quiet monitor ticked and failed',
+    30_000,
+  );
+  await waitFor(() => hooksOf('/hook/unsigned').length >= 1, 'the unsigned monitor.failed', 30_000);
+  const unsigned = hooksOf('/hook/unsigned')[0].headers;
+  assert.is(unsigned['webhook-signature'], undefined, 'webhook_sign=false: no signature');
+  assert.is(unsigned['x-signature'], undefined);
+  await pause(2000);
+  assert.is(hooksOf('/hook/quiet').length, 0, 'webhook_errors=false: no monitor.failed');
 });
 
 monitors.run();
