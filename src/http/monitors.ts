@@ -85,7 +85,7 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);
     const intervalIssue =
-      interval === undefined
+      interval === undefined || interval === null
         ? { parameter: 'interval', message: 'is required' }
         : intervalProblem(interval, workspace, config.monitorMinInterval);
     if (intervalIssue) problems.push(intervalIssue);

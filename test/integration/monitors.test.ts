@@ -91,6 +91,11 @@ monitors('bad monitors are 400 naming each parameter', async () => {
   assert.is(answer.json!.error_code, 'request_not_valid');
   const named = (answer.json!.error_details as { parameter: string }[]).map((d) => d.parameter).sort();
   assert.equal(named, ['format', 'interval', 'no_such', 'threshold', 'webhook_url']);
+  const nullInterval = await api('/api/monitors', workspace, {
+    method: 'POST',
+    body: { url: `${site.url}/monitor/stable`, interval: null, webhook_url: `${hookBase}/hook/none` },
+  });
+  assert.equal(nullInterval.json!.error_details, [{ parameter: 'interval', message: 'is required' }]);
   const unauthenticated = await call(`${service.base}/api/monitors`);
   assert.is(unauthenticated.status, 401);
 });
