@@ -220,18 +220,25 @@ export const pageRules: Rule[] = [
       ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }]
       : [],
   // A caller waiting on the connection gets the shorter limits; an asynchronous render the longer ones.
+  // A delay that takes the whole timeout could only end in timeout_error: refused up front.
   (values) => {
-    if (values.async === true) return [];
+    const timeout = Number(values.timeout ?? 30);
+    const delay = Number(values.delay ?? 0);
     const over: Refusal[] = [];
-    if (Number(values.timeout ?? 0) > SYNC_MAX_TIMEOUT)
+    if (values.async !== true && timeout > SYNC_MAX_TIMEOUT)
       over.push({
         parameter: 'timeout',
         message: `must be at most ${SYNC_MAX_TIMEOUT} for a synchronous render (up to ${ASYNC_MAX_TIMEOUT} with async=true)`,
       });
-    if (Number(values.delay ?? 0) > SYNC_MAX_DELAY)
+    if (values.async !== true && delay > SYNC_MAX_DELAY)
       over.push({
         parameter: 'delay',
         message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)`,
+      });
+    else if (delay > 0 && delay >= timeout)
+      over.push({
+        parameter: 'delay',
+        message: `must be less than timeout (${timeout} s): give a longer timeout with it`,
       });
     return over;
   },
@@ -240,7 +247,15 @@ export const pageRules: Rule[] = [
       ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
       ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
       ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
+      ['metadata_content_format', 'metadata_content=true', values.metadata_content === true],
     ]),
+  // A request with cache=false is not cached: a cache key or lifetime for it would mean nothing.
+  (values) =>
+    values.cache === false
+      ? ['cache_key', 'cache_ttl']
+          .filter((name) => given(values, name))
+          .map((parameter) => ({ parameter, message: 'not with cache=false' }))
+      : [],
   (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
   (values) =>
     given(values, 'proxy') && given(values, 'ip_country_code')
@@ -328,6 +343,7 @@ const captureRules: Rule[] = [
       'clip_height',
       'image_width',
       'image_height',
+      'image_quality',
       'metadata_image_size',
     ];
     return imageOnly
@@ -344,6 +360,17 @@ const captureRules: Rule[] = [
     unmet(values, [
       ['full_page_algorithm', 'full_page=true', values.full_page === true],
       ['full_page_slices', 'full_page=true', values.full_page === true],
+      ['full_page_scroll', 'full_page=true', values.full_page === true],
+      [
+        'full_page_scroll_delay',
+        'full_page=true and full_page_scroll not false',
+        values.full_page === true && values.full_page_scroll !== false,
+      ],
+      [
+        'full_page_scroll_by',
+        'full_page=true and full_page_scroll not false',
+        values.full_page === true && values.full_page_scroll !== false,
+      ],
       ['selector_algorithm', 'selector', given(values, 'selector')],
       ['selector_scroll_into_view', 'selector', given(values, 'selector')],
     ]),

@@ -48,10 +48,13 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
       if (type.pattern && !type.pattern.test(value))
         return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
       return { value };
-    case 'boolean':
-      if (value === true || value === 'true' || value === '1' || value === 1) return { value: true };
-      if (value === false || value === 'false' || value === '0' || value === 0) return { value: false };
+    case 'boolean': {
+      // Any case, as ScreenshotOne takes them: a client serialising True (Python's str) is understood.
+      const word = typeof value === 'string' ? value.toLowerCase() : value;
+      if (word === true || word === 'true' || word === '1' || word === 1) return { value: true };
+      if (word === false || word === 'false' || word === '0' || word === 0) return { value: false };
       return { problem: 'must be true, false, 1 or 0' };
+    }
     case 'integer':
     case 'number': {
       const { min, max } = type;
@@ -67,10 +70,15 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
       if (parsed < min || parsed > max) return { problem: `must be from ${min} to ${max}` };
       return { value: parsed };
     }
-    case 'enum':
-      return typeof value === 'string' && type.values.includes(value)
-        ? { value }
+    case 'enum': {
+      // Matched ignoring case and surrounding spaces (format=PNG, pdf_paper_format=A4), as
+      // ScreenshotOne does; the value is the table's own spelling.
+      const wanted = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+      const match = type.values.find((name) => name.toLowerCase() === wanted);
+      return match !== undefined && (match !== '' || value === '')
+        ? { value: match }
         : { problem: `must be one of ${type.values.join(', ')}` };
+    }
   }
 }
 

@@ -139,6 +139,10 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     headers: [['headers', 'X-Test: 1']],
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
+    metadata_content_format: [
+      ['metadata_content', 'true'],
+      ['metadata_content_format', 'markdown'],
+    ],
     proxy: [['proxy', 'http://user:pass@proxy.example.com:8080']],
     ip_country_code: [['ip_country_code', 'de']],
     selector_algorithm: [
@@ -168,6 +172,9 @@ params('every parameter of the table is parsed from it: a good value passes, a b
         ['full_page_slices', 'true'],
         ['full_page_slice_height', '500'],
         ['full_page_slice_overlap_height', '10'],
+        ['full_page_scroll', 'true'],
+        ['full_page_scroll_delay', '500'],
+        ['full_page_scroll_by', '300'],
       ].map(([name, value]) => [
         name,
         [
@@ -452,6 +459,64 @@ params("every device id of ScreenshotOne's list is a viewport_device, parenthese
   ]) {
     assert.equal(problemsOf(query(`url=https://a.example&viewport_device=${encodeURIComponent(id)}`)), [], id);
   }
+});
+
+params('enum values and booleans in any case, as ScreenshotOne takes them; the table spelling comes out', () => {
+  const parsed = parseTakeParams(
+    query('url=https://a.example&format=PNG&response_type=%20JSON%20&media_type=Print&full_page=True&dark_mode=FALSE'),
+  );
+  assert.ok('request' in parsed, JSON.stringify(parsed));
+  if (!('request' in parsed)) return;
+  assert.is(parsed.request.options.format, 'png');
+  assert.is(parsed.request.control.response_type, 'json');
+  assert.is(parsed.request.options.media_type, 'print');
+  assert.is(parsed.request.options.full_page, true);
+  assert.is(parsed.request.options.dark_mode, false);
+  const pdf = parseTakeParams(query('url=https://a.example&format=PDF&pdf_paper_format=A4&wait_until=NetworkIdle0'));
+  assert.ok('request' in pdf && pdf.request.options.pdf_paper_format === 'a4');
+  assert.ok('request' in pdf && pdf.request.options.wait_until[0] === 'networkidle0');
+  // Still a bad value is named; the empty storage_acl is the empty string only.
+  assert.equal(problemsOf(query('url=https://a.example&format=PNGG&full_page=yes')), ['format', 'full_page']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_acl=%20')), ['storage_acl']);
+});
+
+params('options that refine another are refused without it, never silently ignored', () => {
+  const url = 'url=https://a.example';
+  assert.equal(problemsOf(query(`${url}&full_page_scroll=true&full_page_scroll_delay=500&full_page_scroll_by=300`)), [
+    'full_page_scroll',
+    'full_page_scroll_by',
+    'full_page_scroll_delay',
+  ]);
+  assert.equal(problemsOf(query(`${url}&full_page=false&full_page_scroll_delay=500`)), ['full_page_scroll_delay']);
+  assert.equal(
+    problemsOf(query(`${url}&full_page=true&full_page_scroll=false&full_page_scroll_delay=500&full_page_scroll_by=9`)),
+    ['full_page_scroll_by', 'full_page_scroll_delay'],
+  );
+  // Turning the scroll off needs nothing; with a full page every one is fine.
+  assert.equal(problemsOf(query(`${url}&full_page_scroll=false`)), []);
+  assert.equal(
+    problemsOf(query(`${url}&full_page=1&full_page_scroll=1&full_page_scroll_delay=500&full_page_scroll_by=300`)),
+    [],
+  );
+  assert.equal(problemsOf(query(`${url}&metadata_content_format=markdown`)), ['metadata_content_format']);
+  assert.equal(problemsOf(query(`${url}&metadata_content=true&metadata_content_format=markdown`)), []);
+  assert.equal(problemsOf(query(`${url}&cache=false&cache_key=v2&cache_ttl=3600`)), ['cache_key', 'cache_ttl']);
+  assert.equal(problemsOf(query(`${url}&cache=true&cache_key=v2&cache_ttl=3600`)), []);
+  for (const format of ['pdf', 'html', 'markdown'])
+    assert.equal(problemsOf(query(`${url}&format=${format}&image_quality=50`)), ['image_quality'], format);
+  assert.equal(problemsOf(query(`${url}&format=webp&image_quality=50`)), []);
+});
+
+params('a delay that takes the whole timeout is refused up front, not left to end in timeout_error', () => {
+  const url = 'url=https://a.example';
+  assert.equal(problemsOf(query(`${url}&delay=30`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&delay=5&timeout=5`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&async=true&delay=120`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&delay=29`)), []);
+  assert.equal(problemsOf(query(`${url}&delay=30&timeout=31`)), []);
+  assert.equal(problemsOf(query(`${url}&async=true&delay=300&timeout=301`)), []);
+  const parsed = parseTakeParams(query(`${url}&delay=30`));
+  assert.ok('problems' in parsed && /less than timeout \(30 s\)/.test(parsed.problems[0].message));
 });
 
 params.run();
