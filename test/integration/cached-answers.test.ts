@@ -1,0 +1,84 @@
+// A cached signed GET answers every view in the kind its response_type asks for, as ScreenshotOne
+// does: json views are JSON (cache_url included), empty views are empty, by_format views redirect to
+// the file. Against the whole service (real NATS, store and Chromium); each view after the first is
+// neither rendered nor charged.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { hmacHex } from '../../src/signing.ts';
+import type { Workspace } from '../../src/workspaces/workspace.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  usedThisMonth,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
+
+const test = suite('cached answers by response_type');
+let stack: TestStack;
+let service: TestService;
+
+test.before(async () => {
+  stack = await startStack();
+  service = await startService(stack);
+});
+test.after(async () => {
+  await service?.close();
+  await stack?.stop();
+});
+
+/** The signed GET URL of `query` (the access key appended, the signature last). */
+const signedUrl = (workspace: Workspace, query: string) => {
+  const unsigned = `${query}&access_key=${workspace.access_key}`;
+  return `${service.base}/api/take?${unsigned}&signature=${hmacHex(workspace.secret_key, unsigned)}`;
+};
+
+test('response_type=json: every view of a cached signed GET is the JSON answer, with cache_url', async () => {
+  const workspace = await createWorkspace(stack);
+  const url = signedUrl(
+    workspace,
+    `html=${encodeURIComponent('<title>Cached</title><p>json views</p>')}&response_type=json&metadata_page_title=true`,
+  );
+  const first = await call(url);
+  assert.is(first.status, 200, first.bytes.toString());
+  assert.is(first.json!.cache_url, first.json!.file_url);
+  // The second view is answered from the cache; the third from the repeat views held in memory.
+  for (const view of [2, 3]) {
+    const again = await call(url);
+    assert.is(again.status, 200, `view ${view}: ${again.status} ${again.headers.get('location') ?? ''}`);
+    assert.match(again.headers.get('content-type') ?? '', /^application\/json/);
+    assert.is(again.headers.get('x-render-id'), first.json!.render_id);
+    assert.is(again.json!.is_successful, true);
+    assert.is(again.json!.render_id, first.json!.render_id);
+    assert.is(again.json!.file_url, first.json!.file_url);
+    assert.is(again.json!.screenshot_url, first.json!.file_url);
+    assert.is(again.json!.cache_url, first.json!.file_url);
+    assert.is(again.json!.format, 'png');
+    assert.is(again.json!.size_bytes, first.json!.size_bytes);
+    assert.equal(again.json!.metadata, first.json!.metadata);
+  }
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);
+});
+
+test('response_type=empty: every view is 200 with no body; by_format views still redirect', async () => {
+  const workspace = await createWorkspace(stack);
+  const empty = signedUrl(workspace, `html=${encodeURIComponent('<p>empty views</p>')}&response_type=empty`);
+  const first = await call(empty);
+  assert.is(first.status, 200, first.bytes.toString());
+  const renderId = first.headers.get('x-render-id');
+  assert.ok(renderId);
+  for (const view of [2, 3]) {
+    const again = await call(empty);
+    assert.is(again.status, 200, `view ${view}: ${again.status}`);
+    assert.is(again.bytes.length, 0);
+    assert.is(again.headers.get('x-render-id'), renderId);
+  }
+  const image = signedUrl(workspace, `html=${encodeURIComponent('<p>image views</p>')}`);
+  assert.is((await call(image)).status, 200);
+  for (const _ of [2, 3]) assert.is((await call(image)).status, 302);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 2);
+});
+
+test.run();
