@@ -1,6 +1,6 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
-import { devices } from './devices.ts';
+import { devices, presetOptions } from './devices.ts';
 import { isImageFormat, transparentOn, transparentTakeFormats } from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
@@ -104,6 +104,17 @@ const hostOf = (url: unknown) => {
   }
 };
 
+/** The viewport a request renders in: the options given, over its device preset's, over the defaults. */
+function viewportOf(values: Values): { width: number; height: number; scale: number } {
+  const device = given(values, 'viewport_device') ? devices.find(String(values.viewport_device)) : undefined;
+  const preset = device ? presetOptions(String(values.viewport_device)) : undefined;
+  return {
+    width: Number(values.viewport_width ?? preset?.viewport_width ?? 1280),
+    height: Number(values.viewport_height ?? preset?.viewport_height ?? 720),
+    scale: Number(values.device_scale_factor ?? preset?.device_scale_factor ?? 1),
+  };
+}
+
 /**
  * Options that refine another one mean nothing without it (docs/options.md): each of `needs` is the
  * option, what it needs, and whether that is given.
@@ -133,21 +144,20 @@ export const pageRules: Rule[] = [
       ? [{ parameter: 'viewport_device', message: 'is not a known device (e.g. iphone_13, pixel_7, ipad_mini)' }]
       : [],
   (values) => {
-    const width = Number(values.viewport_width ?? 1280);
-    const height = Number(values.viewport_height ?? 720);
-    const scale = Number(values.device_scale_factor ?? 1);
-    return width * height * scale * scale > 3840 * 2160 * 4
-      ? [
-          {
-            parameter: 'device_scale_factor',
-            message: 'makes the image too large: width × height × scale² must be at most 3840 × 2160 × 4',
-          },
-        ]
-      : [];
+    const { width, height, scale } = viewportOf(values);
+    if (width * height * scale * scale <= 3840 * 2160 * 4) return [];
+    // The scale (or size) may come from the device preset: then the preset is what to name.
+    const parameter = given(values, 'device_scale_factor') ? 'device_scale_factor' : 'viewport_device';
+    return [
+      {
+        parameter,
+        message: `makes the image too large: width × height × scale² (${width} × ${height} × ${scale}²) must be at most 3840 × 2160 × 4`,
+      },
+    ];
   },
   // A clip's rectangle is an image of its own size: within the capture budget (docs/browser.md).
   (values) => {
-    const scale = Number(values.device_scale_factor ?? 1);
+    const { scale } = viewportOf(values);
     const area = Number(values.clip_width ?? 0) * Number(values.clip_height ?? 0) * scale * scale;
     return area > MAX_CAPTURE_PIXELS
       ? [

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { devices } from '../../src/domain/devices.ts';
 import { parameters } from '../../src/domain/parameters.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 
@@ -517,6 +518,30 @@ params('a delay that takes the whole timeout is refused up front, not left to en
   assert.equal(problemsOf(query(`${url}&async=true&delay=300&timeout=301`)), []);
   const parsed = parseTakeParams(query(`${url}&delay=30`));
   assert.ok('problems' in parsed && /less than timeout \(30 s\)/.test(parsed.problems[0].message));
+});
+
+params("the pixel cap counts a device preset's scale and size, not the defaults", () => {
+  const url = 'url=https://a.example';
+  // iphone_13 is scale 3: its 3840 × 2160 viewport would be 3840 × 2160 × 9 device pixels.
+  assert.equal(problemsOf(query(`${url}&viewport_device=iphone_13&viewport_width=3840&viewport_height=2160`)), [
+    'viewport_device',
+  ]);
+  assert.equal(
+    problemsOf(
+      query(`${url}&viewport_device=iphone_13&viewport_width=3840&viewport_height=2160&device_scale_factor=2`),
+    ),
+    [],
+  );
+  // ipad_pro is 1024 × 1366: at scale 5 that is over the cap, where 1280 × 720 would not be.
+  assert.equal(problemsOf(query(`${url}&viewport_device=ipad_pro&device_scale_factor=5`)), ['device_scale_factor']);
+  assert.equal(problemsOf(query(`${url}&device_scale_factor=5`)), []);
+  // A clip is counted at the preset's scale too.
+  assert.equal(
+    problemsOf(query(`${url}&viewport_device=iphone_13&clip_x=0&clip_y=0&clip_width=3840&clip_height=2000`)),
+    ['clip_height'],
+  );
+  for (const device of devices.all())
+    assert.equal(problemsOf(query(`${url}&viewport_device=${encodeURIComponent(device.name)}`)), [], device.name);
 });
 
 params.run();
