@@ -88,11 +88,18 @@ export function parseSetCookie(text: string): {
 
 /** True when `zone` is an IANA time zone this runtime knows. */
 function knownTimeZone(zone: string): boolean {
+  return canonicalTimeZone(zone) !== undefined;
+}
+
+/**
+ * The IANA name of `zone` as the browser takes it (`asia/tokyo` is `Asia/Tokyo`: the runtime
+ * matches zones ignoring case, Chromium does not), or undefined for an unknown zone.
+ */
+export function canonicalTimeZone(zone: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

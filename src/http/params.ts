@@ -1,7 +1,7 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { formatNamed } from '../domain/formats.ts';
 import { optionRows, renderDefaults, type RenderOptions } from '../domain/options.ts';
-import { refusals } from '../domain/combinations.ts';
+import { canonicalTimeZone, refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import {
   defaultsOf,
@@ -157,6 +157,9 @@ export function pageOptions(options: GivenValues<(typeof optionRows)[number]>): 
     ...(options.viewport_device !== undefined ? presetOptions(options.viewport_device) : {}),
     ...options,
     ...(options.ip_country_code !== undefined ? { ip_country_code: options.ip_country_code.toLowerCase() } : {}),
+    ...(options.time_zone !== undefined
+      ? { time_zone: canonicalTimeZone(options.time_zone) ?? options.time_zone }
+      : {}),
   };
 }
 

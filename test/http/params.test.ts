@@ -544,4 +544,17 @@ params("the pixel cap counts a device preset's scale and size, not the defaults"
     assert.equal(problemsOf(query(`${url}&viewport_device=${encodeURIComponent(device.name)}`)), [], device.name);
 });
 
+params('time_zone in any case is the IANA name the browser takes', () => {
+  for (const [given, zone] of [
+    ['asia/tokyo', 'Asia/Tokyo'],
+    ['EUROPE/BERLIN', 'Europe/Berlin'],
+    ['utc', 'UTC'],
+    ['America/New_York', 'America/New_York'],
+  ]) {
+    const parsed = parseTakeParams(query(`url=https://a.example&time_zone=${encodeURIComponent(given)}`));
+    assert.ok('request' in parsed && parsed.request.options.time_zone === zone, `${given}: ${JSON.stringify(parsed)}`);
+  }
+  assert.equal(problemsOf(query('url=https://a.example&time_zone=asia/nowhere')), ['time_zone']);
+});
+
 params.run();
