@@ -265,6 +265,9 @@ export const pageRules: Rule[] = [
       ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
       ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
       ['metadata_content_format', 'metadata_content=true', values.metadata_content === true],
+      // An html or markdown document has no HTTP response of its own to report.
+      ['metadata_http_response_status_code', 'url', given(values, 'url')],
+      ['metadata_http_response_headers', 'url', given(values, 'url')],
     ]),
   // A request with cache=false is not cached: a cache key or lifetime for it would mean nothing.
   (values) =>

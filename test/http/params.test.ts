@@ -501,6 +501,15 @@ params('options that refine another are refused without it, never silently ignor
   );
   assert.equal(problemsOf(query(`${url}&metadata_content_format=markdown`)), ['metadata_content_format']);
   assert.equal(problemsOf(query(`${url}&metadata_content=true&metadata_content_format=markdown`)), []);
+  assert.equal(
+    problemsOf(query('html=x&metadata_http_response_status_code=true&metadata_http_response_headers=true')),
+    ['metadata_http_response_headers', 'metadata_http_response_status_code'],
+  );
+  assert.equal(problemsOf(query('html=x&metadata_http_response_status_code=false')), []);
+  assert.equal(
+    problemsOf(query(`${url}&metadata_http_response_status_code=true&metadata_http_response_headers=1`)),
+    [],
+  );
   assert.equal(problemsOf(query(`${url}&cache=false&cache_key=v2&cache_ttl=3600`)), ['cache_key', 'cache_ttl']);
   assert.equal(problemsOf(query(`${url}&cache=true&cache_key=v2&cache_ttl=3600`)), []);
   for (const format of ['pdf', 'html', 'markdown'])
