@@ -137,7 +137,8 @@ export function parseParameters(
     if (raw.kind === 'json' && given[0] === null) continue;
     const parsed = parseParameter(parameter.type, given, raw.kind);
     if ('problem' in parsed) problems.push({ parameter: name, message: parsed.problem });
-    else values[name] = parsed.value;
+    // An empty list is the default, like null: wait_until=[] waits for load, not for nothing.
+    else if (!(Array.isArray(parsed.value) && parsed.value.length === 0)) values[name] = parsed.value;
   }
   // Rules over several parameters or a value's meaning; a parameter already refused is not named twice.
   problems.push(

@@ -566,4 +566,17 @@ params('time_zone in any case is the IANA name the browser takes', () => {
   assert.equal(problemsOf(query('url=https://a.example&time_zone=asia/nowhere')), ['time_zone']);
 });
 
+params('a POST list given empty is its default: wait_until=[] still waits for load', () => {
+  const parsed = parseTakeParams({
+    kind: 'json',
+    body: { url: 'https://a.example', wait_until: [], hide_selectors: [], cookies: [] },
+  });
+  assert.ok('request' in parsed, JSON.stringify(parsed));
+  if (!('request' in parsed)) return;
+  assert.equal(parsed.request.options.wait_until, ['load']);
+  assert.equal(parsed.request.options.hide_selectors, []);
+  // Empty lists that go to the target's origin need no url either.
+  assert.equal(problemsOf({ kind: 'json', body: { html: '<p>x</p>', headers: [], cookies: [] } }), []);
+});
+
 params.run();
