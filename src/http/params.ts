@@ -58,10 +58,12 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
     case 'integer':
     case 'number': {
       const { min, max } = type;
+      // Decimal notation as clients write it: `35.` (ScreenshotOne's SDK writes whole coordinates
+      // so), `.5`, `-0.25`, `1e3`; never hex, Infinity or an empty string.
       const parsed =
         typeof value === 'number'
           ? value
-          : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)
+          : typeof value === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(value)
             ? Number(value)
             : NaN;
       if (!Number.isFinite(parsed)) return { problem: `must be a number from ${min} to ${max}` };
