@@ -8,14 +8,15 @@ import { parseTakeParams } from '../../src/http/params.ts';
 
 const sdk = suite('SDK setters through the take parser');
 
-// Options the SDK builds; the setters are called by name, as a user's code does.
-type Options = TakeOptions & Record<string, (...args: unknown[]) => Options>;
-const page = () => TakeOptions.url('https://example.com/') as Options;
-const parse = (options: Options) =>
+const page = () => TakeOptions.url('https://example.com/');
+/** Calls the setter `name` of `options`, as a user's code does. */
+const set = (options: TakeOptions, name: string, args: unknown[]): TakeOptions =>
+  (options as unknown as Record<string, (...values: unknown[]) => TakeOptions>)[name](...args);
+const parse = (options: TakeOptions) =>
   parseTakeParams({ kind: 'query', entries: [...(options as unknown as { toQuery(): URLSearchParams }).toQuery()] });
 
 /** Each setter: its arguments, and the options it goes with (what it refines). */
-const setters: [name: string, args: unknown[], prepare?: (options: Options) => Options][] = [
+const setters: [name: string, args: unknown[], prepare?: (options: TakeOptions) => TakeOptions][] = [
   ['selector', ['#main']],
   ['selectorAlgorithm', ['clip'], (o) => o.selector('#main')],
   ['selectorScrollIntoView', [false], (o) => o.selector('#main')],
@@ -132,8 +133,8 @@ const setters: [name: string, args: unknown[], prepare?: (options: Options) => O
 
 sdk('every setter of the SDK, with an ordinary value, builds a request the parser accepts', () => {
   const refused: string[] = [];
-  for (const [name, args, prepare = (o) => o] of setters) {
-    const parsed = parse(prepare(page())[name](...args));
+  for (const [name, args, prepare = (o: TakeOptions) => o] of setters) {
+    const parsed = parse(set(prepare(page()), name, args));
     if ('problems' in parsed) refused.push(`${name}(${args.join(', ')}): ${JSON.stringify(parsed.problems)}`);
   }
   assert.equal(refused, []);
