@@ -174,5 +174,15 @@ export function takeFlow(app: FastifyInstance) {
     }
   };
 
-  return { run, failure, succeeded, accepted, json, urlOf };
+  /**
+   * A cached file as `response_type=json` answers it: the JSON answer of the render that made it,
+   * with cache_url (the first view's format, size and metadata), or its file alone should that
+   * render's record be gone.
+   */
+  const cachedJson = async (outcome: Extract<TakeOutcome, { kind: 'cached' }>) => {
+    const record = await app.renderQueue.records.get(outcome.renderId);
+    return record?.status === 'succeeded' ? succeeded(record, true) : json(outcome).body;
+  };
+
+  return { run, failure, succeeded, accepted, json, cachedJson, urlOf };
 }

@@ -59,7 +59,7 @@ export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
 
 /** The handler of GET and POST of a render endpoint (/api/take, /api/animate), on the app's decorators (services.ts). */
 export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route: RenderRoute<R>) {
-  const { config, fileStore, workspaces, repeatViews, renderQueue } = app;
+  const { config, fileStore, workspaces, repeatViews } = app;
   const flow = takeFlow(app);
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
@@ -80,8 +80,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     reply.header('X-Render-Id', outcome.renderId);
     if (outcome.store) reply.headers(storeHeaders(outcome.store));
     if (take.control.response_type === 'empty') return reply.code(200).send();
-    const record = await renderQueue.records.get(outcome.renderId);
-    return record?.status === 'succeeded' ? flow.succeeded(record, true) : flow.json(outcome).body;
+    return flow.cachedJson(outcome);
   };
 
   const answer = async (

@@ -81,4 +81,28 @@ test('response_type=empty: every view is 200 with no body; by_format views still
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 2);
 });
 
+test('bulk, executed: a request already cached answers with the JSON answer of its render', async () => {
+  const workspace = await createWorkspace(stack);
+  const bulk = () =>
+    call(`${service.base}/api/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+      body: JSON.stringify({
+        execute: true,
+        requests: [{ html: '<title>Bulk</title><p>bulk twice</p>', metadata_page_title: true }],
+      }),
+    });
+  const first = await bulk();
+  assert.is(first.status, 200, first.bytes.toString());
+  const rendered = first.json!.responses[0].response;
+  assert.is(rendered.is_successful, true, JSON.stringify(rendered));
+  const again = (await bulk()).json!.responses[0].response;
+  assert.is(again.render_id, rendered.render_id);
+  assert.is(again.cache_url, rendered.file_url);
+  assert.is(again.format, 'png');
+  assert.is(again.size_bytes, rendered.size_bytes);
+  assert.equal(again.metadata, rendered.metadata);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);
+});
+
 test.run();
