@@ -37,6 +37,29 @@ export function cacheKeyFor(caller: Caller, take: TakeRequest, scope?: string): 
   return cacheKeyOf(caller.workspace.workspace_id, (scope === undefined ? '' : `${scope}?`) + caller.signedQuery);
 }
 
+/**
+ * Only a signed GET is cached (docs/api.md): on any other request `cache=true`, `cache_key` and
+ * `cache_ttl` would be accepted and mean nothing, so they are a 400 naming each.
+ */
+export function refuseUncachedCacheOptions(caller: Caller, raw: RawParams, take: TakeRequest): void {
+  if (caller.signedQuery !== undefined) return;
+  const given =
+    raw.kind === 'query'
+      ? new Set(raw.entries.map(([name]) => name))
+      : new Set(Object.keys(raw.body).filter((name) => raw.body[name] !== null));
+  const names = [
+    ...(take.control.cache === true ? ['cache'] : []),
+    ...['cache_key', 'cache_ttl'].filter((name) => given.has(name)),
+  ];
+  if (names.length === 0) return;
+  throw new ServiceError('request_not_valid', {
+    error_details: names.map((parameter) => ({
+      parameter,
+      message: 'only a signed GET is cached: sign the request, or leave this out',
+    })),
+  });
+}
+
 /** Validates raw parameters as /api/take does: 400 request_not_valid naming every offending one. */
 export function parseTake(raw: RawParams): TakeRequest {
   const parsed = parseTakeParams(raw);

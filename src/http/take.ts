@@ -7,7 +7,7 @@ import { contentTypes } from '../domain/options.ts';
 import { fileUrl } from '../domain/files.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
-import { cacheKeyFor, parseTake, takeFlow, type RenderEndpoint } from './take-flow.ts';
+import { cacheKeyFor, parseTake, refuseUncachedCacheOptions, takeFlow, type RenderEndpoint } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
@@ -114,6 +114,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const raw = rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
     const takeRequest = route.parse(raw);
+    refuseUncachedCacheOptions(caller, raw, takeRequest);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     // Repeat views answered from memory know take's cache keys only, and answer with a redirect.
     if (cacheKey && route.cacheScope === undefined && takeRequest.control.response_type === 'by_format') {

@@ -105,4 +105,25 @@ test('bulk, executed: a request already cached answers with the JSON answer of i
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);
 });
 
+test('cache options on a request that is not a signed GET are a 400 naming each, not ignored', async () => {
+  const workspace = await createWorkspace(stack);
+  const headers = { 'content-type': 'application/json', 'x-access-key': workspace.access_key };
+  const post = (body: Record<string, unknown>) =>
+    call(`${service.base}/api/take`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const named = (answer: Awaited<ReturnType<typeof call>>) =>
+    answer.json!.error_details.map((detail: { parameter: string }) => detail.parameter);
+  const refused = await post({ html: '<p>post</p>', cache: true, cache_key: 'v2', cache_ttl: 3600 });
+  assert.is(refused.status, 400);
+  assert.is(refused.json!.error_code, 'request_not_valid');
+  assert.equal(named(refused), ['cache', 'cache_key', 'cache_ttl']);
+  const unsigned = await call(
+    `${service.base}/api/take?html=${encodeURIComponent('<p>get</p>')}&cache_key=v2&access_key=${workspace.access_key}`,
+  );
+  assert.is(unsigned.status, 400);
+  assert.equal(named(unsigned), ['cache_key']);
+  // cache=false says what happens anyway; null is not given.
+  assert.is((await post({ html: '<p>post</p>', cache: false, cache_ttl: null })).status, 200);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1);
+});
+
 test.run();
