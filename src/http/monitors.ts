@@ -25,7 +25,15 @@ export interface MonitorRouteOptions {
 }
 
 /** /api/take parameters that steer one answer and mean nothing for a monitor. */
-export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name', 'external_identifier'];
+export const answerOnly = [
+  'async',
+  'cache',
+  'cache_ttl',
+  'cache_key',
+  'response_type',
+  'attachment_name',
+  'external_identifier',
+];
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
@@ -93,7 +101,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     if (
       take.format !== undefined &&
       take.format !== null &&
-      !monitorFormats.includes(formatNamed(String(take.format))!) &&
+      // The parser's reading of the format (any case, jpg for jpeg) when it accepted one.
+      !monitorFormats.includes(
+        'request' in parsed ? parsed.request.options.format : formatNamed(String(take.format))!,
+      ) &&
       !problems.some((p) => p.parameter === 'format')
     ) {
       problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });

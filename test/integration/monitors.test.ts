@@ -91,6 +91,15 @@ monitors('bad monitors are 400 naming each parameter', async () => {
   assert.is(answer.json!.error_code, 'request_not_valid');
   const named = (answer.json!.error_details as { parameter: string }[]).map((d) => d.parameter).sort();
   assert.equal(named, ['async', 'format', 'interval', 'no_such', 'threshold', 'webhook_url']);
+  // A format in any case is the format, as on /api/take; a cache key means nothing for a monitor.
+  const cased = await api('/api/monitors', workspace, {
+    method: 'POST',
+    body: { url: `${site.url}/monitor/stable`, interval: 600, format: 'PNG', cache_key: 'v2', webhook_url: hookBase },
+  });
+  assert.equal(
+    (cased.json!.error_details as { parameter: string }[]).map((d) => d.parameter),
+    ['cache_key'],
+  );
   const unauthenticated = await call(`${service.base}/api/monitors`);
   assert.is(unauthenticated.status, 401);
 });
