@@ -237,25 +237,18 @@ export const pageRules: Rule[] = [
       ? [{ parameter: 'navigation_timeout', message: 'must not be more than timeout' }]
       : [],
   // A caller waiting on the connection gets the shorter limits; an asynchronous render the longer ones.
-  // A delay that takes the whole timeout could only end in timeout_error: refused up front.
   (values) => {
-    const timeout = Number(values.timeout ?? 30);
-    const delay = Number(values.delay ?? 0);
+    if (values.async === true) return [];
     const over: Refusal[] = [];
-    if (values.async !== true && timeout > SYNC_MAX_TIMEOUT)
+    if (Number(values.timeout ?? 0) > SYNC_MAX_TIMEOUT)
       over.push({
         parameter: 'timeout',
         message: `must be at most ${SYNC_MAX_TIMEOUT} for a synchronous render (up to ${ASYNC_MAX_TIMEOUT} with async=true)`,
       });
-    if (values.async !== true && delay > SYNC_MAX_DELAY)
+    if (Number(values.delay ?? 0) > SYNC_MAX_DELAY)
       over.push({
         parameter: 'delay',
         message: `must be at most ${SYNC_MAX_DELAY} for a synchronous render (up to ${ASYNC_MAX_DELAY} with async=true)`,
-      });
-    else if (delay > 0 && delay >= timeout)
-      over.push({
-        parameter: 'delay',
-        message: `must be less than timeout (${timeout} s): give a longer timeout with it`,
       });
     return over;
   },
@@ -327,6 +320,16 @@ export const pageRules: Rule[] = [
 
 // The rules over a screenshot's capture and output.
 const captureRules: Rule[] = [
+  // A delay that takes the whole timeout (30 s unless given) could only end in timeout_error; an
+  // animation has a longer default timeout, and rules of its own (src/domain/animation.ts).
+  (values) => {
+    const delay = Number(values.delay ?? 0);
+    const timeout = Number(values.timeout ?? 30);
+    const overSyncLimit = values.async !== true && delay > SYNC_MAX_DELAY;
+    return delay > 0 && delay >= timeout && !overSyncLimit
+      ? [{ parameter: 'delay', message: `must be less than timeout (${timeout} s): give a longer timeout with it` }]
+      : [];
+  },
   (values) => {
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));

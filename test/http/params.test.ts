@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { devices } from '../../src/domain/devices.ts';
 import { parameters } from '../../src/domain/parameters.ts';
+import { parseAnimateParams } from '../../src/http/animate.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 
 const params = suite('take parameters');
@@ -527,6 +528,8 @@ params('a delay that takes the whole timeout is refused up front, not left to en
   assert.equal(problemsOf(query(`${url}&async=true&delay=300&timeout=301`)), []);
   const parsed = parseTakeParams(query(`${url}&delay=30`));
   assert.ok('problems' in parsed && /less than timeout \(30 s\)/.test(parsed.problems[0].message));
+  // An animation's timeout is 60 s unless given: its delay of 30 s fits.
+  assert.ok('request' in parseAnimateParams(query(`${url}&delay=30`)));
 });
 
 params("the pixel cap counts a device preset's scale and size, not the defaults", () => {
