@@ -1,6 +1,6 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
-import { devices } from './devices.ts';
+import { devices, presetOptions } from './devices.ts';
 import { isImageFormat, transparentOn, transparentTakeFormats } from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
@@ -88,11 +88,18 @@ export function parseSetCookie(text: string): {
 
 /** True when `zone` is an IANA time zone this runtime knows. */
 function knownTimeZone(zone: string): boolean {
+  return canonicalTimeZone(zone) !== undefined;
+}
+
+/**
+ * The IANA name of `zone` as the browser takes it (`asia/tokyo` is `Asia/Tokyo`: the runtime
+ * matches zones ignoring case, Chromium does not), or undefined for an unknown zone.
+ */
+export function canonicalTimeZone(zone: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -103,6 +110,17 @@ const hostOf = (url: unknown) => {
     return undefined;
   }
 };
+
+/** The viewport a request renders in: the options given, over its device preset's, over the defaults. */
+function viewportOf(values: Values): { width: number; height: number; scale: number } {
+  const device = given(values, 'viewport_device') ? devices.find(String(values.viewport_device)) : undefined;
+  const preset = device ? presetOptions(String(values.viewport_device)) : undefined;
+  return {
+    width: Number(values.viewport_width ?? preset?.viewport_width ?? 1280),
+    height: Number(values.viewport_height ?? preset?.viewport_height ?? 720),
+    scale: Number(values.device_scale_factor ?? preset?.device_scale_factor ?? 1),
+  };
+}
 
 /**
  * Options that refine another one mean nothing without it (docs/options.md): each of `needs` is the
@@ -133,21 +151,20 @@ export const pageRules: Rule[] = [
       ? [{ parameter: 'viewport_device', message: 'is not a known device (e.g. iphone_13, pixel_7, ipad_mini)' }]
       : [],
   (values) => {
-    const width = Number(values.viewport_width ?? 1280);
-    const height = Number(values.viewport_height ?? 720);
-    const scale = Number(values.device_scale_factor ?? 1);
-    return width * height * scale * scale > 3840 * 2160 * 4
-      ? [
-          {
-            parameter: 'device_scale_factor',
-            message: 'makes the image too large: width × height × scale² must be at most 3840 × 2160 × 4',
-          },
-        ]
-      : [];
+    const { width, height, scale } = viewportOf(values);
+    if (width * height * scale * scale <= 3840 * 2160 * 4) return [];
+    // The scale (or size) may come from the device preset: then the preset is what to name.
+    const parameter = given(values, 'device_scale_factor') ? 'device_scale_factor' : 'viewport_device';
+    return [
+      {
+        parameter,
+        message: `makes the image too large: width × height × scale² (${width} × ${height} × ${scale}²) must be at most 3840 × 2160 × 4`,
+      },
+    ];
   },
   // A clip's rectangle is an image of its own size: within the capture budget (docs/browser.md).
   (values) => {
-    const scale = Number(values.device_scale_factor ?? 1);
+    const { scale } = viewportOf(values);
     const area = Number(values.clip_width ?? 0) * Number(values.clip_height ?? 0) * scale * scale;
     return area > MAX_CAPTURE_PIXELS
       ? [
@@ -240,7 +257,18 @@ export const pageRules: Rule[] = [
       ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
       ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
       ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
+      ['metadata_content_format', 'metadata_content=true', values.metadata_content === true],
+      // An html or markdown document has no HTTP response of its own to report.
+      ['metadata_http_response_status_code', 'url', given(values, 'url')],
+      ['metadata_http_response_headers', 'url', given(values, 'url')],
     ]),
+  // A request with cache=false is not cached: a cache key or lifetime for it would mean nothing.
+  (values) =>
+    values.cache === false
+      ? ['cache_key', 'cache_ttl']
+          .filter((name) => given(values, name))
+          .map((parameter) => ({ parameter, message: 'not with cache=false' }))
+      : [],
   (values) => (given(values, 'proxy') ? proxyRefusals(String(values.proxy)) : []),
   (values) =>
     given(values, 'proxy') && given(values, 'ip_country_code')
@@ -292,6 +320,16 @@ export const pageRules: Rule[] = [
 
 // The rules over a screenshot's capture and output.
 const captureRules: Rule[] = [
+  // A delay that takes the whole timeout (30 s unless given) could only end in timeout_error; an
+  // animation has a longer default timeout, and rules of its own (src/domain/animation.ts).
+  (values) => {
+    const delay = Number(values.delay ?? 0);
+    const timeout = Number(values.timeout ?? 30);
+    const overSyncLimit = values.async !== true && delay > SYNC_MAX_DELAY;
+    return delay > 0 && delay >= timeout && !overSyncLimit
+      ? [{ parameter: 'delay', message: `must be less than timeout (${timeout} s): give a longer timeout with it` }]
+      : [];
+  },
   (values) => {
     const clip = ['clip_x', 'clip_y', 'clip_width', 'clip_height'];
     const set = clip.filter((name) => given(values, name));
@@ -328,6 +366,7 @@ const captureRules: Rule[] = [
       'clip_height',
       'image_width',
       'image_height',
+      'image_quality',
       'metadata_image_size',
     ];
     return imageOnly
@@ -344,6 +383,17 @@ const captureRules: Rule[] = [
     unmet(values, [
       ['full_page_algorithm', 'full_page=true', values.full_page === true],
       ['full_page_slices', 'full_page=true', values.full_page === true],
+      ['full_page_scroll', 'full_page=true', values.full_page === true],
+      [
+        'full_page_scroll_delay',
+        'full_page=true and full_page_scroll not false',
+        values.full_page === true && values.full_page_scroll !== false,
+      ],
+      [
+        'full_page_scroll_by',
+        'full_page=true and full_page_scroll not false',
+        values.full_page === true && values.full_page_scroll !== false,
+      ],
       ['selector_algorithm', 'selector', given(values, 'selector')],
       ['selector_scroll_into_view', 'selector', given(values, 'selector')],
     ]),

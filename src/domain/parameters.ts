@@ -313,7 +313,7 @@ const rows = [
     default: 0,
     group: 'wait',
     role: 'option',
-    description: `Seconds to wait after navigation, before capturing: at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.`,
+    description: `Seconds to wait after navigation, before capturing: less than timeout, and at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.`,
   },
   {
     name: 'timeout',

@@ -40,6 +40,8 @@ export interface Caller {
   workspace: Workspace;
   /** For a signed GET: the raw query string that was signed (the cache key is derived from it). */
   signedQuery?: string;
+  /** For a GET without a signature: its raw query string (cached only with cache=true). */
+  unsignedQuery?: string;
 }
 
 /**
@@ -86,5 +88,6 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     }
   }
   if (!signed && workspace.require_signed_requests) throw new ServiceError('signature_is_required');
-  return { workspace, ...(signedQuery !== undefined ? { signedQuery } : {}) };
+  if (signedQuery !== undefined) return { workspace, signedQuery };
+  return request.method === 'GET' ? { workspace, unsignedQuery: rawQueryString(request) } : { workspace };
 }

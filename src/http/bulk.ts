@@ -91,12 +91,12 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
     const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
     for (;;) {
       try {
-        return flow.json(
-          await flow.run(
-            { workspace: caller.workspace, signedQuery: signed },
-            { ...take, control: { ...take.control, response_type: 'json' } },
-          ),
-        ).body;
+        const outcome = await flow.run(
+          { workspace: caller.workspace, signedQuery: signed },
+          { ...take, control: { ...take.control, response_type: 'json' } },
+        );
+        // A cached URL answers as a repeat view of it does: the first view's JSON answer.
+        return outcome.kind === 'cached' ? await flow.cachedJson(outcome) : flow.json(outcome).body;
       } catch (err) {
         // The workspace's other renders hold its slots: this request waits its turn, as a client would retry.
         if (err instanceof ServiceError && err.code === 'concurrency_limit_reached' && Date.now() < giveUpAt) {

@@ -28,7 +28,7 @@ export interface MonitorRouteOptions {
  * /api/take parameters that shape one answer: accepted, and without effect on a monitor, whose
  * every tick renders afresh, asynchronously, and answers by webhook (docs/monitors.md).
  */
-export const answerOnly = ['async', 'cache', 'cache_ttl', 'response_type', 'attachment_name'];
+export const answerOnly = ['async', 'cache', 'cache_ttl', 'cache_key', 'response_type', 'attachment_name'];
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
@@ -96,7 +96,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     if (
       take.format !== undefined &&
       take.format !== null &&
-      !monitorFormats.includes(formatNamed(String(take.format))!) &&
+      // The parser's reading of the format (any case, jpg for jpeg) when it accepted one.
+      !monitorFormats.includes(
+        'request' in parsed ? parsed.request.options.format : formatNamed(String(take.format))!,
+      ) &&
       !problems.some((p) => p.parameter === 'format')
     ) {
       problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });

@@ -1,7 +1,7 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { formatNamed } from '../domain/formats.ts';
 import { optionRows, renderDefaults, type RenderOptions } from '../domain/options.ts';
-import { refusals } from '../domain/combinations.ts';
+import { canonicalTimeZone, refusals } from '../domain/combinations.ts';
 import { presetOptions } from '../domain/devices.ts';
 import {
   defaultsOf,
@@ -48,17 +48,22 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
       if (type.pattern && !type.pattern.test(value))
         return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
       return { value };
-    case 'boolean':
-      if (value === true || value === 'true' || value === '1' || value === 1) return { value: true };
-      if (value === false || value === 'false' || value === '0' || value === 0) return { value: false };
+    case 'boolean': {
+      // Any case, as ScreenshotOne takes them: a client serialising True (Python's str) is understood.
+      const word = typeof value === 'string' ? value.toLowerCase() : value;
+      if (word === true || word === 'true' || word === '1' || word === 1) return { value: true };
+      if (word === false || word === 'false' || word === '0' || word === 0) return { value: false };
       return { problem: 'must be true, false, 1 or 0' };
+    }
     case 'integer':
     case 'number': {
       const { min, max } = type;
+      // Decimal notation as clients write it: `35.` (ScreenshotOne's SDK writes whole coordinates
+      // so), `.5`, `-0.25`, `1e3`; never hex, Infinity or an empty string.
       const parsed =
         typeof value === 'number'
           ? value
-          : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)
+          : typeof value === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(value)
             ? Number(value)
             : NaN;
       if (!Number.isFinite(parsed)) return { problem: `must be a number from ${min} to ${max}` };
@@ -67,10 +72,15 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
       if (parsed < min || parsed > max) return { problem: `must be from ${min} to ${max}` };
       return { value: parsed };
     }
-    case 'enum':
-      return typeof value === 'string' && type.values.includes(value)
-        ? { value }
+    case 'enum': {
+      // Matched ignoring case and surrounding spaces (format=PNG, pdf_paper_format=A4), as
+      // ScreenshotOne does; the value is the table's own spelling.
+      const wanted = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+      const match = type.values.find((name) => name.toLowerCase() === wanted);
+      return match !== undefined && (match !== '' || value === '')
+        ? { value: match }
         : { problem: `must be one of ${type.values.join(', ')}` };
+    }
   }
 }
 
@@ -129,7 +139,8 @@ export function parseParameters(
     if (raw.kind === 'json' && given[0] === null) continue;
     const parsed = parseParameter(parameter.type, given, raw.kind);
     if ('problem' in parsed) problems.push({ parameter: name, message: parsed.problem });
-    else values[name] = parsed.value;
+    // An empty list is the default, like null: wait_until=[] waits for load, not for nothing.
+    else if (!(Array.isArray(parsed.value) && parsed.value.length === 0)) values[name] = parsed.value;
   }
   // Rules over several parameters or a value's meaning; a parameter already refused is not named twice.
   problems.push(
@@ -149,6 +160,9 @@ export function pageOptions(options: GivenValues<(typeof optionRows)[number]>): 
     ...(options.viewport_device !== undefined ? presetOptions(options.viewport_device) : {}),
     ...options,
     ...(options.ip_country_code !== undefined ? { ip_country_code: options.ip_country_code.toLowerCase() } : {}),
+    ...(options.time_zone !== undefined
+      ? { time_zone: canonicalTimeZone(options.time_zone) ?? options.time_zone }
+      : {}),
   };
 }
 

@@ -31,10 +31,39 @@ export interface RenderEndpoint<R extends TakeRequest = TakeRequest> {
   renderFields?(request: R): Partial<RenderRequest>;
 }
 
-/** Only a signed GET with `cache` not false is cached; `scope` keeps an endpoint's entries apart. */
+/**
+ * A signed GET is cached unless `cache=false`, a GET without a signature only with `cache=true`,
+ * a POST never; the key comes from the raw query string (less the signature), and `scope` keeps
+ * an endpoint's entries apart.
+ */
 export function cacheKeyFor(caller: Caller, take: TakeRequest, scope?: string): string | undefined {
-  if (caller.signedQuery === undefined || take.control.cache === false) return undefined;
-  return cacheKeyOf(caller.workspace.workspace_id, (scope === undefined ? '' : `${scope}?`) + caller.signedQuery);
+  const query = caller.signedQuery ?? (take.control.cache === true ? caller.unsignedQuery : undefined);
+  if (query === undefined || take.control.cache === false) return undefined;
+  return cacheKeyOf(caller.workspace.workspace_id, (scope === undefined ? '' : `${scope}?`) + query);
+}
+
+/**
+ * `cache=true`, `cache_key` and `cache_ttl` on a request that is not cached (a POST, or a GET
+ * without a signature and without `cache=true`) would mean nothing: a 400 naming each.
+ */
+export function refuseUncachedCacheOptions(raw: RawParams, take: TakeRequest, cacheKey: string | undefined): void {
+  if (cacheKey !== undefined) return;
+  const given =
+    raw.kind === 'query'
+      ? new Set(raw.entries.map(([name]) => name))
+      : new Set(Object.keys(raw.body).filter((name) => raw.body[name] !== null));
+  const names = [
+    ...(take.control.cache === true ? ['cache'] : []),
+    ...['cache_key', 'cache_ttl'].filter((name) => given.has(name)),
+  ];
+  if (names.length === 0) return;
+  const message =
+    raw.kind === 'query'
+      ? 'applies only to a cached GET: a signed one, or one with cache=true'
+      : 'a POST is never cached: send a GET to cache';
+  throw new ServiceError('request_not_valid', {
+    error_details: names.map((parameter) => ({ parameter, message })),
+  });
 }
 
 /** Validates raw parameters as /api/take does: 400 request_not_valid naming every offending one. */
@@ -174,5 +203,15 @@ export function takeFlow(app: FastifyInstance) {
     }
   };
 
-  return { run, failure, succeeded, accepted, json, urlOf };
+  /**
+   * A cached file as `response_type=json` answers it: the JSON answer of the render that made it,
+   * with cache_url (the first view's format, size and metadata), or its file alone should that
+   * render's record be gone.
+   */
+  const cachedJson = async (outcome: Extract<TakeOutcome, { kind: 'cached' }>) => {
+    const record = await app.renderQueue.records.get(outcome.renderId);
+    return record?.status === 'succeeded' ? succeeded(record, true) : json(outcome).body;
+  };
+
+  return { run, failure, succeeded, accepted, json, cachedJson, urlOf };
 }

@@ -2,11 +2,12 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import type { RenderResult } from '../renders/records.ts';
+import type { TakeOutcome } from '../renders/admission.ts';
 import { contentTypes } from '../domain/options.ts';
 import { fileUrl } from '../domain/files.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
-import { cacheKeyFor, parseTake, takeFlow, type RenderEndpoint } from './take-flow.ts';
+import { cacheKeyFor, parseTake, refuseUncachedCacheOptions, takeFlow, type RenderEndpoint } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
@@ -45,6 +46,9 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
+/** A request answered from the cache: its render's id and file. */
+type CachedOutcome = Extract<TakeOutcome, { kind: 'cached' }>;
+
 /** A render endpoint's handler: how it reads its parameters, and what it adds to take's way (take-flow.ts). */
 export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
   /** Validates the raw parameters: the request, or a 400 request_not_valid naming every offending one. */
@@ -64,6 +68,19 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     // The first view's upload, said again: a repeat view uploads nothing.
     if (store) reply.headers(storeHeaders(store));
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
+  };
+
+  /**
+   * A cached file in the kind `response_type` asks for, like the first view's answer: by_format
+   * redirects to it, json is the first view's JSON description (with cache_url), empty is empty.
+   */
+  const cachedAnswer = async (reply: FastifyReply, take: TakeRequest, outcome: CachedOutcome) => {
+    if (take.control.response_type === 'by_format')
+      return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
+    reply.header('X-Render-Id', outcome.renderId);
+    if (outcome.store) reply.headers(storeHeaders(outcome.store));
+    if (take.control.response_type === 'empty') return reply.code(200).send();
+    return flow.cachedJson(outcome);
   };
 
   const answer = async (
@@ -98,8 +115,9 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const caller = await authenticate(request, raw, workspaces);
     const takeRequest = route.parse(raw);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
-    // Repeat views answered from memory know take's cache keys only.
-    if (cacheKey && route.cacheScope === undefined) {
+    refuseUncachedCacheOptions(raw, takeRequest, cacheKey);
+    // Repeat views answered from memory know take's cache keys only, and answer with a redirect.
+    if (cacheKey && route.cacheScope === undefined && takeRequest.control.response_type === 'by_format') {
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), {
@@ -119,7 +137,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     );
     switch (outcome.kind) {
       case 'cached':
-        return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
+        return cachedAnswer(reply, takeRequest, outcome);
       case 'accepted':
         reply.code(202);
         return flow.accepted(outcome.renderId);

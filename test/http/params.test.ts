@@ -1,6 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { devices } from '../../src/domain/devices.ts';
 import { parameters } from '../../src/domain/parameters.ts';
+import { parseAnimateParams } from '../../src/http/animate.ts';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
 
 const params = suite('take parameters');
@@ -139,6 +141,10 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     headers: [['headers', 'X-Test: 1']],
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
+    metadata_content_format: [
+      ['metadata_content', 'true'],
+      ['metadata_content_format', 'markdown'],
+    ],
     proxy: [['proxy', 'http://user:pass@proxy.example.com:8080']],
     ip_country_code: [['ip_country_code', 'de']],
     selector_algorithm: [
@@ -168,6 +174,9 @@ params('every parameter of the table is parsed from it: a good value passes, a b
         ['full_page_slices', 'true'],
         ['full_page_slice_height', '500'],
         ['full_page_slice_overlap_height', '10'],
+        ['full_page_scroll', 'true'],
+        ['full_page_scroll_delay', '500'],
+        ['full_page_scroll_by', '300'],
       ].map(([name, value]) => [
         name,
         [
@@ -452,6 +461,125 @@ params("every device id of ScreenshotOne's list is a viewport_device, parenthese
   ]) {
     assert.equal(problemsOf(query(`url=https://a.example&viewport_device=${encodeURIComponent(id)}`)), [], id);
   }
+});
+
+params('enum values and booleans in any case, as ScreenshotOne takes them; the table spelling comes out', () => {
+  const parsed = parseTakeParams(
+    query('url=https://a.example&format=PNG&response_type=%20JSON%20&media_type=Print&full_page=True&dark_mode=FALSE'),
+  );
+  assert.ok('request' in parsed, JSON.stringify(parsed));
+  if (!('request' in parsed)) return;
+  assert.is(parsed.request.options.format, 'png');
+  assert.is(parsed.request.control.response_type, 'json');
+  assert.is(parsed.request.options.media_type, 'print');
+  assert.is(parsed.request.options.full_page, true);
+  assert.is(parsed.request.options.dark_mode, false);
+  const pdf = parseTakeParams(query('url=https://a.example&format=PDF&pdf_paper_format=A4&wait_until=NetworkIdle0'));
+  assert.ok('request' in pdf && pdf.request.options.pdf_paper_format === 'a4');
+  assert.ok('request' in pdf && pdf.request.options.wait_until[0] === 'networkidle0');
+  // Still a bad value is named; the empty storage_acl is the empty string only.
+  assert.equal(problemsOf(query('url=https://a.example&format=PNGG&full_page=yes')), ['format', 'full_page']);
+  assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a&storage_acl=%20')), ['storage_acl']);
+});
+
+params('options that refine another are refused without it, never silently ignored', () => {
+  const url = 'url=https://a.example';
+  assert.equal(problemsOf(query(`${url}&full_page_scroll=true&full_page_scroll_delay=500&full_page_scroll_by=300`)), [
+    'full_page_scroll',
+    'full_page_scroll_by',
+    'full_page_scroll_delay',
+  ]);
+  assert.equal(problemsOf(query(`${url}&full_page=false&full_page_scroll_delay=500`)), ['full_page_scroll_delay']);
+  assert.equal(
+    problemsOf(query(`${url}&full_page=true&full_page_scroll=false&full_page_scroll_delay=500&full_page_scroll_by=9`)),
+    ['full_page_scroll_by', 'full_page_scroll_delay'],
+  );
+  // Turning the scroll off needs nothing; with a full page every one is fine.
+  assert.equal(problemsOf(query(`${url}&full_page_scroll=false`)), []);
+  assert.equal(
+    problemsOf(query(`${url}&full_page=1&full_page_scroll=1&full_page_scroll_delay=500&full_page_scroll_by=300`)),
+    [],
+  );
+  assert.equal(problemsOf(query(`${url}&metadata_content_format=markdown`)), ['metadata_content_format']);
+  assert.equal(problemsOf(query(`${url}&metadata_content=true&metadata_content_format=markdown`)), []);
+  assert.equal(
+    problemsOf(query('html=x&metadata_http_response_status_code=true&metadata_http_response_headers=true')),
+    ['metadata_http_response_headers', 'metadata_http_response_status_code'],
+  );
+  assert.equal(problemsOf(query('html=x&metadata_http_response_status_code=false')), []);
+  assert.equal(
+    problemsOf(query(`${url}&metadata_http_response_status_code=true&metadata_http_response_headers=1`)),
+    [],
+  );
+  assert.equal(problemsOf(query(`${url}&cache=false&cache_key=v2&cache_ttl=3600`)), ['cache_key', 'cache_ttl']);
+  assert.equal(problemsOf(query(`${url}&cache=true&cache_key=v2&cache_ttl=3600`)), []);
+  for (const format of ['pdf', 'html', 'markdown'])
+    assert.equal(problemsOf(query(`${url}&format=${format}&image_quality=50`)), ['image_quality'], format);
+  assert.equal(problemsOf(query(`${url}&format=webp&image_quality=50`)), []);
+});
+
+params('a delay that takes the whole timeout is refused up front, not left to end in timeout_error', () => {
+  const url = 'url=https://a.example';
+  assert.equal(problemsOf(query(`${url}&delay=30`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&delay=5&timeout=5`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&async=true&delay=120`)), ['delay']);
+  assert.equal(problemsOf(query(`${url}&delay=29`)), []);
+  assert.equal(problemsOf(query(`${url}&delay=30&timeout=31`)), []);
+  assert.equal(problemsOf(query(`${url}&async=true&delay=300&timeout=301`)), []);
+  const parsed = parseTakeParams(query(`${url}&delay=30`));
+  assert.ok('problems' in parsed && /less than timeout \(30 s\)/.test(parsed.problems[0].message));
+  // An animation's timeout is 60 s unless given: its delay of 30 s fits.
+  assert.ok('request' in parseAnimateParams(query(`${url}&delay=30`)));
+});
+
+params("the pixel cap counts a device preset's scale and size, not the defaults", () => {
+  const url = 'url=https://a.example';
+  // iphone_13 is scale 3: its 3840 × 2160 viewport would be 3840 × 2160 × 9 device pixels.
+  assert.equal(problemsOf(query(`${url}&viewport_device=iphone_13&viewport_width=3840&viewport_height=2160`)), [
+    'viewport_device',
+  ]);
+  assert.equal(
+    problemsOf(
+      query(`${url}&viewport_device=iphone_13&viewport_width=3840&viewport_height=2160&device_scale_factor=2`),
+    ),
+    [],
+  );
+  // ipad_pro is 1024 × 1366: at scale 5 that is over the cap, where 1280 × 720 would not be.
+  assert.equal(problemsOf(query(`${url}&viewport_device=ipad_pro&device_scale_factor=5`)), ['device_scale_factor']);
+  assert.equal(problemsOf(query(`${url}&device_scale_factor=5`)), []);
+  // A clip is counted at the preset's scale too.
+  assert.equal(
+    problemsOf(query(`${url}&viewport_device=iphone_13&clip_x=0&clip_y=0&clip_width=3840&clip_height=2000`)),
+    ['clip_height'],
+  );
+  for (const device of devices.all())
+    assert.equal(problemsOf(query(`${url}&viewport_device=${encodeURIComponent(device.name)}`)), [], device.name);
+});
+
+params('time_zone in any case is the IANA name the browser takes', () => {
+  for (const [given, zone] of [
+    ['asia/tokyo', 'Asia/Tokyo'],
+    ['EUROPE/BERLIN', 'Europe/Berlin'],
+    ['utc', 'UTC'],
+    ['America/New_York', 'America/New_York'],
+  ]) {
+    const parsed = parseTakeParams(query(`url=https://a.example&time_zone=${encodeURIComponent(given)}`));
+    assert.ok('request' in parsed && parsed.request.options.time_zone === zone, `${given}: ${JSON.stringify(parsed)}`);
+  }
+  assert.equal(problemsOf(query('url=https://a.example&time_zone=asia/nowhere')), ['time_zone']);
+});
+
+params('a POST list given empty is its default: wait_until=[] still waits for load', () => {
+  const parsed = parseTakeParams({
+    kind: 'json',
+    body: { url: 'https://a.example', wait_until: [], hide_selectors: [], cookies: [] },
+  });
+  assert.ok('request' in parsed, JSON.stringify(parsed));
+  if (!('request' in parsed)) return;
+  assert.equal(parsed.request.options.wait_until, ['load']);
+  assert.equal(parsed.request.options.hide_selectors, []);
+  // Empty lists that go to the target's origin need no url either.
+  assert.equal(problemsOf({ kind: 'json', body: { html: '<p>x</p>', headers: [], cookies: [] } }), []);
 });
 
 params.run();

@@ -96,6 +96,16 @@ monitors('bad monitors are 400 naming each parameter', async () => {
     body: { url: `${site.url}/monitor/stable`, interval: null, webhook_url: `${hookBase}/hook/none` },
   });
   assert.equal(nullInterval.json!.error_details, [{ parameter: 'interval', message: 'is required' }]);
+  // A format in any case is the format, as on /api/take; a cache key is accepted and changes nothing.
+  const cased = await createMonitor({
+    url: `${site.url}/monitor/stable`,
+    interval: 600,
+    format: 'PNG',
+    cache_key: 'v2',
+    webhook_url: `${hookBase}/hook/cased`,
+  });
+  assert.is(cased.format, 'png');
+  assert.is((await api(`/api/monitors/${cased.monitor_id}`, workspace, { method: 'DELETE' })).status, 204);
   const unauthenticated = await call(`${service.base}/api/monitors`);
   assert.is(unauthenticated.status, 401);
 });
