@@ -12,6 +12,7 @@ import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { storeHeaders } from './store.ts';
+import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 
 /** Says `false` on an image answered before it was stored; the render stores it when the store is back. */
 export const UNSTORED_ANSWER_HEADER = 'X-Render-Stored';
@@ -94,8 +95,11 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
   };
 
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const raw = rawParams(request);
+    // A POST body that cannot be read is refused after the caller's checks (docs/api.md, "Errors").
+    const refusal = request.method === 'POST' ? bodyRefusalOf(request) : undefined;
+    const raw: RawParams = refusal ? { kind: 'json', body: {} } : rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
+    if (refusal) throw refusal;
     const takeRequest = route.parse(raw);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     // Repeat views answered from memory know take's cache keys only.
@@ -133,5 +137,5 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
 export const takeRoutes: FastifyPluginAsync = async (app) => {
   const take = renderHandler(app, { parse: parseTake });
   app.get('/api/take', take);
-  app.post('/api/take', take);
+  app.post('/api/take', bodyAfterChecks, take);
 };
