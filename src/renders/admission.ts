@@ -52,14 +52,23 @@ export function renderAdmission(deps: AdmissionDeps) {
    */
   const waitSeconds = (timeout: number) => timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
 
-  /** Of concurrent first views of a cached URL, on any ingress, one renders; the others wait for it and redirect. */
-  const claim = async (request: RenderRequest, cacheKey: string, seconds: number): Promise<TakeOutcome | null> => {
+  /**
+   * Of concurrent first views of a cached URL, on any ingress, one renders; the others wait for it and
+   * redirect, or, asynchronous, are accepted at once with its render id (docs/api.md).
+   */
+  const claim = async (
+    request: RenderRequest,
+    cacheKey: string,
+    seconds: number,
+    async: boolean,
+  ): Promise<TakeOutcome | null> => {
     const claimed = await renderCache.claim(cacheKey, request.render_id, seconds);
     if (claimed.kind === 'redirect') {
       const { render_id, file_name, store } = claimed.entry;
       return { kind: 'cached', renderId: render_id, fileName: file_name!, store };
     }
     if (claimed.kind === 'render') return null;
+    if (async) return { kind: 'accepted', renderId: claimed.renderId };
     const { record } = await renderQueue.waitFor(claimed.renderId, seconds);
     if (record.status === 'succeeded')
       return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
@@ -72,7 +81,7 @@ export function renderAdmission(deps: AdmissionDeps) {
    */
   const submit = async (request: RenderRequest, workspace: Workspace, waiting: Waiting): Promise<TakeOutcome> => {
     if (request.cache) {
-      const settled = await claim(request, request.cache.key, waitSeconds(request.options.timeout));
+      const settled = await claim(request, request.cache.key, waitSeconds(request.options.timeout), waiting.async);
       if (settled) return settled;
     }
     await settlement.admit(request, workspace);

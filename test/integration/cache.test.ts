@@ -179,6 +179,28 @@ cached('30 concurrent first views over two ingresses: one render, one charge, al
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
 });
 
+cached('an async view while the first view renders is accepted at once with its render id', async () => {
+  const workspace = await createWorkspace(stack);
+  const url = signed(workspace, queryFor(workspace, `/slow?ms=3000&id=${randomUUID()}`, '&async=true'));
+  const first = await call(`${service.base}/api/take?${url}`);
+  assert.is(first.status, 202, JSON.stringify(first.json));
+  // The page takes 3 s: a view that waited for the render would take as long.
+  const started = Date.now();
+  const second = await call(`${secondIngress.base}/api/take?${url}`);
+  assert.ok(Date.now() - started < 1500, `answered at once, not after the render (${Date.now() - started} ms)`);
+  assert.is(second.status, 202, JSON.stringify(second.json));
+  assert.equal(
+    { is_successful: second.json?.is_successful, render_id: second.json?.render_id, status: second.json?.status },
+    { is_successful: true, render_id: first.json?.render_id, status: 'pending' },
+    'the render under way, which this view follows',
+  );
+  const status = async () =>
+    (await call(second.json!.status_url, { headers: { 'x-access-key': workspace.access_key } })).json?.status;
+  await waitFor(async () => (await status()) === 'succeeded', 'the render');
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 302, 'a later view redirects');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
+});
+
 cached('a render failure is not cached', async () => {
   const workspace = await createWorkspace(stack);
   const url = signed(workspace, queryFor(workspace, '/status/500'));
