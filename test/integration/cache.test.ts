@@ -201,6 +201,25 @@ cached('an async view while the first view renders is accepted at once with its 
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
 });
 
+cached('concurrent first views with the quota used up: each is refused 402 at once, async or not', async () => {
+  const workspace = await createWorkspace(stack, { quota: 0 });
+  for (const extra of ['', '&async=true']) {
+    const url = signed(workspace, queryFor(workspace, fresh(), extra));
+    const started = Date.now();
+    // The view that claims the entry is refused at admission; the others, which followed it, must not
+    // wait for a render that never comes (nor be accepted for it).
+    const views = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(`${(i % 2 ? secondIngress : service).base}/api/take?${url}`)),
+    );
+    assert.equal(
+      views.map((answer) => `${answer.status} ${answer.json?.error_code}`),
+      Array(6).fill('402 screenshots_limit_reached'),
+      `views${extra}`,
+    );
+    assert.ok(Date.now() - started < 5000, `answered at once (${Date.now() - started} ms)`);
+  }
+});
+
 cached('a render failure is not cached', async () => {
   const workspace = await createWorkspace(stack);
   const url = signed(workspace, queryFor(workspace, '/status/500'));
