@@ -59,7 +59,8 @@ function send(path: string, contentType: string | undefined, body: string, heade
   return call(`${service.base}${path}`, {
     method: 'POST',
     headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers },
-    ...(body === '' && contentType === undefined ? {} : { body }),
+    // Bytes, not a string: fetch would label a string text/plain.
+    ...(body === '' && contentType === undefined ? {} : { body: new Uint8Array(Buffer.from(body)) }),
   });
 }
 
@@ -71,6 +72,7 @@ const unreadable: { what: string; contentType?: string; body: string; parameter:
   { what: 'a text/plain body', contentType: 'text/plain', body: 'url=https://example.com', parameter: 'Content-Type' },
   { what: 'a form body', contentType: 'application/x-www-form-urlencoded', body: 'url=x', parameter: 'Content-Type' },
   { what: 'no Content-Type and no body', body: '', parameter: 'Content-Type' },
+  { what: 'JSON bytes without a Content-Type', body: '{"url": "https://example.com"}', parameter: 'Content-Type' },
 ];
 
 for (const path of ['/api/take', '/api/bulk']) {
