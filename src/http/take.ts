@@ -125,7 +125,8 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
       case 'cached':
         return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
       case 'accepted':
-        reply.code(202);
+        // The render accepted may be another view's, under way for the same cached URL.
+        reply.header('X-Render-Id', outcome.renderId).code(202);
         return flow.accepted(outcome.renderId);
       case 'ended':
         return answer(reply, takeRequest, outcome.result, outcome.cached);

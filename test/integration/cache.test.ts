@@ -194,6 +194,7 @@ cached('an async view while the first view renders is accepted at once with its 
     { is_successful: true, render_id: first.json?.render_id, status: 'pending' },
     'the render under way, which this view follows',
   );
+  assert.is(second.headers.get('x-render-id'), first.json?.render_id, 'X-Render-Id says the same render');
   const status = async () =>
     (await call(second.json!.status_url, { headers: { 'x-access-key': workspace.access_key } })).json?.status;
   await waitFor(async () => (await status()) === 'succeeded', 'the render');
