@@ -54,6 +54,28 @@ export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
   streamsFiles?: boolean;
 }
 
+/**
+ * A POST's parameters come from its body, which X-Signature covers: any in its query string but
+ * the access key would be silently unread, so each is named, with the body's own problems.
+ */
+function parseWithQuery<R extends TakeRequest>(route: RenderRoute<R>, raw: RawParams, request: FastifyRequest): R {
+  const stray =
+    raw.kind === 'json'
+      ? [...new Set(new URLSearchParams(rawQueryString(request)).keys())]
+          .filter((name) => name !== 'access_key')
+          .map((parameter) => ({ parameter, message: 'is read from the JSON body of a POST, not its query string' }))
+      : [];
+  if (stray.length === 0) return route.parse(raw);
+  let problems: unknown[] = [];
+  try {
+    route.parse(raw);
+  } catch (err) {
+    if (!(err instanceof ServiceError) || err.code !== 'request_not_valid') throw err;
+    problems = (err.details.error_details as unknown[] | undefined) ?? [];
+  }
+  throw new ServiceError('request_not_valid', { error_details: [...stray, ...problems] });
+}
+
 /** The handler of GET and POST of a render endpoint (/api/take, /api/animate), on the app's decorators (services.ts). */
 export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route: RenderRoute<R>) {
   const { config, fileStore, workspaces, repeatViews } = app;
@@ -100,7 +122,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const raw: RawParams = refusal ? { kind: 'json', body: {} } : rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
     if (refusal) throw refusal;
-    const takeRequest = route.parse(raw);
+    const takeRequest = parseWithQuery(route, raw, request);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     // Repeat views answered from memory know take's cache keys only.
     if (cacheKey && route.cacheScope === undefined) {

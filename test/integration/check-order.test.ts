@@ -115,4 +115,36 @@ for (const path of ['/api/take', '/api/bulk']) {
   }
 }
 
+order("a POST's parameters in its query string are refused, each named, with the body's problems", async () => {
+  const parametersOf = async (path: string, body: Record<string, unknown>) => {
+    const answer = await call(`${service.base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': verified.access_key },
+      body: JSON.stringify(body),
+    });
+    assert.is(answer.status, 400, JSON.stringify(answer.json));
+    assert.is(answer.json?.error_code, 'request_not_valid');
+    return answer.json?.error_details.map((detail: { parameter: string }) => detail.parameter).sort();
+  };
+  // Unsigned by X-Signature and never read: a format there would be silently a PNG.
+  assert.equal(await parametersOf('/api/take?format=jpeg&full_page=true', { url: 'https://example.com/' }), [
+    'format',
+    'full_page',
+  ]);
+  assert.equal(await parametersOf('/api/take?format=jpeg', { url: 'https://example.com/', probe: 1 }), [
+    'format',
+    'probe',
+  ]);
+  // The access key may come in the query of a POST: only the body's unknown parameter is named.
+  const keyInQuery = await call(`${service.base}/api/take?access_key=${verified.access_key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'https://example.com/', probe: 1 }),
+  });
+  assert.equal(
+    keyInQuery.json?.error_details.map((detail: { parameter: string }) => detail.parameter),
+    ['probe'],
+  );
+});
+
 order.run();
