@@ -22,6 +22,7 @@ import {
 } from './params.ts';
 import { ServiceError } from '../errors.ts';
 import { renderHandler } from './take.ts';
+import { bodyAfterChecks } from './body.ts';
 
 /** A validated /api/animate request: the page, the recording, and how to answer. */
 export interface AnimateRequest extends TakeRequest {
@@ -80,5 +81,5 @@ export const animateRoutes: FastifyPluginAsync = async (app) => {
     streamsFiles: true,
   });
   app.get('/api/animate', animate);
-  app.post('/api/animate', animate);
+  app.post('/api/animate', bodyAfterChecks, animate);
 };

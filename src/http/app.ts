@@ -19,6 +19,7 @@ import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
 import { ingressServices, type IngressServices } from './services.ts';
 import { takeRoutes } from './take.ts';
+import { contentTypeRefusal, refuseBody } from './body.ts';
 import type { Span } from '@opentelemetry/api';
 import { endSpan, startSpan, tracingOn, type TraceCarrier } from '../tracing.ts';
 import { bulkRoutes } from './bulk.ts';
@@ -156,18 +157,18 @@ export function buildApp(deps: AppDeps) {
     try {
       done(null, JSON.parse((body as Buffer).toString('utf8')));
     } catch {
-      done(
+      refuseBody(
+        request,
         new ServiceError('request_not_valid', { error_details: [{ parameter: 'body', message: 'is not valid JSON' }] }),
+        done,
       );
     }
   });
-  app.addContentTypeParser('*', (request, _payload, done) => {
+  // Read, so that an X-Signature over these bytes is checked as sent before the Content-Type is refused.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
     if (noBody(request)) return done(null, undefined);
-    done(
-      new ServiceError('request_not_valid', {
-        error_details: [{ parameter: 'Content-Type', message: 'must be application/json' }],
-      }),
-    );
+    if (request.routeOptions.config?.bodyAfterChecks) request.rawBody = body as Buffer;
+    refuseBody(request, contentTypeRefusal(), done);
   });
 
   app.setErrorHandler(answerError);

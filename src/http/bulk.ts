@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.ts';
 import { hmacHex } from '../signing.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, type Caller } from './auth.ts';
+import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
 
 /** Most requests one bulk may carry. */
@@ -22,10 +23,10 @@ type Params = Record<string, unknown>;
 function bulkBody(request: FastifyRequest): { options: Params; requests: Params[]; execute: boolean } {
   const refuse = (parameter: string, message: string) =>
     new ServiceError('request_not_valid', { error_details: [{ parameter, message }] });
-  if (request.rawBody === undefined) throw refuse('Content-Type', 'must be application/json');
-  const body = request.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse('body', 'must be a JSON object');
-  const fields = body as Params;
+  // Unreadable: refused only now, after the caller's checks.
+  const refusal = bodyRefusalOf(request);
+  if (refusal) throw refusal;
+  const fields = request.body as Params;
   const unknown = Object.keys(fields).find((key) => !BODY_KEYS.has(key));
   if (unknown)
     throw refuse(unknown, 'is not a field of a bulk request (options, requests, execute, optimize, access_key)');
@@ -108,7 +109,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
     }
   };
 
-  app.post('/api/bulk', async (request) => {
+  app.post('/api/bulk', bodyAfterChecks, async (request) => {
     const fields =
       typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body)
         ? (request.body as Params)

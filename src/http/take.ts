@@ -13,6 +13,7 @@ import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { storeHeaders } from './store.ts';
+import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 
 /** Says `false` on an image answered before it was stored; the render stores it when the store is back. */
 export const UNSTORED_ANSWER_HEADER = 'X-Render-Stored';
@@ -55,6 +56,28 @@ export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
   parse(raw: RawParams): R;
   /** A file the render did not hand over inline is streamed from the store, not read into memory (a video). */
   streamsFiles?: boolean;
+}
+
+/**
+ * A POST's parameters come from its body, which X-Signature covers: any in its query string but
+ * the access key would be silently unread, so each is named, with the body's own problems.
+ */
+function parseWithQuery<R extends TakeRequest>(route: RenderRoute<R>, raw: RawParams, request: FastifyRequest): R {
+  const stray =
+    raw.kind === 'json'
+      ? [...new Set(new URLSearchParams(rawQueryString(request)).keys())]
+          .filter((name) => name !== 'access_key')
+          .map((parameter) => ({ parameter, message: 'is read from the JSON body of a POST, not its query string' }))
+      : [];
+  if (stray.length === 0) return route.parse(raw);
+  let problems: unknown[] = [];
+  try {
+    route.parse(raw);
+  } catch (err) {
+    if (!(err instanceof ServiceError) || err.code !== 'request_not_valid') throw err;
+    problems = (err.details.error_details as unknown[] | undefined) ?? [];
+  }
+  throw new ServiceError('request_not_valid', { error_details: [...stray, ...problems] });
 }
 
 /** The handler of GET and POST of a render endpoint (/api/take, /api/animate), on the app's decorators (services.ts). */
@@ -111,9 +134,12 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
   };
 
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const raw = rawParams(request);
+    // A POST body that cannot be read is refused after the caller's checks (docs/api.md, "Errors").
+    const refusal = request.method === 'POST' ? bodyRefusalOf(request) : undefined;
+    const raw: RawParams = refusal ? { kind: 'json', body: {} } : rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
-    const takeRequest = route.parse(raw);
+    if (refusal) throw refusal;
+    const takeRequest = parseWithQuery(route, raw, request);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     refuseUncachedCacheOptions(raw, takeRequest, cacheKey);
     // Repeat views answered from memory know take's cache keys only, and answer with a redirect.
@@ -139,7 +165,8 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
       case 'cached':
         return cachedAnswer(reply, takeRequest, outcome);
       case 'accepted':
-        reply.code(202);
+        // The render accepted may be another view's, under way for the same cached URL.
+        reply.header('X-Render-Id', outcome.renderId).code(202);
         return flow.accepted(outcome.renderId);
       case 'ended':
         return answer(reply, takeRequest, outcome.result, outcome.cached);
@@ -151,5 +178,5 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
 export const takeRoutes: FastifyPluginAsync = async (app) => {
   const take = renderHandler(app, { parse: parseTake });
   app.get('/api/take', take);
-  app.post('/api/take', take);
+  app.post('/api/take', bodyAfterChecks, take);
 };

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { RenderRequest } from '../domain/render.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { ServiceError } from '../errors.ts';
+import { unavailable } from '../jetstream/connection.ts';
 import type { Workspace } from '../workspaces/workspace.ts';
 import type { RenderCache } from './cache.ts';
 import type { RenderQueue } from './queue.ts';
@@ -52,18 +53,47 @@ export function renderAdmission(deps: AdmissionDeps) {
    */
   const waitSeconds = (timeout: number) => timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
 
-  /** Of concurrent first views of a cached URL, on any ingress, one renders; the others wait for it and redirect. */
-  const claim = async (request: RenderRequest, cacheKey: string, seconds: number): Promise<TakeOutcome | null> => {
-    const claimed = await renderCache.claim(cacheKey, request.render_id, seconds);
-    if (claimed.kind === 'redirect') {
-      const { render_id, file_name, store } = claimed.entry;
-      return { kind: 'cached', renderId: render_id, fileName: file_name!, store };
+  /**
+   * Waits until the render holding a cache claim is under way (its record exists) or its claim is gone
+   * without it: refused at admission (quota, concurrency, a full queue) or lapsed. Quick either way:
+   * a claim is admitted or given up within moments.
+   */
+  const leaderStarted = async (cacheKey: string, renderId: string, deadline: number): Promise<boolean> => {
+    for (let pauseMs = 10; ; pauseMs = Math.min(pauseMs * 2, 250)) {
+      if (await renderQueue.records.get(renderId)) return true;
+      // Read after the record: a claim given up after its record was written is a render that ended.
+      if (!(await renderCache.holds(cacheKey, renderId))) return (await renderQueue.records.get(renderId)) !== null;
+      if (Date.now() > deadline) throw unavailable();
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
-    if (claimed.kind === 'render') return null;
-    const { record } = await renderQueue.waitFor(claimed.renderId, seconds);
-    if (record.status === 'succeeded')
-      return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
-    return { kind: 'ended', result: { record }, cached: false };
+  };
+
+  /**
+   * Of concurrent first views of a cached URL, on any ingress, one renders; the others wait for it and
+   * redirect, or, asynchronous, are accepted at once with its render id (docs/api.md). A view whose
+   * leader was refused before rendering claims again, and goes through admission itself.
+   */
+  const claim = async (
+    request: RenderRequest,
+    cacheKey: string,
+    seconds: number,
+    async: boolean,
+  ): Promise<TakeOutcome | null> => {
+    const deadline = Date.now() + seconds * 1000;
+    for (;;) {
+      const claimed = await renderCache.claim(cacheKey, request.render_id, seconds);
+      if (claimed.kind === 'redirect') {
+        const { render_id, file_name, store } = claimed.entry;
+        return { kind: 'cached', renderId: render_id, fileName: file_name!, store };
+      }
+      if (claimed.kind === 'render') return null;
+      if (!(await leaderStarted(cacheKey, claimed.renderId, deadline))) continue;
+      if (async) return { kind: 'accepted', renderId: claimed.renderId };
+      const { record } = await renderQueue.waitFor(claimed.renderId, seconds);
+      if (record.status === 'succeeded')
+        return { kind: 'cached', renderId: record.render_id, fileName: record.file_name!, store: record.store };
+      return { kind: 'ended', result: { record }, cached: false };
+    }
   };
 
   /**
@@ -72,7 +102,7 @@ export function renderAdmission(deps: AdmissionDeps) {
    */
   const submit = async (request: RenderRequest, workspace: Workspace, waiting: Waiting): Promise<TakeOutcome> => {
     if (request.cache) {
-      const settled = await claim(request, request.cache.key, waitSeconds(request.options.timeout));
+      const settled = await claim(request, request.cache.key, waitSeconds(request.options.timeout), waiting.async);
       if (settled) return settled;
     }
     await settlement.admit(request, workspace);

@@ -73,6 +73,12 @@ export class RenderCache {
       : { kind: 'follow', renderId: value!.render_id };
   }
 
+  /** Whether the live entry of `key` is still `renderId`'s (claimed or filled); false once its claim is given up or lapsed. */
+  async holds(key: string, renderId: string): Promise<boolean> {
+    const { value } = await readJson<CacheEntry>(this.bucket, key);
+    return value?.render_id === renderId && isFresh(value, Date.now());
+  }
+
   /** Gives up a claim whose render never started (quota, queue full). */
   async abandon(key: string, renderId: string): Promise<void> {
     await this.release(key, renderId);

@@ -179,6 +179,48 @@ cached('30 concurrent first views over two ingresses: one render, one charge, al
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
 });
 
+cached('an async view while the first view renders is accepted at once with its render id', async () => {
+  const workspace = await createWorkspace(stack);
+  const url = signed(workspace, queryFor(workspace, `/slow?ms=3000&id=${randomUUID()}`, '&async=true'));
+  const first = await call(`${service.base}/api/take?${url}`);
+  assert.is(first.status, 202, JSON.stringify(first.json));
+  // The page takes 3 s: a view that waited for the render would take as long.
+  const started = Date.now();
+  const second = await call(`${secondIngress.base}/api/take?${url}`);
+  assert.ok(Date.now() - started < 1500, `answered at once, not after the render (${Date.now() - started} ms)`);
+  assert.is(second.status, 202, JSON.stringify(second.json));
+  assert.equal(
+    { is_successful: second.json?.is_successful, render_id: second.json?.render_id, status: second.json?.status },
+    { is_successful: true, render_id: first.json?.render_id, status: 'pending' },
+    'the render under way, which this view follows',
+  );
+  assert.is(second.headers.get('x-render-id'), first.json?.render_id, 'X-Render-Id says the same render');
+  const status = async () =>
+    (await call(second.json!.status_url, { headers: { 'x-access-key': workspace.access_key } })).json?.status;
+  await waitFor(async () => (await status()) === 'succeeded', 'the render');
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 302, 'a later view redirects');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 1, 'charged once');
+});
+
+cached('concurrent first views with the quota used up: each is refused 402 at once, async or not', async () => {
+  const workspace = await createWorkspace(stack, { quota: 0 });
+  for (const extra of ['', '&async=true']) {
+    const url = signed(workspace, queryFor(workspace, fresh(), extra));
+    const started = Date.now();
+    // The view that claims the entry is refused at admission; the others, which followed it, must not
+    // wait for a render that never comes (nor be accepted for it).
+    const views = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(`${(i % 2 ? secondIngress : service).base}/api/take?${url}`)),
+    );
+    assert.equal(
+      views.map((answer) => `${answer.status} ${answer.json?.error_code}`),
+      Array(6).fill('402 screenshots_limit_reached'),
+      `views${extra}`,
+    );
+    assert.ok(Date.now() - started < 5000, `answered at once (${Date.now() - started} ms)`);
+  }
+});
+
 cached('a render failure is not cached', async () => {
   const workspace = await createWorkspace(stack);
   const url = signed(workspace, queryFor(workspace, '/status/500'));
