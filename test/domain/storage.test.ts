@@ -36,6 +36,14 @@ targets('the extension is appended unless the path has it', () => {
   assert.is(objectKeyOf('shots/home.png', 'pdf'), 'shots/home.png.pdf');
 });
 
+targets("a path ending with the format's own name or an alias of it keeps it", () => {
+  assert.is(objectKeyOf('shots/home.jpeg', 'jpeg'), 'shots/home.jpeg');
+  assert.is(objectKeyOf('shots/home.JPG', 'jpeg'), 'shots/home.JPG');
+  assert.is(objectKeyOf('notes.markdown', 'markdown'), 'notes.markdown');
+  assert.is(objectKeyOf('shots/home.jpeg', 'png'), 'shots/home.jpeg.png');
+  assert.is(objectKeyOf('shots/jpeg', 'jpeg'), 'shots/jpeg.jpg');
+});
+
 targets('a region is read from an AWS endpoint, else the fallback', () => {
   assert.is(regionOf('https://s3.eu-west-1.amazonaws.com'), 'eu-west-1');
   assert.is(regionOf('https://s3-ap-southeast-2.amazonaws.com'), 'ap-southeast-2');
