@@ -70,7 +70,7 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
     case 'enum':
       return typeof value === 'string' && type.values.includes(value)
         ? { value }
-        : { problem: `must be one of ${type.values.join(', ')}` };
+        : { problem: `must be one of ${type.values.map((v) => (v === '' ? '"" (empty)' : v)).join(', ')}` };
   }
 }
 
