@@ -51,10 +51,27 @@ export interface StoreResult {
   location?: string;
 }
 
-/** The region an endpoint names (`s3.eu-west-1.amazonaws.com`), else `fallback`. */
+/**
+ * The region S3-compatible services that sign with their own region name in their endpoint:
+ * Amazon S3 (`s3.eu-west-1.amazonaws.com`, `s3-eu-west-1…`, dual-stack and FIPS), Wasabi
+ * (`s3.eu-central-1.wasabisys.com`), Backblaze B2 (`s3.us-west-004.backblazeb2.com`) and Scaleway
+ * (`s3.fr-par.scw.cloud`); else `fallback`, which MinIO and R2 take.
+ */
+const regionalEndpoints = [
+  /(?:^|\.)s3(?:-fips)?(?:\.dualstack)?[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}(?:-[a-z]+)+-\d)\.wasabisys\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}-[a-z]+-\d{3})\.backblazeb2\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}-[a-z]{3})\.scw\.cloud$/,
+];
+
+/** The region an endpoint names (see regionalEndpoints), else `fallback`. */
 export function regionOf(endpoint: string, fallback = 'us-east-1'): string {
   const host = new URL(endpoint).hostname;
-  return /(?:^|\.)s3[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$/.exec(host)?.[1] ?? fallback;
+  for (const pattern of regionalEndpoints) {
+    const region = pattern.exec(host)?.[1];
+    if (region) return region;
+  }
+  return fallback;
 }
 
 /**
