@@ -542,7 +542,7 @@ function takeResponses(formats = outputFormats()): Json {
         ...renderIdHeader,
         [WARNINGS_HEADER]: {
           description:
-            "The codes of the render's warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.",
+            "The codes of the render's warnings, comma-separated (full_page_cut, fonts_not_loaded, image_scaled_down); absent when there are none.",
           schema: { type: 'string' },
         },
         'X-Render-Stored': {
