@@ -523,7 +523,7 @@ const storeHeaders = Object.fromEntries(
   ['X-Store-Bucket', 'X-Store-Key', 'X-ScreenshotOne-Store-Bucket', 'X-ScreenshotOne-Store-Key'].map((name) => [
     name,
     {
-      description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`,
+      description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key (percent-encoded by segment when it has characters outside printable ASCII)'} the output was uploaded to.`,
       schema: { type: 'string' },
     },
   ]),
