@@ -58,11 +58,22 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
   const { config, fileStore, workspaces, repeatViews } = app;
   const flow = takeFlow(app);
 
-  /** A cached file: a redirect, which renders nothing and charges nothing. */
-  const redirect = (reply: FastifyReply, renderId: string, fileName: string, store?: StoreResult) => {
+  /**
+   * A cached file: a redirect, which renders nothing and charges nothing. With response_type=empty
+   * the first view's answer again (200, no body): what ScreenshotOne's SDK's client.store() reads
+   * its X-ScreenshotOne-Store-* headers from, which a followed redirect would lose.
+   */
+  const redirect = (
+    reply: FastifyReply,
+    take: TakeRequest,
+    renderId: string,
+    fileName: string,
+    store?: StoreResult,
+  ) => {
     reply.header('X-Render-Id', renderId);
     // The first view's upload, said again: a repeat view uploads nothing.
     if (store) reply.headers(storeHeaders(store));
+    if (take.control.response_type === 'empty') return reply.code(200).send();
     return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
   };
 
@@ -108,6 +119,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
         workspaceId: workspace_id,
         secretKey: secret_key,
         cacheKey,
+        empty: takeRequest.control.response_type === 'empty',
       });
     }
     const outcome = await flow.run(
@@ -119,7 +131,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     );
     switch (outcome.kind) {
       case 'cached':
-        return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
+        return redirect(reply, takeRequest, outcome.renderId, outcome.fileName, outcome.store);
       case 'accepted':
         reply.code(202);
         return flow.accepted(outcome.renderId);

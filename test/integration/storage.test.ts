@@ -240,6 +240,22 @@ storage("ScreenshotOne's SDK: client.store() as it is", async () => {
   );
   assert.equal(where, { key: 'sdk/stored.jpg', bucket: customerKeys.bucket });
   assert.is((await objectOf('sdk/stored.jpg'))?.contentType, 'image/jpeg');
+  // The same call again is a repeat view of the same signed URL: nothing rendered, uploaded or
+  // charged, and the SDK still reads where the object is (a redirect it followed would lose that).
+  const used = await usedThisMonth(stack, workspace.workspace_id);
+  for (let view = 2; view <= 3; view++) {
+    const again = await client.store(
+      TakeOptions.url(`${stack.site.url}/`).format('jpg').storageEndpoint(customer.endpoint),
+      'sdk/stored',
+      customerKeys.bucket,
+      undefined,
+      'standard',
+      customer.accessKey,
+      customer.secretKey,
+    );
+    assert.equal(again, { key: 'sdk/stored.jpg', bucket: customerKeys.bucket }, `view ${view}`);
+  }
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), used);
 });
 
 storage(
