@@ -250,8 +250,10 @@ const animationRules: Rule[] = [
     const preset = given(values, 'viewport_device')
       ? devices.find(String(values.viewport_device))?.viewport
       : undefined;
-    const width = Number(values.viewport_width ?? preset?.width ?? 1280);
-    const height = Number(values.viewport_height ?? preset?.height ?? 720);
+    let width = Number(values.viewport_width ?? preset?.width ?? 1280);
+    let height = Number(values.viewport_height ?? preset?.height ?? 720);
+    // viewport_landscape turns a portrait viewport on its side, as the render does (src/render/emulation.ts).
+    if (values.viewport_landscape === true && width < height) [width, height] = [height, width];
     const outside =
       Number(values.clip_x) + Number(values.clip_width) > width ||
       Number(values.clip_y) + Number(values.clip_height) > height;

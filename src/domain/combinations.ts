@@ -1,7 +1,7 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { devices, presetOptions } from './devices.ts';
-import { isImageFormat, transparentOn, transparentTakeFormats } from './formats.ts';
+import { isImageFormat, maxImageSide, transparentOn, transparentTakeFormats } from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 import { storageEndpointProblem, storagePathProblem } from './storage.ts';
@@ -174,6 +174,17 @@ export const pageRules: Rule[] = [
           },
         ]
       : [];
+  },
+  // And within the format's own longest side (WebP's 16383 px).
+  (values) => {
+    const scale = Number(values.device_scale_factor ?? 1);
+    const side = maxImageSide(String(values.format ?? 'png'));
+    return ['clip_width', 'clip_height']
+      .filter((name) => Number(values[name] ?? 0) * scale > side)
+      .map((parameter) => ({
+        parameter,
+        message: `makes the image too large for format=${values.format}: each side × scale must be at most ${side} px`,
+      }));
   },
   (values) =>
     given(values, 'time_zone') && !knownTimeZone(String(values.time_zone))

@@ -23,6 +23,8 @@ export interface TakeFacts {
   quality?: boolean;
   /** The image can be transparent, so omit_background is possible. */
   transparency?: boolean;
+  /** The longest side in pixels the format can hold, where it is shorter than the capture limits. */
+  maxSide?: number;
   /** The image library's options when it writes this format, beside quality. */
   sharpOptions?: Readonly<Record<string, string | number>>;
   /**
@@ -84,7 +86,8 @@ export const formatTable = {
     contentType: 'image/webp',
     extension: 'webp',
     kind: 'image',
-    take: { capture: 'screenshot', chromium: 'webp', quality: true, transparency: true },
+    // WebP holds at most 16383 px a side: Chromium answers an empty image beyond that.
+    take: { capture: 'screenshot', chromium: 'webp', quality: true, transparency: true, maxSide: 16383 },
     inline: true,
     vision: true,
     monitor: true,
@@ -225,6 +228,12 @@ export const isImageFormat = (name: string): boolean => {
 /** The format Chromium captures a screenshot of `format` in: the format itself, or a png the image library converts. */
 export const chromiumFormat = (format: OutputFormat): ChromiumImageFormat =>
   formatFacts(format).take?.chromium ?? 'png';
+
+/** The longest side in pixels a screenshot of `name` (a format or an alias) can have: its own limit, else none. */
+export function maxImageSide(name: string): number {
+  const format = formatNamed(name);
+  return (format !== undefined && formatFacts(format).take?.maxSide) || Number.POSITIVE_INFINITY;
+}
 
 /** True when the image library (sharp) writes a screenshot of `format` from Chromium's png. */
 export const writtenBySharp = (format: OutputFormat): boolean =>

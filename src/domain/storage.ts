@@ -2,7 +2,7 @@
 // answers say about it. Secrets here are always sealed (src/secrets/sealer.ts); nothing in this
 // vocabulary ever holds one in plain text.
 import type { OutputFormat } from './options.ts';
-import { fileExtension } from './files.ts';
+import { formatTable } from './formats.ts';
 
 /** S3 storage classes as `storage_class` names them, and as `x-amz-storage-class` sends them. */
 export const storageClasses = {
@@ -51,17 +51,42 @@ export interface StoreResult {
   location?: string;
 }
 
-/** The region an endpoint names (`s3.eu-west-1.amazonaws.com`), else `fallback`. */
+/**
+ * The region S3-compatible services that sign with their own region name in their endpoint:
+ * Amazon S3 (`s3.eu-west-1.amazonaws.com`, `s3-eu-west-1…`, dual-stack and FIPS), Wasabi
+ * (`s3.eu-central-1.wasabisys.com`), Backblaze B2 (`s3.us-west-004.backblazeb2.com`) and Scaleway
+ * (`s3.fr-par.scw.cloud`); else `fallback`, which MinIO and R2 take.
+ */
+const regionalEndpoints = [
+  /(?:^|\.)s3(?:-fips)?(?:\.dualstack)?[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}(?:-[a-z]+)+-\d)\.wasabisys\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}-[a-z]+-\d{3})\.backblazeb2\.com$/,
+  /(?:^|\.)s3\.([a-z]{2}-[a-z]{3})\.scw\.cloud$/,
+];
+
+/** The region an endpoint names (see regionalEndpoints), else `fallback`. */
 export function regionOf(endpoint: string, fallback = 'us-east-1'): string {
   const host = new URL(endpoint).hostname;
-  return /(?:^|\.)s3[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$/.exec(host)?.[1] ?? fallback;
+  for (const pattern of regionalEndpoints) {
+    const region = pattern.exec(host)?.[1];
+    if (region) return region;
+  }
+  return fallback;
 }
 
-/** The object key of `storage_path` for a format: its extension appended unless already there. */
+/**
+ * The object key of `storage_path` for a format: its extension appended unless the path already
+ * ends with it, or with the format's name as a request may give it (`.jpeg`, `.markdown`).
+ */
 export function objectKeyOf(storagePath: string, format: OutputFormat): string {
-  const extension = `.${fileExtension(format)}`;
-  return storagePath.toLowerCase().endsWith(extension) ? storagePath : `${storagePath}${extension}`;
+  const facts: { extension: string; aliases?: readonly string[] } = formatTable[format];
+  const endings = [facts.extension, format, ...(facts.aliases ?? [])].map((name) => `.${name}`);
+  const path = storagePath.toLowerCase();
+  return endings.some((ending) => path.endsWith(ending)) ? storagePath : `${storagePath}.${facts.extension}`;
 }
+
+/** The longest object key S3 takes, in bytes of UTF-8. */
+export const MAX_OBJECT_KEY_BYTES = 1024;
 
 /** What is wrong with a `storage_path`, or undefined when it is a usable key. */
 export function storagePathProblem(path: string): string | undefined {

@@ -6,6 +6,8 @@ export const warningTable = {
   full_page_cut: 'The page is taller than the full-page capture may be: the capture was cut.',
   fonts_not_loaded:
     "The page's web fonts were still loading after 5 seconds: the capture went on without waiting longer.",
+  image_scaled_down:
+    'The image_width or image_height asked for makes the image larger than an image may be: it was scaled down to fit, aspect kept.',
 } as const;
 
 /** A warning's code. */

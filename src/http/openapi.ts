@@ -523,7 +523,7 @@ const storeHeaders = Object.fromEntries(
   ['X-Store-Bucket', 'X-Store-Key', 'X-ScreenshotOne-Store-Bucket', 'X-ScreenshotOne-Store-Key'].map((name) => [
     name,
     {
-      description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key'} the output was uploaded to.`,
+      description: `store=true: the ${name.endsWith('Bucket') ? 'bucket' : 'object key (percent-encoded by segment when it has characters outside printable ASCII)'} the output was uploaded to.`,
       schema: { type: 'string' },
     },
   ]),
@@ -542,7 +542,7 @@ function takeResponses(formats = outputFormats()): Json {
         ...renderIdHeader,
         [WARNINGS_HEADER]: {
           description:
-            "The codes of the render's warnings, comma-separated (full_page_cut, fonts_not_loaded); absent when there are none.",
+            "The codes of the render's warnings, comma-separated (full_page_cut, fonts_not_loaded, image_scaled_down); absent when there are none.",
           schema: { type: 'string' },
         },
         'X-Render-Stored': {

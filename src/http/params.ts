@@ -79,7 +79,7 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
       const match = type.values.find((name) => name.toLowerCase() === wanted);
       return match !== undefined && (match !== '' || value === '')
         ? { value: match }
-        : { problem: `must be one of ${type.values.join(', ')}` };
+        : { problem: `must be one of ${type.values.map((v) => (v === '' ? '"" (empty)' : v)).join(', ')}` };
     }
   }
 }

@@ -19,10 +19,13 @@ export interface VerifiedQuery {
   /** The secret the signature matched: a rotation makes the entry useless. */
   secretKey: string;
   cacheKey: string;
+  /** response_type=empty: a repeat view is the first view's empty answer, not a redirect (see below). */
+  empty?: boolean;
 }
 
 const PREFIX = '/api/take?';
 const answered = metrics.httpResponses.labels({ route: '/api/take', status: '302' });
+const answeredEmpty = metrics.httpResponses.labels({ route: '/api/take', status: '200' });
 const duration = metrics.httpDuration.labels({ route: '/api/take' });
 
 /**
@@ -48,7 +51,7 @@ export class RepeatViews {
     this.verified.set(rawQuery, verified);
   }
 
-  /** Answers `req` with a redirect and returns true, or returns false and leaves it untouched. */
+  /** Answers `req` with a redirect (or an empty 200) and returns true, or returns false and leaves it untouched. */
   answer(req: IncomingMessage, res: ServerResponse): boolean {
     const started = performance.now();
     const url = req.url;
@@ -68,15 +71,15 @@ export class RepeatViews {
     if (!entry) return false;
 
     const headers = {
-      location: fileUrl(this.filesBaseUrl, entry.file_name!),
+      ...(known.empty ? {} : { location: fileUrl(this.filesBaseUrl, entry.file_name!) }),
       'x-render-id': entry.render_id,
       'content-length': '0',
       'x-content-type-options': 'nosniff',
     };
-    res.writeHead(302, entry.store ? { ...headers, ...storeHeaders(entry.store) } : headers);
+    res.writeHead(known.empty ? 200 : 302, entry.store ? { ...headers, ...storeHeaders(entry.store) } : headers);
     res.end();
     const ms = performance.now() - started;
-    answered.inc();
+    (known.empty ? answeredEmpty : answered).inc();
     duration.observe(ms / 1000);
     // Counted above; logged line by line only at debug level: embeds repeat views by the thousand.
     if (this.log.isLevelEnabled('debug'))

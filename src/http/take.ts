@@ -95,7 +95,9 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
 
   /**
    * A cached file in the kind `response_type` asks for, like the first view's answer: by_format
-   * redirects to it, json is the first view's JSON description (with cache_url), empty is empty.
+   * redirects to it, json is the first view's JSON description (with cache_url), empty is empty
+   * (200, no body: what ScreenshotOne's SDK's client.store() reads its X-ScreenshotOne-Store-*
+   * headers from, which a followed redirect would lose).
    */
   const cachedAnswer = async (reply: FastifyReply, take: TakeRequest, outcome: CachedOutcome) => {
     if (take.control.response_type === 'by_format')
@@ -142,8 +144,9 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const takeRequest = parseWithQuery(route, raw, request);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     refuseUncachedCacheOptions(raw, takeRequest, cacheKey);
-    // Repeat views answered from memory know take's cache keys only, and answer with a redirect.
-    if (cacheKey && route.cacheScope === undefined && takeRequest.control.response_type === 'by_format') {
+    // Repeat views answered from memory know take's cache keys only, and answer with a redirect
+    // (or, for response_type=empty, an empty 200); a json view reads its first view's record.
+    if (cacheKey && route.cacheScope === undefined && takeRequest.control.response_type !== 'json') {
       const { workspace_id, secret_key, access_key } = caller.workspace;
       const viaHeader = Boolean(request.headers['x-access-key']);
       repeatViews.remember(rawQueryString(request), {
@@ -152,6 +155,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
         workspaceId: workspace_id,
         secretKey: secret_key,
         cacheKey,
+        empty: takeRequest.control.response_type === 'empty',
       });
     }
     const outcome = await flow.run(

@@ -29,6 +29,12 @@ function refused(policy: TargetPolicy, message: string, cause?: unknown): Servic
   return new ServiceError('url_not_allowed', details, { cause });
 }
 
+// Named like a refusal: a request may give several addresses (url, webhook_url, storage_endpoint).
+function unresolved(policy: TargetPolicy, host: string, cause?: unknown): ServiceError {
+  const details = { error_details: [{ parameter: policy.param ?? 'url', message: `${host} does not resolve` }] };
+  return new ServiceError('name_not_resolved', details, { cause });
+}
+
 function isLocalhostName(hostname: string): boolean {
   // A trailing dot names the same host ("localhost." is localhost).
   const name = hostname.toLowerCase().replace(/\.$/, '');
@@ -53,9 +59,9 @@ export async function resolvePublic(host: string, policy: TargetPolicy): Promise
     addresses = await (policy.lookup ?? systemLookup)(host, { all: true, verbatim: true });
   } catch (cause) {
     // ENOTFOUND, ENODATA, EAI_AGAIN, ESERVFAIL...: to the customer all mean the name has no address.
-    throw new ServiceError('name_not_resolved', {}, { cause });
+    throw unresolved(policy, host, cause);
   }
-  if (addresses.length === 0) throw new ServiceError('name_not_resolved');
+  if (addresses.length === 0) throw unresolved(policy, host);
   if (!policy.allowPrivate) {
     // One private answer is enough to refuse: a name mixing both is a rebinding attempt.
     const blocked = addresses.find(({ address }) => !isPublic(address));

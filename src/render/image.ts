@@ -1,7 +1,14 @@
 // The captured image made into what was asked for: converted to gif, avif or tiff, scaled to
 // image_width / image_height.
-import { chromiumFormat, formatFacts, writtenBySharp, type ChromiumImageFormat } from '../domain/formats.ts';
-import type { OutputFormat, RenderOptions } from '../domain/options.ts';
+import {
+  chromiumFormat,
+  formatFacts,
+  maxImageSide,
+  writtenBySharp,
+  type ChromiumImageFormat,
+} from '../domain/formats.ts';
+import { MAX_CAPTURE_PIXELS, type OutputFormat, type RenderOptions } from '../domain/options.ts';
+import { warning, type RenderWarning } from '../domain/warnings.ts';
 
 type Sharp = typeof import('sharp').default;
 let sharpModule: Promise<Sharp> | undefined;
@@ -29,17 +36,60 @@ export function pngIsIntermediate(options: Pick<RenderOptions, 'format' | 'image
   );
 }
 
-/** The image as `options` asks for it; unchanged (and no work done) when Chromium's capture is it already. */
-export async function finishImage(image: Buffer, options: RenderOptions): Promise<Buffer> {
+/** The longest side any image is scaled to: what JPEG and GIF hold at most. */
+const MAX_SCALED_SIDE = 65535;
+
+/**
+ * The image as `options` asks for it; unchanged (and no work done) when Chromium's capture is it
+ * already. A size asked for that would make the image larger than a capture may be (a full page
+ * scaled up by image_width alone) is scaled down to fit, aspect kept, and `warnings` says so.
+ */
+export async function finishImage(
+  image: Buffer,
+  options: RenderOptions,
+  warnings: RenderWarning[] = [],
+): Promise<Buffer> {
   const { image_width: width, image_height: height, format } = options;
   const resize = width !== undefined || height !== undefined;
   if (!resize && !writtenBySharp(format)) return image;
   const sharp = await loadSharp();
   // The input is our own screenshot, so sharp's pixel limit for untrusted input does not apply.
   let pipeline = sharp(image, { limitInputPixels: false });
-  // Both sides given: exactly that size (ScreenshotOne's reading); one side scales the other with it.
-  if (resize)
-    pipeline = pipeline.resize({ width, height, fit: width !== undefined && height !== undefined ? 'fill' : 'inside' });
+  if (resize) {
+    const { width: fromWidth = 1, height: fromHeight = 1 } = await pipeline.metadata();
+    // Both sides given: exactly that size (ScreenshotOne's reading); one side scales the other with it.
+    const asked = {
+      width: width ?? Math.max(1, Math.round((fromWidth * height!) / fromHeight)),
+      height: height ?? Math.max(1, Math.round((fromHeight * width!) / fromWidth)),
+    };
+    const side = Math.min(maxImageSide(format), MAX_SCALED_SIDE);
+    const shrink = Math.min(
+      1,
+      Math.sqrt(MAX_CAPTURE_PIXELS / (asked.width * asked.height)),
+      side / asked.width,
+      side / asked.height,
+    );
+    if (shrink < 1) {
+      // The height from the width made, so the aspect is the one asked for.
+      const madeWidth = Math.max(1, Math.floor(asked.width * shrink));
+      const made = {
+        width: madeWidth,
+        height: Math.max(
+          1,
+          Math.min(Math.floor(asked.height * shrink), Math.floor((madeWidth * asked.height) / asked.width)),
+        ),
+      };
+      warnings.push(
+        warning('image_scaled_down', `Asked for ${asked.width}×${asked.height}; made ${made.width}×${made.height}.`),
+      );
+      pipeline = pipeline.resize({ ...made, fit: 'fill' });
+    } else
+      pipeline = pipeline.resize({
+        width,
+        height,
+        fit: width !== undefined && height !== undefined ? 'fill' : 'inside',
+      });
+  }
   return pipeline.toFormat(format as keyof import('sharp').FormatEnum, encoderOptions(options)).toBuffer();
 }
 

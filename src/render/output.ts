@@ -53,7 +53,7 @@ export async function makeOutput(
     default: {
       const captured = await capture(page, options, progress, session);
       return {
-        bytes: await finishImage(captured.image, options),
+        bytes: await finishImage(captured.image, options, captured.warnings),
         selectorFound: captured.selectorFound,
         warnings: captured.warnings,
       };

@@ -1,6 +1,7 @@
 // The capture step: the viewport, an element, a clip or the whole page, taken over CDP.
 
 import type { CDPSession, Page } from 'playwright-core';
+import { maxImageSide } from '../domain/formats.ts';
 import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
@@ -136,7 +137,7 @@ async function captureWith(
         ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
       }),
     );
-    return { image: Buffer.from(shot.data, 'base64'), selectorFound };
+    return { image: imageOf(shot.data), selectorFound };
   }
   clip ??= await viewportClip(session, options, deadline);
   // This session does not share Playwright's device-metrics override, so the clip's scale
@@ -153,7 +154,14 @@ async function captureWith(
       captureBeyondViewport: beyondViewport,
     }),
   );
-  return { image: Buffer.from(shot.data, 'base64'), selectorFound };
+  return { image: imageOf(shot.data), selectorFound };
+}
+
+/** Chromium's image; an empty one (its encoder refused the size) is a failed render, never an empty success. */
+function imageOf(data: string): Buffer {
+  const image = Buffer.from(data, 'base64');
+  if (image.length === 0) throw new Error('Chromium returned an empty screenshot');
+  return image;
 }
 
 // capture_beyond_viewport=false with full_page: the viewport itself is made as large as the
@@ -236,12 +244,14 @@ function fullPageClip(content: { width: number; height: number }, options: Rende
  * FULL_PAGE_MAX_HEIGHT, and lower where MAX_CAPTURE_PIXELS at the render's scale ends first.
  */
 export function fullPageMaxHeight(
-  options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor'>,
+  options: Pick<RenderOptions, 'full_page_max_height' | 'device_scale_factor' | 'format'>,
   width: number,
 ): number {
   const scale = options.device_scale_factor;
   const budget = Math.max(1, Math.floor(MAX_CAPTURE_PIXELS / (Math.max(1, width) * scale * scale)));
-  return Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT, budget);
+  // And the format's own longest side (WebP's 16383 px), at the render's scale.
+  const side = Math.floor(maxImageSide(options.format) / scale);
+  return Math.min(options.full_page_max_height, FULL_PAGE_MAX_HEIGHT, budget, side);
 }
 
 // A page or element box cut to what the pixel budget allows: first in width (a document far
@@ -249,7 +259,7 @@ export function fullPageMaxHeight(
 function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
   const scale = options.device_scale_factor;
   const widest = Math.floor(MAX_CAPTURE_PIXELS / (scale * scale * Math.min(clip.height, options.viewport_height)));
-  const width = Math.min(clip.width, Math.max(options.viewport_width, widest));
+  const width = Math.min(clip.width, Math.max(options.viewport_width, widest), maxImageSide(options.format) / scale);
   return { ...clip, width, height: Math.min(clip.height, fullPageMaxHeight(options, width)) };
 }
 

@@ -19,6 +19,7 @@ export const renderViewFields = {
     'store',
     'error_code',
     'error_message',
+    'error_details',
     'failure_capture_url',
     'external_identifier',
     'created_at',

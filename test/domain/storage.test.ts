@@ -36,10 +36,28 @@ targets('the extension is appended unless the path has it', () => {
   assert.is(objectKeyOf('shots/home.png', 'pdf'), 'shots/home.png.pdf');
 });
 
+targets("a path ending with the format's own name or an alias of it keeps it", () => {
+  assert.is(objectKeyOf('shots/home.jpeg', 'jpeg'), 'shots/home.jpeg');
+  assert.is(objectKeyOf('shots/home.JPG', 'jpeg'), 'shots/home.JPG');
+  assert.is(objectKeyOf('notes.markdown', 'markdown'), 'notes.markdown');
+  assert.is(objectKeyOf('shots/home.jpeg', 'png'), 'shots/home.jpeg.png');
+  assert.is(objectKeyOf('shots/jpeg', 'jpeg'), 'shots/jpeg.jpg');
+});
+
 targets('a region is read from an AWS endpoint, else the fallback', () => {
   assert.is(regionOf('https://s3.eu-west-1.amazonaws.com'), 'eu-west-1');
   assert.is(regionOf('https://s3-ap-southeast-2.amazonaws.com'), 'ap-southeast-2');
   assert.is(regionOf('https://abc.r2.cloudflarestorage.com'), 'us-east-1');
+});
+
+targets('the services that sign with the region of their endpoint: each one read from it', () => {
+  assert.is(regionOf('https://s3.dualstack.eu-central-1.amazonaws.com'), 'eu-central-1');
+  assert.is(regionOf('https://s3-fips.us-gov-west-1.amazonaws.com'), 'us-gov-west-1');
+  assert.is(regionOf('https://s3.eu-central-2.wasabisys.com'), 'eu-central-2');
+  assert.is(regionOf('https://s3.us-west-004.backblazeb2.com'), 'us-west-004');
+  assert.is(regionOf('https://s3.fr-par.scw.cloud'), 'fr-par');
+  assert.is(regionOf('https://minio.example.com:9000'), 'us-east-1');
+  assert.is(regionOf('https://s3.example.com'), 'us-east-1');
 });
 
 targets('only storage_path: the default storage, its sealed secret as it is', () => {

@@ -142,6 +142,24 @@ params("a gif clip must lie inside the viewport the render will have (a device p
   assert.equal(parameterOf('viewport_device=iphone_se'), ['clip_x']);
 });
 
+params('a gif clip is checked against the viewport turned on its side by viewport_landscape', () => {
+  const parameterOf = (text: string) => {
+    const parsed = parseAnimateParams(query(`url=https://a.example&format=gif&clip_x=0&clip_y=0&${text}`));
+    return 'problems' in parsed ? parsed.problems.map((p) => p.parameter) : [];
+  };
+  // iphone_13 is 390 × 664: 664 × 390 on its side.
+  assert.equal(parameterOf('viewport_device=iphone_13&viewport_landscape=true&clip_width=600&clip_height=100'), []);
+  assert.equal(parameterOf('viewport_device=iphone_13&viewport_landscape=true&clip_width=100&clip_height=500'), [
+    'clip_x',
+  ]);
+  assert.equal(
+    parameterOf('viewport_width=300&viewport_height=400&viewport_landscape=true&clip_width=350&clip_height=300'),
+    [],
+  );
+  // Already wider than tall: landscape changes nothing.
+  assert.equal(parameterOf('viewport_landscape=true&clip_width=1280&clip_height=720'), []);
+});
+
 params("/api/take's rules over the page's request, traffic and bucket refuse the same in /api/animate", () => {
   const cases = [
     'proxy=ftp%3A%2F%2Fproxy.example.com',

@@ -369,6 +369,11 @@ params('combinations and meanings: every offending parameter named at once', () 
     'storage_endpoint',
   ]);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a.b/c..d&storage_acl=')), []);
+  // The empty value a list of values allows is named as such, not as a trailing comma.
+  const acl = parseTakeParams(query('url=https://a.example&store=true&storage_path=a&storage_acl=private'));
+  assert.equal('problems' in acl ? acl.problems : [], [
+    { parameter: 'storage_acl', message: 'must be one of public-read, "" (empty)' },
+  ]);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1')), ['clip_height', 'clip_width']);
   assert.equal(problemsOf(query('url=https://a.example&clip_x=1&clip_y=1&clip_width=5&clip_height=5&full_page=true')), [
     'clip_x',

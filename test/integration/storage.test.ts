@@ -240,6 +240,22 @@ storage("ScreenshotOne's SDK: client.store() as it is", async () => {
   );
   assert.equal(where, { key: 'sdk/stored.jpg', bucket: customerKeys.bucket });
   assert.is((await objectOf('sdk/stored.jpg'))?.contentType, 'image/jpeg');
+  // The same call again is a repeat view of the same signed URL: nothing rendered, uploaded or
+  // charged, and the SDK still reads where the object is (a redirect it followed would lose that).
+  const used = await usedThisMonth(stack, workspace.workspace_id);
+  for (let view = 2; view <= 3; view++) {
+    const again = await client.store(
+      TakeOptions.url(`${stack.site.url}/`).format('jpg').storageEndpoint(customer.endpoint),
+      'sdk/stored',
+      customerKeys.bucket,
+      undefined,
+      'standard',
+      customer.accessKey,
+      customer.secretKey,
+    );
+    assert.equal(again, { key: 'sdk/stored.jpg', bucket: customerKeys.bucket }, `view ${view}`);
+  }
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), used);
 });
 
 storage(
@@ -265,6 +281,74 @@ storage(
     assert.is(await usedThisMonth(stack, workspace.workspace_id), before);
   },
 );
+
+storage('a key beyond printable ASCII: the headers carry it percent-encoded, the JSON as it is', async () => {
+  const answer = await post({
+    url: `${stack.site.url}/`,
+    response_type: 'json',
+    ...storageParams('intl/日本-ünï ok'),
+  });
+  assert.is(answer.status, 200, answer.bytes.toString());
+  assert.is(answer.json!.store.key, 'intl/日本-ünï ok.png');
+  const encoded = 'intl/%E6%97%A5%E6%9C%AC-%C3%BCn%C3%AF%20ok.png';
+  assert.is(answer.headers.get('x-store-key'), encoded);
+  assert.is(answer.headers.get('x-screenshotone-store-key'), encoded);
+  assert.is((await objectOf('intl/日本-ünï ok.png'))?.contentType, 'image/png');
+});
+
+/** A storage_path of `length` characters under `prefix`, in segments of at most 100. */
+const pathOf = (prefix: string, length: number) => {
+  let path = prefix;
+  while (path.length < length) path += `/${'a'.repeat(Math.min(100, length - path.length - 1))}`;
+  return path;
+};
+
+storage('a key S3 would refuse for its length is a 400 before anything is rendered or charged', async () => {
+  const before = await usedThisMonth(stack, workspace.workspace_id);
+  // 1021 characters and ".png": 1025 bytes.
+  const long = await post({ url: `${stack.site.url}/`, ...storageParams(pathOf('long', 1021)) });
+  assert.is(long.status, 400, long.bytes.toString());
+  assert.is(long.json!.error_code, 'request_not_valid');
+  assert.equal(
+    long.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['storage_path'],
+  );
+  // Fewer characters, more bytes: 3 bytes each.
+  const wide = await post({ url: `${stack.site.url}/`, ...storageParams(`wide/${'日'.repeat(340)}`) });
+  assert.is(wide.status, 400, wide.bytes.toString());
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), before);
+  // 1020 characters and ".png": exactly the limit (in segments: the local store keeps each as a file name).
+  const fits = await post({
+    url: `${stack.site.url}/`,
+    response_type: 'json',
+    ...storageParams(pathOf('fits', 1020)),
+  });
+  assert.is(fits.status, 200, fits.bytes.toString());
+  assert.is(Buffer.byteLength(fits.json!.store.key), 1024);
+});
+
+storage("a refused asynchronous upload: the status and the webhook carry the storage's answer", async () => {
+  const query = new URLSearchParams({
+    url: `${stack.site.url}/`,
+    async: 'true',
+    webhook_url: `${hookBase}/hook/refused`,
+    ...storageParams('async/refused', 'not-the-secret'),
+  });
+  const accepted = await call(`${service.base}/api/take?${query}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
+  assert.is(accepted.status, 202, JSON.stringify(accepted.json));
+  await waitFor(() => hooks.some((hook) => hook.path === '/hook/refused'), 'the webhook', 30_000);
+  const hook = hooks.find((h) => h.path === '/hook/refused')!.body;
+  assert.is(hook.type, 'render.failed');
+  assert.is(hook.data.error_details[0].code, 'SignatureDoesNotMatch');
+  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
+  assert.is(status.json!.error_code, 'storage_upload_failed');
+  assert.equal(status.json!.error_details, hook.data.error_details);
+  assert.is((await call(status.json!.file_url)).status, 200, "the service's own copy is kept");
+});
 
 storage('bad storage parameters are a 400 naming them', async () => {
   const cases: [Record<string, unknown>, string][] = [

@@ -95,6 +95,15 @@ target('names that do not resolve → name_not_resolved', async () => {
   // No injected lookup: the .invalid TLD never resolves (RFC 6761).
   const error = await rejection('http://shutterbus-check.invalid/', { allowPrivate: false });
   assert.is(error.code, 'name_not_resolved');
+  // Which of a request's addresses it was, as a refusal says it.
+  try {
+    await checkTargetUrl('https://nowhere.test/', { allowPrivate: false, lookup, param: 'storage_endpoint' });
+    assert.unreachable();
+  } catch (error) {
+    assert.equal((error as ServiceError).details, {
+      error_details: [{ parameter: 'storage_endpoint', message: 'nowhere.test does not resolve' }],
+    });
+  }
 });
 
 target('error_details name the parameter given', async () => {

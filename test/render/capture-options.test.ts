@@ -5,7 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import { finishImage } from '../../src/render/image.ts';
-import { renderDefaults } from '../../src/domain/options.ts';
+import { MAX_CAPTURE_PIXELS, renderDefaults } from '../../src/domain/options.ts';
+import type { RenderWarning } from '../../src/domain/warnings.ts';
 import { pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('capture options');
@@ -170,6 +171,37 @@ test('image_width or image_height alone scales the result, aspect kept; both giv
 test('without image_width or image_height the image is not touched', async () => {
   const image = Buffer.from('not even an image');
   assert.is(await finishImage(image, { ...renderDefaults, url: 'https://a.example' }), image);
+});
+
+test('image_width on a tall full page is scaled down to what an image may be, and says so', async () => {
+  // A full page as tall as a capture may be, 200 px wide.
+  const tall = await sharp({ create: { width: 200, height: 16384, channels: 3, background: '#fff' } })
+    .png()
+    .toBuffer();
+  const options = { ...renderDefaults, url: 'https://a.example' };
+  const warnings: RenderWarning[] = [];
+  const png = await finishImage(tall, { ...options, image_width: 1000 }, warnings);
+  const made = await sharp(png, { limitInputPixels: false }).metadata();
+  assert.ok(made.width! * made.height! <= MAX_CAPTURE_PIXELS, `${made.width}×${made.height} within the budget`);
+  assert.ok(Math.abs((made.height! / made.width!) * 200 - 16384) < 40, `the aspect kept: ${made.width}×${made.height}`);
+  assert.equal(
+    warnings.map((w) => w.code),
+    ['image_scaled_down'],
+  );
+  // WebP holds 16383 px a side at most: scaled to it rather than failing.
+  const webpWarnings: RenderWarning[] = [];
+  const webp = await finishImage(tall, { ...options, format: 'webp', image_width: 400 }, webpWarnings);
+  const { format, height } = await sharp(webp, { limitInputPixels: false }).metadata();
+  assert.equal([format, height! <= 16383], ['webp', true]);
+  assert.equal(
+    webpWarnings.map((w) => w.code),
+    ['image_scaled_down'],
+  );
+  // Within the bounds: as asked, nothing said.
+  const within: RenderWarning[] = [];
+  const half = await finishImage(tall, { ...options, image_width: 100 }, within);
+  assert.equal(await size(half), { width: 100, height: 8192, format: 'png' });
+  assert.equal(within, []);
 });
 
 test.run();

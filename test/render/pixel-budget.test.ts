@@ -74,6 +74,32 @@ test('a giant full page at device_scale_factor 3 is cut where the budget ends, a
   assert.equal([size.width, size.height], [1280, 720], 'the next render works');
 });
 
+test("WebP's longest side (16383 px): a clip beyond it is a 400, a full page is cut to it", async () => {
+  assert.equal(refused('url=https://a.example&format=webp&clip_x=0&clip_y=0&clip_width=200&clip_height=16384'), [
+    'clip_height',
+  ]);
+  assert.equal(
+    refused(
+      'url=https://a.example&format=webp&clip_x=0&clip_y=0&clip_width=200&clip_height=8192&device_scale_factor=2',
+    ),
+    ['clip_height'],
+  );
+  assert.equal(refused('url=https://a.example&format=png&clip_x=0&clip_y=0&clip_width=200&clip_height=16384'), []);
+  for (const scale of [1, 2]) {
+    const shot = await rig.render('/very-tall', {
+      format: 'webp',
+      full_page: true,
+      full_page_scroll: false,
+      device_scale_factor: scale,
+      viewport_width: 200,
+      viewport_height: 200,
+    });
+    assert.ok(shot.image.length > 0, `an image at scale ${scale}`);
+    const { format, width, height } = await sharp(shot.image, { limitInputPixels: false }).metadata();
+    assert.equal([format, width, height], ['webp', 200 * scale, Math.floor(16383 / scale) * scale]);
+  }
+});
+
 test('a full page within the budget is not cut by it', async () => {
   const shot = await rig.render('/tall', {
     full_page: true,

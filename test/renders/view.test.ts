@@ -49,7 +49,7 @@ view('the JSON answer: file under both names, cache_url only for a cached signed
   assert.is(renderView(succeeded, urlOf, 'answer', { cached: true }).cache_url, 'https://files.test/a.png');
 });
 
-view("the webhook of a refused upload: the service's copy, the error and the storage's answer", () => {
+view("a refused upload's webhook and status: the service's copy, the error and the storage's answer", () => {
   const details = [{ parameter: 'store', code: 'AccessDenied', message: 'no' }];
   const refused: RenderRecord = {
     ...succeeded,
@@ -70,7 +70,8 @@ view("the webhook of a refused upload: the service's copy, the error and the sto
     error_details: details,
     external_identifier: 'mine',
   });
-  assert.not.ok('error_details' in renderView(refused, urlOf, 'status'));
+  // The status says it too: its error_message points at error_details.
+  assert.equal(renderView(refused, urlOf, 'status').error_details, details);
 });
 
 view('OpenAPI documents exactly the fields each use shows', () => {
