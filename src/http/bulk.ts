@@ -7,6 +7,7 @@ import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, type Caller } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
+import { openUrlSecrets, sealUrlSecrets } from './url-secrets.ts';
 
 /** Most requests one bulk may carry. */
 export const BULK_MAX_REQUESTS = 20;
@@ -80,15 +81,17 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
 
   /** A request's signed GET URL, and the part of its query the signature covers (its cache key). */
   const signedUrl = (caller: Caller, params: Params) => {
-    const { access_key, secret_key } = caller.workspace;
-    const query = queryOf(params);
+    const { access_key, secret_key, workspace_id } = caller.workspace;
+    // The customer's credentials ride the URL sealed, for this workspace only (url-secrets.ts).
+    const query = queryOf(sealUrlSecrets(params, workspace_id, app.sealer));
     const signed = `${query}${query ? '&' : ''}access_key=${encodeURIComponent(access_key)}`;
     return { signed, url: `${config.baseUrl}/api/take?${signed}&signature=${hmacHex(secret_key, signed)}` };
   };
 
   /** Renders one request as a fetch of its signed URL would, answering as response_type=json does. */
   const renderNow = async (caller: Caller, signed: string): Promise<Record<string, unknown>> => {
-    const take = parseTake({ kind: 'query', entries: [...new URLSearchParams(signed)] });
+    const raw = { kind: 'query' as const, entries: [...new URLSearchParams(signed)] };
+    const take = parseTake(openUrlSecrets(raw, caller.workspace.workspace_id, app.sealer));
     const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
     for (;;) {
       try {

@@ -7,6 +7,7 @@ import { contentTypes } from '../domain/options.ts';
 import { fileUrl } from '../domain/files.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
+import { openUrlSecrets } from './url-secrets.ts';
 import { cacheKeyFor, parseTake, refuseUncachedCacheOptions, takeFlow, type RenderEndpoint } from './take-flow.ts';
 import { serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
@@ -141,7 +142,8 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const raw: RawParams = refusal ? { kind: 'json', body: {} } : rawParams(request);
     const caller = await authenticate(request, raw, workspaces);
     if (refusal) throw refusal;
-    const takeRequest = parseWithQuery(route, raw, request);
+    // A bulk request's URL carries the customer's credentials sealed for this workspace.
+    const takeRequest = parseWithQuery(route, openUrlSecrets(raw, caller.workspace.workspace_id, app.sealer), request);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     refuseUncachedCacheOptions(raw, takeRequest, cacheKey);
     // Repeat views answered from memory know take's cache keys only, and answer with a redirect

@@ -538,6 +538,46 @@ storage('with ALLOW_PRIVATE_TARGETS=false a private storage_endpoint is url_not_
   }
 });
 
+storage("bulk's signed URLs carry the storage secret sealed for the workspace, and upload with it", async () => {
+  const bulk = (body: Record<string, unknown>, owner = workspace) =>
+    call(`${service.base}/api/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': owner.access_key },
+      body: JSON.stringify(body),
+    });
+  const answer = await bulk({
+    options: { url: `${stack.site.url}/`, ...storageParams('bulk/sealed') },
+    requests: [{ format: 'png' }],
+  });
+  assert.is(answer.status, 200, JSON.stringify(answer.json));
+  const url = answer.json!.responses[0].url as string;
+  assert.not.ok(url.includes(customer.secretKey), 'the secret is not in the URL');
+  assert.ok(new URL(url).searchParams.get('storage_secret_access_key')?.startsWith('sealed:'), url);
+
+  const used = await usedThisMonth(stack, workspace.workspace_id);
+  const fetched = await call(url);
+  assert.is(fetched.status, 200, fetched.bytes.toString().slice(0, 200));
+  assert.is(fetched.headers.get('x-store-key'), 'bulk/sealed.png');
+  assert.ok((await objectOf('bulk/sealed.png'))?.bytes.equals(fetched.bytes), 'uploaded with the opened secret');
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), used + 1);
+
+  // The sealed secret opens for its own workspace only: another's request naming it is refused.
+  const other = await createWorkspace(stack);
+  const sealed = new URL(url).searchParams.get('storage_secret_access_key')!;
+  const query = new URLSearchParams({
+    url: `${stack.site.url}/`,
+    ...storageParams('bulk/stolen', sealed),
+    access_key: other.access_key,
+  });
+  const stolen = await call(`${service.base}/api/take?${query}`);
+  assert.is(stolen.status, 400, stolen.bytes.toString().slice(0, 200));
+  assert.equal(
+    stolen.json!.error_details.map((d: { parameter: string }) => d.parameter),
+    ['storage_secret_access_key'],
+  );
+  assert.is(await objectOf('bulk/stolen.png'), null);
+});
+
 storage('no secret in plain text: not in the NATS store directory, not in the logs', async () => {
   const secrets = [customer.secretKey, 'not-the-secret'];
   const files = (dir: string): string[] =>
