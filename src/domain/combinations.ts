@@ -432,6 +432,25 @@ const captureRules: Rule[] = [
       .filter((name) => given(values, name) && values[name] !== false)
       .map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
   },
+  // Pages count from 1 and a range runs forwards: known before the page is loaded, unlike a page past the end.
+  (values) => {
+    if (!given(values, 'pdf_page_ranges')) return [];
+    const wrong = String(values.pdf_page_ranges)
+      .replace(/\s+/g, '')
+      .split(',')
+      .find((range) => {
+        const [first, last = first] = range.split('-').map(Number);
+        return first < 1 || last < first;
+      });
+    return wrong === undefined
+      ? []
+      : [
+          {
+            parameter: 'pdf_page_ranges',
+            message: `"${wrong}": pages count from 1 and a range runs from first to last`,
+          },
+        ];
+  },
   (values) =>
     given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true
       ? [{ parameter: 'pdf_page_ranges', message: 'not with pdf_fit_one_page (one page)' }]

@@ -383,6 +383,16 @@ params('combinations and meanings: every offending parameter named at once', () 
     'pdf_page_ranges',
     'pdf_scale',
   ]);
+  // Page 0 or a backwards range is refused before the render, not found wrong after the page is loaded.
+  for (const ranges of ['0', '1,0-2', '3-1', '2-5, 4 - 3'])
+    assert.equal(problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)), [
+      'pdf_page_ranges',
+    ]);
+  for (const ranges of ['1', '2-2', '1-3, 5', '007'])
+    assert.equal(
+      problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)),
+      [],
+    );
   assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), [
     'pdf_page_ranges',
   ]);
