@@ -383,6 +383,15 @@ params('combinations and meanings: every offending parameter named at once', () 
     'pdf_page_ranges',
     'pdf_scale',
   ]);
+  // A paper of no width would be Letter (Chromium's default), one of 1000in fails to print.
+  const paper = (width: string, height: string) =>
+    problemsOf(query(`url=https://a.example&format=pdf&pdf_width=${width}&pdf_height=${height}`));
+  assert.equal(paper('0', '10in'), ['pdf_width']);
+  assert.equal(paper('5in', '0mm'), ['pdf_height']);
+  assert.equal(paper('1000in', '9999in'), ['pdf_height', 'pdf_width']);
+  assert.equal(paper('200in', '5080mm'), []);
+  assert.equal(paper('5081mm', '508.1cm'), ['pdf_height', 'pdf_width']);
+  assert.equal(paper('1px', '0.1mm'), []);
   // Page 0 or a backwards range is refused before the render, not found wrong after the page is loaded.
   for (const ranges of ['0', '1,0-2', '3-1', '2-5, 4 - 3'])
     assert.equal(problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)), [
