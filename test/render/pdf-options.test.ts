@@ -157,4 +157,16 @@ test('Chromium fetches nothing for a template, whatever it refers to', async () 
   );
 });
 
+test("margins that leave no room on the paper are the caller's to fix", async () => {
+  for (const margins of [{ pdf_margin: '5in' }, { pdf_margin_top: '6in', pdf_margin_bottom: '6in' }]) {
+    try {
+      await pdf(SECTIONS, margins);
+      assert.unreachable(`${JSON.stringify(margins)} printed`);
+    } catch (error) {
+      assert.instance(error, ServiceError, String(error));
+      assert.is((error as ServiceError).code, 'request_not_valid', JSON.stringify(margins));
+      assert.match(JSON.stringify((error as ServiceError).details), /pdf_margin/);
+    }
+  }
+});
 test.run();
