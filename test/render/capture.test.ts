@@ -155,6 +155,18 @@ test('a page that hangs its renderer times out, and the next render works', asyn
   assert.equal(size((await render('/')).image), { width: 1280, height: 720 });
 });
 
+test("a page hanging its renderer does not hold up the same workspace's render beside it", async () => {
+  const hanging = failureCode(render('/hang', { timeout: 8 }));
+  // The hanging page's script is running when the second render of the same site starts.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const started = performance.now();
+  const beside = await render('/', { timeout: 10 });
+  const took = performance.now() - started;
+  assert.equal(size(beside.image), { width: 1280, height: 720 });
+  assert.ok(took < 4000, `the render beside the hang took ${Math.round(took)} ms`);
+  assert.is(await hanging, 'timeout_error');
+});
+
 test('a server that never answers times out, and the next render works', async () => {
   assert.is(await failureCode(render('/never', { timeout: 2 })), 'timeout_error');
   assert.is((await render('/')).mainStatus, 200);
