@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -166,6 +166,38 @@ test('the configuration is frozen, nested parts included', () => {
   assert.throws(() => {
     (config as { port: number }).port = 1;
   });
+});
+
+test('make run checks the configuration before it starts NATS or the store', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-config-'));
+  try {
+    const launcher = path.join(import.meta.dirname, '../infra/local-stack.ts');
+    // Whatever is not under test points elsewhere, so that nothing could start on a shared port.
+    const elsewhere = { NATS_URL: 'nats://127.0.0.1:1', S3_ENDPOINT: 'http://127.0.0.1:2' };
+    for (const [variable, value, others] of [
+      ['LOCAL_NATS_PORT', 'abc', {}],
+      ['LOCAL_S3_PORT', '70000', { NATS_URL: elsewhere.NATS_URL }],
+      ['PORT', 'eighty', elsewhere],
+    ] as const) {
+      const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          ['--import', 'tsx', launcher, 'up'],
+          {
+            timeout: 30_000,
+            env: { PATH: process.env.PATH, DATA_DIR: dataDir, READY_TIMEOUT: '3', ...others, [variable]: value },
+          },
+          (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+        );
+      });
+      assert.is(code, 1, variable);
+      assert.match(stderr.trim(), new RegExp(`^shutterbus: configuration: ${variable}: [^\\n]+$`));
+      assert.not.ok(existsSync(path.join(dataDir, 'nats.pid')), `${variable}: no NATS started`);
+      assert.not.ok(existsSync(path.join(dataDir, 's3.pid')), `${variable}: no store started`);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test.run();
