@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
@@ -169,4 +170,29 @@ test("margins that leave no room on the paper are the caller's to fix", async ()
     }
   }
 });
+test("a PDF draws every script as glyphs and emoji in colour, with the page's own text kept", async () => {
+  const samples = ['Ag', 'Ωλ', 'Жя', '汉字', 'かな', '한글', 'عرب', 'עבר', 'हिन्दी', 'தமிழ்', 'ไทย'];
+  const html = `<!doctype html><html><head><meta charset="utf-8"></head><body style="font:32px sans-serif">${samples
+    .map((text) => `<p>${text}</p>`)
+    .join('')}<p style="font-size:96px">😀</p></body></html>`;
+  const target = file(await pdf(html));
+  const fonts = execFileSync('pdffonts', [target], { encoding: 'utf8' });
+  assert.not.match(fonts, /Tofu|LastResort/i, fonts);
+  // Text is text, in each script (the PDF is searchable).
+  const text = execFileSync('pdftotext', [target, '-'], { encoding: 'utf8' });
+  for (const sample of ['Ag', 'Ωλ', 'Жя', '汉字', 'かな', '한글', 'ไทย'])
+    assert.ok(text.includes(sample), `${sample} in ${text}`);
+  // The emoji is in colour: a rasterised page has strongly coloured pixels.
+  const raster = execFileSync('pdftoppm', ['-r', '50', '-png', '-f', '1', '-l', '1', target], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const { data, info: meta } = await sharp(raster).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let coloured = 0;
+  for (let i = 0; i < data.length; i += meta.channels) {
+    const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+    if (Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+  }
+  assert.ok(coloured > 50, `${coloured} coloured pixels`);
+});
+
 test.run();
