@@ -96,6 +96,14 @@ test('only pdf_footer: no default header appears', async () => {
   assert.not.match(texts[1], 'Quarterly report');
 });
 
+test('the url class of a template gets the address of the page printed', async () => {
+  const { image } = await rig.render('/', {
+    format: 'pdf',
+    pdf_footer: '<div style="font-size:10px">Printed from <span class="url"></span></div>',
+  });
+  assert.match(pageTexts(image)[0], `Printed from ${rig.site.url}/`);
+});
+
 test("pdf_page_ranges prints those pages only; a page past the end is the caller's to fix", async () => {
   const texts = pageTexts(await pdf(SECTIONS, { pdf_page_ranges: '1-3,5' }));
   assert.equal(
