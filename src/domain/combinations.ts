@@ -484,8 +484,8 @@ const INCHES_PER_UNIT: Record<string, number> = { px: 1 / 96, in: 1, cm: 1 / 2.5
 
 /** A CSS length of the parameter table (`0`, or a number in px, in, cm or mm) in inches. */
 function inchesOf(length: string): number {
-  const match = /^([\d.]+)(px|in|cm|mm)?$/.exec(length);
-  return match ? Number(match[1]) * (INCHES_PER_UNIT[match[2] ?? 'in'] ?? 0) : 0;
+  const match = /^([\d.]+)(px|in|cm|mm)?$/i.exec(length);
+  return match ? Number(match[1]) * (INCHES_PER_UNIT[match[2]?.toLowerCase() ?? 'px'] ?? 0) : 0;
 }
 
 const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;

@@ -108,8 +108,8 @@ const PIXELS_PER_UNIT: Record<string, number> = { px: 1, in: 96, cm: 96 / 2.54, 
 
 // A CSS length of the parameter table (px, in, cm, mm) in CSS pixels.
 function pixels(length: string | undefined): number {
-  const match = /^([\d.]+)(px|in|cm|mm)?$/.exec(length ?? '0');
-  return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2] ?? 'px'] : 0;
+  const match = /^([\d.]+)(px|in|cm|mm)?$/i.exec(length ?? '0');
+  return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2]?.toLowerCase() ?? 'px'] : 0;
 }
 
 /**

@@ -392,6 +392,10 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(paper('200in', '5080mm'), []);
   assert.equal(paper('5081mm', '508.1cm'), ['pdf_height', 'pdf_width']);
   assert.equal(paper('1px', '0.1mm'), []);
+  // CSS units in either case, as CSS takes them; the limits hold in every unit.
+  assert.equal(paper('5IN', '210Mm'), []);
+  assert.equal(paper('201IN', '5081MM'), ['pdf_height', 'pdf_width']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_margin=10MM&pdf_margin_top=1Cm')), []);
   // Page 0 or a backwards range is refused before the render, not found wrong after the page is loaded.
   for (const ranges of ['0', '1,0-2', '3-1', '2-5, 4 - 3'])
     assert.equal(problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)), [

@@ -127,6 +127,7 @@ test('pdf_scale shrinks the rendering onto fewer pages', async () => {
 
 test('pdf_width and pdf_height make a custom paper; pdf_prefer_css_page_size lets @page win', async () => {
   assert.match(info(await pdf(SECTIONS, { pdf_width: '5in', pdf_height: '7in' }))['Page size'], /^360 x 504 pts/);
+  assert.match(info(await pdf(SECTIONS, { pdf_width: '5IN', pdf_height: '672PX' }))['Page size'], /^360 x 504 pts/);
   const cssSized = '<!doctype html><style>@page { size: 4in 6in; }</style><p>Sized by CSS</p>';
   assert.match(info(await pdf(cssSized, { pdf_prefer_css_page_size: true }))['Page size'], /^288 x 432 pts/);
   assert.match(info(await pdf(cssSized))['Page size'], /\(A4\)/);
