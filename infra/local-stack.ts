@@ -14,6 +14,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '../src/config.ts';
 
 /** The nats-server binary: Debian's, or whichever is on PATH. */
 export function natsServerBinary(): string {
@@ -230,6 +231,17 @@ function status(s: Settings): void {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const command = process.argv[2];
+  if (command === 'up') {
+    // The service's own check of its settings, before anything is started for it: a bad
+    // LOCAL_NATS_PORT (or any other value) stops `make run` with the one line naming it.
+    try {
+      loadConfig();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      console.error(`shutterbus: configuration: ${error.message}`);
+      process.exit(1);
+    }
+  }
   const s = settings();
   const run = command === 'up' ? up(s) : command === 'down' ? down(s) : command === 'status' ? status(s) : null;
   if (run === null) {

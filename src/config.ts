@@ -1,4 +1,5 @@
 // The one reader of process.env: every setting, validated once at start and frozen.
+import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -196,6 +197,32 @@ function trustProxy(raw: string | undefined): TrustProxy {
   return proxies;
 }
 
+/** HOST: an IP address or a host name, not a URL or a list. */
+function hostName(raw: string): string {
+  const label = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+  if (isIP(raw) !== 0 || new RegExp(`^${label}(?:\\.${label})*$`).test(raw)) return raw;
+  throw new ConfigError(`HOST: "${raw}" is not an IP address or a host name`);
+}
+
+/**
+ * CHROMIUM_PATH must name an executable file; checked where a render worker starts (the ingress
+ * and delivery roles never launch it), before the launch, so the operator reads what is wrong.
+ */
+export function checkChromiumPath(chromiumPath: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(chromiumPath).isFile();
+  } catch {
+    throw new ConfigError(`CHROMIUM_PATH: "${chromiumPath}" does not exist`);
+  }
+  try {
+    if (!isFile) throw new Error('not a file');
+    accessSync(chromiumPath, constants.X_OK);
+  } catch {
+    throw new ConfigError(`CHROMIUM_PATH: "${chromiumPath}" is not an executable file`);
+  }
+}
+
 function roles(raw: string): Set<Role> {
   const known: Role[] = ['ingress', 'render', 'delivery'];
   const chosen = raw
@@ -274,7 +301,7 @@ export function defaultRenderMemoryBudgetMb(): number {
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const host = env.HOST ? hostName(env.HOST) : '127.0.0.1';
   const localNatsPort = integer(env, 'LOCAL_NATS_PORT', 4222, 1, 65535);
   const localS3Port = integer(env, 'LOCAL_S3_PORT', 9000, 1, 65535);
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];

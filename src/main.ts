@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { checkChromiumPath, ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp, type AppDeps } from './http/app.ts';
 import { createDashboardDeps } from './http/dashboard/deps.ts';
 import { buildHealthApp, type ReadinessCheck } from './http/health.ts';
@@ -290,6 +290,7 @@ async function prepareIngress(
 
 /** The egress proxy and, behind it, the browser a render worker drives. */
 async function startRenderer(config: Config, log: Logger) {
+  checkChromiumPath(config.chromiumPath);
   const proxy = await startEgressProxy({
     allowPrivate: config.allowPrivateTargets,
     log: (entry) => log.debug(entry, 'egress'),

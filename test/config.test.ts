@@ -2,8 +2,17 @@
 // variable, and the result frozen.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { ConfigError, defaultRenderMemoryBudgetMb, loadConfig, parseDurations } from '../src/config.ts';
+import path from 'node:path';
+import {
+  checkChromiumPath,
+  ConfigError,
+  defaultRenderMemoryBudgetMb,
+  loadConfig,
+  parseDurations,
+} from '../src/config.ts';
 
 const refused = (env: Record<string, string>, variable: string) => {
   try {
@@ -67,6 +76,63 @@ test('every kind of bad value is refused with one line naming the variable', () 
   refused({ NATS_PASSWORD: 'secret' }, 'NATS_USER');
   refused({ SMTP_URL: 'mail.example.com' }, 'SMTP_URL');
   refused({ RENDER_CONCURRENCY: '0' }, 'RENDER_CONCURRENCY');
+  refused({ HOST: 'http://0.0.0.0' }, 'HOST');
+  refused({ HOST: '127.0.0.1:3000' }, 'HOST');
+  refused({ HOST: 'not..valid' }, 'HOST');
+  for (const host of ['0.0.0.0', '::', 'localhost', 'render-1.internal'])
+    assert.is(loadConfig({ HOST: host }).host, host);
+});
+
+test('CHROMIUM_PATH must name an executable file', () => {
+  const refusedPath = (chromiumPath: string, why: RegExp) => {
+    try {
+      checkChromiumPath(chromiumPath);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      assert.match((err as Error).message, why);
+      return;
+    }
+    assert.unreachable(`${chromiumPath} was accepted`);
+  };
+  refusedPath('/nonexistent/chromium', /^CHROMIUM_PATH: "\/nonexistent\/chromium" does not exist$/);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-config-'));
+  const plainFile = path.join(dir, 'chromium');
+  writeFileSync(plainFile, '#!/bin/sh\n', { mode: 0o644 });
+  refusedPath(plainFile, /^CHROMIUM_PATH: .* is not an executable file$/);
+  rmSync(dir, { recursive: true });
+  refusedPath('/usr/bin', /^CHROMIUM_PATH: .* is not an executable file$/);
+  checkChromiumPath(loadConfig({}).chromiumPath);
+});
+
+test('a render worker with a bad CHROMIUM_PATH stops at once with one line naming it', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-config-'));
+  try {
+    const main = path.join(import.meta.dirname, '../src/main.ts');
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', main],
+        {
+          timeout: 30_000,
+          env: {
+            PATH: process.env.PATH,
+            DATA_DIR: dataDir,
+            ROLES: 'render',
+            PORT: '0',
+            LOG_LEVEL: 'silent',
+            CHROMIUM_PATH: '/nonexistent/chromium',
+            // Nothing answers there: the start must not wait for NATS to say what is wrong.
+            NATS_URL: 'nats://127.0.0.1:1',
+          },
+        },
+        (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+      );
+    });
+    assert.is(code, 1);
+    assert.is(stderr.trim(), 'shutterbus: configuration: CHROMIUM_PATH: "/nonexistent/chromium" does not exist');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test("RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine's memory, at most 768 MB per CPU", () => {
@@ -100,6 +166,38 @@ test('the configuration is frozen, nested parts included', () => {
   assert.throws(() => {
     (config as { port: number }).port = 1;
   });
+});
+
+test('make run checks the configuration before it starts NATS or the store', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'shutterbus-config-'));
+  try {
+    const launcher = path.join(import.meta.dirname, '../infra/local-stack.ts');
+    // Whatever is not under test points elsewhere, so that nothing could start on a shared port.
+    const elsewhere = { NATS_URL: 'nats://127.0.0.1:1', S3_ENDPOINT: 'http://127.0.0.1:2' };
+    for (const [variable, value, others] of [
+      ['LOCAL_NATS_PORT', 'abc', {}],
+      ['LOCAL_S3_PORT', '70000', { NATS_URL: elsewhere.NATS_URL }],
+      ['PORT', 'eighty', elsewhere],
+    ] as const) {
+      const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          ['--import', 'tsx', launcher, 'up'],
+          {
+            timeout: 30_000,
+            env: { PATH: process.env.PATH, DATA_DIR: dataDir, READY_TIMEOUT: '3', ...others, [variable]: value },
+          },
+          (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+        );
+      });
+      assert.is(code, 1, variable);
+      assert.match(stderr.trim(), new RegExp(`^shutterbus: configuration: ${variable}: [^\\n]+$`));
+      assert.not.ok(existsSync(path.join(dataDir, 'nats.pid')), `${variable}: no NATS started`);
+      assert.not.ok(existsSync(path.join(dataDir, 's3.pid')), `${variable}: no store started`);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test.run();

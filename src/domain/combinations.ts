@@ -439,9 +439,37 @@ const captureRules: Rule[] = [
           message: 'is required: give both pdf_width and pdf_height',
         },
       ];
-    return ['pdf_paper_format', 'pdf_fit_one_page']
-      .filter((name) => given(values, name) && values[name] !== false)
-      .map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` }));
+    const sizes = sides
+      .filter((name) => {
+        const inches = inchesOf(String(values[name]));
+        return inches <= 0 || inches > MAX_PAPER_INCHES;
+      })
+      .map((name) => ({ parameter: name, message: `must be more than 0 and at most ${MAX_PAPER_INCHES}in` }));
+    return [
+      ...sizes,
+      ...['pdf_paper_format', 'pdf_fit_one_page']
+        .filter((name) => given(values, name) && values[name] !== false)
+        .map((name) => ({ parameter: 'pdf_width', message: `not with ${name}` })),
+    ];
+  },
+  // Pages count from 1 and a range runs forwards: known before the page is loaded, unlike a page past the end.
+  (values) => {
+    if (!given(values, 'pdf_page_ranges')) return [];
+    const wrong = String(values.pdf_page_ranges)
+      .replace(/\s+/g, '')
+      .split(',')
+      .find((range) => {
+        const [first, last = first] = range.split('-').map(Number);
+        return first < 1 || last < first;
+      });
+    return wrong === undefined
+      ? []
+      : [
+          {
+            parameter: 'pdf_page_ranges',
+            message: `"${wrong}": pages count from 1 and a range runs from first to last`,
+          },
+        ];
   },
   (values) =>
     given(values, 'pdf_page_ranges') && values.pdf_fit_one_page === true
@@ -460,6 +488,16 @@ const captureRules: Rule[] = [
           ];
     }),
 ];
+
+// A PDF page is at most 14,400 units (200 in) a side; past a few hundred inches Chromium's print fails.
+const MAX_PAPER_INCHES = 200;
+const INCHES_PER_UNIT: Record<string, number> = { px: 1 / 96, in: 1, cm: 1 / 2.54, mm: 1 / 25.4 };
+
+/** A CSS length of the parameter table (`0`, or a number in px, in, cm or mm) in inches. */
+function inchesOf(length: string): number {
+  const match = /^([\d.]+)(px|in|cm|mm)?$/i.exec(length);
+  return match ? Number(match[1]) * (INCHES_PER_UNIT[match[2]?.toLowerCase() ?? 'px'] ?? 0) : 0;
+}
 
 const BYPASS_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
 

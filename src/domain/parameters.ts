@@ -92,7 +92,12 @@ const listOf = <Item extends ValueType>(item: Item, maxItems = 50): ListType<Ite
 // split the header, NUL and the rest are refused by the browser mid-render.
 const headerText = (maxLength: number) =>
   text(maxLength, /^[^\x00-\x1f\x7f]*$/, 'free of control characters (CR, LF, NUL, tab, other C0 characters or DEL)');
-const cssLength = text(32, /^(0|\d{1,4}(\.\d{1,3})?(px|in|cm|mm))$/, 'a CSS length in px, in, cm or mm (e.g. 10mm)');
+// Units in either case, as CSS takes them (10MM); spelled out so the OpenAPI pattern says the same.
+const cssLength = text(
+  32,
+  /^(0|\d{1,4}(\.\d{1,3})?([pP][xX]|[iI][nN]|[cC][mM]|[mM][mM]))$/,
+  'a CSS length in px, in, cm or mm (e.g. 10mm)',
+);
 
 /** The longest `timeout` and `delay` of a synchronous render, and of an asynchronous one (ScreenshotOne's limits). */
 export const SYNC_MAX_TIMEOUT = 90;

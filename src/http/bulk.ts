@@ -2,6 +2,7 @@
 // when executed, with its own JSON answer (docs/screenshotone.md, bulk).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
+import { traceCarrier, type TraceCarrier } from '../tracing.ts';
 import { hmacHex } from '../signing.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, type Caller } from './auth.ts';
@@ -89,7 +90,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
   };
 
   /** Renders one request as a fetch of its signed URL would, answering as response_type=json does. */
-  const renderNow = async (caller: Caller, signed: string): Promise<Record<string, unknown>> => {
+  const renderNow = async (caller: Caller, signed: string, trace?: TraceCarrier): Promise<Record<string, unknown>> => {
     const raw = { kind: 'query' as const, entries: [...new URLSearchParams(signed)] };
     const take = parseTake(openUrlSecrets(raw, caller.workspace.workspace_id, app.sealer));
     const giveUpAt = Date.now() + SLOT_PATIENCE_MS;
@@ -98,6 +99,9 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
         const outcome = await flow.run(
           { workspace: caller.workspace, signedQuery: signed },
           { ...take, control: { ...take.control, response_type: 'json' } },
+          undefined,
+          // Each executed request's render continues the bulk request's trace (docs/operations.md).
+          trace,
         );
         // A cached URL answers as a repeat view of it does: the first view's JSON answer.
         return outcome.kind === 'cached' ? await flow.cachedJson(outcome) : flow.json(outcome).body;
@@ -138,7 +142,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
     const limit = planConcurrency[caller.workspace.plan];
     const responses = await inParallel(prepared, limit, async ({ url, signed, refused }) => {
       if (refused) return { url, response: refused };
-      const response = await renderNow(caller, signed).catch((err) => {
+      const response = await renderNow(caller, signed, traceCarrier(request.span)).catch((err) => {
         const answer = failureAnswer(err);
         if (answer.status >= 500 && answer.body.error_code === 'internal_application_error')
           request.log.error({ err }, 'a bulk request failed');

@@ -73,9 +73,25 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
         { cause: error },
       );
     }
+    // Margins wider or taller than the paper leave nothing to print on: the caller's to fix too.
+    if (/content area is empty/i.test(String(error))) {
+      const given = MARGINS.filter((name) => options[name] !== undefined);
+      throw new ServiceError(
+        'request_not_valid',
+        {
+          error_details: (given.length > 0 ? given : MARGINS.slice(0, 1)).map((parameter) => ({
+            parameter,
+            message: 'the margins leave no room on the paper',
+          })),
+        },
+        { cause: error },
+      );
+    }
     throw error;
   });
 }
+
+const MARGINS = ['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'] as const;
 
 type Margin = { top?: string; right?: string; bottom?: string; left?: string };
 
@@ -92,8 +108,8 @@ const PIXELS_PER_UNIT: Record<string, number> = { px: 1, in: 96, cm: 96 / 2.54, 
 
 // A CSS length of the parameter table (px, in, cm, mm) in CSS pixels.
 function pixels(length: string | undefined): number {
-  const match = /^([\d.]+)(px|in|cm|mm)?$/.exec(length ?? '0');
-  return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2] ?? 'px'] : 0;
+  const match = /^([\d.]+)(px|in|cm|mm)?$/i.exec(length ?? '0');
+  return match ? Number(match[1]) * PIXELS_PER_UNIT[match[2]?.toLowerCase() ?? 'px'] : 0;
 }
 
 /**

@@ -40,5 +40,14 @@ export function createSealer(
     throw new ConfigError(
       'SECRETS_KEY: required in production (NODE_ENV=production); use at least 32 random characters',
     );
-  return new Sealer(generatedKey(config.dataDir), config.secretsKeyPrevious);
+  let key: string;
+  try {
+    key = generatedKey(config.dataDir);
+  } catch (err) {
+    // A DATA_DIR that is a file, or not writable: the operator's to fix, said in one line.
+    throw new ConfigError(
+      `DATA_DIR: cannot keep the generated secrets key in ${config.dataDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make it a writable directory or set SECRETS_KEY`,
+    );
+  }
+  return new Sealer(key, config.secretsKeyPrevious);
 }

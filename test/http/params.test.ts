@@ -388,6 +388,29 @@ params('combinations and meanings: every offending parameter named at once', () 
     'pdf_page_ranges',
     'pdf_scale',
   ]);
+  // A paper of no width would be Letter (Chromium's default), one of 1000in fails to print.
+  const paper = (width: string, height: string) =>
+    problemsOf(query(`url=https://a.example&format=pdf&pdf_width=${width}&pdf_height=${height}`));
+  assert.equal(paper('0', '10in'), ['pdf_width']);
+  assert.equal(paper('5in', '0mm'), ['pdf_height']);
+  assert.equal(paper('1000in', '9999in'), ['pdf_height', 'pdf_width']);
+  assert.equal(paper('200in', '5080mm'), []);
+  assert.equal(paper('5081mm', '508.1cm'), ['pdf_height', 'pdf_width']);
+  assert.equal(paper('1px', '0.1mm'), []);
+  // CSS units in either case, as CSS takes them; the limits hold in every unit.
+  assert.equal(paper('5IN', '210Mm'), []);
+  assert.equal(paper('201IN', '5081MM'), ['pdf_height', 'pdf_width']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_margin=10MM&pdf_margin_top=1Cm')), []);
+  // Page 0 or a backwards range is refused before the render, not found wrong after the page is loaded.
+  for (const ranges of ['0', '1,0-2', '3-1', '2-5, 4 - 3'])
+    assert.equal(problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)), [
+      'pdf_page_ranges',
+    ]);
+  for (const ranges of ['1', '2-2', '1-3, 5', '007'])
+    assert.equal(
+      problemsOf(query(`url=https://a.example&format=pdf&pdf_page_ranges=${encodeURIComponent(ranges)}`)),
+      [],
+    );
   assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), [
     'pdf_page_ranges',
   ]);

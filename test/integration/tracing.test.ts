@@ -141,6 +141,30 @@ tracing(
   },
 );
 
+tracing("an executed bulk request: each render continues the bulk request's trace", async (context) => {
+  const { ingress, stack, workspace, spans } = context;
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const answer = await call(`${ingress.base}/api/bulk`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-access-key': workspace.access_key,
+      traceparent: `00-${traceId}-b7ad6b7169203331-01`,
+    },
+    body: JSON.stringify({ execute: true, requests: [{ url: `${stack.site.url}/` }] }),
+  });
+  assert.is(answer.status, 200, answer.bytes.toString());
+  await waitFor(
+    () => ['POST /api/bulk', 'render'].every((name) => spans.some((s) => s.name === name && s.traceId === traceId)),
+    'the bulk request and its render in one trace',
+    30_000,
+  );
+  const inTrace = spans.filter((span) => span.traceId === traceId);
+  const bulk = inTrace.find((span) => span.name === 'POST /api/bulk')!;
+  assert.is(bulk.parentSpanId, 'b7ad6b7169203331', 'the ingress continues the incoming traceparent');
+  assert.is(inTrace.find((span) => span.name === 'render')!.parentSpanId, bulk.spanId);
+});
+
 tracing('with tracing off, starting the service loads nothing of the OpenTelemetry SDK', () => {
   // A fresh process imports the whole service and starts tracing without an endpoint, recording every module it resolves.
   const script = `

@@ -11,6 +11,7 @@ import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { listProcesses, processTree } from '../helpers/processes.ts';
 
 const test = suite('capturePage');
 
@@ -153,6 +154,40 @@ test('a page that hangs its renderer times out, and the next render works', asyn
   const took = performance.now() - started;
   assert.ok(took < 4500, `timed out after ${Math.round(took)} ms`);
   assert.equal(size((await render('/')).image), { width: 1280, height: 720 });
+});
+
+test("a page hanging its renderer does not hold up the same workspace's render beside it", async () => {
+  const hanging = failureCode(render('/hang', { timeout: 8 }));
+  // The hanging page's script is running when the second render of the same site starts.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const started = performance.now();
+  const beside = await render('/', { timeout: 10 });
+  const took = performance.now() - started;
+  assert.equal(size(beside.image), { width: 1280, height: 720 });
+  assert.ok(took < 4000, `the render beside the hang took ${Math.round(took)} ms`);
+  assert.is(await hanging, 'timeout_error');
+});
+
+test('a renderer that crashes ends its render at once; the renders after it work', async () => {
+  const hanging = render('/hang', { timeout: 20 }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  // The hanging page's renderer (and every other renderer of this browser) dies under the render.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const all = listProcesses();
+  const tree = new Set(processTree([host.pid!], all));
+  const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
+  assert.ok(renderers.length > 0, 'renderers found');
+  const killedAt = performance.now();
+  for (const { pid } of renderers) process.kill(pid, 'SIGKILL');
+  const error = await hanging;
+  const took = performance.now() - killedAt;
+  // Not the page's answer: the worker reports it as an internal error and tries the render again.
+  assert.match(String(error), /crash/i);
+  assert.ok(took < 5000, `ended ${Math.round(took)} ms after the crash, not at the timeout`);
+  for (let i = 0; i < 3; i++)
+    assert.equal(size((await render('/', { timeout: 10 })).image), { width: 1280, height: 720 });
 });
 
 test('a server that never answers times out, and the next render works', async () => {

@@ -32,6 +32,17 @@ const SAMPLES: Array<{ script: string; lang: string; text: string }> = [
   { script: 'Tamil', lang: 'ta', text: 'தமிழ்' },
   { script: 'Bengali', lang: 'bn', text: 'বাংলা' },
   { script: 'Thai', lang: 'th', text: 'ไทย' },
+  // The other Indic scripts, and the other alphabets a browser user meets.
+  { script: 'Telugu', lang: 'te', text: 'తెలుగు' },
+  { script: 'Kannada', lang: 'kn', text: 'ಕನ್ನಡ' },
+  { script: 'Malayalam', lang: 'ml', text: 'മലയാളം' },
+  { script: 'Gujarati', lang: 'gu', text: 'ગુજરાતી' },
+  { script: 'Gurmukhi', lang: 'pa', text: 'ਪੰਜਾਬੀ' },
+  { script: 'Odia', lang: 'or', text: 'ଓଡ଼ିଆ' },
+  { script: 'Sinhala', lang: 'si', text: 'සිංහල' },
+  { script: 'Traditional Chinese', lang: 'zh-TW', text: '漢體' },
+  { script: 'Armenian', lang: 'hy', text: 'Հայ' },
+  { script: 'Georgian', lang: 'ka', text: 'ქართ' },
 ];
 
 const CELL = { width: 160, height: 80 };

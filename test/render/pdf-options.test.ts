@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
@@ -95,6 +96,14 @@ test('only pdf_footer: no default header appears', async () => {
   assert.not.match(texts[1], 'Quarterly report');
 });
 
+test('the url class of a template gets the address of the page printed', async () => {
+  const { image } = await rig.render('/', {
+    format: 'pdf',
+    pdf_footer: '<div style="font-size:10px">Printed from <span class="url"></span></div>',
+  });
+  assert.match(pageTexts(image)[0], `Printed from ${rig.site.url}/`);
+});
+
 test("pdf_page_ranges prints those pages only; a page past the end is the caller's to fix", async () => {
   const texts = pageTexts(await pdf(SECTIONS, { pdf_page_ranges: '1-3,5' }));
   assert.equal(
@@ -118,6 +127,7 @@ test('pdf_scale shrinks the rendering onto fewer pages', async () => {
 
 test('pdf_width and pdf_height make a custom paper; pdf_prefer_css_page_size lets @page win', async () => {
   assert.match(info(await pdf(SECTIONS, { pdf_width: '5in', pdf_height: '7in' }))['Page size'], /^360 x 504 pts/);
+  assert.match(info(await pdf(SECTIONS, { pdf_width: '5IN', pdf_height: '672PX' }))['Page size'], /^360 x 504 pts/);
   const cssSized = '<!doctype html><style>@page { size: 4in 6in; }</style><p>Sized by CSS</p>';
   assert.match(info(await pdf(cssSized, { pdf_prefer_css_page_size: true }))['Page size'], /^288 x 432 pts/);
   assert.match(info(await pdf(cssSized))['Page size'], /\(A4\)/);
@@ -155,6 +165,43 @@ test('Chromium fetches nothing for a template, whatever it refers to', async () 
     rig.site.received.slice(before).map((request) => request.path),
     [],
   );
+});
+
+test("margins that leave no room on the paper are the caller's to fix", async () => {
+  for (const margins of [{ pdf_margin: '5in' }, { pdf_margin_top: '6in', pdf_margin_bottom: '6in' }]) {
+    try {
+      await pdf(SECTIONS, margins);
+      assert.unreachable(`${JSON.stringify(margins)} printed`);
+    } catch (error) {
+      assert.instance(error, ServiceError, String(error));
+      assert.is((error as ServiceError).code, 'request_not_valid', JSON.stringify(margins));
+      assert.match(JSON.stringify((error as ServiceError).details), /pdf_margin/);
+    }
+  }
+});
+test("a PDF draws every script as glyphs and emoji in colour, with the page's own text kept", async () => {
+  const samples = ['Ag', 'Ωλ', 'Жя', '汉字', 'かな', '한글', 'عرب', 'עבר', 'हिन्दी', 'தமிழ்', 'ไทย'];
+  const html = `<!doctype html><html><head><meta charset="utf-8"></head><body style="font:32px sans-serif">${samples
+    .map((text) => `<p>${text}</p>`)
+    .join('')}<p style="font-size:96px">😀</p></body></html>`;
+  const target = file(await pdf(html));
+  const fonts = execFileSync('pdffonts', [target], { encoding: 'utf8' });
+  assert.not.match(fonts, /Tofu|LastResort/i, fonts);
+  // Text is text, in each script (the PDF is searchable).
+  const text = execFileSync('pdftotext', [target, '-'], { encoding: 'utf8' });
+  for (const sample of ['Ag', 'Ωλ', 'Жя', '汉字', 'かな', '한글', 'ไทย'])
+    assert.ok(text.includes(sample), `${sample} in ${text}`);
+  // The emoji is in colour: a rasterised page has strongly coloured pixels.
+  const raster = execFileSync('pdftoppm', ['-r', '50', '-png', '-f', '1', '-l', '1', target], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const { data, info: meta } = await sharp(raster).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let coloured = 0;
+  for (let i = 0; i < data.length; i += meta.channels) {
+    const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+    if (Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+  }
+  assert.ok(coloured > 50, `${coloured} coloured pixels`);
 });
 
 test.run();

@@ -234,7 +234,13 @@ worker(
     const request = await newRequest();
     assert.equal(await handle(deliveryOf(request, { count: 1 })), { kind: 'retry', delayMs: 1000 });
     assert.equal(await handle(deliveryOf(request, { count: 2 })), { kind: 'retry', delayMs: 2000 });
-    assert.is((await records.get(request.render_id))!.status, 'rendering');
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'rendering');
+    assert.equal(
+      record.timeline?.map((entry) => entry.step),
+      ['queued', 'started', 'retry', 'started', 'retry'],
+      'each try that failed is in the timeline',
+    );
     assert.is(seen.settled.length, 0);
     assert.is(seen.webhooks.length, 0);
     assert.is(linesSaying(seen, 'render ended').length, 0);

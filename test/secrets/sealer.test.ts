@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
@@ -59,6 +59,23 @@ test('a development machine generates its key once, 0600, in DATA_DIR; productio
     assert.is(createSealer({ ...config, production: true, secretsKey: keyA }).open(new Sealer(keyA).seal('y')), 'y');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a DATA_DIR that cannot keep the generated key stops the start with one line naming it', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sealer-'));
+  try {
+    const file = path.join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    assert.throws(
+      () => createSealer({ dataDir: file, production: false, secretsKeyPrevious: [] }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /^DATA_DIR: cannot keep the generated secrets key in .*not-a-directory \(ENOTDIR\)/.test(err.message) &&
+        !err.message.includes('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
