@@ -204,25 +204,28 @@ storage('a cached signed GET uploads on its first view only; its answer is the i
   assert.is(await objectOf('cached/once.webp'), null, 'a repeat view uploads nothing');
 });
 
-storage('an asynchronous render uploads, and the status and the webhook say where', async () => {
+/** An asynchronous upload to `storagePath` (with `secret`), told at /hook/`hookName`: its webhook body and status. */
+async function asyncUpload(hookName: string, storagePath: string, secret?: string) {
   const query = new URLSearchParams({
     url: `${stack.site.url}/`,
     async: 'true',
-    webhook_url: `${hookBase}/hook/async`,
-    ...storageParams('async/shot'),
+    webhook_url: `${hookBase}/hook/${hookName}`,
+    ...storageParams(storagePath, secret),
   });
-  const accepted = await call(`${service.base}/api/take?${query}`, {
-    headers: { 'x-access-key': workspace.access_key },
-  });
+  const auth = { headers: { 'x-access-key': workspace.access_key } };
+  const accepted = await call(`${service.base}/api/take?${query}`, auth);
   assert.is(accepted.status, 202, JSON.stringify(accepted.json));
-  await waitFor(() => hooks.some((hook) => hook.path === '/hook/async'), 'the webhook', 30_000);
-  const hook = hooks.find((h) => h.path === '/hook/async')!.body;
+  await waitFor(() => hooks.some((hook) => hook.path === `/hook/${hookName}`), 'the webhook', 30_000);
+  const hook = hooks.find((h) => h.path === `/hook/${hookName}`)!.body;
+  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, auth);
+  return { hook, status: status.json! };
+}
+
+storage('an asynchronous render uploads, and the status and the webhook say where', async () => {
+  const { hook, status } = await asyncUpload('async', 'async/shot');
   assert.is(hook.type, 'render.succeeded');
   assert.equal(hook.data.store, { bucket: customerKeys.bucket, key: 'async/shot.png' });
-  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, {
-    headers: { 'x-access-key': workspace.access_key },
-  });
-  assert.equal(status.json!.store, { bucket: customerKeys.bucket, key: 'async/shot.png' });
+  assert.equal(status.store, { bucket: customerKeys.bucket, key: 'async/shot.png' });
   assert.is((await objectOf('async/shot.png'))?.contentType, 'image/png');
 });
 
@@ -328,26 +331,12 @@ storage('a key S3 would refuse for its length is a 400 before anything is render
 });
 
 storage("a refused asynchronous upload: the status and the webhook carry the storage's answer", async () => {
-  const query = new URLSearchParams({
-    url: `${stack.site.url}/`,
-    async: 'true',
-    webhook_url: `${hookBase}/hook/refused`,
-    ...storageParams('async/refused', 'not-the-secret'),
-  });
-  const accepted = await call(`${service.base}/api/take?${query}`, {
-    headers: { 'x-access-key': workspace.access_key },
-  });
-  assert.is(accepted.status, 202, JSON.stringify(accepted.json));
-  await waitFor(() => hooks.some((hook) => hook.path === '/hook/refused'), 'the webhook', 30_000);
-  const hook = hooks.find((h) => h.path === '/hook/refused')!.body;
+  const { hook, status } = await asyncUpload('refused', 'async/refused', 'not-the-secret');
   assert.is(hook.type, 'render.failed');
   assert.is(hook.data.error_details[0].code, 'SignatureDoesNotMatch');
-  const status = await call(`${service.base}/api/renders/${accepted.json!.render_id}`, {
-    headers: { 'x-access-key': workspace.access_key },
-  });
-  assert.is(status.json!.error_code, 'storage_upload_failed');
-  assert.equal(status.json!.error_details, hook.data.error_details);
-  assert.is((await call(status.json!.file_url)).status, 200, "the service's own copy is kept");
+  assert.is(status.error_code, 'storage_upload_failed');
+  assert.equal(status.error_details, hook.data.error_details);
+  assert.is((await call(status.file_url)).status, 200, "the service's own copy is kept");
 });
 
 storage('bad storage parameters are a 400 naming them', async () => {
