@@ -147,6 +147,52 @@ tools('without JavaScript, a failing render shows its error code; a refused one 
   await context.close();
 });
 
+tools('with "require signed requests" on, the playground still renders and shows its result', async () => {
+  const setting = (value: string) =>
+    shutterbus(
+      stack,
+      'settings',
+      'set',
+      '--workspace',
+      state.workspaceId!,
+      '--as',
+      owner,
+      '--require-signed-requests',
+      value,
+    );
+  const unsigned = () =>
+    call(`${service.base}/api/take?url=${encodeURIComponent(fixture('/'))}&access_key=${state.accessKey}&probe=1`);
+  await setting('on');
+  try {
+    await waitFor(
+      async () => (await unsigned()).json?.error_code === 'signature_is_required',
+      'the setting reached the ingress',
+      10_000,
+      50,
+    );
+    const context = await browser.newContext({
+      javaScriptEnabled: false,
+      storageState: await state.ownerPage!.context().storageState(),
+    });
+    const page = await context.newPage();
+    await page.goto(`${service.base}/dashboard/playground`);
+    await page.fill('#field-url', fixture('/?signed-setting'));
+    await page.click('#render');
+    const refusal = page.locator('#error-code');
+    assert.is(await refusal.count(), 0, (await refusal.count()) ? await refusal.textContent() : '');
+    await page.waitForSelector('#result-image');
+    await context.close();
+  } finally {
+    await setting('off');
+    await waitFor(
+      async () => (await unsigned()).json?.error_code === 'request_not_valid',
+      'the setting is off again',
+      10_000,
+      50,
+    );
+  }
+});
+
 tools(
   'a dead delivery: a member sees it without the button and a forged post is refused; the owner sends it again',
   async () => {

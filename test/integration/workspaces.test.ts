@@ -255,6 +255,43 @@ auth('require signed requests: only owners and admins switch it; it applies thro
   }
 });
 
+auth('render status: the email rule and signatures hold on GET /api/renders/{id} as on every request', async () => {
+  const unknown = '00000000-0000-4000-8000-000000000000';
+  const status = (workspace: Record<string, any>, query = '') =>
+    call(`${service.base}/api/renders/${unknown}${query ? `?${query}` : ''}`, {
+      headers: { 'x-access-key': workspace.access_key },
+    });
+  const unverified = await create('--owner', 'later@example.com');
+  const refused = await status(unverified);
+  assert.is(refused.status, 403);
+  assert.is(codeOf(refused), 'email_not_verified');
+
+  const workspace = await ready();
+  assert.is(codeOf(await status(workspace)), 'not_found', 'unsigned is fine while the setting is off');
+  assert.is(codeOf(await status(workspace, `signature=${'0'.repeat(64)}`)), 'signature_is_not_valid');
+  await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    workspace.workspace_id,
+    '--as',
+    'owner@example.com',
+    '--require-signed-requests',
+    'on',
+  );
+  const started = Date.now();
+  while (codeOf(await status(workspace)) !== 'signature_is_required') {
+    assert.ok(
+      Date.now() - started < 10_000,
+      'a status read without a signature is refused once signatures are required',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // The signature of a query with no other parameter is over the empty string.
+  assert.is(codeOf(await status(workspace, `signature=${hmacHex(workspace.secret_key, '')}`)), 'not_found');
+});
+
 auth('rotated keys stop working; only owners and admins rotate', async () => {
   const workspace = await ready();
   assert.is(codeOf(await get(probe(workspace))), 'request_not_valid');
