@@ -179,7 +179,7 @@ tools('with "require signed requests" on, the playground still renders and shows
     await page.fill('#field-url', fixture('/?signed-setting'));
     await page.click('#render');
     const refusal = page.locator('#error-code');
-    assert.is(await refusal.count(), 0, (await refusal.count()) ? await refusal.textContent() : '');
+    assert.is(await refusal.count(), 0, (await refusal.count()) ? ((await refusal.textContent()) ?? '') : '');
     await page.waitForSelector('#result-image');
     await context.close();
   } finally {
