@@ -18,6 +18,8 @@ export interface VerifiedQuery {
   workspaceId: string;
   /** The secret the signature matched: a rotation makes the entry useless. */
   secretKey: string;
+  /** False for an unsigned GET with cache=true: it falls through once signatures are required. */
+  signed: boolean;
   cacheKey: string;
   /** response_type=empty: a repeat view is the first view's empty answer, not a redirect (see below). */
   empty?: boolean;
@@ -64,7 +66,8 @@ export class RepeatViews {
     if (
       workspace?.workspace_id !== known.workspaceId ||
       workspace.secret_key !== known.secretKey ||
-      !keysUsable(workspace)
+      !keysUsable(workspace) ||
+      (!known.signed && workspace.require_signed_requests)
     )
       return false;
     const entry = this.cache.peek(known.cacheKey);

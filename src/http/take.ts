@@ -156,6 +156,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
         viaHeader,
         workspaceId: workspace_id,
         secretKey: secret_key,
+        signed: caller.signedQuery !== undefined,
         cacheKey,
         empty: takeRequest.control.response_type === 'empty',
       });

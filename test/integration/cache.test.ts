@@ -126,6 +126,35 @@ cached('repeat views answered from memory keep every check: header key, rotation
   assert.is(answer.json?.error_code, 'access_key_invalid');
 });
 
+cached('an unsigned cache=true URL stops redirecting once signed requests are required', async () => {
+  const workspace = await createWorkspace(stack);
+  const url = queryFor(workspace, fresh(), '&cache=true');
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 200);
+  assert.is((await call(`${service.base}/api/take?${url}`)).status, 302, 'a repeat view, answered from memory');
+  const setting = await shutterbus(
+    stack,
+    'settings',
+    'set',
+    '--workspace',
+    workspace.workspace_id,
+    '--as',
+    'owner@example.com',
+    '--require-signed-requests',
+    'on',
+  );
+  assert.is(setting.code, 0);
+  // Another unsigned request tells when the setting has reached this ingress.
+  const probe = queryFor(workspace, fresh());
+  await waitFor(
+    async () => (await call(`${service.base}/api/take?${probe}`)).json?.error_code === 'signature_is_required',
+    'the setting reached the ingress',
+    10_000,
+  );
+  const refused = await call(`${service.base}/api/take?${url}`);
+  assert.is(refused.status, 403, 'a leaked key replays only URLs already signed');
+  assert.is(refused.json?.error_code, 'signature_is_required');
+});
+
 cached('cache=false, unsigned GETs and POSTs always render and charge', async () => {
   const workspace = await createWorkspace(stack);
   const path = fresh();
