@@ -722,7 +722,15 @@ export function openApiDocument(baseUrl: string): Json {
           parameters: [{ name: 'renderId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
           responses: {
             '200': { description: 'The render.', content: { 'application/json': { schema: ref('RenderStatus') } } },
-            ...errorResponses(['access_key_invalid', 'not_found', 'temporary_unavailable', ...transportCodes]),
+            ...errorResponses([
+              'access_key_invalid',
+              'email_not_verified',
+              'signature_is_not_valid',
+              'signature_is_required',
+              'not_found',
+              'temporary_unavailable',
+              ...transportCodes,
+            ]),
           },
         },
       },
