@@ -44,6 +44,13 @@ async function randomFile(name: string, size: number): Promise<OutputFile> {
 }
 
 /** The most the process's buffers grew above where they stood while `work` ran, in bytes. */
+/**
+ * What a streamed upload may hold at its peak: well under the file (reading it whole grew 180 MiB
+ * for 60), with room for minio's part buffers and the uploaded parts V8 has not yet collected
+ * (up to 30 MiB seen under load).
+ */
+const boundFor = (size: number) => size * 0.75;
+
 async function peakGrowth(work: () => Promise<unknown>): Promise<number> {
   // Freed buffers leave the count once V8's sweeper gets to them: a few rounds settle it.
   for (let round = 0; round < 3; round += 1) {
@@ -94,7 +101,7 @@ store(
     const name = newFileName('mov', new Date(Date.now() + 3600_000));
     const growth = await peakGrowth(() => files.put(name, big, 'mov'));
     assert.ok(
-      growth < big.size / 2,
+      growth < boundFor(big.size),
       `buffers grew by ${(growth / 2 ** 20).toFixed(1)} MiB for a ${big.size >> 20} MiB file`,
     );
     const stat = await files.stat(name);
@@ -132,7 +139,7 @@ store("a customer's bucket takes a file the same way: streamed, whole, memory bo
     uploadOutput(target, big, 'mov', { sealer, allowPrivate: true, until: Date.now() + 30_000 }),
   );
   assert.ok(
-    growth < big.size / 2,
+    growth < boundFor(big.size),
     `buffers grew by ${(growth / 2 ** 20).toFixed(1)} MiB for a ${big.size >> 20} MiB file`,
   );
   assert.ok((await readObject(clientOf(s3), BUCKET, 'customer/recording.mov')).equals(await readFile(big.path)));
