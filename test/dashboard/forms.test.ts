@@ -7,6 +7,7 @@ import { html } from '../../src/http/dashboard/views/html.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 import { signUp as signUpAt, Visitor } from '../helpers/visitor.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const forms = suite('dashboard forms: CSRF, limits, sessions, owners');
 let stack: TestStack;
@@ -262,8 +263,18 @@ forms(
       403,
       'foreign origin',
     );
-    const unknown = await visitor.get('/dashboard/playground?result=00000000-0000-4000-8000-000000000000');
-    assert.match(unknown.text, /id="error-code">not_found</);
+    // An unverified free workspace is refused before any render is looked up (docs/api.md, "Errors").
+    const unknownResult = '/dashboard/playground?result=00000000-0000-4000-8000-000000000000';
+    assert.match((await visitor.get(unknownResult)).text, /id="error-code">email_not_verified</);
+    const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec(
+      (await visitor.get('/dashboard/keys')).text,
+    )![1];
+    await shutterbus(stack, 'member', 'verify', '--workspace', workspaceId, '--email', 'playground@example.com');
+    // Verified: the workspace's cache hears of it within moments, and another's render is not found.
+    await waitFor(
+      async () => /id="error-code">not_found</.test((await visitor.get(unknownResult)).text),
+      'an unknown render not found once verified',
+    );
     assert.is((await visitor.get(`/dashboard/deliveries/wh_${'0'.repeat(32)}`)).status, 404);
     assert.is((await visitor.post(`/dashboard/deliveries/wh_${'0'.repeat(32)}/resend`, {})).status, 404);
     assert.match((await visitor.get('/dashboard/deliveries')).text, /None of the latest renders asked for a webhook/);
