@@ -27,6 +27,7 @@ export type Domain<D extends DomainName> = {
 const DOMAINS = [
   'Browser',
   'DOM',
+  'DOMStorage',
   'Emulation',
   'Fetch',
   'Network',

@@ -3,7 +3,7 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM, startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -128,6 +128,31 @@ test('state planted on a page at a different scale and viewport does not survive
   const again = await rig.render('/probe', { device_scale_factor: 2, viewport_width: 400 }, 'ws_c');
   assert.ok((await pageOf('ws_c', 2)) === planted, 'the scale-2 page was reused at another viewport');
   for (const clean of CLEAN) assert.ok(again.visibleText.includes(clean), `${clean} not in: ${again.visibleText}`);
+});
+
+test('session storage of an origin the page left is gone too', async () => {
+  // localhost is another origin of the same fixture server: planted, then left for 127.0.0.1, so
+  // that no frame shows it at the wipe, which clears it on a blank stand-in. (A frame of another
+  // site cannot use session storage at all in a warm page's context: its storage is third-party.)
+  const other = site.url.replace('127.0.0.1', 'localhost');
+  const onPage = <T>(task: (page: Page) => Promise<T>) =>
+    rig.host.withPage(
+      { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_gone' },
+      new AbortController().signal,
+      task,
+    );
+  const planted = await onPage(async (page) => {
+    await page.goto(`${other}/probe`);
+    await page.evaluate(() => sessionStorage.setItem('fixture_session', '1'));
+    await page.goto(`${site.url}/probe`);
+    return page;
+  });
+  const found = await onPage(async (page) => {
+    assert.is(page, planted, 'the warm page was reused');
+    await page.goto(`${other}/probe`);
+    return page.evaluate(() => Object.keys(sessionStorage).join(',') || 'none');
+  });
+  assert.is(found, 'none');
 });
 
 test.run();
