@@ -30,6 +30,7 @@ const DOMAINS = [
   'DOMStorage',
   'Emulation',
   'Fetch',
+  'HeapProfiler',
   'Network',
   'Page',
   'Runtime',

@@ -1,8 +1,9 @@
 // Warm contexts and pages, each dedicated to one workspace: a render takes a page that is already
 // open and gives it back wiped of every trace of the render before the next render gets it.
 // Opening a page costs a renderer process (~200 ms here); wiping one costs a few CDP calls.
-// Pages are kept by recent use within a memory budget read from Chromium's processes, and once
-// several workspaces render, blank pages that nobody has used wait for a workspace's first render.
+// Pages are kept by recent use within a memory budget read from Chromium's processes (where it
+// runs short, idle pages are first made smaller, then closed), and once several workspaces render,
+// blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { cdp } from './cdp.ts';
@@ -24,6 +25,8 @@ export interface WarmPage {
   origins: Set<string>;
   /** Origins of documents (frames) since the last wipe: where session storage may have been written. */
   documentOrigins: Set<string>;
+  /** Made smaller while idle (compact) since its last render. */
+  compacted?: boolean;
 }
 
 /** How the pool is sized. */
@@ -71,6 +74,18 @@ const BLANK = '<!doctype html><title>wipe</title>';
 // Chromium's memory is read at most this often, and only while renders come and go.
 const MEASURE_EVERY_MS = 2000;
 
+// What compacting an idle page frees until the next reading says (docs/performance.md: ≈ 9 MB of
+// a warm page's ≈ 36).
+const COMPACTED_MB = 8;
+
+// What a warm page adds to Chromium's memory until the next reading says (docs/performance.md:
+// ≈ 36 MB idle, more while it renders).
+const PAGE_MB = 40;
+
+// The part of the memory budget idle pages may fill: the rest is room for the pages that are
+// rendering, which grow as they do, between two readings.
+const FILL = 0.9;
+
 // Each warm page keeps a listener on the network events a render watches (steps.ts) for its whole
 // life, so a render's own listeners coming and going cost no message to Playwright's server (its
 // client subscribes to an event on the first listener and unsubscribes on the last).
@@ -91,6 +106,9 @@ export class PagePool {
   #measuredAt = 0;
   /** Chromium's memory at the last reading, MB (null before the first or where it cannot be read). */
   #memoryMb: number | null = null;
+  // Pages open at the last reading, and pages compacted since: both move the estimate (#estimateMb).
+  #pagesAtReading = 0;
+  #compactedSinceReading = 0;
 
   constructor(browser: Browser, options: PoolOptions) {
     this.#browser = browser;
@@ -146,19 +164,24 @@ export class PagePool {
       return;
     }
     warm.state = 'wiping';
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<never>(
-      (_, reject) => (timer = setTimeout(() => reject(new Error('wipe took too long')), WIPE_LIMIT_MS)),
+    warm.wiped = withinLimit(wipe(warm), 'wipe').then(
+      () => {
+        warm.state = 'idle';
+        warm.lastUsed = Date.now();
+      },
+      () => this.discard(warm),
     );
-    warm.wiped = Promise.race([wipe(warm), limit])
-      .finally(() => clearTimeout(timer))
-      .then(
-        () => {
-          warm.state = 'idle';
-          warm.lastUsed = Date.now();
-        },
-        () => this.discard(warm),
-      );
+  }
+
+  // Compacts an idle page (compact); meanwhile it counts as being wiped (acquire waits for it).
+  #compact(warm: WarmPage): void {
+    warm.state = 'wiping';
+    warm.compacted = true;
+    this.#compactedSinceReading += 1;
+    warm.wiped = withinLimit(compact(warm), 'compaction').then(
+      () => void (warm.state = 'idle'),
+      () => this.discard(warm),
+    );
   }
 
   /** Forgets a page and closes its context (after an error, a timeout, or when the pool shrinks). */
@@ -182,16 +205,26 @@ export class PagePool {
     return this.#memoryMb;
   }
 
-  #overBudget(): boolean {
+  // Chromium's memory now, estimated: the last reading, moved by PAGE_MB for each page opened or
+  // closed since and by COMPACTED_MB for each page compacted since, so that a burst between two
+  // readings counts at once.
+  #estimateMb(): number | null {
+    if (this.#memoryMb === null) return null;
+    const opened = this.#pages.size - this.#pagesAtReading;
+    return this.#memoryMb + opened * PAGE_MB - this.#compactedSinceReading * COMPACTED_MB;
+  }
+
+  // True when `moreMb` fits beside the estimate in the part of the budget the pool fills (FILL).
+  #fits(moreMb: number): boolean {
     const budget = this.#options.memoryBudgetMb;
-    return budget !== undefined && this.#memoryMb !== null && this.#memoryMb > budget;
+    return budget === undefined || (this.#estimateMb() ?? 0) + moreMb <= budget * FILL;
   }
 
   // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
   // one at a time in the background, so that a workspace without a warm page need not wait for a
-  // new context and renderer. None while Chromium is over its memory budget.
+  // new context and renderer. None while one more page would not fit in the memory budget.
   #topUp(): void {
-    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || this.#overBudget()) return;
+    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || !this.#fits(PAGE_MB)) return;
     const ready = [...this.#pages].filter((warm) => warm.key === null).length;
     if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
     this.#sparesOpening += 1;
@@ -204,9 +237,8 @@ export class PagePool {
     );
   }
 
-  // Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and, over the budget,
-  // closes as many idle pages, least recently used first, as the excess takes at the pages'
-  // average share; the next reading closes more if that was not enough.
+  // Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and compacts or
+  // closes idle pages until the estimate is back within the budget's FILL (#fit).
   #measure(): void {
     const { measureMb, memoryBudgetMb } = this.#options;
     if (
@@ -217,15 +249,16 @@ export class PagePool {
     )
       return;
     this.#measuring = true;
+    const pages = this.#pages.size;
+    const compacted = this.#compactedSinceReading;
     measureMb()
       .then(
         (mb) => {
           this.#memoryMb = mb;
-          if (mb === null || mb <= memoryBudgetMb) return;
-          const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
-          const perPage = mb / Math.max(1, this.#pages.size);
-          for (const warm of idle.slice(0, Math.max(1, Math.ceil((mb - memoryBudgetMb) / perPage))))
-            void this.discard(warm);
+          this.#pagesAtReading = pages;
+          // Compactions made while it was read are not in the reading.
+          this.#compactedSinceReading -= compacted;
+          this.#fit(0);
         },
         () => {},
       )
@@ -236,18 +269,36 @@ export class PagePool {
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
+    warm.compacted = false;
     warm.key = key;
     warm.state = 'busy';
     warm.renders += 1;
     return warm;
   }
 
-  // Makes room for one more page by closing the least recently used idle one (at the page count's
-  // bound, or over the memory budget).
+  // Makes room for one more page: closes the least recently used idle page at the page count's
+  // bound, then as many as it takes for one more page to fit (#fit).
   #evictIdle(): void {
-    if (this.#pages.size < this.#options.maxPages && !this.#overBudget()) return;
-    const idle = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
-    if (idle[0]) void this.discard(idle[0]);
+    if (this.#pages.size >= this.#options.maxPages) {
+      const [oldest] = this.#idleByAge();
+      if (oldest) void this.discard(oldest);
+    }
+    this.#fit(PAGE_MB);
+  }
+
+  // Makes idle pages smaller, least recently used first, and closes those already compacted,
+  // until the estimate plus `moreMb` is within the part of the budget the pool fills (FILL): a
+  // compacted page costs its workspace a resize and a repaint, a closed one a new renderer.
+  #fit(moreMb: number): void {
+    for (const warm of this.#idleByAge()) {
+      if (this.#fits(moreMb)) return;
+      if (warm.compacted) void this.discard(warm);
+      else this.#compact(warm);
+    }
+  }
+
+  #idleByAge(): WarmPage[] {
+    return [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
   }
 
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
@@ -287,6 +338,25 @@ export class PagePool {
       throw error;
     }
   }
+}
+
+// Settles as `work` does, or rejects once WIPE_LIMIT_MS pass: the page is then closed, not waited for.
+function withinLimit(work: Promise<void>, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took too long`)), WIPE_LIMIT_MS)),
+  );
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Makes an idle (wiped) page smaller: a one-pixel viewport, so the compositor lets go of the
+ * page's frame buffers, and a full garbage collection of its renderer. The next render sizes the
+ * viewport again (browser.ts, withPage).
+ */
+async function compact(warm: WarmPage): Promise<void> {
+  await warm.page.setViewportSize({ width: 1, height: 1 });
+  await cdp(warm.session).HeapProfiler.collectGarbage();
 }
 
 async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {

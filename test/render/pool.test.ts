@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumArgs } from '../../src/render/chromium.ts';
-import { PagePool, type WarmPage } from '../../src/render/pool.ts';
+import { PagePool, type PoolOptions, type WarmPage } from '../../src/render/pool.ts';
 import { treeMemoryMb } from '../../src/render/processes.ts';
 import { findProcess } from '../helpers/processes.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
@@ -136,6 +136,71 @@ test("within the memory budget every workspace's page stays warm; over it, idle 
     await closeAll(tight);
   }
 });
+
+// Two workspaces rendered on a pool whose readings all give Chromium's memory as first read
+// (`mb`), then a reading taken with both pages idle under `budgetFor(mb)`.
+async function twoIdlePages(budgetFor: (mb: number) => number) {
+  const options: PoolOptions = {
+    maxPages: 10,
+    maxRenders: 100,
+    spares: 0,
+    memoryBudgetMb: 1_000_000,
+    measureMb: firstReading(),
+  };
+  const pool = new PagePool(browser, options);
+  const older = await render(pool, 'ws_fit_a');
+  const newer = await render(pool, 'ws_fit_b');
+  await until(() => pool.memoryMb !== null, 'a reading');
+  const mb = pool.memoryMb!;
+  options.memoryBudgetMb = budgetFor(mb);
+  // Readings are at most every 2 s, on a page's release.
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  pool.release(await pool.acquire('ws_fit_b', 1));
+  await newer.wiped;
+  return { pool, options, older, newer, mb };
+}
+
+test('short of the budget, the least recently used idle page is compacted first, and it renders again', async () => {
+  // A reading 4 MB past what idle pages may fill (nine tenths): one compaction makes up for it.
+  const { pool, older, newer } = await twoIdlePages((mb) => (mb - 4) / 0.9);
+  try {
+    await until(() => older.page.viewportSize()?.width === 1 && older.state === 'idle', 'the older page compacted');
+    assert.equal(newer.page.viewportSize(), { width: 1280, height: 720 }, 'one was enough: the other left as it is');
+    assert.is(pool.size, 2, 'compacted, not closed');
+
+    const again = await pool.acquire('ws_fit_a', 1);
+    assert.is(again, older, 'the workspace keeps its page');
+    await again.page.setViewportSize({ width: 1280, height: 720 });
+    await again.page.goto(`${site.url}/`);
+    const png = await again.page.screenshot();
+    assert.is(png.readUInt32BE(16), 1280, 'captured at its size again');
+    pool.release(again);
+  } finally {
+    await closeAll(pool);
+  }
+});
+
+test('a page opened between two readings counts at once: a compacted idle page makes room', async () => {
+  const { pool, options, older, newer, mb } = await twoIdlePages((mb) => (mb - 4) / 0.9);
+  try {
+    await until(() => older.compacted === true && older.state === 'idle', 'the older page compacted');
+    // Room for the two pages as last read, not for a third (a page counts 40 MB until read).
+    options.memoryBudgetMb = (mb + 20) / 0.9;
+    const third = await pool.acquire('ws_fit_c', 1);
+    assert.ok(older.page.isClosed(), 'the compacted page closed before the third opened');
+    assert.not.ok(newer.page.isClosed(), 'the other stays');
+    pool.release(third);
+  } finally {
+    await closeAll(pool);
+  }
+});
+
+// Chromium's memory as first read, then the same figure at every reading: the budget a test sets
+// after it stands in a known relation to what the pool reads.
+function firstReading(): () => Promise<number | null> {
+  let reading: Promise<number | null> | undefined;
+  return () => (reading ??= treeMemoryMb(browserPid));
+}
 
 // Closes every page a test's pool opened (its contexts are all the browser has), spares still opening included.
 async function closeAll(_pool: PagePool): Promise<void> {
