@@ -4,6 +4,7 @@
 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
 import type { Workspace } from '../src/workspaces/workspace.ts';
 import { loop, pssMb, type LoopResult } from './measure.ts';
 import type { BenchStack } from './stack.ts';
@@ -119,6 +120,40 @@ export async function measureTenants(
   };
 }
 
+/**
+ * Chromium's own cost of many pages, without Shutterbus: a raw Playwright loop (goto, screenshot)
+ * at c=1 on one page, and round-robin over 24 pages of their own contexts, in `rounds` alternated
+ * rounds of `shots` each; the median round of each. Each renderer of the 24 is revisited only
+ * every 24 shots, as a workspace's warm page is in the round-robin mix.
+ */
+export async function measureRawRoundRobin(
+  browser: Browser,
+  url: string,
+  options: { rounds: number; shots: number },
+): Promise<{ one: LoopResult; roundRobin: LoopResult }> {
+  const contexts = await Promise.all(
+    Array.from({ length: 24 }, () => browser.newContext({ viewport: { width: 1280, height: 720 } })),
+  );
+  try {
+    const pages: Page[] = [];
+    for (const context of contexts) pages.push(await context.newPage());
+    const shot = async (page: Page) => {
+      await page.goto(url, { waitUntil: 'load' });
+      await page.screenshot({ type: 'png' });
+    };
+    for (const page of pages) await shot(page);
+    let next = 0;
+    const sides = {
+      one: () => shot(pages[0]),
+      roundRobin: () => shot(pages[next++ % pages.length]),
+    };
+    const result = await alternate(sides, options.rounds, { concurrency: 1, count: options.shots, maxSeconds: 30 });
+    return { one: result.one, roundRobin: result.roundRobin };
+  } finally {
+    await Promise.all(contexts.map((context) => context.close()));
+  }
+}
+
 /** A local OTLP/HTTP sink: accepts every POST and discards it. */
 export async function startTraceSink(): Promise<{ url: string; posts(): number; close(): Promise<void> }> {
   let posts = 0;
@@ -173,4 +208,10 @@ export function tenantLines(tenants: TenantRows, row: (name: string, r: LoopResu
         `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`,
     ),
   ];
+}
+
+/** The raw loop's line: Chromium's own round-robin ÷ one page, beside the service's rows. */
+export function rawRoundRobinLine(raw: { one: LoopResult; roundRobin: LoopResult }): string {
+  const ratio = raw.roundRobin.perSecond / raw.one.perSecond;
+  return `raw Chromium, c=1: one page ${raw.one.perSecond.toFixed(2)} shots/s, 24 pages round-robin ${raw.roundRobin.perSecond.toFixed(2)} (÷ one ${ratio.toFixed(2)})`;
 }
