@@ -93,11 +93,14 @@ export class RendererMemoryWatch {
     return descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), this.#parents).slice(1);
   }
 
+  // A renderer is forked from a zygote and keeps the zygote's command line until it rewrites it:
+  // a process that still reads as a zygote is asked again at the next sample, never cached.
   #rendererOrNot(pid: number): boolean {
     let renderer = this.#isRenderer.get(pid);
     if (renderer === undefined) {
-      renderer = readOr(`/proc/${pid}/cmdline`, '').includes('--type=renderer');
-      this.#isRenderer.set(pid, renderer);
+      const commandLine = readOr(`/proc/${pid}/cmdline`, '');
+      renderer = commandLine.includes('--type=renderer');
+      if (renderer || !commandLine.includes('--type=zygote')) this.#isRenderer.set(pid, renderer);
     }
     return renderer;
   }

@@ -76,7 +76,11 @@ for (const [name, bomb] of [
 test("a bomb in another site's frame, a renderer started mid-render, is stopped too", async () => {
   const startedAt = Date.now();
   const error = await failureOf(rig.render('/bomb-frame', { delay: 10 }));
-  assert.is((error as ServiceError).code, 'page_memory_exceeded', String(error));
+  assert.is(
+    (error as ServiceError | null)?.code,
+    'page_memory_exceeded',
+    `${error}; logged: ${JSON.stringify(logged)}`,
+  );
   assert.ok(Date.now() - startedAt < 9_000, `ended by the bound, not by the delay: ${String(error)}`);
   assert.ok(
     logged.some((entry) => entry.msg?.includes('memory limit')),
