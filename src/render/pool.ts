@@ -36,8 +36,9 @@ export interface PoolOptions {
   /** Renders on one context before it is closed and replaced. */
   maxRenders: number;
   /**
-   * Memory Chromium may hold with its warm pages, in MB: once `measureMb` reads more, idle pages
-   * are closed, least recently used first (docs/performance.md). Unset: only `maxPages` counts.
+   * Memory Chromium may hold with its warm pages, in MB: idle pages fill at most FILL of it, past
+   * which they are compacted, then closed, least recently used first (docs/performance.md).
+   * Unset: only `maxPages` counts.
    */
   memoryBudgetMb?: number;
   /** Chromium's memory now (the browser and every process below it, PSS), in MB; null when unknown. */
