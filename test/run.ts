@@ -10,6 +10,8 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fileTimeoutMs = 5 * 60_000;
 /** After uvu printed its summary, how long a file may keep running (open handles) before it is killed. */
 const lingerAfterSummaryMs = 10_000;
+/** Makes an error thrown in a suite's `before` hook show in the file's output (uvu hides it). */
+const hookErrors = './test/helpers/uvu-hook-errors.ts';
 
 /** What one test file did. */
 interface FileResult {
@@ -72,7 +74,7 @@ function runFile(file: string): Promise<FileResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     // Own process group: on a timeout the file and everything it started (servers, browsers) go together.
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', hookErrors, file], {
       cwd: root,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
