@@ -27,7 +27,6 @@ export type Domain<D extends DomainName> = {
 const DOMAINS = [
   'Browser',
   'DOM',
-  'DOMStorage',
   'Emulation',
   'Fetch',
   'HeapProfiler',

@@ -23,7 +23,7 @@ export interface WarmPage {
   lastUsed: number;
   /** Origins of every request since the last wipe: where storage may have been written. */
   origins: Set<string>;
-  /** Origins of documents (frames) since the last wipe: where session storage may have been written. */
+  /** Origins of documents (frames) since the last wipe, requested or not: their storage is cleared too. */
   documentOrigins: Set<string>;
   /** Made smaller while idle (compact) since its last render. */
   compacted?: boolean;
@@ -68,9 +68,6 @@ const PERMISSIONS = [
 // A wipe is a few CDP calls; one that takes longer faces a page keeping its renderer busy, whose
 // calls may never be answered: the page is closed instead of waited for.
 const WIPE_LIMIT_MS = 5000;
-
-// Served in place of each touched origin while wiping, so session storage can be cleared in it.
-const BLANK = '<!doctype html><title>wipe</title>';
 
 // Chromium's memory is read at most this often, and only while renders come and go.
 const MEASURE_EVERY_MS = 2000;
@@ -371,34 +368,14 @@ async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
   );
 }
 
-/**
- * Clears the session storage of each of `origins` that a frame of the page still shows, with
- * the browser's own DOMStorage.clear (no script of the page runs or can intercept it); returns the
- * origins no frame shows any more, which it cannot reach. One call per origin, sent at once.
- */
-async function clearShownSessionStorage(session: CDPSession, origins: string[]): Promise<string[]> {
-  const { DOMStorage } = cdp(session);
-  const cleared = await Promise.all(
-    origins.map((origin) =>
-      DOMStorage.clear({ storageId: { securityOrigin: origin, isLocalStorage: false } }).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
-  return origins.filter((_, index) => !cleared[index]);
-}
-
 function addOrigin(origins: Set<string>, url: string): void {
   if (url.startsWith('http://') || url.startsWith('https://')) origins.add(new URL(url).origin);
 }
 
 /**
  * Removes every trace of the last render from a warm page and its context: extra pages, the
- * document, the navigation history, session storage (per tab, so cleared for each origin while a
- * frame still shows it, or on a blank stand-in of it), local storage,
- * IndexedDB, Cache Storage, service workers, cookies and the HTTP cache. Permissions never change
- * (see PERMISSIONS).
+ * document, the navigation history, session and local storage, IndexedDB, Cache Storage, service
+ * workers, cookies and the HTTP cache. Permissions never change (see PERMISSIONS).
  */
 export async function wipe(warm: WarmPage): Promise<void> {
   const { context, page, session } = warm;
@@ -408,24 +385,12 @@ export async function wipe(warm: WarmPage): Promise<void> {
       .filter((other) => other !== page)
       .map((other) => other.close()),
   );
-  const documentOrigins = [...warm.documentOrigins];
-  const gone = await clearShownSessionStorage(session, documentOrigins);
-  if (gone.length > 0) {
-    // Visiting each origin on a blank stand-in (no network) lets its session storage be cleared.
-    await page.route('**/*', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: BLANK }));
-    try {
-      for (const origin of gone) {
-        await page.goto(`${origin}/`);
-        await cdp(session).DOMStorage.clear({ storageId: { securityOrigin: origin, isLocalStorage: false } });
-      }
-    } finally {
-      await page.unrouteAll();
-    }
-  }
+  // Storage is cleared once the page has left: what its unload handlers write is cleared with the rest.
   await page.goto('about:blank');
   // The rest is independent of each other: sent at once, answered in one round trip's time.
+  // Storage.clearDataForOrigin ('all') clears the origin's session storage as well as its local storage.
   // Network.clearBrowserCookies clears the whole context's cookies (what context.clearCookies does).
-  const origins = new Set([...warm.origins, ...documentOrigins]);
+  const origins = new Set([...warm.origins, ...warm.documentOrigins]);
   const { Network, Page, Runtime, Storage } = cdp(session);
   await Promise.all([
     // The back/forward list would let the next render's scripts go back to this one's pages.

@@ -132,8 +132,8 @@ test('state planted on a page at a different scale and viewport does not survive
 
 test('session storage of an origin the page left is gone too', async () => {
   // localhost is another origin of the same fixture server: planted, then left for 127.0.0.1, so
-  // that no frame shows it at the wipe, which clears it on a blank stand-in. (A frame of another
-  // site cannot use session storage at all in a warm page's context: its storage is third-party.)
+  // that no frame shows it at the wipe. (A frame of another site cannot use session storage at all
+  // in a warm page's context: its storage is third-party.)
   const other = site.url.replace('127.0.0.1', 'localhost');
   const onPage = <T>(task: (page: Page) => Promise<T>) =>
     rig.host.withPage(
@@ -153,6 +153,38 @@ test('session storage of an origin the page left is gone too', async () => {
     return page.evaluate(() => Object.keys(sessionStorage).join(',') || 'none');
   });
   assert.is(found, 'none');
+});
+
+test('what a page writes as the wipe leaves it (pagehide, unload) is gone too', async () => {
+  const onPage = <T>(task: (page: Page) => Promise<T>) =>
+    rig.host.withPage(
+      { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_leaving' },
+      new AbortController().signal,
+      task,
+    );
+  const planted = await onPage(async (page) => {
+    await page.goto(`${site.url}/probe`);
+    // A string: the test's bundler would name a function written here, and the page has no helper for that.
+    await page.evaluate(`{
+      const write = (event) => {
+        sessionStorage.setItem('fixture_session', event.type);
+        localStorage.setItem('fixture_local', event.type);
+        document.cookie = 'fixture_leaving=' + event.type + '; max-age=600';
+      };
+      for (const type of ['pagehide', 'unload', 'beforeunload', 'visibilitychange']) addEventListener(type, write);
+    }`);
+    return page;
+  });
+  const found = await onPage(async (page) => {
+    assert.is(page, planted, 'the warm page was reused');
+    await page.goto(`${site.url}/probe`);
+    return page.evaluate(() =>
+      [Object.keys(sessionStorage).join(','), Object.keys(localStorage).join(','), document.cookie]
+        .map((kind) => kind || 'none')
+        .join(' '),
+    );
+  });
+  assert.is(found, 'none none none');
 });
 
 test.run();
