@@ -26,7 +26,7 @@ export interface WarmPage {
   /** Origins of documents (frames) since the last wipe, requested or not: their storage is cleared too. */
   documentOrigins: Set<string>;
   /** Made smaller while idle (compact) since its last render. */
-  compacted?: boolean;
+  compacted: boolean;
 }
 
 /** How the pool is sized. */
@@ -324,6 +324,7 @@ export class PagePool {
         lastUsed: Date.now(),
         origins: new Set(),
         documentOrigins: new Set(),
+        compacted: false,
       };
       context.on('request', (request) => addOrigin(warm.origins, request.url()));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
