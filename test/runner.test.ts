@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -6,7 +7,7 @@ test("an error thrown in a suite's before hook is printed, and the file fails", 
   const run = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--import', './test/helpers/uvu-hook-errors.ts', 'test/fixtures/failing-before.ts'],
-    { encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } },
+    { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } },
   );
   assert.is(run.status, 1);
   assert.match(run.stdout, /FAIL\s+failing set-up\s+"before hook"/);
