@@ -41,8 +41,17 @@ const DISABLED_FEATURES = [
   'SpareRendererForSitePerProcess',
 ];
 
+// The browser's own requests, made whatever page it shows: the component updater still installs
+// some components on demand (the on-device models manifest, update.googleapis.com) despite
+// --disable-component-update, and account sign-in asks accounts.google.com three times in the
+// first five seconds. Both are sent to the discard port on loopback, where nothing answers, so a
+// start never reaches Google through the egress proxy (test/render/chromium.test.ts).
+const NOWHERE = 'http://127.0.0.1:9/';
+
 const FLAGS = [
   `--disable-features=${DISABLED_FEATURES.join(',')}`,
+  `--component-updater=url-source=${NOWHERE}`,
+  `--gaia-url=${NOWHERE}`,
   '--disable-quic',
   '--disable-background-networking',
   '--disable-component-update',

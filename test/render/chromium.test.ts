@@ -165,4 +165,37 @@ test('the process scanner finds the browser by its marker, the Chromium processe
   }
 });
 
+test('the browser makes no request of its own: no update check, no account lookup', async () => {
+  // A proxy that records whatever reaches it and answers nothing, in place of the egress proxy.
+  const seen: string[] = [];
+  const proxy = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(502).end();
+  });
+  proxy.on('connect', (req, socket) => {
+    seen.push(`CONNECT ${req.url}`);
+    socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const host = new BrowserHost({
+    executablePath: CHROMIUM,
+    proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+  });
+  try {
+    await host.start();
+    await host.withPage(
+      { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_quiet' },
+      new AbortController().signal,
+      async (page) => page.setContent('<p>quiet</p>'),
+    );
+    // Without the switches, Chromium asks update.googleapis.com within 1 s of its start and
+    // accounts.google.com at about 1, 2 and 5 s.
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    assert.equal(seen, []);
+  } finally {
+    await host.close();
+    proxy.close();
+  }
+});
+
 test.run();
