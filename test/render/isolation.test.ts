@@ -19,6 +19,14 @@ async function textOf(path: string, workspaceId: string): Promise<string> {
 
 const figure = (text: string, name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(text)?.[1]);
 
+// Runs `task` on the warm page a render of `workspaceId` gets now, as a render would.
+const onPage = <T>(workspaceId: string, task: (page: Page) => Promise<T>) =>
+  rig.host.withPage(
+    { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId },
+    new AbortController().signal,
+    task,
+  );
+
 // The warm page a render of `workspaceId` at `scale` gets now (the wipe resets history.length, so
 // the page itself tells whether it was reused).
 const pageOf = (workspaceId: string, scale = 1) =>
@@ -135,19 +143,13 @@ test('session storage of an origin the page left is gone too', async () => {
   // that no frame shows it at the wipe. (A frame of another site cannot use session storage at all
   // in a warm page's context: its storage is third-party.)
   const other = site.url.replace('127.0.0.1', 'localhost');
-  const onPage = <T>(task: (page: Page) => Promise<T>) =>
-    rig.host.withPage(
-      { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_gone' },
-      new AbortController().signal,
-      task,
-    );
-  const planted = await onPage(async (page) => {
+  const planted = await onPage('ws_gone', async (page) => {
     await page.goto(`${other}/probe`);
     await page.evaluate(() => sessionStorage.setItem('fixture_session', '1'));
     await page.goto(`${site.url}/probe`);
     return page;
   });
-  const found = await onPage(async (page) => {
+  const found = await onPage('ws_gone', async (page) => {
     assert.is(page, planted, 'the warm page was reused');
     await page.goto(`${other}/probe`);
     return page.evaluate(() => Object.keys(sessionStorage).join(',') || 'none');
@@ -156,13 +158,7 @@ test('session storage of an origin the page left is gone too', async () => {
 });
 
 test('what a page writes as the wipe leaves it (pagehide, unload) is gone too', async () => {
-  const onPage = <T>(task: (page: Page) => Promise<T>) =>
-    rig.host.withPage(
-      { timeout: 10, viewport_width: 800, viewport_height: 600, device_scale_factor: 1, workspaceId: 'ws_leaving' },
-      new AbortController().signal,
-      task,
-    );
-  const planted = await onPage(async (page) => {
+  const planted = await onPage('ws_leaving', async (page) => {
     await page.goto(`${site.url}/probe`);
     // A string: the test's bundler would name a function written here, and the page has no helper for that.
     await page.evaluate(`{
@@ -175,7 +171,7 @@ test('what a page writes as the wipe leaves it (pagehide, unload) is gone too', 
     }`);
     return page;
   });
-  const found = await onPage(async (page) => {
+  const found = await onPage('ws_leaving', async (page) => {
     assert.is(page, planted, 'the warm page was reused');
     await page.goto(`${site.url}/probe`);
     return page.evaluate(() =>
