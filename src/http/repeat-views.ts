@@ -1,7 +1,7 @@
 // Repeat views of cached signed GETs (an embedded <img> loading again): answered from memory at the
 // HTTP server, before Fastify, whenever everything the full checks would read is already at hand.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
 import type { RenderCache } from '../renders/cache.ts';
@@ -36,7 +36,7 @@ const duration = metrics.httpDuration.labels({ route: '/api/take' });
  * an expired file, a key in a header that differs) falls through to the full checks.
  */
 export class RepeatViews {
-  private readonly verified = new LRUCache<string, VerifiedQuery>({ max: 20_000 });
+  private readonly verified = boundedCache<string, VerifiedQuery>(20_000);
   /** Set while the server shuts down: Fastify then answers 503. */
   closing = false;
 

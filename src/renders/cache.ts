@@ -1,7 +1,7 @@
 // Cached signed GET URLs: the first view renders and fills an entry; later views redirect to its file.
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.ts';
 import { deleteJson, readJson, updateJson } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 import type { OutputFormat } from '../domain/options.ts';
@@ -35,7 +35,7 @@ const isFresh = (entry: CacheEntry, now: number) =>
 /** Cache entries in the `render_cache` bucket; a KV create (or compare-and-set over a stale entry) is the lock. */
 export class RenderCache {
   // A filled entry never changes until it expires, so each ingress may keep it in memory until then.
-  private readonly filled = new LRUCache<string, CacheEntry>({ max: 100_000 });
+  private readonly filled = boundedCache<string, CacheEntry>(100_000);
 
   constructor(private readonly bucket: KV) {}
 

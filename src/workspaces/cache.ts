@@ -1,6 +1,6 @@
 // Workspace lookups for the ingress: lru-cache in front of KV, kept fresh by watching the buckets.
 import { KvWatchInclude, type KV } from '@nats-io/kv';
-import { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.ts';
 import type { Logger } from '../log.ts';
 import type { Workspace, WorkspaceStore } from './workspace.ts';
 
@@ -10,7 +10,7 @@ const WATCH_RESTART_MS = 1_000;
 
 /** Finds workspaces by access key, caching answers (also "no such key") until a change is seen. */
 export class WorkspaceCache {
-  private readonly byKey = new LRUCache<string, { workspace: Workspace | null }>({ max: 50_000, ttl: CACHE_TTL_MS });
+  private readonly byKey = boundedCache<string, { workspace: Workspace | null }>(50_000, { ttl: CACHE_TTL_MS });
   private stopped = false;
   private readonly watches: { stop(): void }[] = [];
 

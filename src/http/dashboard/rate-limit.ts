@@ -1,5 +1,6 @@
 // A sliding-window limiter kept in memory: each ingress limits what reaches it.
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../../bounded-cache.ts';
 
 /** Counts attempts per key in a sliding window and says when one key has had too many. */
 export class WindowLimiter {
@@ -10,7 +11,7 @@ export class WindowLimiter {
     private readonly windowMs: number,
   ) {
     // Bounded, so a flood of distinct keys cannot grow memory without end.
-    this.attempts = new LRUCache({ max: 50_000, ttl: windowMs });
+    this.attempts = boundedCache(50_000, { ttl: windowMs });
   }
 
   /** Records an attempt; returns 0 when allowed, else the seconds until the next one would be. */
@@ -36,7 +37,7 @@ export class WindowCounter {
   private readonly events: LRUCache<string, number[]>;
 
   constructor(private readonly windowMs: number) {
-    this.events = new LRUCache({ max: 50_000, ttl: windowMs });
+    this.events = boundedCache(50_000, { ttl: windowMs });
   }
 
   /** Events of `key` within the window. */
