@@ -113,13 +113,16 @@ function checkUserNamespaces(): void {
 }
 
 function lookUpUser(user: string): { uid: number; gid: number } {
-  const id = (flag: string) =>
-    Number(execFileSync('id', [flag, '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
   let uid: number;
   let gid: number;
   try {
-    uid = id('-u');
-    gid = id('-g');
+    // One lookup through the system's user database (name:password:uid:gid:…), names or numbers alike.
+    const entry = execFileSync('getent', ['passwd', '--', user], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    [uid, gid] = entry.split(':').slice(2, 4).map(Number);
+    if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`no ids in "${entry.trim()}"`);
   } catch {
     throw new SandboxError(
       `browser sandbox: the service runs as root and the browser's user "${user}" does not exist; create it (infra/local.sh deps does: useradd --system ${user}) or name another in CHROMIUM_USER`,
