@@ -69,10 +69,10 @@ export class RenderQueue {
    * it came inline; otherwise the render is abandoned at once the same way.
    */
   async submitAndWait(request: RenderRequest, takesUnstored = false): Promise<RenderResult> {
-    const done = this.nc.subscribe(names.renderDone(request.render_id), { max: 1 });
+    const done = listen(this.nc, names.renderDone(request.render_id));
     try {
       await this.submit(request);
-      const result = await firstResult(done, request.answer_by! - Date.now());
+      const result = await done.first(request.answer_by! - Date.now());
       if (result && (!result.unstored || (takesUnstored && result.image))) return result;
       const record = await this.records.abandon(request, 'temporary_unavailable').catch((err) => {
         throw unavailable(err);
@@ -80,24 +80,24 @@ export class RenderQueue {
       if (record.status === 'succeeded' && !record.abandoned) return { record };
       throw unavailable();
     } finally {
-      done.unsubscribe();
+      done.stop();
     }
   }
 
   /** Waits for a render someone else submitted (a concurrent first view of a cached URL): its stored end. */
   async waitFor(renderId: string, waitSeconds: number): Promise<RenderResult> {
-    const done = this.nc.subscribe(names.renderDone(renderId));
+    // An image announced before it is stored has no file to redirect to: the stored end is waited for.
+    const done = listen(this.nc, names.renderDone(renderId), (heard) => !heard.unstored);
     try {
       const known = await this.records.get(renderId);
       if (known && isFinal(known)) return { record: known };
-      // An image announced before it is stored has no file to redirect to: the stored end is waited for.
-      const result = await firstResult(done, waitSeconds * 1000, (heard) => !heard.unstored);
+      const result = await done.first(waitSeconds * 1000);
       if (result) return result;
       const latest = await this.records.get(renderId);
       if (latest && isFinal(latest)) return { record: latest };
       throw unavailable();
     } finally {
-      done.unsubscribe();
+      done.stop();
     }
   }
 
@@ -123,26 +123,40 @@ export class RenderQueue {
   }
 }
 
-/** The first result heard on `subscription` that `accept` takes, or null after `waitMs`. */
-async function firstResult(
-  subscription: Subscription,
-  waitMs: number,
-  accept: (result: RenderResult) => boolean = () => true,
-): Promise<RenderResult | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), waitMs);
+/**
+ * Listens on a render's done subject from now on. `first` answers with the first result `accept`
+ * takes, or null after `waitMs` or once the connection closed. A callback subscription ended by
+ * one `stop`: the server hears a single UNSUB, where an iterator with `max` sends three.
+ */
+function listen(nc: NatsConnection, subject: string, accept: (result: RenderResult) => boolean = () => true) {
+  let settle!: (outcome: { result: RenderResult | null } | { err: unknown }) => void;
+  const heard = new Promise<{ result: RenderResult | null } | { err: unknown }>((resolve) => (settle = resolve));
+  const subscription: Subscription = nc.subscribe(subject, {
+    callback: (err, message) => {
+      if (err) return settle({ err });
+      try {
+        const result = readRenderDone(message);
+        if (accept(result)) settle({ result });
+      } catch (error) {
+        settle({ err: error });
+      }
+    },
   });
-  const next = (async () => {
-    for await (const message of subscription) {
-      const result = readRenderDone(message);
-      if (accept(result)) return result;
-    }
-    return null;
-  })();
-  try {
-    return await Promise.race([next, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  void subscription.closed.then(() => settle({ result: null }));
+  return {
+    async first(waitMs: number): Promise<RenderResult | null> {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<{ result: null }>((resolve) => {
+        timer = setTimeout(() => resolve({ result: null }), waitMs);
+      });
+      try {
+        const outcome = await Promise.race([heard, deadline]);
+        if ('err' in outcome) throw outcome.err;
+        return outcome.result;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    stop: () => subscription.unsubscribe(),
+  };
 }
