@@ -1,10 +1,11 @@
 // Start → first screenshot on a machine whose file cache is cold. Before each start the page cache
 // drops every page it holds of the files a start reads: the shared libraries and Chromium under
-// /usr/lib, the fonts and their cache, the project's Node, node_modules and the bundle. Node has no
-// call for that, so python3 asks the kernel (posix_fadvise DONTNEED, no privilege needed; dropping
-// the whole cache through /proc/sys/vm/drop_caches would need one). A page mapped by a running
-// process stays, so nothing else may run Chromium meanwhile: the row says how much of Chromium's
-// binary was still cached when the service started.
+// /usr/lib, the fonts and their cache, the project's Node, node_modules, the bundle and V8's
+// compiled code of it (NODE_COMPILE_CACHE, as `make run` sets it). Node has no call for that, so
+// python3 asks the kernel (posix_fadvise DONTNEED, no privilege needed; dropping the whole cache
+// through /proc/sys/vm/drop_caches would need one). A page mapped by a running process stays, so
+// nothing else may run Chromium meanwhile: the row says how much of Chromium's binary was still
+// cached when the service started.
 
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -44,9 +45,9 @@ for root in sys.argv[1:]:
 print(count)
 `;
 
-/** Drops the page cache's copy of every file under ROOTS; how many files it was asked of, or null without python3. */
-function evictFileCache(): number | null {
-  const run = spawnSync('python3', ['-c', EVICT, ...ROOTS], { encoding: 'utf8' });
+/** Drops the page cache's copy of every file under `roots`; how many files it was asked of, or null without python3. */
+function evictFileCache(roots: string[]): number | null {
+  const run = spawnSync('python3', ['-c', EVICT, ...roots], { encoding: 'utf8' });
   return run.status === 0 ? Number(run.stdout.trim()) : null;
 }
 
@@ -75,7 +76,7 @@ export async function measureColdStarts(stack: BenchStack, url: string): Promise
   let filesEvicted: number | null = null;
   for (let round = 0; round < ROUNDS; round++) {
     const service = await stack.spawnAnother(async () => {
-      filesEvicted = evictFileCache();
+      filesEvicted = evictFileCache([...ROOTS, stack.compileCache]);
       chromiumCachedMb.push(cachedMb(CHROMIUM));
     });
     try {

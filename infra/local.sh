@@ -167,6 +167,8 @@ run() {
   announce_when_ready "$port" "$(connect_host "$host")" "$demo" &
   # exec keeps this pid: the pid file names the service process itself.
   echo $$ >"$DATA_DIR/service.pid"
+  # V8's compiled code of the bundle and its packages, kept between starts: ≈ 100 ms of CPU a start.
+  export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$DATA_DIR/node-compile-cache}"
   exec node dist/main.js
 }
 
