@@ -1,6 +1,6 @@
 // The ingress side of the render stream: publish a request, then wait for its result without polling.
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { ServiceError } from '../errors.ts';
 import { unavailable } from '../jetstream/connection.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
@@ -129,30 +129,34 @@ export class RenderQueue {
  * one `stop`: the server hears a single UNSUB, where an iterator with `max` sends three.
  */
 function listen(nc: NatsConnection, subject: string, accept: (result: RenderResult) => boolean = () => true) {
-  let settle!: (outcome: { result: RenderResult | null } | { err: unknown }) => void;
-  const heard = new Promise<{ result: RenderResult | null } | { err: unknown }>((resolve) => (settle = resolve));
-  const subscription: Subscription = nc.subscribe(subject, {
+  let resolve!: (result: RenderResult | null) => void;
+  let reject!: (err: unknown) => void;
+  const heard = new Promise<RenderResult | null>((heardResult, heardFailure) => {
+    resolve = heardResult;
+    reject = heardFailure;
+  });
+  // `first` may never be asked (the submit failed): a failure heard meanwhile is not unhandled.
+  heard.catch(() => undefined);
+  const subscription = nc.subscribe(subject, {
     callback: (err, message) => {
-      if (err) return settle({ err });
+      if (err) return reject(err);
       try {
         const result = readRenderDone(message);
-        if (accept(result)) settle({ result });
+        if (accept(result)) resolve(result);
       } catch (error) {
-        settle({ err: error });
+        reject(error);
       }
     },
   });
-  void subscription.closed.then(() => settle({ result: null }));
+  void subscription.closed.then(() => resolve(null));
   return {
     async first(waitMs: number): Promise<RenderResult | null> {
       let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<{ result: null }>((resolve) => {
-        timer = setTimeout(() => resolve({ result: null }), waitMs);
+      const deadline = new Promise<null>((passed) => {
+        timer = setTimeout(() => passed(null), waitMs);
       });
       try {
-        const outcome = await Promise.race([heard, deadline]);
-        if ('err' in outcome) throw outcome.err;
-        return outcome.result;
+        return await Promise.race([heard, deadline]);
       } finally {
         clearTimeout(timer);
       }
