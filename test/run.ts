@@ -10,8 +10,10 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fileTimeoutMs = 5 * 60_000;
 /** After uvu printed its summary, how long a file may keep running (open handles) before it is killed. */
 const lingerAfterSummaryMs = 10_000;
-/** Makes an error thrown in a suite's `before` hook show in the file's output (uvu hides it). */
-const hookErrors = './test/helpers/uvu-hook-errors.ts';
+/** Shows an error thrown in a suite's `before` hook (uvu hides it) and, on SIGUSR2, where the file is. */
+const preload = './test/helpers/uvu-preload.ts';
+/** How long a file that timed out is given to say where it hangs ("hung in: ..." on SIGUSR2). */
+const askWhereMs = 2_000;
 
 /** What one test file did. */
 interface FileResult {
@@ -74,7 +76,7 @@ function runFile(file: string): Promise<FileResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     // Own process group: on a timeout the file and everything it started (servers, browsers) go together.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', hookErrors, file], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', preload, file], {
       cwd: root,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -98,9 +100,14 @@ function runFile(file: string): Promise<FileResult> {
     child.stdout!.on('data', onOutput(process.stdout));
     child.stderr!.on('data', onOutput(process.stderr));
 
+    // A file out of time is first asked where it is, so the summary names the test that hung.
     const timeout = setTimeout(() => {
-      note = `timed out after ${fileTimeoutMs / 1000}s, killed`;
-      killGroup(child, 'SIGKILL');
+      child.kill('SIGUSR2');
+      setTimeout(() => {
+        const at = [...output.replace(ansi, '').matchAll(/^hung in: (.*)$/gm)].at(-1)?.[1];
+        note = `timed out after ${fileTimeoutMs / 1000}s${at ? ` in "${at}"` : ''}, killed`;
+        killGroup(child, 'SIGKILL');
+      }, askWhereMs);
     }, fileTimeoutMs);
 
     child.once('error', (error) => {
