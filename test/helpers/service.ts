@@ -117,10 +117,21 @@ export interface TakeAnswer {
   json?: Record<string, any>;
 }
 
-/** Calls the service and reads the whole answer. */
+/** The longest a test waits for one answer: beyond the longest synchronous render (90 s). */
+const answerTimeoutMs = 120_000;
+
+/** Calls the service and reads the whole answer; one that never comes fails naming the address. */
 export async function call(url: string, init?: RequestInit): Promise<TakeAnswer> {
-  const response = await fetch(url, { redirect: 'manual', ...init });
-  const bytes = Buffer.from(await response.arrayBuffer());
+  const signal = init?.signal ?? AbortSignal.timeout(answerTimeoutMs);
+  let response: Response;
+  let bytes: Buffer;
+  try {
+    response = await fetch(url, { redirect: 'manual', ...init, signal });
+    bytes = Buffer.from(await response.arrayBuffer());
+  } catch (error) {
+    if ((error as Error).name !== 'TimeoutError') throw error;
+    throw new Error(`${init?.method ?? 'GET'} ${url}: no whole answer within ${answerTimeoutMs / 1000} s`);
+  }
   const contentType = response.headers.get('content-type') ?? '';
   const json = contentType.includes('application/json') ? JSON.parse(bytes.toString('utf8')) : undefined;
   return { status: response.status, contentType, headers: response.headers, bytes, json };
