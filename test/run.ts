@@ -101,11 +101,13 @@ function runFile(file: string): Promise<FileResult> {
     child.stderr!.on('data', onOutput(process.stderr));
 
     // A file out of time is first asked where it is, so the summary names the test that hung.
+    let askTimer: NodeJS.Timeout | undefined;
     const timeout = setTimeout(() => {
+      note = `timed out after ${fileTimeoutMs / 1000}s, killed`;
       child.kill('SIGUSR2');
-      setTimeout(() => {
+      askTimer = setTimeout(() => {
         const at = [...output.replace(ansi, '').matchAll(/^hung in: (.*)$/gm)].at(-1)?.[1];
-        note = `timed out after ${fileTimeoutMs / 1000}s${at ? ` in "${at}"` : ''}, killed`;
+        if (at) note = `timed out after ${fileTimeoutMs / 1000}s in "${at}", killed`;
         killGroup(child, 'SIGKILL');
       }, askWhereMs);
     }, fileTimeoutMs);
@@ -115,6 +117,7 @@ function runFile(file: string): Promise<FileResult> {
     });
     child.once('close', (code, signal) => {
       clearTimeout(timeout);
+      clearTimeout(askTimer);
       clearTimeout(lingerTimer);
       current = undefined;
       // Leftovers of a file that exited on its own (a server it forgot to stop) go as well.
