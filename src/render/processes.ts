@@ -1,7 +1,7 @@
 // The machine's processes as Linux's /proc shows them: finding Chromium, the tree below a pid, and
 // its memory. Where there is no /proc every scan finds nothing. The look-ups only tests and the
 // bench make are in test/helpers/processes.ts.
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /** One running process: its id, its parent's, and its command line. */
@@ -77,14 +77,61 @@ export function descendantsOf(
 }
 
 /** The processes a thread's children file lists (none once the thread has ended). */
-export function childrenIn(file: string): number[] {
+function childrenIn(file: string): number[] {
   let listed = '';
   try {
     listed = readFileSync(file, 'utf8');
   } catch {
     // The thread ended meanwhile.
   }
+  return pidsIn(listed);
+}
+
+/** The pids of a children file's text ("12 34 "). */
+export function pidsIn(listed: string): number[] {
   return listed.split(' ').flatMap((child) => (child === '' ? [] : [Number(child)]));
+}
+
+/**
+ * A /proc file kept open and read again from its start: one pread a read instead of the open,
+ * stat, read and close of readFileSync (≈ 3 µs against ≈ 11 here), for files read many times a
+ * second. Once its process is gone a read gives null (a thread's children file gives "" instead)
+ * and the file is closed; a new process with the same pid is never read through an old one.
+ */
+export class ProcFile {
+  #fd: number | null;
+  #buffer = Buffer.allocUnsafe(256);
+
+  constructor(path: string) {
+    try {
+      this.#fd = openSync(path, 'r');
+    } catch {
+      this.#fd = null;
+    }
+  }
+
+  /** The file's text now, or null when its process is gone. */
+  read(): string | null {
+    if (this.#fd === null) return null;
+    try {
+      let length = readSync(this.#fd, this.#buffer, 0, this.#buffer.length, 0);
+      // A full buffer may be a cut text: read it again into one twice the size.
+      while (length === this.#buffer.length) {
+        this.#buffer = Buffer.allocUnsafe(this.#buffer.length * 2);
+        length = readSync(this.#fd, this.#buffer, 0, this.#buffer.length, 0);
+      }
+      return this.#buffer.toString('latin1', 0, length);
+    } catch {
+      this.close();
+      return null;
+    }
+  }
+
+  close(): void {
+    if (this.#fd === null) return;
+    closeSync(this.#fd);
+    this.#fd = null;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 // crashes, and the render on it ends with page_memory_exceeded (src/render/browser.ts).
 
 import { readFileSync } from 'node:fs';
-import { childrenIn, descendantsOf } from './processes.ts';
+import { descendantsOf, pidsIn, ProcFile } from './processes.ts';
 
 /** How often the renderers' memory is read while a render runs. */
 const SAMPLE_MS = 100;
@@ -24,8 +24,10 @@ export class RendererMemoryWatch {
   readonly #onKill: (pid: number, mb: number) => void;
   // Whether each process seen below the browser is a renderer (its command line never changes).
   readonly #isRenderer = new Map<number, boolean>();
-  // The children files that listed a process at the last walk.
-  #parents: string[] = [];
+  // The children files that listed a process at the last walk, kept open until the next.
+  #parents: ProcFile[] = [];
+  // Each renderer's statm, kept open while it is seen below the browser.
+  readonly #statm = new Map<number, ProcFile>();
   #samples = 0;
   #renders = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -66,6 +68,14 @@ export class RendererMemoryWatch {
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
+    for (const file of [...this.#parents, ...this.#statm.values()]) file.close();
+    this.#parents = [];
+    this.#statm.clear();
+  }
+
+  /** Files this watch holds open (for tests: none once stopped). */
+  openFiles(): number {
+    return this.#parents.length + this.#statm.size;
   }
 
   #sample(): void {
@@ -73,7 +83,9 @@ export class RendererMemoryWatch {
     for (const pid of this.#below()) {
       seen.add(pid);
       if (!this.#rendererOrNot(pid)) continue;
-      const resident = Number(readOr(`/proc/${pid}/statm`, '0 0').split(' ')[1]) * PAGE_BYTES;
+      let statm = this.#statm.get(pid);
+      if (!statm) this.#statm.set(pid, (statm = new ProcFile(`/proc/${pid}/statm`)));
+      const resident = Number((statm.read() ?? '0 0').split(' ')[1]) * PAGE_BYTES;
       if (resident <= this.#limitBytes) continue;
       this.#lastKill = Date.now();
       try {
@@ -84,13 +96,21 @@ export class RendererMemoryWatch {
       this.#onKill(pid, Math.round(resident / 1024 / 1024));
     }
     for (const pid of this.#isRenderer.keys()) if (!seen.has(pid)) this.#isRenderer.delete(pid);
+    for (const [pid, statm] of this.#statm) {
+      if (seen.has(pid)) continue;
+      statm.close();
+      this.#statm.delete(pid);
+    }
   }
 
   // The processes below the browser: walked afresh every WALK_EVERY samples, else from the last walk's parents.
   #below(): number[] {
-    if (this.#samples++ % WALK_EVERY !== 0) return this.#parents.flatMap(childrenIn);
-    this.#parents = [];
-    return descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), this.#parents).slice(1);
+    if (this.#samples++ % WALK_EVERY !== 0) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
+    for (const file of this.#parents) file.close();
+    const parents: string[] = [];
+    const below = descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), parents).slice(1);
+    this.#parents = parents.map((path) => new ProcFile(path));
+    return below;
   }
 
   // A renderer is forked from a zygote and keeps the zygote's command line until it rewrites it:

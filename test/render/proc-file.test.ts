@@ -1,0 +1,89 @@
+// /proc files kept open and read again (src/render/processes.ts ProcFile), and the renderer
+// memory watch that reads them many times a second without leaving a file open behind it.
+
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ProcFile } from '../../src/render/processes.ts';
+import { RendererMemoryWatch } from '../../src/render/renderer-memory.ts';
+import { startRenderRig, type RenderRig } from '../helpers/render.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const test = suite('/proc files kept open');
+const openFds = () => readdirSync('/proc/self/fd').length;
+const residentPages = (text: string | null) => Number(text!.split(' ')[1]);
+
+test('a read is the file as it is now, not as it was when opened', () => {
+  const statm = new ProcFile('/proc/self/statm');
+  try {
+    const before = residentPages(statm.read());
+    const held = Buffer.alloc(64 * 1024 * 1024, 1);
+    const after = residentPages(statm.read());
+    assert.ok(after - before >= (60 * 1024 * 1024) / 4096, `resident pages ${before} → ${after}`);
+    assert.is(held[held.length - 1], 1);
+  } finally {
+    statm.close();
+  }
+});
+
+test('a file longer than the first buffer is read whole', () => {
+  const status = new ProcFile('/proc/self/status');
+  try {
+    const text = status.read()!;
+    assert.ok(text.length > 256, `${text.length} characters`);
+    assert.is(text.split('\n')[0], readFileSync('/proc/self/status', 'utf8').split('\n')[0]);
+    assert.ok(text.endsWith('\n') && text.includes('VmRSS:'), 'the last lines are there');
+  } finally {
+    status.close();
+  }
+});
+
+test("a process gone reads as null, its thread's children as none, and no file stays open", async () => {
+  const baseline = openFds();
+  const child = spawn('sleep', ['30']);
+  const statm = new ProcFile(`/proc/${child.pid}/statm`);
+  const children = new ProcFile(`/proc/${child.pid}/task/${child.pid}/children`);
+  assert.ok(residentPages(statm.read()) > 0);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  assert.is(statm.read(), null);
+  assert.is(children.read(), '');
+  children.close();
+  statm.close();
+  assert.is(statm.read(), null, 'closed');
+  await waitFor(() => openFds() === baseline, `open files back to ${baseline}: ${openFds()}`, 5_000);
+});
+
+const watched = suite('the renderer memory watch and its open files');
+let rig: RenderRig;
+watched.before(async () => {
+  rig = await startRenderRig({ workspaceId: 'ws_proc_files' });
+});
+watched.after(async () => {
+  await rig?.stop();
+});
+
+watched('reads the renderers through open files while renders run, and closes them all when stopped', async () => {
+  await rig.render('/');
+  const baseline = openFds();
+  const kills: number[] = [];
+  const watch = new RendererMemoryWatch(rig.host.pid!, 4096, (pid) => kills.push(pid));
+  const ended = watch.begin();
+  try {
+    // The first sample walks the tree; the next ones read the files it opened.
+    await waitFor(() => watch.openFiles() > 0, 'the watch opened the renderers and their parents', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    assert.is(openFds() - baseline, watch.openFiles(), 'one descriptor for each file it holds');
+  } finally {
+    ended();
+    watch.stop();
+  }
+  assert.is(watch.openFiles(), 0);
+  assert.is(openFds(), baseline, 'every file closed');
+  assert.equal(kills, [], 'nothing over a 4 GB limit');
+});
+
+test.run();
+watched.run();
