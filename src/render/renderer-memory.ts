@@ -110,11 +110,14 @@ export class RendererMemoryWatch {
     const parents: string[] = [];
     const below = descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), parents).slice(1);
     this.#parents = parents.map((path) => new ProcFile(path));
+    // A renderer starts no processes: one with children (a zygote) is settled.
+    for (const path of parents) this.#isRenderer.set(Number(path.split('/')[2]), false);
     return below;
   }
 
   // A renderer is forked from a zygote and keeps the zygote's command line until it rewrites it:
-  // a process that still reads as a zygote is asked again at the next sample, never cached.
+  // a process that still reads as a zygote is asked again at the next sample, until a walk finds
+  // it has children.
   #rendererOrNot(pid: number): boolean {
     let renderer = this.#isRenderer.get(pid);
     if (renderer === undefined) {
