@@ -134,13 +134,24 @@ export class ProcFile {
   }
 }
 
+/** Whether `pid` is a Chromium renderer (false once it is gone). */
+function isRenderer(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('--type=renderer');
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The memory `root` and its descendants hold, in MB, read without blocking: their summed PSS
  * (/proc/<pid>/smaps_rollup), or their resident size (/proc/<pid>/statm) for a process whose
  * smaps this process may not read; null when nothing could be read.
  */
 export async function treeMemoryMb(root: number): Promise<number | null> {
-  const pids = descendantsOf(root);
+  // Renderers start no processes: their threads' children files are not read (≈ 2 ms against ≈ 10
+  // for the walk with 24 pages).
+  const pids = descendantsOf(root, isRenderer);
   if (pids.length === 0) return null;
   const kb = await Promise.all(
     pids.map(async (pid) => {

@@ -2,16 +2,26 @@
 // memory watch that reads them many times a second without leaving a file open behind it.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ProcFile } from '../../src/render/processes.ts';
+import { ProcFile, treeMemoryMb } from '../../src/render/processes.ts';
 import { RendererMemoryWatch } from '../../src/render/renderer-memory.ts';
+import { listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('/proc files kept open');
-const openFds = () => readdirSync('/proc/self/fd').length;
+/** This process's open files into other processes' /proc directories (starting with `prefix`). */
+const procFilesOpen = (prefix = '/proc/') =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target.startsWith(prefix) && !target.startsWith(`/proc/${process.pid}/`);
+    } catch {
+      return false; // The directory's own descriptor, closed once read.
+    }
+  }).length;
 const residentPages = (text: string | null) => Number(text!.split(' ')[1]);
 
 test('a read is the file as it is now, not as it was when opened', () => {
@@ -40,11 +50,11 @@ test('a file longer than the first buffer is read whole', () => {
 });
 
 test("a process gone reads as null, its thread's children as none, and no file stays open", async () => {
-  const baseline = openFds();
   const child = spawn('sleep', ['30']);
   const statm = new ProcFile(`/proc/${child.pid}/statm`);
   const children = new ProcFile(`/proc/${child.pid}/task/${child.pid}/children`);
   assert.ok(residentPages(statm.read()) > 0);
+  assert.is(procFilesOpen(`/proc/${child.pid}/`), 2);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await exited;
@@ -53,7 +63,7 @@ test("a process gone reads as null, its thread's children as none, and no file s
   children.close();
   statm.close();
   assert.is(statm.read(), null, 'closed');
-  await waitFor(() => openFds() === baseline, `open files back to ${baseline}: ${openFds()}`, 5_000);
+  assert.is(procFilesOpen(`/proc/${child.pid}/`), 0, 'both closed');
 });
 
 const watched = suite('the renderer memory watch and its open files');
@@ -67,7 +77,7 @@ watched.after(async () => {
 
 watched('reads the renderers through open files while renders run, and closes them all when stopped', async () => {
   await rig.render('/');
-  const baseline = openFds();
+  const baseline = procFilesOpen();
   const kills: number[] = [];
   const watch = new RendererMemoryWatch(rig.host.pid!, 4096, (pid) => kills.push(pid));
   const ended = watch.begin();
@@ -75,14 +85,26 @@ watched('reads the renderers through open files while renders run, and closes th
     // The first sample walks the tree; the next ones read the files it opened.
     await waitFor(() => watch.openFiles() > 0, 'the watch opened the renderers and their parents', 5_000);
     await new Promise((resolve) => setTimeout(resolve, 350));
-    assert.is(openFds() - baseline, watch.openFiles(), 'one descriptor for each file it holds');
+    assert.is(procFilesOpen() - baseline, watch.openFiles(), 'one descriptor for each file it holds');
   } finally {
     ended();
     watch.stop();
   }
   assert.is(watch.openFiles(), 0);
-  assert.is(openFds(), baseline, 'every file closed');
+  assert.is(procFilesOpen(), baseline, 'every file closed');
   assert.equal(kills, [], 'nothing over a 4 GB limit');
+});
+
+watched("the browser's memory counts every process below it, renderers too, from one walk", async () => {
+  const tree = processTree([rig.host.pid!], listProcesses());
+  const renderers = listProcesses().filter((p) => tree.includes(p.pid) && p.argv.includes('--type=renderer'));
+  assert.ok(renderers.length > 0, 'a renderer is running');
+  const expected = pssMb(tree);
+  const read = (await treeMemoryMb(rig.host.pid!))!;
+  assert.ok(
+    Math.abs(read - expected) < expected * 0.1,
+    `read ${read.toFixed(0)} MB, the whole tree ${expected.toFixed(0)} MB`,
+  );
 });
 
 test.run();
