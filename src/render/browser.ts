@@ -15,7 +15,7 @@ import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
-import { treeMemoryMb } from './processes.ts';
+import { TreeMemory } from './processes.ts';
 
 /** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
 export interface BrowserHostOptions {
@@ -92,6 +92,8 @@ export class BrowserHost {
   #pid: number | null = null;
   #plan: LaunchPlan | null = null;
   #memoryWatch: RendererMemoryWatch | null = null;
+  // Chromium's memory, read for the pool's budget.
+  #treeMemory: TreeMemory | null = null;
   #launching: Promise<Browser> | null = null;
   #recovering: Promise<void> | null = null;
   #closed = false;
@@ -112,6 +114,7 @@ export class BrowserHost {
     this.#closed = true;
     const browser = this.#browser ?? (await this.#launching?.catch(() => null));
     this.#browser = null;
+    this.#stopWatching();
     if (!browser) return;
     const closed = await withTimeout(
       browser.close().then(
@@ -337,12 +340,14 @@ export class BrowserHost {
     this.#pid = findProcessWithArg(this.#marker);
     const pid = this.#pid;
     const { memoryBudgetMb } = this.#options;
+    this.#stopWatching();
+    const treeMemory = memoryBudgetMb !== undefined && pid !== null ? new TreeMemory(pid) : null;
+    this.#treeMemory = treeMemory;
     this.#pool = new PagePool(browser, {
       maxPages: this.#options.poolSize ?? (memoryBudgetMb === undefined ? 6 : 256),
       maxRenders: this.#options.rendersPerContext ?? 100,
-      ...(memoryBudgetMb !== undefined && pid !== null ? { memoryBudgetMb, measureMb: () => treeMemoryMb(pid) } : {}),
+      ...(treeMemory ? { memoryBudgetMb, measureMb: () => treeMemory.readMb() } : {}),
     });
-    this.#memoryWatch?.stop();
     this.#memoryWatch =
       this.#pid === null
         ? null
@@ -383,8 +388,15 @@ export class BrowserHost {
     if (this.#browser !== browser) return;
     this.#browser = null;
     this.#pid = null;
+    this.#stopWatching();
+  }
+
+  // Closes the /proc files the memory watch and the budget's readings keep open.
+  #stopWatching(): void {
     this.#memoryWatch?.stop();
     this.#memoryWatch = null;
+    this.#treeMemory?.close();
+    this.#treeMemory = null;
   }
 
   #kill(): void {

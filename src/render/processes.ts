@@ -143,30 +143,98 @@ function isRenderer(pid: number): boolean {
   }
 }
 
+// A process whose resident size moved by less than this since its PSS was read keeps that PSS.
+const RESIDENT_MOVED_KB = 512;
+// PSS moves too when the processes sharing a page come and go: each is read afresh at least this often.
+const PSS_KEPT_MS = 10_000;
+
+interface ProcessMemory {
+  statm: ProcFile;
+  residentKb: number;
+  pssKb: number;
+  readAt: number;
+}
+
 /**
- * The memory `root` and its descendants hold, in MB, read without blocking: their summed PSS
- * (/proc/<pid>/smaps_rollup), or their resident size (/proc/<pid>/statm) for a process whose
- * smaps this process may not read; null when nothing could be read.
+ * The memory `root` and its descendants hold, read again and again without blocking: their summed
+ * PSS (/proc/<pid>/smaps_rollup), or their resident size (/proc/<pid>/statm) for a process whose
+ * smaps this process may not read. smaps_rollup is dear (the kernel walks the process's page
+ * tables: ≈ 1.5 ms of CPU for a Chromium process here), statm is not (≈ 3 µs, kept open), so a
+ * process whose resident size has not moved since its PSS was read keeps that PSS, for at most
+ * PSS_KEPT_MS: with renders going round 24 warm pages, most renderers sit idle between two readings.
  */
+export class TreeMemory {
+  readonly #root: number;
+  readonly #processes = new Map<number, ProcessMemory>();
+  #closed = false;
+  /** How many processes' smaps the last reading read (the rest kept their PSS). */
+  smapsRead = 0;
+
+  constructor(root: number) {
+    this.#root = root;
+  }
+
+  /** The tree's memory now, in MB; null when nothing could be read (or once closed). */
+  async readMb(): Promise<number | null> {
+    // Renderers start no processes: their threads' children files are not read (≈ 2 ms against ≈ 10
+    // for the walk with 24 pages).
+    const pids = this.#closed ? [] : descendantsOf(this.#root, isRenderer);
+    const seen = new Set(pids);
+    for (const [pid, known] of this.#processes) {
+      if (seen.has(pid)) continue;
+      known.statm.close();
+      this.#processes.delete(pid);
+    }
+    if (pids.length === 0) return null;
+    this.smapsRead = 0;
+    const now = Date.now();
+    const kb = await Promise.all(pids.map((pid) => this.#kb(pid, now)));
+    return kb.reduce((sum, value) => sum + value, 0) / 1024;
+  }
+
+  /** Closes the files it keeps open. */
+  close(): void {
+    this.#closed = true;
+    for (const known of this.#processes.values()) known.statm.close();
+    this.#processes.clear();
+  }
+
+  /** Files it holds open (for tests). */
+  openFiles(): number {
+    return this.#processes.size;
+  }
+
+  async #kb(pid: number, now: number): Promise<number> {
+    let known = this.#processes.get(pid);
+    if (!known) {
+      known = { statm: new ProcFile(`/proc/${pid}/statm`), residentKb: Number.NaN, pssKb: 0, readAt: 0 };
+      this.#processes.set(pid, known);
+    }
+    const statm = known.statm.read();
+    if (statm === null) return 0; // Gone, or not ours to read.
+    const residentKb = Number(statm.split(' ')[1]) * 4;
+    if (Math.abs(residentKb - known.residentKb) < RESIDENT_MOVED_KB && now - known.readAt < PSS_KEPT_MS) {
+      return known.pssKb;
+    }
+    this.smapsRead += 1;
+    let pssKb = residentKb;
+    try {
+      const match = /^Pss:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      if (match) pssKb = Number(match[1]);
+    } catch {
+      // Not ours to read, or gone: its resident size.
+    }
+    Object.assign(known, { residentKb, pssKb, readAt: now });
+    return pssKb;
+  }
+}
+
+/** One reading of the memory `root` and its descendants hold, in MB (TreeMemory, read once). */
 export async function treeMemoryMb(root: number): Promise<number | null> {
-  // Renderers start no processes: their threads' children files are not read (≈ 2 ms against ≈ 10
-  // for the walk with 24 pages).
-  const pids = descendantsOf(root, isRenderer);
-  if (pids.length === 0) return null;
-  const kb = await Promise.all(
-    pids.map(async (pid) => {
-      try {
-        const match = /^Pss:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
-        if (match) return Number(match[1]);
-      } catch {
-        // Not ours to read, or gone: the resident size below.
-      }
-      try {
-        return Number((await readFile(`/proc/${pid}/statm`, 'utf8')).split(' ')[1]) * 4;
-      } catch {
-        return 0;
-      }
-    }),
-  );
-  return kb.reduce((sum, value) => sum + value, 0) / 1024;
+  const memory = new TreeMemory(root);
+  try {
+    return await memory.readMb();
+  } finally {
+    memory.close();
+  }
 }

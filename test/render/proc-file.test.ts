@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ProcFile, treeMemoryMb } from '../../src/render/processes.ts';
+import { ProcFile, TreeMemory, treeMemoryMb } from '../../src/render/processes.ts';
 import { RendererMemoryWatch } from '../../src/render/renderer-memory.ts';
 import { listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
@@ -64,6 +64,38 @@ test("a process gone reads as null, its thread's children as none, and no file s
   statm.close();
   assert.is(statm.read(), null, 'closed');
   assert.is(procFilesOpen(`/proc/${child.pid}/`), 0, 'both closed');
+});
+
+test("a tree's memory read again reads smaps only where the resident size moved", async () => {
+  // A process that holds 64 MB more each time it is told to.
+  const child = spawn(process.execPath, [
+    '-e',
+    "const held = []; process.stdin.on('data', () => { held.push(Buffer.alloc(64 << 20, 1)); process.stdout.write('+'); });",
+  ]);
+  const grown = () => new Promise((resolve) => child.stdout.once('data', resolve));
+  const memory = new TreeMemory(child.pid!);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.stdin.write('\n');
+    await grown();
+    const first = (await memory.readMb())!;
+    assert.is(memory.smapsRead, 1);
+    assert.is(memory.openFiles(), 1, 'its statm kept open');
+    const again = (await memory.readMb())!;
+    assert.is(memory.smapsRead, 0, 'nothing moved: the last PSS kept');
+    assert.is(again, first);
+    child.stdin.write('\n');
+    await grown();
+    const after = (await memory.readMb())!;
+    assert.is(memory.smapsRead, 1, 'read again once it grew');
+    assert.ok(after - first >= 60, `${first.toFixed(0)} → ${after.toFixed(0)} MB`);
+    assert.ok(Math.abs(after - pssMb([child.pid!])) < 8, 'the PSS it has now');
+  } finally {
+    memory.close();
+    child.kill('SIGKILL');
+  }
+  assert.is(procFilesOpen(`/proc/${child.pid}/`), 0, 'closed');
+  assert.is(await memory.readMb(), null, 'a closed reader reads nothing');
 });
 
 const watched = suite('the renderer memory watch and its open files');
