@@ -2,8 +2,7 @@
 // the browser is read from /proc a few times a second, and one above the limit is killed. Its page
 // crashes, and the render on it ends with page_memory_exceeded (src/render/browser.ts).
 
-import { readFileSync } from 'node:fs';
-import { descendantsOf, pidsIn, ProcFile } from './processes.ts';
+import { pidsIn, ProcFile, RendererKinds } from './processes.ts';
 
 /** How often the renderers' memory is read while a render runs. */
 const SAMPLE_MS = 100;
@@ -22,8 +21,7 @@ export class RendererMemoryWatch {
   readonly #browserPid: number;
   readonly #limitBytes: number;
   readonly #onKill: (pid: number, mb: number) => void;
-  // Whether each process seen below the browser is a renderer (its command line never changes).
-  readonly #isRenderer = new Map<number, boolean>();
+  readonly #kinds = new RendererKinds();
   // The children files that listed a process at the last walk, kept open until the next.
   #parents: ProcFile[] = [];
   // Each renderer's statm, kept open while it is seen below the browser.
@@ -82,7 +80,7 @@ export class RendererMemoryWatch {
     const seen = new Set<number>();
     for (const pid of this.#below()) {
       seen.add(pid);
-      if (!this.#rendererOrNot(pid)) continue;
+      if (!this.#kinds.isRenderer(pid)) continue;
       let statm = this.#statm.get(pid);
       if (!statm) this.#statm.set(pid, (statm = new ProcFile(`/proc/${pid}/statm`)));
       const resident = Number((statm.read() ?? '0 0').split(' ')[1]) * PAGE_BYTES;
@@ -95,7 +93,6 @@ export class RendererMemoryWatch {
       }
       this.#onKill(pid, Math.round(resident / 1024 / 1024));
     }
-    for (const pid of this.#isRenderer.keys()) if (!seen.has(pid)) this.#isRenderer.delete(pid);
     for (const [pid, statm] of this.#statm) {
       if (seen.has(pid)) continue;
       statm.close();
@@ -108,31 +105,8 @@ export class RendererMemoryWatch {
     if (this.#samples++ % WALK_EVERY !== 0) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
     for (const file of this.#parents) file.close();
     const parents: string[] = [];
-    const below = descendantsOf(this.#browserPid, (pid) => this.#rendererOrNot(pid), parents).slice(1);
+    const below = this.#kinds.below(this.#browserPid, parents).slice(1);
     this.#parents = parents.map((path) => new ProcFile(path));
-    // A renderer starts no processes: one with children (a zygote) is settled.
-    for (const path of parents) this.#isRenderer.set(Number(path.split('/')[2]), false);
     return below;
-  }
-
-  // A renderer is forked from a zygote and keeps the zygote's command line until it rewrites it:
-  // a process that still reads as a zygote is asked again at the next sample, until a walk finds
-  // it has children.
-  #rendererOrNot(pid: number): boolean {
-    let renderer = this.#isRenderer.get(pid);
-    if (renderer === undefined) {
-      const commandLine = readOr(`/proc/${pid}/cmdline`, '');
-      renderer = commandLine.includes('--type=renderer');
-      if (renderer || !commandLine.includes('--type=zygote')) this.#isRenderer.set(pid, renderer);
-    }
-    return renderer;
-  }
-}
-
-function readOr(file: string, fallback: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return fallback;
   }
 }
