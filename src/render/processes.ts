@@ -241,7 +241,11 @@ export class TreeMemory {
       this.#processes.set(pid, known);
     }
     const statm = known.statm.read();
-    if (statm === null) return 0; // Gone, or not ours to read.
+    if (statm === null) {
+      // Gone (a process given its pid later is opened afresh), or not ours to read.
+      this.#processes.delete(pid);
+      return 0;
+    }
     const residentKb = Number(statm.split(' ')[1]) * 4;
     if (Math.abs(residentKb - known.residentKb) < RESIDENT_MOVED_KB && now - known.readAt < PSS_KEPT_MS) {
       return known.pssKb;
