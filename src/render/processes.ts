@@ -46,11 +46,7 @@ function commandLine(raw: string): string[] {
  * /children: cheaper than a scan of the whole of /proc); empty where there is no /proc. Below a
  * `leaf` it does not look; the children files that listed a process are added to `parents`.
  */
-function descendantsOf(
-  root: number,
-  leaf: (pid: number) => boolean = () => false,
-  parents?: string[],
-): number[] {
+function descendantsOf(root: number, leaf: (pid: number) => boolean, parents: string[]): number[] {
   const found: number[] = [];
   const queue = [root];
   while (queue.length > 0) {
@@ -69,7 +65,7 @@ function descendantsOf(
     for (const thread of threads) {
       const file = `/proc/${pid}/task/${thread}/children`;
       const children = childrenIn(file);
-      if (children.length > 0) parents?.push(file);
+      if (children.length > 0) parents.push(file);
       queue.push(...children);
     }
   }
