@@ -334,43 +334,66 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         if ('blocked' in pinned) return answerBlocked(pinned.blocked);
         const headers = endToEndHeaders(request.rawHeaders);
         if (request.headers.host === undefined) headers.push('Host', target.host);
-        let forward: http.ClientRequest;
+        let send: () => http.ClientRequest;
         if (chained(target.hostname)) {
           // Through the upstream proxy: the absolute-form request, with its credentials.
           const proxyPinned = await pin('proxy', via!.host, via!.port);
           if ('blocked' in proxyPinned) return answerBlocked(proxyPinned.blocked);
           if (via!.authorization) headers.push('Proxy-Authorization', via!.authorization);
           const client = via!.secure ? https : http;
-          forward = client.request({
-            host: proxyPinned.address,
-            port: via!.port,
-            method: request.method,
-            path: target.href,
-            headers,
-            setHost: false,
-            agent: false,
-            ...(via!.secure && !net.isIP(via!.host) ? { servername: via!.host } : {}),
-          });
+          send = () =>
+            client.request({
+              host: proxyPinned.address,
+              port: via!.port,
+              method: request.method,
+              path: target.href,
+              headers,
+              setHost: false,
+              agent: false,
+              ...(via!.secure && !net.isIP(via!.host) ? { servername: via!.host } : {}),
+            });
         } else {
-          forward = http.request({
-            host: pinned.address,
-            port,
-            method: request.method,
-            path: `${target.pathname}${target.search}`,
-            headers,
-            setHost: false,
-            agent,
-          });
+          send = () =>
+            http.request({
+              host: pinned.address,
+              port,
+              method: request.method,
+              path: `${target.pathname}${target.search}`,
+              headers,
+              setHost: false,
+              agent,
+            });
         }
-        forward.on('response', (upstream) => {
-          response.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, endToEndHeaders(upstream.rawHeaders));
-          upstream.pipe(response);
-          upstream.on('error', () => response.destroy());
-        });
-        forward.on('error', (error) => {
-          log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
-          answerBlocked('network_error');
-        });
+        // A request sent on a kept-alive socket that the site closed meanwhile (its keep-alive
+        // timeout raced the reuse) fails before any answer: a GET or HEAD without a body is sent
+        // again on a new connection, as browsers do. Other requests may have had effects: not resent.
+        const resendable =
+          (request.method === 'GET' || request.method === 'HEAD') &&
+          !request.headers['transfer-encoding'] &&
+          Number(request.headers['content-length'] ?? 0) === 0;
+        const forwardOnce = (): http.ClientRequest => {
+          const sent = send();
+          sent.on('response', (upstream) => {
+            response.writeHead(
+              upstream.statusCode ?? 502,
+              upstream.statusMessage,
+              endToEndHeaders(upstream.rawHeaders),
+            );
+            upstream.pipe(response);
+            upstream.on('error', () => response.destroy());
+          });
+          sent.on('error', (error) => {
+            if (sent.reusedSocket && resendable && !response.headersSent && !response.destroyed) {
+              forward = forwardOnce();
+              forward.end();
+              return;
+            }
+            log({ event: 'egress_failed', address: pinned.address, port, reason: error.message });
+            answerBlocked('network_error');
+          });
+          return sent;
+        };
+        let forward = forwardOnce();
         request.pipe(forward);
         // The browser gave up (page closed, navigation cancelled): stop the upstream request too.
         request.on('error', () => forward.destroy());
