@@ -71,7 +71,9 @@ export async function measureTenants(
       headers: { 'x-access-key': workspace.access_key },
     });
     const bytes = await response.arrayBuffer();
-    if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+    if (response.status !== 200 || bytes.byteLength < 1000) {
+      throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString('utf8', 0, 500)}`);
+    }
   };
   let next = 0;
   const draw = zipf(200, 1, 26);
