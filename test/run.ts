@@ -1,12 +1,20 @@
-// The test runner behind `make test`: every test/**/*.test.ts in its own process, one at a time.
+// The test runner behind `make test`: every test/**/*.test.ts in its own process, TEST_JOBS of them
+// at once (2 by default, 1 on a one-CPU machine). A file's output is printed whole when it ends, so
+// files running side by side never interleave.
 // Usage: node --import tsx test/run.ts [substring ...]   (only files whose path contains one)
 // The last line printed is always "N passed, N failed"; the exit code is 1 when anything failed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+/**
+ * Files run at once. Most of a file's time is spent waiting (on Chromium, NATS, a timer), so two
+ * files share two CPUs well; more than two would push the tests that bound a wait in seconds.
+ */
+const jobs = Math.max(1, Number(process.env.TEST_JOBS) || Math.min(2, availableParallelism()));
 const fileTimeoutMs = 5 * 60_000;
 /** After uvu printed its summary, how long a file may keep running (open handles) before it is killed. */
 const lingerAfterSummaryMs = 10_000;
@@ -18,6 +26,8 @@ const askWhereMs = 2_000;
 /** What one test file did. */
 interface FileResult {
   file: string;
+  /** Everything it printed, stdout and stderr in the order they came. */
+  output: string;
   passed: number;
   failed: number;
   seconds: number;
@@ -53,7 +63,7 @@ export function parseUvuSummary(output: string): { passed: number; failed: numbe
   return { passed, failed: Math.max(0, total - passed) };
 }
 
-let current: ChildProcess | undefined;
+const running = new Set<ChildProcess>();
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
@@ -67,7 +77,7 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 // The children run in their own process groups, so a Ctrl-C must be passed on by hand.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (current) killGroup(current, 'SIGKILL');
+    for (const child of running) killGroup(child, 'SIGKILL');
     process.exit(130);
   });
 }
@@ -82,13 +92,12 @@ function runFile(file: string): Promise<FileResult> {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
     });
-    current = child;
+    running.add(child);
     let output = '';
     let note: string | undefined;
     let lingerTimer: NodeJS.Timeout | undefined;
 
-    const onOutput = (target: NodeJS.WriteStream) => (chunk: Buffer) => {
-      target.write(chunk);
+    const onOutput = (chunk: Buffer) => {
       output += chunk.toString();
       if (!lingerTimer && /Duration:/.test(output.replace(ansi, ''))) {
         lingerTimer = setTimeout(() => {
@@ -97,8 +106,8 @@ function runFile(file: string): Promise<FileResult> {
         }, lingerAfterSummaryMs);
       }
     };
-    child.stdout!.on('data', onOutput(process.stdout));
-    child.stderr!.on('data', onOutput(process.stderr));
+    child.stdout!.on('data', onOutput);
+    child.stderr!.on('data', onOutput);
 
     // A file out of time is first asked where it is, so the summary names the test that hung.
     let askTimer: NodeJS.Timeout | undefined;
@@ -119,7 +128,7 @@ function runFile(file: string): Promise<FileResult> {
       clearTimeout(timeout);
       clearTimeout(askTimer);
       clearTimeout(lingerTimer);
-      current = undefined;
+      running.delete(child);
       // Leftovers of a file that exited on its own (a server it forgot to stop) go as well.
       killGroup(child, 'SIGKILL');
       const summary = parseUvuSummary(output);
@@ -138,7 +147,7 @@ function runFile(file: string): Promise<FileResult> {
         note ??= 'no uvu summary (no tests?)';
       }
       if (note?.startsWith('timed out')) failed = Math.max(failed, 1);
-      resolve({ file, passed, failed, seconds, note });
+      resolve({ file, output, passed, failed, seconds, note });
     });
   });
 }
@@ -148,18 +157,24 @@ async function main(): Promise<number> {
   const files = findTestFiles(path.join(root, 'test')).filter(
     (file) => filters.length === 0 || filters.some((filter) => file.includes(filter)),
   );
+  const started = Date.now();
   const results: FileResult[] = [];
-  for (const file of files) {
-    console.log(`\n━━ ${file}`);
-    // A file that hangs until its time limit is killed and counted as failed: a hang is a bug to
-    // find (the note names the file), never run again until it happens to pass.
-    const result = await runFile(file);
-    results.push(result);
-  }
+  const queue = [...files];
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      // A file that hangs until its time limit is killed and counted as failed: a hang is a bug to
+      // find (the note names the file), never run again until it happens to pass.
+      const result = await runFile(file);
+      process.stdout.write(`\n━━ ${file}\n${result.output}`);
+      results.push(result);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+  results.sort((a, b) => files.indexOf(a.file) - files.indexOf(b.file));
 
   const passed = results.reduce((sum, r) => sum + r.passed, 0);
   const failed = results.reduce((sum, r) => sum + r.failed, 0);
-  console.log('\nSummary');
+  console.log(`\nSummary (${jobs} at a time, ${((Date.now() - started) / 1000).toFixed(0)}s in all)`);
   for (const r of results) {
     const mark = r.failed > 0 ? 'FAIL' : 'ok  ';
     const note = r.note ? `  (${r.note})` : '';
