@@ -169,12 +169,13 @@ async function main(): Promise<number> {
       results.push(result);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+  const lanes = Math.max(1, Math.min(jobs, files.length));
+  await Promise.all(Array.from({ length: lanes }, worker));
   results.sort((a, b) => files.indexOf(a.file) - files.indexOf(b.file));
 
   const passed = results.reduce((sum, r) => sum + r.passed, 0);
   const failed = results.reduce((sum, r) => sum + r.failed, 0);
-  console.log(`\nSummary (${jobs} at a time, ${((Date.now() - started) / 1000).toFixed(0)}s in all)`);
+  console.log(`\nSummary (${lanes} at a time, ${((Date.now() - started) / 1000).toFixed(0)}s in all)`);
   for (const r of results) {
     const mark = r.failed > 0 ? 'FAIL' : 'ok  ';
     const note = r.note ? `  (${r.note})` : '';
