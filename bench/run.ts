@@ -352,6 +352,7 @@ const cpuRow = (name: string, cpu: Record<string, number>, node: number) =>
     .map((kind) => (cpu[`chromium ${kind}`] ?? 0).toFixed(1).padStart(9))
     .join('')}  ${(cpu['nats-server'] ?? 0).toFixed(1).padStart(5)} ${(cpu.s3rver ?? 0).toFixed(1).padStart(7)}`;
 const serviceCpuMs = e2eCpu.all.service ?? 0;
+const lightServiceCpuMs = ratio(e2eCpu.light.service ?? 0, 1);
 const baselineChromiumMs = ratio(chromiumMs(baselineCpu.light) + chromiumMs(baselineCpu.heavy), 2);
 const row = (name: string, r: LoopResult) =>
   `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
@@ -514,7 +515,12 @@ const targetsTenants = {
     goal: '≥ 1.2',
     met: bestHeavy[1].perSecond / limitB.heavy >= 1.2,
   },
-  service_cpu_ms_per_shot: { value: serviceCpuMs, goal: '≤ 12', met: serviceCpuMs <= 12 },
+  service_cpu_ms_per_light_shot: {
+    value: lightServiceCpuMs,
+    goal: '≤ 12',
+    met: lightServiceCpuMs <= 12,
+    beside: `the light rows at c=1, 2 and 4; baseline B's Playwright client ${ratio(baselineCpu.light.client ?? 0, 1)} ms/shot`,
+  },
   redirect_one_process_vs_bare: {
     value: redirectOneProcessRatio === null ? null : ratio(redirectOneProcessRatio, 1),
     goal: '≥ 1.0',
