@@ -5,7 +5,15 @@ import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
 import { openCdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
-import { appendStyle, removeNode, removeThis, runScript, type ScriptOutcome } from './in-page/page-actions.ts';
+import {
+  adoptStyleSheet,
+  appendStyle,
+  dropStyleSheet,
+  removeNode,
+  removeThis,
+  runScript,
+  type ScriptOutcome,
+} from './in-page/page-actions.ts';
 import type { Progress } from './progress.ts';
 import { countRequests, needsRequestCount, untilAborted, waitForConditions } from './steps.ts';
 
@@ -17,8 +25,8 @@ import { countRequests, needsRequestCount, untilAborted, waitForConditions } fro
  */
 export async function runPageActions(page: Page, options: RenderOptions, progress: Progress): Promise<void> {
   const deadline = progress.signal;
-  if (options.styles) await addStyle(page, options.styles, progress);
-  if (options.hide_selectors.length > 0) await addStyle(page, hidingCss(options.hide_selectors), progress);
+  if (options.styles) await addStyle(page, options.styles, progress, 'skip');
+  if (options.hide_selectors.length > 0) await addStyle(page, hidingCss(options.hide_selectors), progress, 'adopt');
   // include_shadow_dom: the same rules inside every shadow root the page has now, closed ones too.
   if (options.hide_selectors.length > 0 && options.include_shadow_dom)
     await addStyleToShadowRoots(page, hidingCss(options.hide_selectors), progress);
@@ -37,9 +45,24 @@ export function hidingCss(selectors: readonly string[]): string {
   return selectors.map((selector) => `${selector} { display: none !important; }`).join('\n');
 }
 
-// A <style> element at the end of the document; the undo removes it (gone anyway if the document was replaced).
-async function addStyle(page: Page, css: string, progress: Progress): Promise<void> {
-  const element = await progress.race(page.addStyleTag({ content: css }));
+// A <style> element at the end of the document; the undo removes it (gone anyway if the document
+// was replaced). A page whose Content-Security-Policy refuses inline styles refuses it too, unless
+// bypass_csp lifted the policy: `styles` then go without, as the policy says (`ifRefused: 'skip'`),
+// and hide_selectors' rules are adopted as a constructed style sheet, which no policy governs.
+async function addStyle(page: Page, css: string, progress: Progress, ifRefused: 'skip' | 'adopt'): Promise<void> {
+  let element: ElementHandle;
+  try {
+    element = await progress.race(page.addStyleTag({ content: css }));
+  } catch (error) {
+    if (progress.signal.aborted || !/Content Security Policy/.test(String(error))) throw error;
+    if (ifRefused === 'skip') return;
+    const sheet = await progress.race(page.evaluateHandle(inPage(adoptStyleSheet), css));
+    progress.defer(async () => {
+      await sheet.evaluate(inPage(dropStyleSheet)).catch(() => {});
+      await sheet.dispose().catch(() => {});
+    });
+    return;
+  }
   progress.defer(async () => {
     await element.evaluate(inPage(removeNode)).catch(() => {});
     await element.dispose().catch(() => {});

@@ -193,6 +193,19 @@ test("bypass_csp: the page's CSP forbids inline scripts, except with bypass_csp"
   assert.equal(await shot(false), WHITE);
 });
 
+test('a CSP that refuses inline styles: styles go without, hide_selectors still hides, bypass_csp applies both', async () => {
+  const shot = async (extra: Partial<RenderOptions>) =>
+    pixel((await capturePage(host, options('/rs/csp-styles', extra), new AbortController().signal, 'ws_csp')).image);
+  const BLUE: [number, number, number] = [0, 0, 255];
+  const styles = '#cover { background: rgb(0, 0, 255) !important }';
+  assert.equal(await shot({}), GREEN);
+  assert.equal(await shot({ styles }), GREEN, 'the policy stops the styles; the render goes on');
+  assert.equal(await shot({ styles, bypass_csp: true }), BLUE);
+  assert.equal(await shot({ hide_selectors: ['#cover'] }), WHITE);
+  assert.equal(await shot({ hide_selectors: ['#cover'], bypass_csp: true }), WHITE);
+  assert.equal(await shot({}), GREEN, 'nothing is left for the next render');
+});
+
 test("headers work beside Playwright's own request interception on the same page", async () => {
   const text = await host.withPage(
     { ...options('/rs/page'), workspaceId: 'ws_routes' },

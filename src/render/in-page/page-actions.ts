@@ -10,6 +10,19 @@ export function removeThis(this: Element): void {
   this.remove();
 }
 
+/** Adopts a constructed style sheet of `css` into the document (a Content-Security-Policy does not govern those). */
+export function adoptStyleSheet(css: string): CSSStyleSheet {
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(css);
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  return sheet;
+}
+
+/** Takes back a style sheet `adoptStyleSheet` adopted. */
+export function dropStyleSheet(sheet: CSSStyleSheet): void {
+  document.adoptedStyleSheets = document.adoptedStyleSheets.filter((adopted) => adopted !== sheet);
+}
+
 /** Appends a style element of `css` to the shadow root it is called on, and returns the element. */
 export function appendStyle(this: ShadowRoot, css: string): HTMLStyleElement {
   const style = this.ownerDocument.createElement('style');
