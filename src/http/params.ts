@@ -87,9 +87,11 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
 /** Parses every value given for one parameter: one for a single value, the items of a list. */
 function parseParameter(type: ParameterType, given: unknown[], kind: RawParams['kind']): Parsed<unknown> {
   if (type.kind !== 'list') return given.length > 1 ? { problem: 'must be given once' } : parseValue(type, given[0]);
-  // GET repeats the key; POST sends one JSON array.
-  const items = kind === 'json' ? (given.length === 1 && Array.isArray(given[0]) ? given[0] : null) : given;
-  if (!items) return { problem: 'must be an array of strings' };
+  // GET repeats the key; POST sends one JSON array, or one string for a list of one
+  // ("wait_until": "networkidle0", as a single value is written).
+  const items =
+    kind !== 'json' ? given : Array.isArray(given[0]) ? given[0] : typeof given[0] === 'string' ? [given[0]] : null;
+  if (!items) return { problem: 'must be a string or an array of strings' };
   if (items.length > type.maxItems) return { problem: `must have at most ${type.maxItems} entries` };
   const parsed: unknown[] = [];
   for (const item of items) {

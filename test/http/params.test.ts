@@ -40,11 +40,20 @@ params('jpg is jpeg, booleans accept 1 and 0, GET lists repeat the key', () => {
   assert.equal(parsed.request.options.fail_if_content_missing, ['a', 'b']);
 });
 
-params('POST lists are JSON arrays; a string is refused', () => {
+params('POST lists are JSON arrays or one string; anything else is refused', () => {
   assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: ['x'] } }), []);
-  assert.equal(problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: 'x' } }), [
-    'fail_if_content_contains',
-  ]);
+  const parsed = parseTakeParams({
+    kind: 'json',
+    body: { url: 'https://a.example', fail_if_content_contains: 'x', wait_until: 'networkidle' },
+  });
+  assert.ok('request' in parsed);
+  if (!('request' in parsed)) return;
+  assert.equal(parsed.request.options.fail_if_content_contains, ['x']);
+  assert.equal(parsed.request.options.wait_until, ['networkidle']);
+  assert.equal(
+    problemsOf({ kind: 'json', body: { url: 'https://a.example', fail_if_content_contains: 7, wait_until: 'soon' } }),
+    ['fail_if_content_contains', 'wait_until'],
+  );
 });
 
 params('missing url, unknown and out-of-range parameters are each named', () => {
