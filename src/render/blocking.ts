@@ -144,7 +144,8 @@ export async function applyBlocking(page: Page, options: RenderOptions, progress
 
 // Ad scripts whose slots stay on the page as empty boxes of the ad's size once the script is blocked
 // (AdGuard answers them with a stand-in that collapses the slots instead, which a blocked request
-// cannot do; its own rule hiding them is generic, off on hosts such as localhost): script → slot.
+// cannot do; its own rule hiding them is generic, off on the sites a list exempts with
+// `$generichide`): script → slot.
 const SLOT_SCRIPTS: Array<[RegExp, string]> = [[/\/adsbygoogle\.js(\?|$)/, 'ins.adsbygoogle']];
 
 /** Stops the requests the plan blocks, on `session` and the page's cross-site frames; returns what removes its listeners. */

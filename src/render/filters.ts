@@ -67,7 +67,9 @@ const SOCIAL_WIDGETS = [
   '||assets.pinterest.com^*/js/$third-party',
   '||widgets.pinterest.com^$third-party',
   '||instagram.com^*/embed$third-party',
+  '||instagram.com/embed.js$third-party',
   '||tiktok.com^*/embed$third-party',
+  '||tiktok.com/embed.js$third-party',
   '##.twitter-tweet',
   '##.twitter-timeline',
   '##.twitter-share-button',
@@ -164,7 +166,8 @@ export async function compileRuleSet(name: RuleSet): Promise<FiltersEngine> {
   await new Promise((resolve) => setImmediate(resolve));
   const { FiltersEngine } = await adblocker();
   // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
-  return FiltersEngine.parse(texts.join('\n').replace(/\r/g, ''), {
+  const rules = texts.join('\n').replace(/\r/g, '').replace(LOOPBACK_EXCEPTIONS, '');
+  return FiltersEngine.parse(rules, {
     loadNetworkFilters: source.network,
     loadCosmeticFilters: source.cosmetic,
     loadExtendedSelectors: false,
@@ -172,6 +175,11 @@ export async function compileRuleSet(name: RuleSet): Promise<FiltersEngine> {
     loadCSPFilters: false,
   });
 }
+
+// AdGuard Base turns element hiding off on 127.0.0.1 and localhost (`@@://localhost/$generichide`),
+// for its users' own development servers. Here a loopback page is a test's or a local fixture's
+// (ALLOW_PRIVATE_TARGETS), and should be blocked as the same page on any other host would be.
+const LOOPBACK_EXCEPTIONS = /^@@:\/\/(?:127\.0\.0\.1|localhost)(?:[/:][^\n$]*)?\$generichide$/gm;
 
 // The installed packages' folders.
 const dnrDirectory = () =>
@@ -183,7 +191,7 @@ const versionOf = (directory: string) =>
   (JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { version: string }).version;
 
 // Changed whenever this file changes what it compiles from the same lists.
-const COMPILE_FORMAT = 2;
+const COMPILE_FORMAT = 3;
 
 // The cache is trusted only in a directory of this user's that nobody else can write to: another
 // local user must not be able to plant rules in a shared temporary directory.

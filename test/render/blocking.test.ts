@@ -3,13 +3,14 @@
 // newsletter overlay. Chromium goes through the egress proxy, which resolves every host name to
 // the fixture site: a vendor request the browser made arrives there under its host name, so the
 // fixture's received list shows which were never made. The page itself is asked for as
-// news.example.test (the lists turn element hiding off on 127.0.0.1 and localhost).
+// news.example.test, as a page on the web would be.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.ts';
 import { requestFailedMatched } from '../../actors/render.rules.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
+import { adblocker, ruleEngine } from '../../src/render/filters.ts';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
 import {
   blockingRoutes,
@@ -134,6 +135,13 @@ test('block_ads: the ad server is never asked, the slot and the frame are hidden
   });
 });
 
+test('block_ads hides the slot on a page served from 127.0.0.1 and localhost too', async () => {
+  for (const origin of [rig.site.url, rig.site.url.replace('127.0.0.1', 'localhost')]) {
+    const observation = await rig.render('/b/page', { url: `${origin}/b/page`, block_ads: true });
+    await expectParts(observation.image, { adSlot: false, chat: true });
+  }
+});
+
 test('block_trackers: the analytics request is never made', async () => {
   const { observation, hosts } = await renderPage({ block_trackers: true });
   never(hosts, VENDOR_HOSTS.trackers);
@@ -180,7 +188,7 @@ async function widgetShows(image: Buffer, part: keyof typeof WIDGET_PARTS): Prom
   return false;
 }
 
-test('block_ads hides an AdSense slot whose script it blocked, on any host (the lists hide slots generically, which they turn off on 127.0.0.1)', async () => {
+test('block_ads hides an AdSense slot whose script it blocked, on any host', async () => {
   const plain = await renderPage({}, '/b/widgets');
   assert.ok(await widgetShows(plain.observation.image, 'adSenseSlot'), 'the slot shows without blocking');
   for (const origin of [page, rig.site.url]) {
@@ -210,6 +218,27 @@ test('block_socials: the X/Twitter, Facebook, LinkedIn, Pinterest, Instagram and
     for (const request of requests) assert.match(request.failure ?? 'made', /^net::ERR_BLOCKED_BY_CLIENT/, request.url);
   }
   assert.not.ok(await widgetShows(observation.image, 'tweet'), 'the unfilled embed is hidden');
+});
+
+test('block_socials: the widget scripts at their own addresses (the fixture serves them on a port of its own)', async () => {
+  const { Request } = await adblocker();
+  const socials = await ruleEngine('socials');
+  for (const url of [
+    'https://platform.twitter.com/widgets.js',
+    'https://connect.facebook.net/en_US/sdk.js',
+    'https://www.instagram.com/embed.js',
+    'https://www.tiktok.com/embed.js',
+    'https://www.instagram.com/p/abc/embed/',
+  ]) {
+    const request = Request.fromRawDetails({ url, sourceUrl: 'https://news.example.com/', type: 'script' });
+    assert.ok(socials.match(request).match, url);
+  }
+  const own = Request.fromRawDetails({
+    url: 'https://www.instagram.com/embed.js',
+    sourceUrl: 'https://www.instagram.com/',
+    type: 'script',
+  });
+  assert.not.ok(socials.match(own).match, "Instagram's own pages keep their script");
 });
 
 test('block_annoyances with block_ads: everything is gone; blocked requests do not trip fail_if_request_failed', async () => {
