@@ -331,11 +331,13 @@ export const pageRules: Rule[] = [
 
 // The rules over a screenshot's capture and output.
 const captureRules: Rule[] = [
-  // A delay that takes the whole timeout (30 s unless given) could only end in timeout_error; an
-  // animation has a longer default timeout, and rules of its own (src/domain/animation.ts).
+  // A delay that takes the whole timeout given with it could only end in timeout_error (without
+  // one, the timeout leaves room for the delay: src/http/params.ts); an animation has a longer
+  // default timeout, and rules of its own (src/domain/animation.ts).
   (values) => {
+    if (!given(values, 'timeout')) return [];
     const delay = Number(values.delay ?? 0);
-    const timeout = Number(values.timeout ?? 30);
+    const timeout = Number(values.timeout);
     const overSyncLimit = values.async !== true && delay > SYNC_MAX_DELAY;
     return delay > 0 && delay >= timeout && !overSyncLimit
       ? [{ parameter: 'delay', message: `must be less than timeout (${timeout} s): give a longer timeout with it` }]
@@ -384,12 +386,6 @@ const captureRules: Rule[] = [
       .filter((name) => given(values, name) && values[name] !== false)
       .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
-  (values) =>
-    values.format === 'pdf'
-      ? []
-      : Object.keys(values)
-          .filter((name) => name.startsWith('pdf_'))
-          .map((parameter) => ({ parameter, message: 'needs format=pdf' })),
   (values) =>
     unmet(values, [
       ['full_page_algorithm', 'full_page=true', values.full_page === true],

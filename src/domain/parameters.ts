@@ -318,7 +318,7 @@ const rows = [
     default: 0,
     group: 'wait',
     role: 'option',
-    description: `Seconds to wait after navigation, before capturing: less than timeout, and at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.`,
+    description: `Seconds to wait after navigation, before capturing: less than a timeout given with it, and at most ${SYNC_MAX_DELAY}, or ${ASYNC_MAX_DELAY} with async.`,
   },
   {
     name: 'timeout',
@@ -326,7 +326,7 @@ const rows = [
     default: 30,
     group: 'wait',
     role: 'option',
-    description: `Seconds the whole render may take (at most ${SYNC_MAX_TIMEOUT}, or ${ASYNC_MAX_TIMEOUT} with async); a render that outlives it fails with timeout_error.`,
+    description: `Seconds the whole render may take (at most ${SYNC_MAX_TIMEOUT}, or ${ASYNC_MAX_TIMEOUT} with async; unless given, 30 after any delay); a render that outlives it fails with timeout_error.`,
   },
   {
     name: 'wait_for_selector',

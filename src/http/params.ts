@@ -155,10 +155,15 @@ export function parseParameters(
   return problems.length > 0 ? { problems } : { values };
 }
 
-/** The page options given, over the defaults and a device preset (options given explicitly win). */
+/**
+ * The page options given, over the defaults and a device preset (options given explicitly win).
+ * A `delay` without a `timeout` gets the default timeout after it (30 s more), as ScreenshotOne's
+ * longer default timeout leaves its delays room; within the limits (a delay over 30 s needs async).
+ */
 export function pageOptions(options: GivenValues<(typeof optionRows)[number]>): Omit<RenderOptions, 'format'> {
   return {
     ...renderDefaults,
+    ...(options.delay !== undefined ? { timeout: options.delay + renderDefaults.timeout } : {}),
     ...(options.viewport_device !== undefined ? presetOptions(options.viewport_device) : {}),
     ...options,
     ...(options.ip_country_code !== undefined ? { ip_country_code: options.ip_country_code.toLowerCase() } : {}),

@@ -50,24 +50,27 @@ formats('pdf refuses selector and clip_*; only images take image_width, image_he
   assert.equal(problemsOf('url=https://a.example&format=gif&omit_background=true'), ['omit_background']);
 });
 
-formats('pdf_* needs format=pdf; margins are CSS lengths; paper formats are the listed ones', () => {
-  assert.equal(problemsOf('url=https://a.example&pdf_landscape=true'), ['pdf_landscape']);
-  assert.equal(problemsOf('url=https://a.example&format=pdf&pdf_margin=10&pdf_margin_top=1em&pdf_paper_format=b5'), [
-    'pdf_margin',
-    'pdf_margin_top',
-    'pdf_paper_format',
-  ]);
-  assert.equal(
-    problemsOf(
-      'url=https://a.example&format=pdf&pdf_margin=0&pdf_margin_top=20px&pdf_margin_bottom=1.5cm&pdf_paper_format=letter',
-    ),
-    [],
-  );
-  assert.equal(problemsOf('url=https://a.example&response_type=xml&metadata_content_format=text'), [
-    'metadata_content_format',
-    'response_type',
-  ]);
-});
+formats(
+  'pdf_* with another format is ignored, as ScreenshotOne does; margins are CSS lengths; paper formats are the listed ones',
+  () => {
+    assert.equal(problemsOf('url=https://a.example&pdf_landscape=true&pdf_paper_format=letter'), []);
+    assert.equal(problemsOf('url=https://a.example&format=pdf&pdf_margin=10&pdf_margin_top=1em&pdf_paper_format=b5'), [
+      'pdf_margin',
+      'pdf_margin_top',
+      'pdf_paper_format',
+    ]);
+    assert.equal(
+      problemsOf(
+        'url=https://a.example&format=pdf&pdf_margin=0&pdf_margin_top=20px&pdf_margin_bottom=1.5cm&pdf_paper_format=letter',
+      ),
+      [],
+    );
+    assert.equal(problemsOf('url=https://a.example&response_type=xml&metadata_content_format=text'), [
+      'metadata_content_format',
+      'response_type',
+    ]);
+  },
+);
 
 formats(
   'attachment_name: an ASCII fallback without quotes, slashes or line breaks, and the exact name in UTF-8',

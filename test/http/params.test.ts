@@ -423,7 +423,7 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('url=https://a.example&format=pdf&pdf_page_ranges=1&pdf_fit_one_page=true')), [
     'pdf_page_ranges',
   ]);
-  assert.equal(problemsOf(query('url=https://a.example&pdf_outline=true')), ['pdf_outline']);
+  assert.equal(problemsOf(query('url=https://a.example&pdf_outline=true')), [], 'ignored with another format');
   // A template's images, styles and fonts are inline: nothing is fetched for a template.
   const template = (html: string) => `url=https://a.example&format=pdf&pdf_header=${encodeURIComponent(html)}`;
   assert.equal(problemsOf(query(template('<img src="data:image/png;base64,iVBO"><span class="title"></span>'))), []);
@@ -555,16 +555,23 @@ params('options that refine another are refused without it, never silently ignor
   assert.equal(problemsOf(query(`${url}&format=webp&image_quality=50`)), []);
 });
 
-params('a delay that takes the whole timeout is refused up front, not left to end in timeout_error', () => {
+params('a delay that takes the whole timeout given is refused; without a timeout, the timeout leaves it room', () => {
   const url = 'url=https://a.example';
-  assert.equal(problemsOf(query(`${url}&delay=30`)), ['delay']);
   assert.equal(problemsOf(query(`${url}&delay=5&timeout=5`)), ['delay']);
-  assert.equal(problemsOf(query(`${url}&async=true&delay=120`)), ['delay']);
-  assert.equal(problemsOf(query(`${url}&delay=29`)), []);
   assert.equal(problemsOf(query(`${url}&delay=30&timeout=31`)), []);
   assert.equal(problemsOf(query(`${url}&async=true&delay=300&timeout=301`)), []);
-  const parsed = parseTakeParams(query(`${url}&delay=30`));
-  assert.ok('problems' in parsed && /less than timeout \(30 s\)/.test(parsed.problems[0].message));
+  const refused = parseTakeParams(query(`${url}&delay=5&timeout=5`));
+  assert.ok('problems' in refused && /less than timeout \(5 s\)/.test(refused.problems[0].message));
+  const timeoutOf = (qs: string) => {
+    const parsed = parseTakeParams(query(`${url}&${qs}`));
+    assert.ok('request' in parsed, qs);
+    return 'request' in parsed ? parsed.request.options.timeout : 0;
+  };
+  assert.is(timeoutOf('delay=30'), 60);
+  assert.is(timeoutOf('delay=0'), 30);
+  assert.is(timeoutOf('async=true&delay=300'), 330);
+  assert.is(timeoutOf('delay=10&timeout=12'), 12, 'a timeout given wins');
+  assert.equal(problemsOf(query(`${url}&delay=31`)), ['delay'], 'over 30 s needs async');
   // An animation's timeout is 60 s unless given: its delay of 30 s fits.
   assert.ok('request' in parseAnimateParams(query(`${url}&delay=30`)));
 });
