@@ -16,6 +16,7 @@ import type { MonitorManager, MonitorPatch } from '../monitors/manage.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import type { Workspace } from '../workspaces/workspace.ts';
 import { authenticate, rawQueryString } from './auth.ts';
+import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
 
 /** What the monitor routes need beside the app's decorators. */
@@ -33,14 +34,10 @@ export const answerOnly = ['async', 'cache', 'cache_ttl', 'cache_key', 'response
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
 
-/** The JSON object body of a POST or PATCH, or 400. */
-function jsonBody(request: FastifyRequest): Record<string, unknown> {
+/** The fields of a POST or PATCH body that is a JSON object, else none: the access key may be among them. */
+function bodyFields(request: FastifyRequest): Record<string, unknown> {
   const body = request.body;
-  if (request.rawBody === undefined)
-    throw notValid([{ parameter: 'Content-Type', message: 'must be application/json' }]);
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw notValid([{ parameter: 'body', message: 'must be a JSON object' }]);
-  return body as Record<string, unknown>;
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }
 
 /** Validates `interval` against the plan; a problem, or undefined. */
@@ -75,9 +72,12 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       )
     ).workspace;
 
-  app.post('/api/monitors', async (request, reply) => {
-    const body = jsonBody(request);
+  // The access key is checked before an unreadable body is refused, as on /api/take.
+  app.post('/api/monitors', bodyAfterChecks, async (request, reply) => {
+    const body = bodyFields(request);
     const workspace = await caller(request, { kind: 'json', body });
+    const refusal = bodyRefusalOf(request);
+    if (refusal) throw refusal;
     // A JSON null is a parameter not given, as on /api/take.
     const { interval, threshold: givenThreshold, ...take } = body;
     const threshold = givenThreshold ?? DEFAULT_THRESHOLD;
@@ -154,9 +154,11 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     return publicMonitor(monitor, config.filesBaseUrl);
   });
 
-  app.patch<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request) => {
-    const body = jsonBody(request);
+  app.patch<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', bodyAfterChecks, async (request) => {
+    const body = bodyFields(request);
     const workspace = await caller(request, { kind: 'json', body });
+    const refusal = bodyRefusalOf(request);
+    if (refusal) throw refusal;
     const problems: ParamProblem[] = [];
     const patch: MonitorPatch = {};
     for (const [name, value] of Object.entries(body)) {

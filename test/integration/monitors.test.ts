@@ -108,6 +108,19 @@ monitors('bad monitors are 400 naming each parameter', async () => {
   assert.is((await api(`/api/monitors/${cased.monitor_id}`, workspace, { method: 'DELETE' })).status, 204);
   const unauthenticated = await call(`${service.base}/api/monitors`);
   assert.is(unauthenticated.status, 401);
+  // The access key comes before the body, as on /api/take: an unreadable body without a key is a 401.
+  for (const method of ['POST', 'PATCH']) {
+    const path = method === 'POST' ? '/api/monitors' : '/api/monitors/mon_0000000000000000';
+    const send = (headers: Record<string, string>, body: string) =>
+      call(`${service.base}${path}`, { method, headers, body });
+    const keyless = await send({ 'content-type': 'application/json' }, '{not json');
+    assert.is(keyless.status, 401, `${method} ${JSON.stringify(keyless.json)}`);
+    const notJson = await send({ 'content-type': 'text/plain', 'x-access-key': workspace.access_key }, 'interval=60');
+    assert.is(notJson.status, 400, method);
+    assert.equal(notJson.json!.error_details, [{ parameter: 'Content-Type', message: 'must be application/json' }]);
+    const unparsed = await send({ 'content-type': 'application/json', 'x-access-key': workspace.access_key }, '[1]');
+    assert.equal(unparsed.json!.error_details, [{ parameter: 'body', message: 'must be a JSON object' }], method);
+  }
 });
 
 monitors('create, list, show, pause, delete; another workspace gets 404', async () => {
