@@ -11,8 +11,9 @@ import {
   elementBox,
   fullPage,
   pinBottomBars as pinBarsInPage,
-  scrollAndPaint,
   scrollPageTo,
+  sectionBars,
+  showSection,
 } from './in-page/screenshot.ts';
 import type { Progress, UndoStack } from './progress.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
@@ -81,10 +82,11 @@ export async function capture(
             `The page is ${Math.ceil(content.height)} px tall; the capture ${Math.floor(clip.height)} px.`,
           ),
         );
-      // by_sections scrolls the viewport through the page instead of growing it.
-      if (fixedViewport && options.full_page_algorithm !== 'by_sections')
-        await growViewport(page, clip, deadline, undo);
-      else if (!fixedViewport) await pinBottomBars(page, clip.height, deadline);
+      // by_sections scrolls the viewport through the page instead, and places the bars itself.
+      if (options.full_page_algorithm !== 'by_sections') {
+        if (fixedViewport) await growViewport(page, clip, deadline, undo);
+        else await pinBottomBars(page, clip.height, deadline);
+      }
     }
     if (options.omit_background) {
       // Transparent where the page paints nothing; the override outlives navigations, so it is
@@ -294,7 +296,9 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
 /**
  * full_page_algorithm=by_sections: the page scrolled one viewport at a time, each section captured
  * as the viewport paints it (lazy and scroll-driven content in place), and the sections stitched
- * into one image of `clip` (the full page, in CSS px) with sharp. The scroll goes back to the top after.
+ * into one image of `clip` (the full page, in CSS px) with sharp. As in one capture of the whole
+ * page, a fixed or sticky header appears once at the top and a bottom bar once at the bottom
+ * (sectionBars). The scroll goes back to the top after; the bars are not put back, as in pinBottomBars.
  */
 async function captureBySections(
   page: Page,
@@ -311,10 +315,14 @@ async function captureBySections(
   const width = Math.min(clip.width, options.viewport_width);
   const sections: { top: number; image: Buffer }[] = [];
   undo.defer(() => page.evaluate(inPage(scrollPageTo), { left: 0, top: 0 }));
+  const bars = await untilAborted(deadline, page.evaluateHandle(inPage(sectionBars)));
+  undo.defer(() => bars.dispose());
   for (let y = 0; y < clip.height; y += options.viewport_height) {
     const height = Math.min(options.viewport_height, clip.height - y);
-    // Scrolled there (the browser clamps at the bottom) and painted twice before the capture.
-    await untilAborted(deadline, page.evaluate(inPage(scrollAndPaint), y));
+    const section = { top: y, first: y === 0, last: y + options.viewport_height >= clip.height };
+    // Scrolled there (the browser clamps at the bottom), the fixed boxes shown once, and painted
+    // twice before the capture.
+    await untilAborted(deadline, bars.evaluate(inPage(showSection), section));
     const shot = await untilAborted(
       deadline,
       cdp(session).Page.captureScreenshot({

@@ -31,9 +31,12 @@ const LOCALE_PROBE = `<pre id="out"></pre><script>out.textContent = JSON.stringi
   resolved: Intl.DateTimeFormat().resolvedOptions().locale,
 })</script>`;
 
-// Bands of 500 px, and a fixed 40 px bar at the top of the viewport.
+// Bands of 500 px, a fixed 40 px bar at the top of the viewport and a fixed 30 px grey one at its bottom.
 const BANDS = ['#ff0000', '#00ff00', '#0000ff', '#ffff00', '#00ffff', '#ff00ff'];
-const SECTIONS = `<div style="position:fixed;top:0;left:0;right:0;height:40px;background:#000"></div>${BANDS.map((c) => `<div style="height:500px;background:${c}"></div>`).join('')}`;
+const BANDED = BANDS.map((c) => `<div style="height:500px;background:${c}"></div>`).join('');
+const SECTIONS = `<div style="position:fixed;top:0;left:0;right:0;height:40px;background:#000"></div>${BANDED}<div style="position:fixed;bottom:0;left:0;right:0;height:30px;background:#808080;opacity:0.99"></div>`;
+// A sticky 40 px header above the same bands.
+const STICKY_SECTIONS = `<div style="position:sticky;top:0;height:40px;background:#000;z-index:1"></div>${BANDED}`;
 
 test.before(async () => {
   rig = await startRenderRig({
@@ -41,6 +44,7 @@ test.before(async () => {
     routes: {
       '/locale': page(LOCALE_PROBE),
       '/sections': page(SECTIONS),
+      '/sticky-sections': page(STICKY_SECTIONS),
       // An element far below the fold, and a fixed overlay over the top 100 px of the viewport.
       '/element': page(
         `<div style="height:1500px"></div><div id="target" style="width:300px;height:300px;background:#00ff00"></div><div style="height:1500px"></div><div style="position:fixed;top:0;left:0;width:100%;height:100px;background:#ff0000"></div>`,
@@ -123,7 +127,7 @@ async function rgbAt(image: Buffer, x: number, y: number): Promise<number[]> {
 const hex = (colour: string) => [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
 const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]) <= 10);
 
-test('full_page_algorithm=by_sections: viewport-high sections stitched, the fixed bar in each', async () => {
+test('full_page_algorithm=by_sections: viewport-high sections stitched, fixed bars once', async () => {
   const shot = await rig.render('/sections', {
     full_page: true,
     full_page_algorithm: 'by_sections',
@@ -133,10 +137,25 @@ test('full_page_algorithm=by_sections: viewport-high sections stitched, the fixe
   });
   const meta = await sharp(shot.image).metadata();
   assert.equal([meta.width, meta.height], [400, 3000]);
-  // Each section starts with the fixed bar: at 0, 600, 1200, 1800 and 2400 px. The last section is
-  // captured with the page scrolled to its bottom (2400 of 3000 visible from 2400): bar at 2400.
-  for (const top of [0, 600, 1200, 1800, 2400])
-    assert.ok(near(await rgbAt(shot.image, 200, top + 20), [0, 0, 0]), `bar at ${top}`);
+  // The header once, at the top, as a person scrolling the page sees it first; the other sections
+  // (at 600, 1200, 1800 and 2400 px) start with the page's bands, not the bar again.
+  assert.ok(near(await rgbAt(shot.image, 200, 20), [0, 0, 0]), 'header at the top');
+  for (const [top, band] of [
+    [600, 1],
+    [1200, 2],
+    [1800, 3],
+    [2400, 4],
+  ] as const)
+    assert.ok(near(await rgbAt(shot.image, 200, top + 20), hex(BANDS[band])), `no header at ${top}`);
+  // The footer once, at the bottom of the page (the last section is scrolled to the page's
+  // bottom), not at the foot of every section.
+  assert.ok(near(await rgbAt(shot.image, 200, 2990), [128, 128, 128]), 'footer at the bottom');
+  for (const [bottom, band] of [
+    [600, 1],
+    [1200, 2],
+    [1800, 3],
+  ] as const)
+    assert.ok(near(await rgbAt(shot.image, 200, bottom - 10), hex(BANDS[band])), `no footer above ${bottom}`);
   // Between the bars, the bands where the page has them.
   for (const [y, band] of [
     [100, 0],
@@ -150,6 +169,20 @@ test('full_page_algorithm=by_sections: viewport-high sections stitched, the fixe
       near(await rgbAt(shot.image, 200, y), hex(BANDS[band])),
       `band ${band} at ${y}: ${await rgbAt(shot.image, 200, y)}`,
     );
+  }
+  // A sticky header: in its place at the top only, the bands 40 px lower.
+  const sticky = await rig.render('/sticky-sections', {
+    full_page: true,
+    full_page_algorithm: 'by_sections',
+    full_page_scroll: false,
+    viewport_width: 400,
+    viewport_height: 600,
+  });
+  assert.equal((await sharp(sticky.image).metadata()).height, 3040);
+  assert.ok(near(await rgbAt(sticky.image, 200, 20), [0, 0, 0]), 'sticky header at the top');
+  for (const top of [600, 1200, 1800, 2400, 3000]) {
+    const band = Math.floor((top + 20 - 40) / 500);
+    assert.ok(near(await rgbAt(sticky.image, 200, top + 20), hex(BANDS[band])), `no sticky header at ${top}`);
   }
   // The default algorithm: one capture, the fixed bar once at the top.
   const whole = await rig.render('/sections', {

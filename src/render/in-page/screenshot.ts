@@ -136,10 +136,65 @@ export function scrollPageTo(to: { left: number; top: number }): void {
   scrollTo({ ...to, behavior: 'instant' });
 }
 
-/** Scrolls the page to `top`, and resolves once it has been painted twice. */
-export function scrollAndPaint(top: number): Promise<void> {
+/**
+ * A page's fixed boxes, for a capture by sections: those at the viewport's bottom (a footer, a
+ * cookie bar: bottom bars as pinBottomBars finds them) and the others (a header, a chat button).
+ * Each is captured once, not in every section: the others in the first, the bottom bars in the
+ * last. `hidden` keeps the inline opacity each had before it was hidden.
+ */
+export type SectionBars = {
+  top: HTMLElement[];
+  bottom: HTMLElement[];
+  hidden: Map<HTMLElement, [string, string]>;
+};
+
+/**
+ * The page's fixed boxes, sorted as SectionBars; its sticky boxes are let back into their place
+ * in the flow, where a capture of the whole page at once shows them, so that a sticky header does
+ * not stick to the top of every section.
+ */
+export function sectionBars(): SectionBars {
+  const bars: SectionBars = { top: [], bottom: [], hidden: new Map() };
+  for (const element of document.querySelectorAll<HTMLElement>('body *')) {
+    const style = getComputedStyle(element);
+    if (style.position === 'sticky') {
+      element.style.setProperty('position', 'relative', 'important');
+      element.style.setProperty('top', 'auto', 'important');
+      element.style.setProperty('bottom', 'auto', 'important');
+      continue;
+    }
+    if (style.position !== 'fixed') continue;
+    if ([...bars.top, ...bars.bottom].some((bar) => bar.contains(element))) continue;
+    const box = element.getBoundingClientRect();
+    const atBottom = box.height > 0 && box.top >= innerHeight / 2 && Math.abs(box.bottom - innerHeight) <= 1;
+    (atBottom ? bars.bottom : bars.top).push(element);
+  }
+  return bars;
+}
+
+/**
+ * Shows the page's section at `top` (the first and the last sections as told): `bars` shown or
+ * hidden as the section wants them (see SectionBars), the page scrolled there; resolves once it
+ * has been painted twice.
+ */
+export function showSection(bars: SectionBars, section: { top: number; first: boolean; last: boolean }): Promise<void> {
+  const show = (element: HTMLElement, shown: boolean) => {
+    const before = bars.hidden.get(element);
+    if (shown && before) {
+      element.style.setProperty('opacity', before[0], before[1]);
+      bars.hidden.delete(element);
+    } else if (!shown && !before) {
+      bars.hidden.set(element, [
+        element.style.getPropertyValue('opacity'),
+        element.style.getPropertyPriority('opacity'),
+      ]);
+      element.style.setProperty('opacity', '0', 'important');
+    }
+  };
+  for (const element of bars.top) show(element, section.first);
+  for (const element of bars.bottom) show(element, section.last);
   return new Promise<void>((resolve) => {
-    scrollTo({ left: 0, top, behavior: 'instant' });
+    scrollTo({ left: 0, top: section.top, behavior: 'instant' });
     requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
   });
 }
