@@ -13,22 +13,35 @@ export type FlagValues<F extends FlagSpec> = ReturnType<
   typeof parseArgs<{ options: F; strict: true; allowPositionals: false }>
 >['values'];
 
-/** One CLI command: the flags it allows and what it does with them. */
+/**
+ * One CLI command: the flags it allows, `read` (pure: turns them into the arguments `run` takes, any
+ * mistake a UsageError, called before NATS is connected to) and what it does with those arguments.
+ */
 export interface Command<Context> {
   flags: FlagSpec;
-  run(flags: FlagValues<FlagSpec>, context: Context): Promise<unknown>;
+  read(flags: FlagValues<FlagSpec>): unknown;
+  run(args: unknown, context: Context): Promise<unknown>;
   /** Only reads: run again when JetStream did not answer, where a write could be made twice. */
   readOnly: boolean;
 }
 
-/** A command whose `run` sees its own flags typed. */
-export function command<const F extends FlagSpec, Context>(
+/** A command whose `read` sees its own flags typed, and whose `run` gets what `read` returned. */
+export function command<const F extends FlagSpec, A, Context>(
   flags: F,
-  run: (flags: FlagValues<F>, context: Context) => Promise<unknown>,
+  read: (flags: FlagValues<F>) => A,
+  run: (args: A, context: Context) => Promise<unknown>,
   options: { readOnly?: boolean } = {},
 ): Command<Context> {
-  return { flags, run: run as Command<Context>['run'], readOnly: options.readOnly ?? false };
+  return {
+    flags,
+    read: read as Command<Context>['read'],
+    run: run as Command<Context>['run'],
+    readOnly: options.readOnly ?? false,
+  };
 }
+
+/** The `read` of a command with nothing to check: its flags as given. */
+export const asGiven = <T>(flags: T): T => flags;
 
 /** Reads the flags after the command words; any mistake parseArgs finds is a UsageError. */
 export function parseFlags(args: string[], spec: FlagSpec): FlagValues<FlagSpec> {

@@ -19,7 +19,7 @@ import {
   type Role,
   type Workspace,
 } from '../workspaces/workspace.ts';
-import { choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
+import { asGiven, choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { monitorCommands } from './monitors.ts';
 import { replayCommands } from './replay.ts';
@@ -71,8 +71,8 @@ function email(value: string | undefined, name: string): string {
   return normalizeEmail(address);
 }
 
-async function workspaceOf(id: string | undefined, context: Context): Promise<Workspace> {
-  const workspaceId = required(id, 'workspace');
+/** The workspace `workspaceId` names; not_found when there is none. */
+async function workspaceOf(workspaceId: string, context: Context): Promise<Workspace> {
   const workspace = await context.workspaces.get(workspaceId);
   if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
   return workspace;
@@ -89,45 +89,54 @@ const commands: Record<string, Command<Context>> = {
   ...monitorCommands,
   'workspace create': command(
     { plan: { type: 'string', default: 'free' }, quota: { type: 'string' }, owner: { type: 'string' } },
-    async (flags, { membership }: Context) => {
+    (flags) => {
       const plan = choice(flags.plan, 'plan', ['free', 'pro'] as const);
       if (flags.quota !== undefined && !/^\d{1,9}$/.test(flags.quota))
         throw new UsageError('--quota must be a whole number');
-      const owner = flags.owner === undefined ? undefined : email(flags.owner, 'owner');
-      return describeWorkspace(
-        await membership.createWorkspace({
-          plan,
-          quota: flags.quota === undefined ? undefined : Number(flags.quota),
-          owner,
-        }),
-      );
+      return {
+        plan,
+        quota: flags.quota === undefined ? undefined : Number(flags.quota),
+        owner: flags.owner === undefined ? undefined : email(flags.owner, 'owner'),
+      };
     },
+    async (input, { membership }: Context) => describeWorkspace(await membership.createWorkspace(input)),
   ),
   'workspace show': command(
     workspaceFlag,
-    async (flags, context: Context) => describeWorkspace(await workspaceOf(flags.workspace, context)),
+    (flags) => required(flags.workspace, 'workspace'),
+    async (workspaceId, context: Context) => describeWorkspace(await workspaceOf(workspaceId, context)),
     { readOnly: true },
   ),
   'member add': command(
     { ...workspaceFlag, email: { type: 'string' }, role: { type: 'string' } },
-    async (flags, context: Context) => {
-      const { workspace_id } = await workspaceOf(flags.workspace, context);
-      const address = email(flags.email, 'email');
-      const role: Role = choice(flags.role, 'role', ['owner', 'admin', 'member'] as const);
+    (flags) => ({
+      workspaceId: required(flags.workspace, 'workspace'),
+      address: email(flags.email, 'email'),
+      role: choice<Role>(flags.role, 'role', ['owner', 'admin', 'member']),
+    }),
+    async ({ workspaceId, address, role }, context: Context) => {
+      const { workspace_id } = await workspaceOf(workspaceId, context);
       // The same service as the dashboard's: the address gets an account, and sees the workspace once it signs up.
       return (await context.membership.add(workspace_id, address, role, { operator: true })).member;
     },
   ),
-  'member verify': command({ ...workspaceFlag, email: { type: 'string' } }, async (flags, context: Context) => {
-    const { workspace_id } = await workspaceOf(flags.workspace, context);
-    return context.membership.verifyMember(workspace_id, email(flags.email, 'email'));
-  }),
+  'member verify': command(
+    { ...workspaceFlag, email: { type: 'string' } },
+    (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), address: email(flags.email, 'email') }),
+    async ({ workspaceId, address }, context: Context) => {
+      const { workspace_id } = await workspaceOf(workspaceId, context);
+      return context.membership.verifyMember(workspace_id, address);
+    },
+  ),
   'settings set': command(
     { ...workspaceFlag, ...asFlag, 'require-signed-requests': { type: 'string' } },
-    async (flags, context: Context) => {
-      const { workspace_id } = await workspaceOf(flags.workspace, context);
-      const actor = email(flags.as, 'as');
-      const setting = choice(flags['require-signed-requests'], 'require-signed-requests', ['on', 'off'] as const);
+    (flags) => ({
+      workspaceId: required(flags.workspace, 'workspace'),
+      actor: email(flags.as, 'as'),
+      setting: choice(flags['require-signed-requests'], 'require-signed-requests', ['on', 'off'] as const),
+    }),
+    async ({ workspaceId, actor, setting }, context: Context) => {
+      const { workspace_id } = await workspaceOf(workspaceId, context);
       const workspace = await context.workspaces.update(workspace_id, (current) => {
         if (!canManage(current, actor)) throw new ServiceError('forbidden');
         return { ...current, require_signed_requests: setting === 'on' };
@@ -135,26 +144,33 @@ const commands: Record<string, Command<Context>> = {
       return describeWorkspace(workspace);
     },
   ),
-  'keys rotate': command({ ...workspaceFlag, ...asFlag }, async (flags, context: Context) => {
-    const { workspace_id } = await workspaceOf(flags.workspace, context);
-    return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, email(flags.as, 'as')));
-  }),
+  'keys rotate': command(
+    { ...workspaceFlag, ...asFlag },
+    (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), actor: email(flags.as, 'as') }),
+    async ({ workspaceId, actor }, context: Context) => {
+      const { workspace_id } = await workspaceOf(workspaceId, context);
+      return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, actor));
+    },
+  ),
   usage: command(
     { ...workspaceFlag, month: { type: 'string' } },
-    async (flags, context: Context) => {
-      const workspace = await workspaceOf(flags.workspace, context);
+    (flags) => {
       const month = flags.month ?? monthOf(new Date());
       if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
+      return { workspaceId: required(flags.workspace, 'workspace'), month };
+    },
+    async ({ workspaceId, month }, context: Context) => {
+      const workspace = await workspaceOf(workspaceId, context);
       const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
       return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
     },
     { readOnly: true },
   ),
-  'secrets reseal': command({}, async (_flags, context: Context) => ({
+  'secrets reseal': command({}, asGiven, async (_flags, context: Context) => ({
     workspaces: await context.workspaces.reseal(),
     session_secret: await resealSessionSecret(context.topology.dashboard, context.sealer),
   })),
-  demo: command({}, async (_flags, context: Context) => {
+  demo: command({}, asGiven, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');
     const remembered = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { workspace_id: string }) : null;
     let workspace = remembered ? await context.workspaces.get(remembered.workspace_id) : null;
@@ -192,9 +208,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const called = commandOf(argv);
   if (!called) fail('usage', usage, 2);
-  let flags: ReturnType<typeof parseFlags>;
+  const chosen = commands[called.name];
+  // Every mistake in the command line is found here, before the configuration is read or NATS asked.
+  let args: unknown;
   try {
-    flags = parseFlags(called.rest, commands[called.name].flags);
+    args = chosen.read(parseFlags(called.rest, chosen.flags));
   } catch (err) {
     if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
     throw err;
@@ -228,14 +246,12 @@ async function main(argv: string[]): Promise<void> {
     );
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);
-    const chosen = commands[called.name];
-    const run = () => chosen.run(flags, { config, topology, workspaces, membership, sealer });
+    const run = () => chosen.run(args, { config, topology, workspaces, membership, sealer });
     const result = chosen.readOnly ? await retryWhile(run, isNatsUnavailable, until) : await run();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await nc.drain();
   } catch (err) {
     await nc.close();
-    if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
     if (err instanceof ServiceError) fail(err.code, err.message, 1);
     if (isNatsUnavailable(err))
       fail('temporary_unavailable', `JetStream did not answer (${(err as Error).message}); retry shortly`, 1);

@@ -4,7 +4,7 @@ import { publicMonitor } from '../domain/monitor.ts';
 import type { Config } from '../config.ts';
 import type { Topology } from '../jetstream/topology.ts';
 import { MonitorStore } from '../monitors/store.ts';
-import { command, required } from './args.ts';
+import { asGiven, command, required } from './args.ts';
 
 /** What the monitor commands need. */
 export interface MonitorCommandContext {
@@ -16,6 +16,7 @@ export interface MonitorCommandContext {
 export const monitorCommands = {
   'monitors list': command(
     { workspace: { type: 'string' } },
+    asGiven,
     async ({ workspace }, { config, topology }: MonitorCommandContext) => {
       const monitors = await new MonitorStore(topology.monitors).list(workspace);
       return {
@@ -27,13 +28,16 @@ export const monitorCommands = {
     },
     { readOnly: true },
   ),
-  'monitors remove': command({ id: { type: 'string' } }, async ({ id }, { topology }: MonitorCommandContext) => {
-    const store = new MonitorStore(topology.monitors);
-    const monitorId = required(id, 'id');
-    const monitor = await store.find(monitorId);
-    if (!monitor) throw new ServiceError('not_found', {}, { message: `No monitor ${monitorId}.` });
-    // Its tick message ends itself when next delivered: nothing else to stop.
-    await store.remove(monitor.workspace_id, monitor.monitor_id);
-    return { removed: monitor.monitor_id, workspace_id: monitor.workspace_id };
-  }),
+  'monitors remove': command(
+    { id: { type: 'string' } },
+    ({ id }) => required(id, 'id'),
+    async (monitorId, { topology }: MonitorCommandContext) => {
+      const store = new MonitorStore(topology.monitors);
+      const monitor = await store.find(monitorId);
+      if (!monitor) throw new ServiceError('not_found', {}, { message: `No monitor ${monitorId}.` });
+      // Its tick message ends itself when next delivered: nothing else to stop.
+      await store.remove(monitor.workspace_id, monitor.monitor_id);
+      return { removed: monitor.monitor_id, workspace_id: monitor.workspace_id };
+    },
+  ),
 };

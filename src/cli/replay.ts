@@ -28,6 +28,7 @@ const windowFlags = {
   'dry-run': { type: 'boolean', default: false },
 } as const;
 
+/** The `read` of both replay commands: the window to replay, and whether only to list it. */
 function windowOf(flags: FlagValues<typeof windowFlags>): { start: WindowStart; workspace?: string; dryRun: boolean } {
   const { since, 'from-seq': fromSeq, workspace, 'dry-run': dryRun } = flags;
   if ((since === undefined) === (fromSeq === undefined))
@@ -57,8 +58,8 @@ function lastPer<T>(items: T[], key: (item: T) => string): T[] {
 
 /** The replay commands, keyed by their command words. */
 export const replayCommands = {
-  'replay renders': command(windowFlags, async (flags, { topology }: ReplayCommandContext) => {
-    const { start, workspace, dryRun } = windowOf(flags);
+  'replay renders': command(windowFlags, windowOf, async (args, { topology }: ReplayCommandContext) => {
+    const { start, workspace, dryRun } = args;
     const js = topology.jsm.jetstream();
     const filter = workspace ? names.renderSubject(workspace) : names.renderSubjects;
     const window = await readStreamWindow(js, topology.jsm, names.renderStream, filter, start);
@@ -81,8 +82,8 @@ export const replayCommands = {
     }));
     return { replayed: items.length, dry_run: dryRun, items };
   }),
-  'replay deliveries': command(windowFlags, async (flags, { topology }: ReplayCommandContext) => {
-    const { start, workspace, dryRun } = windowOf(flags);
+  'replay deliveries': command(windowFlags, windowOf, async (args, { topology }: ReplayCommandContext) => {
+    const { start, workspace, dryRun } = args;
     const queue = deliveryQueueOf(topology);
     const filter = workspace ? names.deliverySubject(workspace) : names.deliverySubjects;
     const window = await readStreamWindow(topology.jsm.jetstream(), topology.jsm, names.deliveryStream, filter, start);

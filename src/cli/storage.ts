@@ -21,8 +21,8 @@ export interface StorageCommandContext {
 
 const shown = (workspace: Workspace) => ({ workspace_id: workspace.workspace_id, storage: describeStorage(workspace) });
 
-async function workspaceOf(id: string | undefined, workspaces: WorkspaceStore): Promise<Workspace> {
-  const workspaceId = required(id, 'workspace');
+/** The workspace `workspaceId` names; not_found when there is none. */
+async function workspaceOf(workspaceId: string, workspaces: WorkspaceStore): Promise<Workspace> {
   const workspace = await workspaces.get(workspaceId);
   if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
   return workspace;
@@ -40,8 +40,8 @@ export const storageCommands = {
       'secret-access-key': { type: 'string' },
       region: { type: 'string' },
     },
-    async (flags, { config, workspaces }: StorageCommandContext) => {
-      const workspace = await workspaceOf(flags.workspace, workspaces);
+    (flags) => {
+      const workspaceId = required(flags.workspace, 'workspace');
       const actor = required(flags.as, 'as');
       const input = {
         endpoint: required(flags.endpoint, 'endpoint'),
@@ -52,6 +52,10 @@ export const storageCommands = {
       };
       const problem = storageInputProblems(input)[0];
       if (problem) throw new UsageError(`--${problem.parameter} ${problem.message}`);
+      return { workspaceId, actor, input };
+    },
+    async ({ workspaceId, actor, input }, { config, workspaces }: StorageCommandContext) => {
+      const workspace = await workspaceOf(workspaceId, workspaces);
       // The same address rules as a request's storage_endpoint.
       await checkTargetUrl(input.endpoint, { allowPrivate: config.allowPrivateTargets, param: 'endpoint' });
       const storage = defaultStorageOf(input, createSealer(config));
@@ -60,15 +64,17 @@ export const storageCommands = {
   ),
   'storage show': command(
     { workspace: { type: 'string' } },
-    async (flags, { workspaces }: StorageCommandContext) => shown(await workspaceOf(flags.workspace, workspaces)),
+    (flags) => required(flags.workspace, 'workspace'),
+    async (workspaceId, { workspaces }: StorageCommandContext) => shown(await workspaceOf(workspaceId, workspaces)),
     { readOnly: true },
   ),
   // After a SECRETS_KEY rotation: every default sealed with an earlier key, sealed with the current one.
   'storage clear': command(
     { workspace: { type: 'string' }, as: { type: 'string' } },
-    async (flags, { workspaces }: StorageCommandContext) => {
-      const workspace = await workspaceOf(flags.workspace, workspaces);
-      return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, required(flags.as, 'as'), null));
+    (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), actor: required(flags.as, 'as') }),
+    async ({ workspaceId, actor }, { workspaces }: StorageCommandContext) => {
+      const workspace = await workspaceOf(workspaceId, workspaces);
+      return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, actor, null));
     },
   ),
 };

@@ -2,7 +2,7 @@
 import { ServiceError } from '../errors.ts';
 import { DeliveryQueue } from '../delivery/records.ts';
 import type { Topology } from '../jetstream/topology.ts';
-import { command, UsageError } from './args.ts';
+import { asGiven, command, UsageError } from './args.ts';
 
 /** What the webhook commands need. */
 export interface WebhookCommandContext {
@@ -18,6 +18,7 @@ export function deliveryQueueOf(topology: Topology): DeliveryQueue {
 export const webhookCommands = {
   'webhooks dead': command(
     { workspace: { type: 'string' } },
+    asGiven,
     async ({ workspace }, { topology }: WebhookCommandContext) => {
       const dead = (await deliveryQueueOf(topology).all()).filter(
         (record) => record.status === 'dead' && (workspace === undefined || record.workspace_id === workspace),
@@ -38,9 +39,13 @@ export const webhookCommands = {
   ),
   'webhooks redrive': command(
     { id: { type: 'string' }, all: { type: 'boolean' }, workspace: { type: 'string' } },
-    async ({ id, all = false, workspace }, { topology }: WebhookCommandContext) => {
+    ({ id, all = false, workspace }) => {
       if ((id === undefined) === !all) throw new UsageError('give either --id DELIVERY_ID or --all');
       if (id !== undefined && workspace !== undefined) throw new UsageError('--workspace goes with --all');
+      return { id, workspace };
+    },
+    // No --id means --all.
+    async ({ id, workspace }, { topology }: WebhookCommandContext) => {
       const queue = deliveryQueueOf(topology);
       if (id !== undefined) {
         if (!(await queue.resend(id))) throw new ServiceError('not_found', {}, { message: `No delivery ${id}.` });

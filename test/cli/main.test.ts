@@ -45,19 +45,84 @@ const mistakes: [string, string[], RegExp][] = [
   ['a flag after "--"', ['mail', 'outbox', '--', '--x'], /--x/],
 ];
 
+// A flag value only the command itself checks: still a usage error, found before NATS or the
+// workspace is asked (an unknown workspace id would be not_found, NATS down temporary_unavailable).
+const badValues: [string, string[], RegExp][] = [
+  ['a required flag left out', ['workspace', 'show'], /--workspace is required/],
+  ['an unknown plan', ['workspace', 'create', '--plan', 'gold'], /--plan must be one of free, pro/],
+  ['a quota that is not a number', ['workspace', 'create', '--quota', 'lots'], /--quota must be a whole number/],
+  ['a month that is not one', ['usage', '--workspace', 'ws_0000000000000000', '--month', '2025-13'], /--month/],
+  [
+    'an address that is not one',
+    ['member', 'add', '--workspace', 'ws_0000000000000000', '--email', 'not-an-email', '--role', 'owner'],
+    /--email must be an email address/,
+  ],
+  [
+    'an unknown role',
+    ['member', 'add', '--workspace', 'ws_0000000000000000', '--email', 'a@example.com', '--role', 'boss'],
+    /--role must be one of/,
+  ],
+  [
+    'a setting that is neither on nor off',
+    [
+      'settings',
+      'set',
+      '--workspace',
+      'ws_0000000000000000',
+      '--as',
+      'a@example.com',
+      '--require-signed-requests',
+      'yes',
+    ],
+    /--require-signed-requests/,
+  ],
+  [
+    'a storage endpoint that is not a URL',
+    [
+      'storage',
+      'set',
+      '--workspace',
+      'ws_0000000000000000',
+      '--as',
+      'a@example.com',
+      '--endpoint',
+      'nowhere',
+      '--bucket',
+      'shots',
+      '--access-key-id',
+      'AKIA',
+      '--secret-access-key',
+      'secret',
+    ],
+    /--endpoint/,
+  ],
+  ['storage clear without --as', ['storage', 'clear', '--workspace', 'ws_0000000000000000'], /--as is required/],
+  ['replay without a window', ['replay', 'renders'], /--since ISO_TIME or --from-seq N/],
+  ['replay from a time that is not one', ['replay', 'deliveries', '--since', 'yesterday'], /--since must be/],
+  ['redrive of nothing', ['webhooks', 'redrive'], /--id DELIVERY_ID or --all/],
+  ['monitors remove without --id', ['monitors', 'remove'], /--id is required/],
+];
+
+// Each run of `cases` exits 2 with error_code "usage", says what is wrong and carries the usage.
+async function assertUsageErrors(natsUrl: string, cases: [string, string[], RegExp][]) {
+  const runs = await Promise.all(cases.map(([, args]) => shutterbus(natsUrl, args)));
+  cases.forEach(([what, , message], i) => {
+    const { code, stdout, error } = runs[i];
+    assert.is(code, 2, `${what}: exit code`);
+    assert.is(stdout, '', `${what}: nothing on stdout`);
+    assert.is(error?.error_code, 'usage', `${what}: error_code`);
+    assert.match(error!.error_message, message, `${what}: says what is wrong`);
+    assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
+  });
+}
+
 cli(
   'each mistake in the command line exits 2 with error_code "usage" and the usage text, without asking NATS',
-  async ({ natsUrl }) => {
-    const runs = await Promise.all(mistakes.map(([, args]) => shutterbus(natsUrl, args)));
-    mistakes.forEach(([what, , message], i) => {
-      const { code, stdout, error } = runs[i];
-      assert.is(code, 2, `${what}: exit code`);
-      assert.is(stdout, '', `${what}: nothing on stdout`);
-      assert.is(error?.error_code, 'usage', `${what}: error_code`);
-      assert.match(error!.error_message, message, `${what}: says what is wrong`);
-      assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
-    });
-  },
+  async ({ natsUrl }) => assertUsageErrors(natsUrl, mistakes),
+);
+
+cli('a flag value a command checks exits 2 with error_code "usage" too, without asking NATS', async ({ natsUrl }) =>
+  assertUsageErrors(natsUrl, badValues),
 );
 
 cli(
@@ -79,9 +144,13 @@ cli(
 cli('a well-formed command line gets as far as NATS (exit 1, temporary_unavailable)', async ({ natsUrl }) => {
   const wellFormed = [
     ['workspace', 'create', '--plan', 'pro', '--quota=7', '--owner', 'boss@example.com'],
+    ['workspace', 'show', '--workspace', 'ws_0000000000000000'],
     ['usage', '--workspace', 'ws_0000000000000000', '--month', '2025-01'],
+    ['member', 'add', '--workspace', 'ws_0000000000000000', '--email', 'A@Example.com', '--role', 'owner'],
     ['webhooks', 'redrive', '--all', '--workspace', 'ws_0000000000000000'],
     ['replay', 'deliveries', '--from-seq', '1', '--dry-run'],
+    ['replay', 'renders', '--since', '2025-01-31T12:00:00Z', '--workspace', 'ws_0000000000000000'],
+    ['monitors', 'remove', '--id', 'mon_1'],
     ['mail', 'outbox'],
   ];
   const runs = await Promise.all(wellFormed.map((args) => shutterbus(natsUrl, args)));
