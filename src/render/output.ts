@@ -31,7 +31,7 @@ export async function makeOutput(
   // Which capture makes the format is the format registry's (src/domain/formats.ts).
   switch (formatFacts(options.format).take?.capture) {
     case 'pdf': {
-      const fontsLoaded = await awaitFonts(page, progress);
+      const fontsLoaded = await awaitFonts(page, session, progress);
       return {
         bytes: await printPdf(page, options, deadline),
         selectorFound: true,

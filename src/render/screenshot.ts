@@ -95,7 +95,7 @@ export async function capture(
       undo.defer(() => Emulation.setDefaultBackgroundColorOverride({}));
       await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
-    if (!(await awaitFonts(page, progress))) warnings.push(warning('fonts_not_loaded'));
+    if (!(await awaitFonts(page, session, progress))) warnings.push(warning('fonts_not_loaded'));
     const captured =
       options.full_page &&
       options.full_page_algorithm === 'by_sections' &&

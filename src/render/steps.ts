@@ -1,13 +1,13 @@
 // Small named page steps a render is composed of: navigate, watch, settle, scroll, read. The
 // capture itself is in screenshot.ts.
 
-import type { Page, Request, Response } from 'playwright-core';
+import type { CDPSession, Page, Request, Response } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
 import { errors } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
-import { openCdp } from './cdp.ts';
-import { inPage } from './in-page.ts';
+import { cdp, openCdp } from './cdp.ts';
+import { inPage, inPageSource } from './in-page.ts';
 import { fontsReady, scrollToTop, visibleText } from './in-page/steps.ts';
 import { type Progress, untilAborted } from './progress.ts';
 import type { RenderOptions, SubRequestOutcome, WaitUntil } from '../domain/options.ts';
@@ -273,7 +273,7 @@ const fontWatches = new WeakMap<Page, FontWatch>();
 
 /**
  * Starts watching the page's font requests (before navigation, so none is missed) for
- * `awaitFonts`. It makes no browser call: a page that loads no font late costs nothing.
+ * `awaitFonts`. It makes no browser call of its own.
  */
 export function watchFonts(page: Page): FontWatch {
   const inFlight = new Set<Request>();
@@ -315,19 +315,27 @@ export function watchFonts(page: Page): FontWatch {
 }
 
 /**
- * Waits while the page's web fonts are loading (fonts that started loading after `load`
- * included), at most FONT_WAIT_MS and never past the render's time; false when it gave up with
- * fonts still loading. Only a page with a font request in flight (watchFonts) is waited for: once
- * its fonts arrived, `document.fonts` is asked whether they are ready to draw. A page with none
- * costs no browser call.
+ * Waits while the page's web fonts are loading (fonts that started loading after `load`, or that
+ * no layout had asked for yet, included), at most FONT_WAIT_MS and never past the render's time;
+ * false when it gave up with fonts still loading. Font requests in flight (watchFonts) are waited
+ * for here; then `document.fonts` is asked, after a layout, whether the fonts are ready to draw:
+ * one Runtime.evaluate on `session` that answers at once on a page whose fonts are in.
  */
-export async function awaitFonts(page: Page, progress: Progress): Promise<boolean> {
+export async function awaitFonts(page: Page, session: CDPSession, progress: Progress): Promise<boolean> {
   const watch = fontWatches.get(page);
-  if (!watch || watch.inFlight() === 0) return true;
   const deadline = progress.signal;
   const endsAt = Date.now() + Math.min(FONT_WAIT_MS, progress.timeLeft());
-  if (!(await untilAborted(deadline, watch.settled(endsAt - Date.now())))) return false;
-  return untilAborted(deadline, page.evaluate(inPage(fontsReady), Math.max(1, endsAt - Date.now())));
+  if (watch && watch.inFlight() > 0 && !(await untilAborted(deadline, watch.settled(endsAt - Date.now()))))
+    return false;
+  const { result } = await untilAborted(
+    deadline,
+    cdp(session).Runtime.evaluate({
+      expression: inPageSource(fontsReady, Math.max(1, endsAt - Date.now())),
+      awaitPromise: true,
+      returnByValue: true,
+    }),
+  );
+  return result.value !== false;
 }
 
 /** Waits `delaySeconds` after navigation, for late scripts and animations. */

@@ -142,7 +142,7 @@ test('metadata: title, Open Graph and icon made absolute, the web font, status, 
   assert.is((await rig.render('/article', {})).metadata, undefined);
 });
 
-test('cost: a png without metadata makes one CDP call, the capture, and nothing of the page', async () => {
+test('cost: a png without metadata makes two CDP calls, the font check and the capture, and nothing of the page', async () => {
   const calls: string[] = [];
   const page = new Proxy(
     {},
@@ -154,6 +154,7 @@ test('cost: a png without metadata makes one CDP call, the capture, and nothing 
     },
   ) as unknown as Page;
   const replies: Record<string, unknown> = {
+    'Runtime.evaluate': { result: { type: 'boolean', value: true } },
     'Page.getLayoutMetrics': { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
     'Page.captureScreenshot': { data: Buffer.from('png').toString('base64') },
   };
@@ -166,7 +167,7 @@ test('cost: a png without metadata makes one CDP call, the capture, and nothing 
   const options = { ...renderDefaults, url: 'https://example.com/' };
   const output = await makeOutput(page, options, Progress.start(30_000), session);
   assert.is(output.bytes.toString(), 'png');
-  assert.equal(calls, ['Page.captureScreenshot']);
+  assert.equal(calls, ['Runtime.evaluate', 'Page.captureScreenshot']);
   assert.is(wantsMetadata(options), false);
 });
 
@@ -179,7 +180,9 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
       return Promise.resolve(
         method === 'Page.captureScreenshot'
           ? { data: Buffer.from('png').toString('base64') }
-          : { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
+          : method === 'Runtime.evaluate'
+            ? { result: { type: 'boolean', value: true } }
+            : { cssVisualViewport: { pageX: 0, pageY: 0, scale: 1 } },
       );
     },
   } as unknown as CDPSession;

@@ -65,6 +65,14 @@ const lateFontPage = (fontPath: string) =>
     face.load().catch(() => {});
   });</script>`);
 
+// A page whose @font-face rule is added by a load handler: no font is requested until a layout needs it.
+const lateRulePage = document(`<p id="text" style="font:60px LateRule, serif;margin:20px">Shutterbus 123</p>
+  <script>addEventListener('load', () => {
+    const style = document.createElement('style');
+    style.textContent = "@font-face { font-family: LateRule; src: url(/font-slow.ttf) }";
+    document.head.append(style);
+  });</script>`);
+
 test.before(async () => {
   rig = await startRenderRig({
     workspaceId: 'ws_full_page',
@@ -130,6 +138,7 @@ test.before(async () => {
       '/late-font': serve(lateFontPage('/font-slow.ttf')),
       '/late-font-ready': serve(lateFontPage('/font-fast.ttf')),
       '/late-font-stuck': serve(lateFontPage('/font-stuck.ttf')),
+      '/late-rule': serve(lateRulePage),
       '/font-slow.ttf': slowFont(1500),
       '/font-fast.ttf': slowFont(0),
       '/font-stuck.ttf': slowFont(30_000),
@@ -260,6 +269,16 @@ test('a web font that starts loading after load is awaited', async () => {
   const reference = (await rig.render('/late-font-ready', { full_page: false, delay: 1 })).image;
   const started = performance.now();
   const late = await rig.render('/late-font', { full_page: false });
+  const ms = performance.now() - started;
+  assert.ok(ms >= 1400, `the render waited for the font (${Math.round(ms)} ms)`);
+  assert.ok(late.image.equals(reference), 'the text is drawn in the web font');
+  assert.is(late.warnings, undefined);
+});
+
+test('a web font declared after load, not yet requested by a layout, is awaited', async () => {
+  const reference = (await rig.render('/late-font-ready', { full_page: false, delay: 1 })).image;
+  const started = performance.now();
+  const late = await rig.render('/late-rule', { full_page: false });
   const ms = performance.now() - started;
   assert.ok(ms >= 1400, `the render waited for the font (${Math.round(ms)} ms)`);
   assert.ok(late.image.equals(reference), 'the text is drawn in the web font');

@@ -1,7 +1,12 @@
 // In the page, for the page steps (src/render/steps.ts).
 
-/** True once the document's fonts are ready to draw, false when `ms` pass first. */
+/**
+ * True once the document's fonts are ready to draw, false when `ms` pass first. A layout is made
+ * first: it requests the fonts its text needs that no layout has asked for yet (a rule added by a
+ * script, text shown late), which a capture's own layout would otherwise start too late to draw.
+ */
 export function fontsReady(ms: number): boolean | Promise<boolean> {
+  void document.documentElement?.offsetWidth;
   const fonts = document.fonts;
   if (fonts?.status !== 'loading') return true;
   return Promise.race([
