@@ -132,7 +132,14 @@ export class PagePool {
     this.#lastKey = key;
     for (;;) {
       const pages = [...this.#pages].filter(fits);
-      const idle = pages.find((warm) => warm.key === key && warm.state === 'idle');
+      // The most recently used: the least likely to have been compacted, and it leaves the others
+      // least recently used, first to be compacted and closed.
+      const idle = pages
+        .filter((warm) => warm.key === key && warm.state === 'idle')
+        .reduce<WarmPage | undefined>(
+          (latest, warm) => (latest && latest.lastUsed >= warm.lastUsed ? latest : warm),
+          undefined,
+        );
       if (idle) return this.#claim(idle, key);
       const wiping = pages.find((warm) => warm.key === key && warm.state === 'wiping');
       if (wiping) {

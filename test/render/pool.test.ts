@@ -95,6 +95,26 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
   }
 });
 
+test("a workspace's next render takes its most recently used idle page", async () => {
+  const pool = new PagePool(browser, { maxPages: 4, maxRenders: 100 });
+  try {
+    // Two renders at once open two pages for the workspace; the second given back last.
+    const [older, newer] = [await pool.acquire('ws_recent', 1), await pool.acquire('ws_recent', 1)];
+    pool.release(older);
+    await older.wiped;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    pool.release(newer);
+    await newer.wiped;
+    assert.ok(newer.lastUsed > older.lastUsed);
+    const next = await pool.acquire('ws_recent', 1);
+    assert.is(next, newer, 'the page used last');
+    pool.release(next);
+    await next.wiped;
+  } finally {
+    await closeAll(pool);
+  }
+});
+
 test("within the memory budget every workspace's page stays warm; over it, idle pages close, least recently used first", async () => {
   const roomy = new PagePool(browser, {
     maxPages: 50,
