@@ -266,8 +266,6 @@ export const pageRules: Rule[] = [
   (values) =>
     unmet(values, [
       ['proxy_bypass_hosts', 'proxy or ip_country_code', given(values, 'proxy') || given(values, 'ip_country_code')],
-      ['vision_max_tokens', 'vision_prompt', given(values, 'vision_prompt')],
-      ['openai_api_key', 'vision_prompt', given(values, 'vision_prompt')],
       ['metadata_content_format', 'metadata_content=true', values.metadata_content === true],
       // An html or markdown document has no HTTP response of its own to report.
       ['metadata_http_response_status_code', 'url', given(values, 'url')],
@@ -305,12 +303,12 @@ export const pageRules: Rule[] = [
       },
     ];
   },
-  // The customer's bucket (docs/storage.md): every storage_* needs store=true, which needs a path.
+  // The customer's bucket (docs/storage.md): store=true needs a path, and a path needs store=true;
+  // the other storage_* are ignored without it, as ScreenshotOne does (a client may send its bucket
+  // settings with every request).
   (values) => {
     if (values.store !== true)
-      return Object.keys(values)
-        .filter((name) => name.startsWith('storage_'))
-        .map((parameter) => ({ parameter, message: 'needs store=true' }));
+      return given(values, 'storage_path') ? [{ parameter: 'storage_path', message: 'needs store=true' }] : [];
     if (!given(values, 'storage_path')) return [{ parameter: 'storage_path', message: 'is required with store=true' }];
     const problem = storagePathProblem(String(values.storage_path));
     const refused: Refusal[] = problem ? [{ parameter: 'storage_path', message: problem }] : [];

@@ -548,7 +548,7 @@ const rows = [
   },
   {
     name: 'full_page_scroll_by',
-    type: integer(50, 16_384),
+    type: integer(1, 16_384),
     defaultText: 'the viewport height',
     group: 'capture',
     role: 'option',

@@ -159,8 +159,11 @@ export function parseParameters(
  * The page options given, over the defaults and a device preset (options given explicitly win).
  * A `delay` without a `timeout` gets the default timeout after it (30 s more), as ScreenshotOne's
  * longer default timeout leaves its delays room; within the limits (a delay over 30 s needs async).
+ * The vision settings without a `vision_prompt` are ignored, and dropped: no key rides along unused.
  */
-export function pageOptions(options: GivenValues<(typeof optionRows)[number]>): Omit<RenderOptions, 'format'> {
+export function pageOptions(given: GivenValues<(typeof optionRows)[number]>): Omit<RenderOptions, 'format'> {
+  const { vision_max_tokens, openai_api_key, ...unlessVision } = given;
+  const options = given.vision_prompt === undefined ? unlessVision : given;
   return {
     ...renderDefaults,
     ...(options.delay !== undefined ? { timeout: options.delay + renderDefaults.timeout } : {}),

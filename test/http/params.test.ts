@@ -265,7 +265,7 @@ params('every parameter of the table is parsed from it: a good value passes, a b
         ],
       ]),
     ),
-    // Every storage_* needs store=true with a storage_path; the keys come in pairs.
+    // store=true needs a storage_path; the keys come in pairs.
     store: [
       ['store', 'true'],
       ['storage_path', 'shots/home'],
@@ -360,10 +360,25 @@ params('combinations and meanings: every offending parameter named at once', () 
   assert.equal(problemsOf(query('html=<p>x</p>&authorization=Bearer+x')), ['authorization']);
   assert.equal(problemsOf(query('url=https://a.example&navigation_timeout=20&timeout=10')), ['navigation_timeout']);
   assert.equal(problemsOf(query('url=https://a.example&store=true')), ['storage_path']);
-  assert.equal(problemsOf(query('url=https://a.example&storage_path=a&storage_bucket=b-b-b')), [
-    'storage_bucket',
-    'storage_path',
-  ]);
+  assert.equal(problemsOf(query('url=https://a.example&storage_path=a&storage_bucket=b-b-b')), ['storage_path']);
+  // Without store, the other storage_* are ignored, as ScreenshotOne does, and so are the vision
+  // settings without a vision_prompt: a client may send them with every request.
+  assert.equal(
+    problemsOf(
+      query(
+        'url=https://a.example&storage_bucket=b-b-b&storage_class=glacier&storage_access_key_id=AKIA&storage_secret_access_key=s&vision_max_tokens=100&openai_api_key=sk-1',
+      ),
+    ),
+    [],
+  );
+  const unasked = parseTakeParams(query('url=https://a.example&openai_api_key=sk-1&vision_max_tokens=100'));
+  assert.ok('request' in unasked);
+  assert.equal(
+    [unasked.request.options.openai_api_key, unasked.request.options.vision_max_tokens],
+    [undefined, undefined],
+  );
+  const asked = parseTakeParams(query('url=https://a.example&vision_prompt=Hi&openai_api_key=sk-1'));
+  assert.is('request' in asked && asked.request.options.openai_api_key, 'sk-1');
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=/a')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/./b')), ['storage_path']);
   assert.equal(problemsOf(query('url=https://a.example&store=true&storage_path=a/../b')), ['storage_path']);
