@@ -69,6 +69,38 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const site = await startBenchSite();
 const pages = { light: site.light, heavy: site.heavy };
 
+// The stack: real NATS, the s3rver store, the service as a child process. Started and measured idle
+// before the baselines' Chromium runs: PSS splits a page shared between processes among them, and
+// the baselines' browser maps the same Chromium binary, which would halve the stack's share of it.
+log('stack: nats, s3rver, shutterbus');
+const stack = await startBenchStack(site);
+const { base, workspace } = stack;
+const take = async (url: string) => {
+  const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, {
+    headers: { 'x-access-key': workspace.access_key },
+  });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+};
+await take(site.light);
+const firstShotSeconds = (performance.now() - stack.spawnedAt) / 1000;
+const stackPids = stack.pids;
+await new Promise((resolve) => setTimeout(resolve, 3000));
+const idleMb = pssMb(stackPids());
+
+// One render of `url` with `params` (repeated keys for a list); any 200 with a body counts.
+const takeWith = async (url: string, params: Record<string, string>) => {
+  const search = new URLSearchParams({ url, ...params });
+  const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
+  const bytes = await response.arrayBuffer();
+  if (response.status !== 200 || bytes.byteLength === 0)
+    throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
+};
+// The same idle stack once a render has loaded every rule engine (the light page, every switch on).
+await takeWith(site.light, { block_ads: 'true', block_trackers: 'true', block_annoyances: 'true' });
+await new Promise((resolve) => setTimeout(resolve, 3000));
+const idleWithRulesMb = pssMb(stackPids());
+
 // Baselines: the obvious loop (a fresh context per shot) and the browser's limit (one page reused).
 log('baselines: raw Playwright');
 const browser = await chromium.launch({ executablePath: CHROMIUM });
@@ -110,36 +142,6 @@ for (const [name, url] of Object.entries(pages)) {
   );
   ({ result: baselineB[name], cpu: baselineCpu[name] } = await measureB(url));
 }
-
-// The stack: real NATS, the s3rver store, the service as a child process.
-log('stack: nats, s3rver, shutterbus');
-const stack = await startBenchStack(site);
-const { base, workspace } = stack;
-const take = async (url: string) => {
-  const response = await fetch(`${base}/api/take?url=${encodeURIComponent(url)}`, {
-    headers: { 'x-access-key': workspace.access_key },
-  });
-  const bytes = await response.arrayBuffer();
-  if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
-};
-await take(site.light);
-const firstShotSeconds = (performance.now() - stack.spawnedAt) / 1000;
-const stackPids = stack.pids;
-await new Promise((resolve) => setTimeout(resolve, 3000));
-const idleMb = pssMb(stackPids());
-
-// One render of `url` with `params` (repeated keys for a list); any 200 with a body counts.
-const takeWith = async (url: string, params: Record<string, string>) => {
-  const search = new URLSearchParams({ url, ...params });
-  const response = await fetch(`${base}/api/take?${search}`, { headers: { 'x-access-key': workspace.access_key } });
-  const bytes = await response.arrayBuffer();
-  if (response.status !== 200 || bytes.byteLength === 0)
-    throw new Error(`take answered ${response.status}: ${Buffer.from(bytes).toString().slice(0, 200)}`);
-};
-// The same idle stack once a render has loaded every rule engine (the light page, every switch on).
-await takeWith(site.light, { block_ads: 'true', block_trackers: 'true', block_annoyances: 'true' });
-await new Promise((resolve) => setTimeout(resolve, 3000));
-const idleWithRulesMb = pssMb(stackPids());
 
 // End to end through HTTP, JetStream, the actor and the bucket, with the CPU every process of the
 // stack spends on it (from /proc; warm-up shots included in both the CPU and the shot count).
