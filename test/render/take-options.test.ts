@@ -45,6 +45,10 @@ test.before(async () => {
       '/locale': page(LOCALE_PROBE),
       '/sections': page(SECTIONS),
       '/sticky-sections': page(STICKY_SECTIONS),
+      // A fixed backdrop filling the viewport behind 2,000 px of transparent content.
+      '/backdrop-sections': page(
+        '<div style="position:fixed;inset:0;z-index:-1;background:#0000ff"></div><div style="height:2000px"></div>',
+      ),
       // An element far below the fold, and a fixed overlay over the top 100 px of the viewport.
       '/element': page(
         `<div style="height:1500px"></div><div id="target" style="width:300px;height:300px;background:#00ff00"></div><div style="height:1500px"></div><div style="position:fixed;top:0;left:0;width:100%;height:100px;background:#ff0000"></div>`,
@@ -170,6 +174,16 @@ test('full_page_algorithm=by_sections: viewport-high sections stitched, fixed ba
       `band ${band} at ${y}: ${await rgbAt(shot.image, 200, y)}`,
     );
   }
+  // A backdrop is no bar: it stays behind every section.
+  const backdrop = await rig.render('/backdrop-sections', {
+    full_page: true,
+    full_page_algorithm: 'by_sections',
+    full_page_scroll: false,
+    viewport_width: 400,
+    viewport_height: 600,
+  });
+  for (const y of [100, 900, 1500, 1950])
+    assert.ok(near(await rgbAt(backdrop.image, 200, y), [0, 0, 255]), `backdrop at ${y}`);
   // A sticky header: in its place at the top only, the bands 40 px lower.
   const sticky = await rig.render('/sticky-sections', {
     full_page: true,

@@ -137,10 +137,11 @@ export function scrollPageTo(to: { left: number; top: number }): void {
 }
 
 /**
- * A page's fixed boxes, for a capture by sections: those at the viewport's bottom (a footer, a
- * cookie bar: bottom bars as pinBottomBars finds them) and the others (a header, a chat button).
- * Each is captured once, not in every section: the others in the first, the bottom bars in the
- * last. `hidden` keeps the inline opacity each had before it was hidden.
+ * A page's fixed boxes, for a capture by sections: those in the viewport's upper half (a header)
+ * and those at its bottom (a footer, a cookie bar: bottom bars as pinBottomBars finds them). Each
+ * is captured once, not in every section: the upper ones in the first, the bottom bars in the
+ * last. Other fixed boxes (a backdrop filling the viewport, a widget halfway down) stay in every
+ * section. `hidden` keeps the inline opacity each had before it was hidden.
  */
 export type SectionBars = {
   top: HTMLElement[];
@@ -166,8 +167,9 @@ export function sectionBars(): SectionBars {
     if (style.position !== 'fixed') continue;
     if ([...bars.top, ...bars.bottom].some((bar) => bar.contains(element))) continue;
     const box = element.getBoundingClientRect();
-    const atBottom = box.height > 0 && box.top >= innerHeight / 2 && Math.abs(box.bottom - innerHeight) <= 1;
-    (atBottom ? bars.bottom : bars.top).push(element);
+    if (box.height === 0) continue;
+    if (box.bottom <= innerHeight / 2) bars.top.push(element);
+    else if (box.top >= innerHeight / 2 && Math.abs(box.bottom - innerHeight) <= 1) bars.bottom.push(element);
   }
   return bars;
 }
