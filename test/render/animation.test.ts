@@ -121,7 +121,8 @@ test('scroll: down through the bands and back to the first', async () => {
 test('scroll without scroll_back ends on the last band; scroll_by steps pass the bands between', async () => {
   const { image } = await record({
     scenario: 'scroll',
-    duration: 4.5,
+    // 2.5 s past the scroll's end: room for a renderer that falls behind on a loaded machine.
+    duration: 5.5,
     scroll_by: HEIGHT,
     scroll_duration: 300,
     scroll_delay: 600,
