@@ -160,7 +160,16 @@ cluster(
     // are written side by side, so a charge still riding out the lost leader may land after the
     // webhook: wait for every reservation to be settled, then count.
     const readUsage = () => shutterbus(stack, 'usage', '--workspace', workspace.workspace_id);
-    await waitFor(async () => (await readUsage()).json?.in_flight === 0, 'every reservation settled', 60_000, 500);
+    // The last answer is kept for the failure's message: a CLI that never answered and a reservation
+    // that was never settled are different faults.
+    let lastUsage: Awaited<ReturnType<typeof readUsage>> | undefined;
+    await waitFor(
+      async () => (lastUsage = await readUsage()).json?.in_flight === 0,
+      () =>
+        `every reservation settled (last: exit ${lastUsage?.code}, ${JSON.stringify(lastUsage?.json) ?? lastUsage?.stderr})`,
+      60_000,
+      500,
+    );
     const usage = await readUsage();
     assert.is(usage.code, 0, usage.stderr);
     assert.is(usage.json.used, total, 'each render charged once');
