@@ -68,7 +68,7 @@ export const storageCommands = {
     async (workspaceId, { workspaces }: StorageCommandContext) => shown(await workspaceOf(workspaceId, workspaces)),
     { readOnly: true },
   ),
-  // After a SECRETS_KEY rotation: every default sealed with an earlier key, sealed with the current one.
+  // The workspace's default storage removed, by an owner or admin (`--as`).
   'storage clear': command(
     { workspace: { type: 'string' }, as: { type: 'string' } },
     (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), actor: required(flags.as, 'as') }),
