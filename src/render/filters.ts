@@ -1,15 +1,18 @@
 // The blocking rules: AdGuard's filter lists as installed by npm (@adguard/dnr-rulesets keeps
 // each list's original text beside its declarative rules), compiled into @ghostery/adblocker
-// engines, one per rule set, once per process. A compiled engine is cached on disk under
-// os.tmpdir(), keyed by the packages' versions, so a process after the first loads it in
-// milliseconds instead of compiling for a second or more. Nothing is downloaded.
+// engines, one per rule set, once per process, each compiled in a child process. A compiled engine
+// is cached on disk under os.tmpdir(), keyed by the packages' versions, so a process after the
+// first loads it in milliseconds instead of compiling for a second or more. Nothing is downloaded.
 
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FiltersEngine } from '@ghostery/adblocker';
+import type { Config, FiltersEngine } from '@ghostery/adblocker';
+import { inPageSource } from './in-page.ts';
 
 /** A group of rules a blocking option switches on. */
 export type RuleSet = 'ads' | 'trackers' | 'socials' | 'chats' | 'cookies' | 'popups';
@@ -140,40 +143,102 @@ async function loadEngine(name: RuleSet): Promise<FiltersEngine> {
   } catch {
     // Not cached yet, or written by another version: compiled below.
   }
-  const engine = await compileRuleSet(name);
+  const compiled = await compileRuleSet(name);
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    if (!ownPrivateDirectory(path.dirname(file))) return engine;
-    const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, engine.serialize());
-    renameSync(temporary, file);
+    if (ownPrivateDirectory(path.dirname(file))) {
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, compiled);
+      renameSync(temporary, file);
+    }
   } catch {
     // A read-only temporary directory costs the next process a compile, nothing else.
   }
-  return engine;
+  return FiltersEngine.deserialize(compiled);
 }
 
-/** Compiles rule set `name` from the installed lists (what a cache miss costs). */
-export async function compileRuleSet(name: RuleSet): Promise<FiltersEngine> {
+/**
+ * Rule set `name` compiled from the installed lists and serialized (what a cache miss costs). The
+ * compile runs in a child Node process: an engine parsed from the lists holds ≈ 400 MB of this
+ * heap for as long as it lives (ads and trackers), where the same engine loaded from its ≈ 7 MB
+ * serialized form holds a few, and parsing takes this thread for a second or more. Only the
+ * serialized engine comes back.
+ */
+export async function compileRuleSet(name: RuleSet): Promise<Uint8Array> {
   const source = RULE_SETS[name];
-  const texts: string[] = [];
-  for (const id of source.lists) {
-    // Reading and compiling a list takes up to a second of this thread: let other work in between.
-    await new Promise((resolve) => setImmediate(resolve));
-    texts.push(rawFilterList(id));
-  }
-  if (source.own) texts.push(source.own.join('\n'));
-  await new Promise((resolve) => setImmediate(resolve));
-  const { FiltersEngine } = await adblocker();
-  // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
-  const rules = texts.join('\n').replace(/\r/g, '').replace(LOOPBACK_EXCEPTIONS, '');
-  return FiltersEngine.parse(rules, {
-    loadNetworkFilters: source.network,
-    loadCosmeticFilters: source.cosmetic,
-    loadExtendedSelectors: false,
-    enableHtmlFiltering: false,
-    loadCSPFilters: false,
+  const input: CompileInput = {
+    library: import.meta.resolve('@ghostery/adblocker'),
+    files: source.lists.map((id) =>
+      path.join(dnrDirectory(), 'dist', 'filters', 'declarative', `ruleset_${id}`, `ruleset_${id}.json`),
+    ),
+    own: source.own ?? [],
+    loopbackExceptions: LOOPBACK_EXCEPTIONS.source,
+    config: {
+      loadNetworkFilters: source.network,
+      loadCosmeticFilters: source.cosmetic,
+      loadExtendedSelectors: false,
+      enableHtmlFiltering: false,
+      loadCSPFilters: false,
+    },
+  };
+  const child = spawn(process.execPath, ['--input-type=module', '-e', inPageSource(compileInChild, input)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const output: Buffer[] = [];
+  const errors: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => errors.push(chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`compiling the ${name} rules failed: ${Buffer.concat(errors).toString().trim()}`);
+  return new Uint8Array(Buffer.concat(output));
+}
+
+/** What the child process that compiles a rule set is given. */
+interface CompileInput {
+  /** The adblocker library's entry, as a file URL. */
+  library: string;
+  /** The @adguard/dnr-rulesets files holding the lists' text. */
+  files: string[];
+  own: string[];
+  /** LOOPBACK_EXCEPTIONS' source. */
+  loopbackExceptions: string;
+  config: Partial<Config>;
+}
+
+/**
+ * Runs in the child process compileRuleSet starts, handed over as source (it uses nothing of this
+ * module): reads the lists, parses them into an engine and writes it serialized to stdout.
+ */
+async function compileInChild(input: CompileInput): Promise<void> {
+  const { readFileSync } = process.getBuiltinModule('node:fs');
+  // The original text of an AdGuard filter as @adguard/dnr-rulesets ships it: the first rule of
+  // each declarative ruleset carries it in its metadata (`rawFilterList`). Only that string is
+  // parsed, not the tens of thousands of declarative rules around it.
+  const rawFilterList = (file: string): string => {
+    const json = readFileSync(file, 'utf8');
+    const key = '"rawFilterList":"';
+    const start = json.indexOf(key);
+    if (start < 0) throw new Error(`${file} has no rawFilterList`);
+    let end = start + key.length;
+    // The closing quote is the first one not escaped by a backslash.
+    for (;;) {
+      end = json.indexOf('"', end);
+      if (end < 0) throw new Error(`${file}: unterminated rawFilterList`);
+      let backslashes = 0;
+      while (json[end - 1 - backslashes] === '\\') backslashes += 1;
+      if (backslashes % 2 === 0) break;
+      end += 1;
+    }
+    return JSON.parse(json.slice(start + key.length - 1, end + 1)) as string;
+  };
+  const texts = [...input.files.map(rawFilterList), input.own.join('\n')];
+  // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
+  const rules = texts.join('\n').replace(/\r/g, '').replace(new RegExp(input.loopbackExceptions, 'gm'), '');
+  const { FiltersEngine } = (await import(input.library)) as typeof import('@ghostery/adblocker');
+  const compiled = FiltersEngine.parse(rules, input.config).serialize();
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(compiled, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 // AdGuard Base turns element hiding off on 127.0.0.1 and localhost (`@@://localhost/$generichide`),
@@ -209,28 +274,4 @@ function cacheFile(name: RuleSet): string {
     .digest('hex')
     .slice(0, 16);
   return path.join(os.tmpdir(), `shutterbus-filters-${process.getuid?.() ?? 'user'}`, `${name}-${key}.bin`);
-}
-
-/**
- * The original text of AdGuard filter `id` as @adguard/dnr-rulesets ships it: the first rule of
- * each declarative ruleset carries it in its metadata (`rawFilterList`). Only that string is
- * parsed, not the tens of thousands of declarative rules around it.
- */
-export function rawFilterList(id: number): string {
-  const file = path.join(dnrDirectory(), 'dist', 'filters', 'declarative', `ruleset_${id}`, `ruleset_${id}.json`);
-  const json = readFileSync(file, 'utf8');
-  const key = '"rawFilterList":"';
-  const start = json.indexOf(key);
-  if (start < 0) throw new Error(`ruleset_${id}.json has no rawFilterList`);
-  let end = start + key.length;
-  // The closing quote is the first one not escaped by a backslash.
-  for (;;) {
-    end = json.indexOf('"', end);
-    if (end < 0) throw new Error(`ruleset_${id}.json: unterminated rawFilterList`);
-    let backslashes = 0;
-    while (json[end - 1 - backslashes] === '\\') backslashes += 1;
-    if (backslashes % 2 === 0) break;
-    end += 1;
-  }
-  return JSON.parse(json.slice(start + key.length - 1, end + 1)) as string;
 }
