@@ -93,10 +93,15 @@ const SOCIAL_WIDGETS = [
   '##script[type="IN/Share"]',
 ];
 
+// AdGuard Base leaves Taboola's loader and its thumbnails (it blocks only trc.taboola.com's
+// requests), so a page's "around the web" block would still fill: its hosts and containers are
+// rules of our own.
+const NATIVE_ADS = ['||taboola.com^$third-party', '##div[id^="taboola-"]', '##.trc_related_container'];
+
 /** Each rule set's sources (AdGuard filter ids: 2 Base, 11 Mobile Ads, 3 Tracking Protection,
  * 4 Social Media, 22 Widgets, 18 Cookie Notices, 19 Popups, 20 Mobile App Banners, 21 Other Annoyances). */
 export const RULE_SETS: Record<RuleSet, RuleSetSource> = {
-  ads: { lists: [2, 11], network: true, cosmetic: true },
+  ads: { lists: [2, 11], network: true, cosmetic: true, own: NATIVE_ADS },
   trackers: { lists: [3], network: true, cosmetic: false },
   socials: { lists: [4], network: true, cosmetic: true, own: SOCIAL_WIDGETS },
   chats: { lists: [22], network: true, cosmetic: true, own: CHAT_VENDORS },

@@ -241,6 +241,27 @@ test('block_socials: the widget scripts at their own addresses (the fixture serv
   assert.not.ok(socials.match(own).match, "Instagram's own pages keep their script");
 });
 
+test("block_ads: Taboola's loader and thumbnails, which the lists leave, and its container", async () => {
+  const { Request } = await adblocker();
+  const ads = await ruleEngine('ads');
+  for (const url of [
+    'https://cdn.taboola.com/libtrc/example-publisher/loader.js',
+    'https://images.taboola.com/taboola/image/fetch/f_jpg/thumbnail.jpg',
+  ]) {
+    const request = Request.fromRawDetails({ url, sourceUrl: 'https://news.example.com/', type: 'script' });
+    assert.ok(ads.match(request).match, url);
+  }
+  const { styles } = ads.getCosmeticsFilters({
+    url: 'https://news.example.com/',
+    hostname: 'news.example.com',
+    domain: 'example.com',
+    classes: ['trc_related_container'],
+    ids: ['taboola-below-article'],
+  });
+  assert.match(styles, /\.trc_related_container/);
+  assert.match(styles, /taboola-/);
+});
+
 test('block_annoyances with block_ads: everything is gone; blocked requests do not trip fail_if_request_failed', async () => {
   const options = { block_annoyances: true, block_ads: true, fail_if_request_failed: ['*'] };
   const { observation, hosts, paths } = await renderPage(options);
