@@ -109,9 +109,7 @@ export class Membership {
         throw new ServiceError('forbidden', {}, { message: 'Only owners can invite owners.' });
       }
     };
-    const before = await this.workspaces.get(workspaceId);
-    if (!before) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
-    allowed(before);
+    allowed(await this.workspaces.require(workspaceId));
     // The account first, so the member's `verified` starts in step with it.
     const account = await this.accounts.join(address, workspaceId);
     let added = false;

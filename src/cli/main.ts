@@ -11,14 +11,7 @@ import { AccountStore, emailPattern } from '../accounts/accounts.ts';
 import { Membership } from '../accounts/membership.ts';
 import { signedExampleUrl } from '../signing.ts';
 import { monthOf, QuotaLedger } from '../workspaces/usage.ts';
-import {
-  canManage,
-  describeWorkspace,
-  normalizeEmail,
-  WorkspaceStore,
-  type Role,
-  type Workspace,
-} from '../workspaces/workspace.ts';
+import { canManage, describeWorkspace, normalizeEmail, WorkspaceStore, type Role } from '../workspaces/workspace.ts';
 import { asGiven, choice, command, parseFlags, required, UsageError, type Command } from './args.ts';
 import { mailCommands } from './mail.ts';
 import { monitorCommands } from './monitors.ts';
@@ -71,13 +64,6 @@ function email(value: string | undefined, name: string): string {
   return normalizeEmail(address);
 }
 
-/** The workspace `workspaceId` names; not_found when there is none. */
-async function workspaceOf(workspaceId: string, context: Context): Promise<Workspace> {
-  const workspace = await context.workspaces.get(workspaceId);
-  if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
-  return workspace;
-}
-
 const workspaceFlag = { workspace: { type: 'string' } } as const;
 const asFlag = { as: { type: 'string' } } as const;
 
@@ -104,7 +90,7 @@ const commands: Record<string, Command<Context>> = {
   'workspace show': command(
     workspaceFlag,
     (flags) => required(flags.workspace, 'workspace'),
-    async (workspaceId, context: Context) => describeWorkspace(await workspaceOf(workspaceId, context)),
+    async (workspaceId, context: Context) => describeWorkspace(await context.workspaces.require(workspaceId)),
     { readOnly: true },
   ),
   'member add': command(
@@ -115,7 +101,7 @@ const commands: Record<string, Command<Context>> = {
       role: choice<Role>(flags.role, 'role', ['owner', 'admin', 'member']),
     }),
     async ({ workspaceId, address, role }, context: Context) => {
-      const { workspace_id } = await workspaceOf(workspaceId, context);
+      const { workspace_id } = await context.workspaces.require(workspaceId);
       // The same service as the dashboard's: the address gets an account, and sees the workspace once it signs up.
       return (await context.membership.add(workspace_id, address, role, { operator: true })).member;
     },
@@ -124,7 +110,7 @@ const commands: Record<string, Command<Context>> = {
     { ...workspaceFlag, email: { type: 'string' } },
     (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), address: email(flags.email, 'email') }),
     async ({ workspaceId, address }, context: Context) => {
-      const { workspace_id } = await workspaceOf(workspaceId, context);
+      const { workspace_id } = await context.workspaces.require(workspaceId);
       return context.membership.verifyMember(workspace_id, address);
     },
   ),
@@ -136,7 +122,7 @@ const commands: Record<string, Command<Context>> = {
       setting: choice(flags['require-signed-requests'], 'require-signed-requests', ['on', 'off'] as const),
     }),
     async ({ workspaceId, actor, setting }, context: Context) => {
-      const { workspace_id } = await workspaceOf(workspaceId, context);
+      const { workspace_id } = await context.workspaces.require(workspaceId);
       const workspace = await context.workspaces.update(workspace_id, (current) => {
         if (!canManage(current, actor)) throw new ServiceError('forbidden');
         return { ...current, require_signed_requests: setting === 'on' };
@@ -148,7 +134,7 @@ const commands: Record<string, Command<Context>> = {
     { ...workspaceFlag, ...asFlag },
     (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), actor: email(flags.as, 'as') }),
     async ({ workspaceId, actor }, context: Context) => {
-      const { workspace_id } = await workspaceOf(workspaceId, context);
+      const { workspace_id } = await context.workspaces.require(workspaceId);
       return describeWorkspace(await context.workspaces.rotateKeys(workspace_id, actor));
     },
   ),
@@ -160,7 +146,7 @@ const commands: Record<string, Command<Context>> = {
       return { workspaceId: required(flags.workspace, 'workspace'), month };
     },
     async ({ workspaceId, month }, context: Context) => {
-      const workspace = await workspaceOf(workspaceId, context);
+      const workspace = await context.workspaces.require(workspaceId);
       const { used, inFlight } = await new QuotaLedger(context.topology.usage).month(workspace.workspace_id, month);
       return { workspace_id: workspace.workspace_id, month, used, in_flight: inFlight, quota: workspace.quota };
     },

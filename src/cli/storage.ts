@@ -1,7 +1,6 @@
 // `shutterbus storage set|show|clear`: a workspace's default storage (docs/storage.md). The secret is
 // sealed with SECRETS_KEY before it is written, and never printed.
 import type { Config } from '../config.ts';
-import { ServiceError } from '../errors.ts';
 import { checkTargetUrl } from '../net/target.ts';
 import { createSealer } from '../secrets/key.ts';
 import {
@@ -20,13 +19,6 @@ export interface StorageCommandContext {
 }
 
 const shown = (workspace: Workspace) => ({ workspace_id: workspace.workspace_id, storage: describeStorage(workspace) });
-
-/** The workspace `workspaceId` names; not_found when there is none. */
-async function workspaceOf(workspaceId: string, workspaces: WorkspaceStore): Promise<Workspace> {
-  const workspace = await workspaces.get(workspaceId);
-  if (!workspace) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
-  return workspace;
-}
 
 /** The storage commands, keyed by their command words. */
 export const storageCommands = {
@@ -55,7 +47,7 @@ export const storageCommands = {
       return { workspaceId, actor, input };
     },
     async ({ workspaceId, actor, input }, { config, workspaces }: StorageCommandContext) => {
-      const workspace = await workspaceOf(workspaceId, workspaces);
+      const workspace = await workspaces.require(workspaceId);
       // The same address rules as a request's storage_endpoint.
       await checkTargetUrl(input.endpoint, { allowPrivate: config.allowPrivateTargets, param: 'endpoint' });
       const storage = defaultStorageOf(input, createSealer(config));
@@ -65,7 +57,7 @@ export const storageCommands = {
   'storage show': command(
     { workspace: { type: 'string' } },
     (flags) => required(flags.workspace, 'workspace'),
-    async (workspaceId, { workspaces }: StorageCommandContext) => shown(await workspaceOf(workspaceId, workspaces)),
+    async (workspaceId, { workspaces }: StorageCommandContext) => shown(await workspaces.require(workspaceId)),
     { readOnly: true },
   ),
   // The workspace's default storage removed, by an owner or admin (`--as`).
@@ -73,7 +65,7 @@ export const storageCommands = {
     { workspace: { type: 'string' }, as: { type: 'string' } },
     (flags) => ({ workspaceId: required(flags.workspace, 'workspace'), actor: required(flags.as, 'as') }),
     async ({ workspaceId, actor }, { workspaces }: StorageCommandContext) => {
-      const workspace = await workspaceOf(workspaceId, workspaces);
+      const workspace = await workspaces.require(workspaceId);
       return shown(await changeDefaultStorage(workspaces, workspace.workspace_id, actor, null));
     },
   ),

@@ -111,6 +111,13 @@ export class WorkspaceStore {
     return this.opened((await readJson<Workspace>(this.workspaces, workspaceId)).value);
   }
 
+  /** The workspace `workspaceId`; a not_found error when there is none. */
+  async require(workspaceId: string): Promise<Workspace> {
+    const workspace = await this.get(workspaceId);
+    if (!workspace) throw noWorkspace(workspaceId);
+    return workspace;
+  }
+
   /** The workspace an access key belongs to, or null; a rotated-away key finds nothing. */
   async workspaceIdOf(accessKey: string): Promise<string | null> {
     if (!/^ak_[A-Za-z0-9_-]{16,64}$/.test(accessKey)) return null;
@@ -122,7 +129,7 @@ export class WorkspaceStore {
     let changed: Workspace | undefined;
     await updateJson<Workspace>(this.workspaces, workspaceId, (stored) => {
       const current = this.opened(stored);
-      if (!current) throw new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
+      if (!current) throw noWorkspace(workspaceId);
       changed = { ...change(current), updated_at: new Date().toISOString() };
       return this.sealed(changed);
     });
@@ -174,3 +181,6 @@ function resealStrings(value: unknown, sealer: Sealer): unknown {
   }
   return value;
 }
+
+const noWorkspace = (workspaceId: string) =>
+  new ServiceError('not_found', {}, { message: `No workspace ${workspaceId}.` });
