@@ -56,8 +56,10 @@ const median = <T>(values: T[], by: (value: T) => number): T =>
 
 /**
  * Runs the three mixes `rounds` times, interleaved (the order turned each round), on `stack`:
- * the same light page, c=4, `shots` shots each. Each mix is warmed once before its first round
- * (a round-robin pass, or as many Zipf draws), as a stack serving those tenants would be.
+ * the same light page, c=4, `shots` shots each. Each mix is warmed before each of its rounds (a
+ * round-robin pass, or as many Zipf draws), as a stack serving those tenants would be: the mix
+ * before it has filled the pool with its own workspaces' pages, which a round would otherwise
+ * measure giving way.
  */
 export async function measureTenants(
   stack: BenchStack,
@@ -102,7 +104,7 @@ export async function measureTenants(
           seen.add(workspace.workspace_id);
           await take(workspace);
         },
-        { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: round === 0 ? mix.warmup : 4 },
+        { concurrency: 4, count: options.shots, maxSeconds: options.maxSeconds, warmup: mix.warmup },
       );
       clearInterval(sampler);
       sample();
