@@ -169,6 +169,8 @@ run() {
   echo $$ >"$DATA_DIR/service.pid"
   # V8's compiled code of the bundle and its packages, kept between starts: ≈ 100 ms of CPU a start.
   export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$DATA_DIR/node-compile-cache}"
+  # glibc gives freed memory back to the system, as in the image (docs/performance.md).
+  export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-131072}"
   exec node dist/main.js
 }
 

@@ -82,7 +82,8 @@ export async function spawnService(
   entry: ServiceEntry = 'src',
 ): Promise<ChildProcess> {
   const child = spawn(process.execPath, entryArgs[entry], {
-    env: { ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
+    // glibc's trim threshold as `make run` and the image set it (docs/performance.md).
+    env: { MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   process.on('exit', () => child.kill('SIGKILL'));
