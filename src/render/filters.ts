@@ -199,13 +199,18 @@ async function compileInChildProcess(name: RuleSet): Promise<Uint8Array> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', inPageSource(compileInChild, input)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {},
+    // A compile takes seconds; one that hangs is killed, so the compiles queued behind it still run.
+    timeout: 120_000,
   });
   const output: Buffer[] = [];
   const errors: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => errors.push(chunk));
-  const [code] = (await once(child, 'close')) as [number | null];
-  if (code !== 0) throw new Error(`compiling the ${name} rules failed: ${Buffer.concat(errors).toString().trim()}`);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) {
+    const ended = signal ? `killed by ${signal}` : `exit ${code}`;
+    throw new Error(`compiling the ${name} rules failed (${ended}): ${Buffer.concat(errors).toString().trim()}`);
+  }
   return new Uint8Array(Buffer.concat(output));
 }
 
