@@ -76,8 +76,8 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
     stop: async () => void (await Promise.allSettled([nats.stop(), s3.stop()])),
   };
   const workspace = await createWorkspace(stack, { plan: 'pro', quota: 1_000_000 });
-  // Where V8 keeps the compiled code between the service's starts, as `make run` sets it.
-  const compileCache = path.join(stack.env.DATA_DIR, 'node-compile-cache');
+  // V8's compiled code of the bundle, as `make run` sets it: the build primed it, starts add to it.
+  const compileCache = path.join(import.meta.dirname, '..', 'dist', 'compile-cache');
   // The ad-heavy page's host names resolve to the bench site inside the service; any other name fails.
   const spawnBenchService = async () => {
     const port = await freePort();

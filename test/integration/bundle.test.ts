@@ -40,4 +40,24 @@ bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => 
   assert.is(await exited, 0, 'a graceful stop');
 });
 
+bundle('the build primes the compile cache: the bundle and its packages load without compiling', () => {
+  // Run after the test above, whose build wrote dist/ (uvu runs a suite's tests in order).
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const loaded = spawnSync(
+    process.execPath,
+    ['--input-type=module', '--eval', `await import(${JSON.stringify(`${root}dist/main.js`)})`],
+    {
+      env: { ...process.env, NODE_COMPILE_CACHE: `${root}dist/compile-cache`, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+      encoding: 'utf8',
+    },
+  );
+  assert.is(loaded.status, 0, loaded.stderr);
+  // Node says, for each module it loads, whether V8 took the cached code or compiled it afresh.
+  const lines = loaded.stderr.split('\n');
+  const compiled = lines.filter((line) => /was not initialized/.test(line) && !line.includes('[eval'));
+  assert.equal(compiled, [], 'every module found in the cache');
+  const taken = lines.filter((line) => /for (ESM|CommonJS) .*(dist\/main\.js|playwright-core).*success/.test(line));
+  assert.ok(taken.length >= 2, loaded.stderr.slice(0, 2000));
+});
+
 bundle.run();
