@@ -83,7 +83,8 @@ const take = async (url: string) => {
   if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
 };
 await take(site.light);
-const firstShotSeconds = (performance.now() - stack.spawnedAt) / 1000;
+// To 10 ms, as the cold starts' median: a target is met or not on the figure the table shows.
+const firstShotSeconds = Math.round((performance.now() - stack.spawnedAt) / 10) / 100;
 const stackPids = stack.pids;
 await new Promise((resolve) => setTimeout(resolve, 3000));
 const idleMb = pssMb(stackPids());
@@ -452,7 +453,7 @@ const targets = {
     goal: '≤ 1.0',
     met: blocking.block_ads.p50 <= blocking.none.p50,
   },
-  first_shot_seconds: { value: Math.round(firstShotSeconds * 100) / 100, goal: '≤ 3', met: firstShotSeconds <= 3 },
+  first_shot_seconds: { value: firstShotSeconds, goal: '≤ 3', met: firstShotSeconds <= 3 },
 };
 const targetsIssue18 = {
   light_vs_B: {
