@@ -7,6 +7,7 @@ import { call, createWorkspace, spawnService, startStack, type TestStack } from 
 import { freePort } from '../helpers/stack.ts';
 
 const bundle = suite('dist/main.js');
+const root = fileURLToPath(new URL('../../', import.meta.url));
 let stack: TestStack;
 
 bundle.before(async () => {
@@ -18,7 +19,7 @@ bundle.after(async () => {
 
 bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => {
   const built = spawnSync('npm', ['run', '--silent', 'build'], {
-    cwd: fileURLToPath(new URL('../../', import.meta.url)),
+    cwd: root,
     encoding: 'utf8',
   });
   assert.is(built.status, 0, built.stderr);
@@ -42,7 +43,6 @@ bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => 
 
 bundle('the build primes the compile cache: the bundle and its packages load without compiling', () => {
   // Run after the test above, whose build wrote dist/ (uvu runs a suite's tests in order).
-  const root = fileURLToPath(new URL('../../', import.meta.url));
   const loaded = spawnSync(
     process.execPath,
     ['--input-type=module', '--eval', `await import(${JSON.stringify(`${root}dist/main.js`)})`],
