@@ -187,7 +187,7 @@ async function compileInChildProcess(name: RuleSet): Promise<Uint8Array> {
       path.join(dnrDirectory(), 'dist', 'filters', 'declarative', `ruleset_${id}`, `ruleset_${id}.json`),
     ),
     own: source.own ?? [],
-    loopbackExceptions: LOOPBACK_EXCEPTIONS.source,
+    loopbackExceptions: { source: LOOPBACK_EXCEPTIONS.source, flags: LOOPBACK_EXCEPTIONS.flags },
     config: {
       loadNetworkFilters: source.network,
       loadCosmeticFilters: source.cosmetic,
@@ -221,8 +221,8 @@ interface CompileInput {
   /** The @adguard/dnr-rulesets files holding the lists' text. */
   files: string[];
   own: string[];
-  /** LOOPBACK_EXCEPTIONS' source. */
-  loopbackExceptions: string;
+  /** LOOPBACK_EXCEPTIONS, as the parts a RegExp is built from again. */
+  loopbackExceptions: { source: string; flags: string };
   config: Partial<Config>;
 }
 
@@ -254,7 +254,10 @@ async function compileInChild(input: CompileInput): Promise<void> {
   };
   const texts = [...input.files.map(rawFilterList), input.own.join('\n')];
   // The lists have CRLF line ends; a selector ending in a carriage return would be dropped as invalid.
-  const rules = texts.join('\n').replace(/\r/g, '').replace(new RegExp(input.loopbackExceptions, 'gm'), '');
+  const rules = texts
+    .join('\n')
+    .replace(/\r/g, '')
+    .replace(new RegExp(input.loopbackExceptions.source, input.loopbackExceptions.flags), '');
   const { FiltersEngine } = (await import(input.library)) as typeof import('@ghostery/adblocker');
   const compiled = FiltersEngine.parse(rules, input.config).serialize();
   await new Promise<void>((resolve, reject) =>
