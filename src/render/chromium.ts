@@ -49,6 +49,8 @@ const DISABLED_FEATURES = [
 const NOWHERE = 'http://127.0.0.1:9/';
 
 const FLAGS = [
+  // Every site in a renderer of its own, as Chrome does by default; the headless shell does not.
+  '--site-per-process',
   `--disable-features=${DISABLED_FEATURES.join(',')}`,
   `--component-updater=url-source=${NOWHERE}`,
   `--gaia-url=${NOWHERE}`,

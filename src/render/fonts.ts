@@ -19,6 +19,38 @@ const CJK_FACES: Record<string, { 'sans-serif': string; serif: string; monospace
   'zh-mo': { 'sans-serif': 'Noto Sans CJK HK', serif: 'Noto Serif CJK TC', monospace: 'Noto Sans Mono CJK HK' },
 };
 
+/**
+ * The generic families of the CJK scripts, as Chrome's own defaults give them on Linux
+ * (webkit.webprefs.fonts.*.Jpan, Hang, Hans, Hant: its first installed Noto face, a fixed face for
+ * Japanese only). Blink takes a generic family's face from these by the text's language before
+ * fontconfig is asked, by name without the language. The headless shell (content, not chrome/) has
+ * none: every language gets Arial / Times New Roman, with the Han from fallback on that font's line.
+ * The pool sets them on each page it opens (Page.setFontFamilies), so both browsers draw the same.
+ */
+export const SCRIPT_FONT_FAMILIES = [
+  {
+    script: 'Jpan',
+    fontFamilies: {
+      standard: 'Noto Sans CJK JP',
+      sansSerif: 'Noto Sans CJK JP',
+      serif: 'Noto Serif CJK JP',
+      fixed: 'Noto Sans Mono CJK JP',
+    },
+  },
+  {
+    script: 'Hang',
+    fontFamilies: { standard: 'Noto Sans CJK KR', sansSerif: 'Noto Sans CJK KR', serif: 'Noto Serif CJK KR' },
+  },
+  {
+    script: 'Hans',
+    fontFamilies: { standard: 'Noto Sans CJK SC', sansSerif: 'Noto Sans CJK SC', serif: 'Noto Serif CJK SC' },
+  },
+  {
+    script: 'Hant',
+    fontFamilies: { standard: 'Noto Sans CJK TC', sansSerif: 'Noto Sans CJK TC', serif: 'Noto Serif CJK TC' },
+  },
+];
+
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 /** The fontconfig file: the system configuration first, then the language preferences. */

@@ -7,6 +7,9 @@
 
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { cdp } from './cdp.ts';
+import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
+import { inPageSource } from './in-page.ts';
+import { notificationsAtPrompt } from './in-page/permissions.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -94,6 +97,8 @@ export class PagePool {
   readonly #browser: Browser;
   readonly #options: PoolOptions;
   readonly #pages = new Set<WarmPage>();
+  // Whether the browser is the headless shell (its product: HeadlessChrome), asked once (#open).
+  #headlessShell: Promise<boolean> | null = null;
   #spare: Promise<void> | null = null;
   // Spare pages being opened by #topUp.
   #sparesOpening = 0;
@@ -306,6 +311,22 @@ export class PagePool {
     return [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
   }
 
+  #isHeadlessShell(): Promise<boolean> {
+    if (!this.#headlessShell) {
+      const asked = this.#browser.newBrowserCDPSession().then(async (session) => {
+        try {
+          return (await cdp(session).Browser.getVersion()).product.startsWith('HeadlessChrome/');
+        } finally {
+          await session.detach().catch(() => {});
+        }
+      });
+      // A failed answer is asked again by the next page opened.
+      asked.catch(() => (this.#headlessShell = null));
+      this.#headlessShell = asked;
+    }
+    return this.#headlessShell;
+  }
+
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
     const context = await this.#browser.newContext({
       viewport: { width: 1280, height: 720 },
@@ -316,9 +337,17 @@ export class PagePool {
       javaScriptEnabled: true,
     });
     try {
+      // The headless shell's pages read Notification.permission as "denied" whatever the permission
+      // held (it has no notification service): they read it as Chromium's do (notificationsAtPrompt).
+      if (await this.#isHeadlessShell()) await context.addInitScript(inPageSource(notificationsAtPrompt));
       const page = await context.newPage();
       const session = await context.newCDPSession(page);
-      await holdPermissionsAtPrompt(session);
+      // The CJK scripts' families, as Chrome's defaults give them (fonts.ts): once per page, they
+      // hold for its life, across navigations to other sites too.
+      await Promise.all([
+        holdPermissionsAtPrompt(session),
+        cdp(session).Page.setFontFamilies({ fontFamilies: {}, forScripts: SCRIPT_FONT_FAMILIES }),
+      ]);
       const warm: WarmPage = {
         key,
         deviceScaleFactor,

@@ -74,6 +74,15 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
   const blocked = response ? blockedBy(response) : undefined;
   if (blocked)
     throw new ServiceError(blocked, {}, { cause: new Error(`egress proxy: ${blocked} for ${response!.url()}`) });
+  // Chromium gives up on an HTTP authentication challenge nobody answers (navigationError), but
+  // chromium-headless-shell has no login prompt to give up on and shows the site's 401 page: unless
+  // it was declined on purpose (ignore_host_errors), that is the same host error.
+  if (response && !options.ignore_host_errors && isAuthChallenge(response))
+    throw new ServiceError(
+      'host_returned_error',
+      { returned_status_code: 401 },
+      { cause: new Error(`HTTP authentication challenge unanswered at ${response.url()}`) },
+    );
   const mainHeaders =
     options.metadata_http_response_headers && response
       ? await untilAborted(deadline, response.allHeaders())
@@ -179,6 +188,14 @@ const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 
 function blockedBy(response: Response): ErrorCode | undefined {
   const code = response.headers()[blockedHeader.toLowerCase()] as ErrorCode | undefined;
   return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
+}
+
+// The HTTP authentication schemes Chromium answers a challenge of (by default, on Linux).
+const AUTH_SCHEMES = /^\s*(basic|digest|ntlm|negotiate)\b/im;
+
+/** True when the site answered with a 401 whose challenge Chromium would ask credentials for. */
+function isAuthChallenge(response: Response): boolean {
+  return response.status() === 401 && AUTH_SCHEMES.test(response.headers()['www-authenticate'] ?? '');
 }
 
 /**

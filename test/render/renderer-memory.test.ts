@@ -89,7 +89,9 @@ test("a bomb in another site's frame, a renderer started mid-render, is stopped 
   logged.length = 0;
 });
 
-test('renderers run with the V8 heap limit', () => {
+test('renderers run with the V8 heap limit', async () => {
+  // The last test's page closed with its killed renderer: a render starts one again.
+  await rig.render('/');
   const all = listProcesses();
   const tree = new Set(processTree([rig.host.pid!], all));
   const renderers = all.filter((proc) => tree.has(proc.pid) && proc.argv.includes('--type=renderer'));
