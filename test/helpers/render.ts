@@ -5,8 +5,10 @@ import { BrowserHost, type BrowserHostOptions } from '../../src/render/browser.t
 import { capturePage } from '../../src/render/capture.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureRoute, type FixtureSite } from '../fixtures/site.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../../src/config.ts';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+/** The browser the service runs, as it finds it: CHROMIUM_PATH, else the headless shell. */
+export const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
 
 /** A browser and the fixture site, started together and stopped together. */
 export interface RenderRig {

@@ -9,6 +9,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.ts';
 import type { LookupFn } from '../../src/net/target.ts';
 import { closePage } from '../helpers/pages.ts';
+import { CHROMIUM } from '../helpers/render.ts';
 
 // The "public" site listens on 127.0.0.2 and the private secret on 127.0.0.1 at the same port,
 // so a DNS answer switching between them (rebinding) would show the secret.
@@ -56,7 +57,7 @@ function listen(server: http.Server, host: string, port = 0): Promise<number> {
 
 const launch = (proxy: EgressProxy) =>
   chromium.launch({
-    executablePath: '/usr/lib/chromium/chromium',
+    executablePath: CHROMIUM,
     args: [
       `--proxy-server=${proxy.url}`,
       '--proxy-bypass-list=<-loopback>',

@@ -12,10 +12,9 @@ import { renderDefaults, type PageObservation, type RenderOptions } from '../../
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { listProcesses, processTree } from '../helpers/processes.ts';
+import { CHROMIUM } from '../helpers/render.ts';
 
 const test = suite('capturePage');
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 
 let site: FixtureSite;
 let host: BrowserHost;

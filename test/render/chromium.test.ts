@@ -8,9 +8,9 @@ import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { findProcess, listProcesses, processTree, pssMb } from '../helpers/processes.ts';
+import { CHROMIUM } from '../helpers/render.ts';
 
 const test = suite('BrowserHost launch switches and its Chromium among the processes');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 
 /**
  * The features a renderer of this process's browser started with `marker` runs with disabled: Chromium hands

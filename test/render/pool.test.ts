@@ -11,9 +11,9 @@ import { PagePool, type PoolOptions, type WarmPage } from '../../src/render/pool
 import { treeMemoryMb } from '../../src/render/processes.ts';
 import { findProcess } from '../helpers/processes.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
+import { CHROMIUM } from '../helpers/render.ts';
 
 const test = suite('PagePool');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 
 const MARKER = `--shutterbus-pool-test=${randomUUID()}`;
 

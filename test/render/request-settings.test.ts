@@ -15,10 +15,9 @@ import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { Progress } from '../../src/render/progress.ts';
+import { CHROMIUM } from '../helpers/render.ts';
 
 const test = suite('request settings');
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
 
 let site: FixtureSite;
 let proxy: EgressProxy;
