@@ -11,8 +11,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { percentile } from './measure.ts';
 import type { BenchStack } from './stack.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../src/config.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
 const ROUNDS = 3;
 const project = path.join(import.meta.dirname, '..');
 const ROOTS = [

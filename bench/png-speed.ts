@@ -8,8 +8,9 @@ import { chromiumArgs } from '../src/render/chromium.ts';
 import { randomUUID } from 'node:crypto';
 import { cpuMs, findProcess, percentile, processTree } from './measure.ts';
 import { startBenchSite } from './site.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../src/config.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
 const SHOTS = 40;
 
 const site = await startBenchSite();

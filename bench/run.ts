@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { defaultRenderMemoryBudgetMb } from '../src/config.ts';
+import { DEFAULT_CHROMIUM_PATH, defaultRenderMemoryBudgetMb } from '../src/config.ts';
 import { hmacHex } from '../src/signing.ts';
 import { CpuMeter, hammerRounds, labelTree, roundsRatio, loop, perShot, pssMb, type LoopResult } from './measure.ts';
 import { startBenchSite } from './site.ts';
@@ -55,7 +55,8 @@ if (mode !== undefined) {
   process.exit(2);
 }
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
+const FULL_CHROMIUM = '/usr/lib/chromium/chromium';
 const SHOTS = { count: 40, maxSeconds: 20 };
 // Four interleaved rounds of 3 s per URL (bench/measure.ts, hammerRounds).
 const HAMMER_ROUNDS = 4;
@@ -115,9 +116,9 @@ const baselineB: Record<string, LoopResult> = {};
 const baselineCpu: Record<string, Record<string, number>> = {};
 const benchLabels = () =>
   new Map([...labelTree([process.pid])].map(([pid, label]) => [pid, label === 'service' ? 'client' : label]));
-/** One baseline B loop on `url`, with its CPU per shot. */
-const measureB = async (url: string) => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+/** One baseline B loop on `url` in `on`, with its CPU per shot. */
+const measureB = async (url: string, on = browser) => {
+  const context = await on.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
   let shots = 0;
   const meter = new CpuMeter(benchLabels).start();
@@ -143,6 +144,10 @@ for (const [name, url] of Object.entries(pages)) {
   );
   ({ result: baselineB[name], cpu: baselineCpu[name] } = await measureB(url));
 }
+// The same loop in Debian's full Chromium, beside the headless shell the service and B run.
+const fullChromium = await chromium.launch({ executablePath: FULL_CHROMIUM }).catch(() => null);
+const fullB = fullChromium && (await measureB(site.light, fullChromium));
+await fullChromium?.close();
 
 // End to end through HTTP, JetStream, the actor and the bucket, with the CPU every process of the
 // stack spends on it (from /proc; warm-up shots included in both the CPU and the shot count).
@@ -367,6 +372,7 @@ const lines = [
     row(`A raw, fresh context/shot (${name})`, baselineA[name]),
     row(`B raw, one page reused (${name})`, baselineB[name]),
   ]),
+  ...(fullB ? [row('B raw, full Chromium (light)', fullB.result)] : []),
   ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
   ...Object.keys(pages).map((name) => row(`B again, after the ${name} loops`, baselineBAfter[name])),
   `best ÷ B (the better of B's two runs): light ${ratio(best[1].perSecond, limitB.light).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, limitB.heavy).toFixed(2)} (${bestHeavy[0]})`,
@@ -375,6 +381,7 @@ const lines = [
   ...Object.keys(pages).map((name) =>
     cpuRow(`B raw (${name}): Playwright client`, baselineCpu[name], baselineCpu[name].client ?? 0),
   ),
+  ...(fullB ? [cpuRow('B raw, full Chromium (light): client', fullB.cpu, fullB.cpu.client ?? 0)] : []),
   ...Object.keys(pages).map((name) =>
     cpuRow(`Shutterbus ${name}, c=1,2,4: service`, e2eCpu[name], e2eCpu[name].service ?? 0),
   ),
@@ -554,6 +561,7 @@ Object.assign(results, {
   baselineB,
   baselineBAfter,
   baselineCpu,
+  fullChromiumB: fullB,
   e2e,
   e2eCpu,
   blocking,

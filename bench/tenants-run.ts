@@ -7,6 +7,7 @@ import type { LoopResult } from './measure.ts';
 import { startBenchSite } from './site.ts';
 import { startBenchStack } from './stack.ts';
 import { measureRawRoundRobin, measureTenants, rawRoundRobinLine, tenantLines } from './tenants.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../src/config.ts';
 
 const site = await startBenchSite();
 const stack = await startBenchStack(site);
@@ -14,7 +15,7 @@ const row = (name: string, r: LoopResult) =>
   `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
 try {
   const tenants = await measureTenants(stack, site.light, { rounds: 3, shots: 120, maxSeconds: 15 });
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium' });
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH });
   const raw = await measureRawRoundRobin(browser, site.light, { rounds: 3, shots: 48 }).finally(() => browser.close());
   process.stdout.write(
     `Many workspaces, ${os.cpus().length} CPUs, ${new Date().toISOString()}\n\n${[...tenantLines(tenants, row), rawRoundRobinLine(raw)].join('\n')}\n`,
