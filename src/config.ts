@@ -296,14 +296,15 @@ export function parseGeoProxies(raw: string): Record<string, string> {
 
 /**
  * RENDER_MEMORY_BUDGET's default, in MB: a quarter of the machine's memory (or of the container's
- * limit where that is lower, cgroups), but no more than 768 MB per CPU, since a worker serves only
- * as many workspaces as its CPUs render for (a warm page holds ≈ 40 MB); never under 512 MB.
+ * limit where that is lower, cgroups), but no more than 512 MB per CPU, since a worker serves only
+ * as many workspaces as its CPUs render for: at 1,024 MB the headless shell keeps 24 workspaces
+ * warm as fast as one (docs/performance.md, "Many workspaces"); never under 512 MB.
  */
 export function defaultRenderMemoryBudgetMb(): number {
   const limit = process.constrainedMemory();
   const bytes = limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem();
   const cpus = Math.max(1, os.availableParallelism());
-  return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 768 * cpus));
+  return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 512 * cpus));
 }
 
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */

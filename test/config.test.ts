@@ -135,12 +135,12 @@ test('a render worker with a bad CHROMIUM_PATH stops at once with one line namin
   }
 });
 
-test("RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine's memory, at most 768 MB per CPU", () => {
+test("RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine's memory, at most 512 MB per CPU", () => {
   const budget = defaultRenderMemoryBudgetMb();
   assert.is(loadConfig({}).renderMemoryBudgetMb, budget);
   const expected = Math.max(
     512,
-    Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 768 * os.availableParallelism()),
+    Math.min(Math.floor(os.totalmem() / 4 / 1024 / 1024), 512 * os.availableParallelism()),
   );
   assert.ok(budget === expected || budget < expected, `default ${budget} MB (a container's limit may lower it)`);
   assert.ok(budget >= 512, `default ${budget} MB`);
