@@ -66,6 +66,18 @@ test("a process gone reads as null, its thread's children as none, and no file s
   assert.is(procFilesOpen(`/proc/${child.pid}/`), 0, 'both closed');
 });
 
+/** Resolves once `pid`'s resident size holds within 512 KB for 100 ms (at most 3 s): a child that just grew may still be settling. */
+async function residentSettled(pid: number): Promise<void> {
+  const resident = () => Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+  let last = resident();
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = resident();
+    if (Math.abs(now - last) < 512 * 1024) return;
+    last = now;
+  }
+}
+
 test("a tree's memory read again reads smaps only where the resident size moved", async () => {
   // A process that holds 64 MB more each time it is told to.
   const child = spawn(process.execPath, [
@@ -78,6 +90,7 @@ test("a tree's memory read again reads smaps only where the resident size moved"
     await new Promise((resolve) => setTimeout(resolve, 300));
     child.stdin.write('\n');
     await grown();
+    await residentSettled(child.pid!);
     const first = (await memory.readMb())!;
     assert.is(memory.smapsRead, 1);
     assert.is(memory.openFiles(), 1, 'its statm kept open');
