@@ -8,7 +8,7 @@ import { fontconfigFile } from './fonts.ts';
 import { chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import { PagePool, type WarmPage } from './pool.ts';
+import { asChromeShows, PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
 import { cdp } from './cdp.ts';
 import { Progress } from './progress.ts';
@@ -429,6 +429,7 @@ async function oneOffPage(browser: Browser, deviceScaleFactor: number, proxyServ
   const page = await context.newPage();
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
   const session = await context.newCDPSession(page);
+  await asChromeShows(browser, context, session);
   return {
     key: null,
     deviceScaleFactor,

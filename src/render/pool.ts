@@ -97,8 +97,6 @@ export class PagePool {
   readonly #browser: Browser;
   readonly #options: PoolOptions;
   readonly #pages = new Set<WarmPage>();
-  // Whether the browser is the headless shell (its product: HeadlessChrome), asked once (#open).
-  #headlessShell: Promise<boolean> | null = null;
   #spare: Promise<void> | null = null;
   // Spare pages being opened by #topUp.
   #sparesOpening = 0;
@@ -311,22 +309,6 @@ export class PagePool {
     return [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
   }
 
-  #isHeadlessShell(): Promise<boolean> {
-    if (!this.#headlessShell) {
-      const asked = this.#browser.newBrowserCDPSession().then(async (session) => {
-        try {
-          return (await cdp(session).Browser.getVersion()).product.startsWith('HeadlessChrome/');
-        } finally {
-          await session.detach().catch(() => {});
-        }
-      });
-      // A failed answer is asked again by the next page opened.
-      asked.catch(() => (this.#headlessShell = null));
-      this.#headlessShell = asked;
-    }
-    return this.#headlessShell;
-  }
-
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
     const context = await this.#browser.newContext({
       viewport: { width: 1280, height: 720 },
@@ -337,17 +319,9 @@ export class PagePool {
       javaScriptEnabled: true,
     });
     try {
-      // The headless shell's pages read Notification.permission as "denied" whatever the permission
-      // held (it has no notification service): they read it as Chromium's do (notificationsAtPrompt).
-      if (await this.#isHeadlessShell()) await context.addInitScript(inPageSource(notificationsAtPrompt));
       const page = await context.newPage();
       const session = await context.newCDPSession(page);
-      // The CJK scripts' families, as Chrome's defaults give them (fonts.ts): once per page, they
-      // hold for its life, across navigations to other sites too.
-      await Promise.all([
-        holdPermissionsAtPrompt(session),
-        cdp(session).Page.setFontFamilies({ fontFamilies: {}, forScripts: SCRIPT_FONT_FAMILIES }),
-      ]);
+      await Promise.all([holdPermissionsAtPrompt(session), asChromeShows(this.#browser, context, session)]);
       const warm: WarmPage = {
         key,
         deviceScaleFactor,
@@ -373,6 +347,42 @@ export class PagePool {
       throw error;
     }
   }
+}
+
+// Whether each browser is the headless shell (its product: HeadlessChrome/…), asked once.
+const headlessShells = new WeakMap<Browser, Promise<boolean>>();
+
+function isHeadlessShell(browser: Browser): Promise<boolean> {
+  let asked = headlessShells.get(browser);
+  if (!asked) {
+    asked = browser.newBrowserCDPSession().then(async (session) => {
+      try {
+        return (await cdp(session).Browser.getVersion()).product.startsWith('HeadlessChrome/');
+      } finally {
+        await session.detach().catch(() => {});
+      }
+    });
+    // A failed answer is asked again by the next page opened.
+    asked.catch(() => headlessShells.delete(browser));
+    headlessShells.set(browser, asked);
+  }
+  return asked;
+}
+
+/**
+ * Makes a new page of `context` show what the full Chrome shows it, in the headless shell too
+ * (docs/browser.md): the CJK scripts' families as Chrome's defaults give them (fonts.ts; once per
+ * page, they hold for its life, across navigations to other sites too) and, under the shell, which
+ * has no notification service and answers "denied" whatever the permission, Notification.permission
+ * as Chrome reads it (notificationsAtPrompt).
+ */
+export async function asChromeShows(browser: Browser, context: BrowserContext, session: CDPSession): Promise<void> {
+  await Promise.all([
+    cdp(session).Page.setFontFamilies({ fontFamilies: {}, forScripts: SCRIPT_FONT_FAMILIES }),
+    isHeadlessShell(browser).then(async (shell) => {
+      if (shell) await context.addInitScript(inPageSource(notificationsAtPrompt));
+    }),
+  ]);
 }
 
 // Settles as `work` does, or rejects once WIPE_LIMIT_MS pass: the page is then closed, not waited for.

@@ -14,8 +14,8 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
 export interface RenderRig {
   site: FixtureSite;
   host: BrowserHost;
-  /** Renders `path` of the fixture site (or `options.html` / `options.markdown`) for `workspaceId`. */
-  render(path: string, options?: Partial<RenderOptions>, workspaceId?: string): Promise<PageObservation>;
+  /** Renders `path` of the fixture site (or `options.html` / `options.markdown`) for `workspaceId` (null: none, a page of its own). */
+  render(path: string, options?: Partial<RenderOptions>, workspaceId?: string | null): Promise<PageObservation>;
   stop(): Promise<void>;
 }
 
@@ -34,9 +34,10 @@ export async function startRenderRig(setup: {
   return {
     site,
     host,
-    render(path, options = {}, workspaceId = setup.workspaceId) {
+    render(path, options = {}, workspaceId: string | null = setup.workspaceId) {
       const page = options.html !== undefined || options.markdown !== undefined ? {} : { url: site.url + path };
-      return capturePage(host, { ...defaults, ...page, ...options }, new AbortController().signal, workspaceId);
+      const signal = new AbortController().signal;
+      return capturePage(host, { ...defaults, ...page, ...options }, signal, workspaceId ?? undefined);
     },
     async stop() {
       await host.close();

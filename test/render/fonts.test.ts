@@ -113,7 +113,7 @@ test('emoji are drawn in colour', async () => {
 
 // 直 and 骨 are drawn differently in Japan, mainland China, Taiwan and Korea: each language's
 // cell, and the cells of the faces named, for sans-serif and serif.
-async function languageFaces(on: RenderRig) {
+async function languageFaces(on: RenderRig, workspaceId?: string | null) {
   const han = '直骨';
   const cells = [
     { lang: 'ja', text: han },
@@ -128,7 +128,8 @@ async function languageFaces(on: RenderRig) {
     { text: han, family: "'Noto Serif CJK JP'" },
     { text: han, family: "'Noto Serif CJK SC'" },
   ];
-  const image = (await on.render('', { html: cellsPage(cells), viewport_width: cells.length * CELL.width })).image;
+  const options = { html: cellsPage(cells), viewport_width: cells.length * CELL.width };
+  const image = (await on.render('', options, workspaceId)).image;
   const [ja, zhCN, zhTW, ko, jpFace, scFace, tcFace, krFace, jaSerif, jpSerif, scSerif] = await cellPixels(
     image,
     cells.length,
@@ -149,6 +150,10 @@ const EVERY_LANGUAGE_ITS_FACE = { ja: true, 'zh-CN': true, 'zh-TW': true, ko: tr
 
 test("a page's language picks its CJK face for sans-serif and serif", async () => {
   assert.equal(await languageFaces(rig), EVERY_LANGUAGE_ITS_FACE);
+});
+
+test('so does a page of its own, outside the warm pages (a render with no workspace)', async () => {
+  assert.equal(await languageFaces(rig, null), EVERY_LANGUAGE_ITS_FACE);
 });
 
 // What fontconfig answers for a generic family in a language, under the configuration `file`.
