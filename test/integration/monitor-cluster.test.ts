@@ -30,9 +30,11 @@ const processes: ChildProcess[] = [];
 const changes = new Map<string, { times: number; verified: boolean }>();
 
 cluster.before(async () => {
+  // The ack wait outlasts a leader election (4–9 s on nats-server 2.9): a shorter one lets the new
+  // leader of the render queue deliver again a tick render still running (docs/operations.md).
   ({ nats, stack } = await startClusterStack(
     'monitor-cluster',
-    { RENDER_ACK_WAIT: '5', MONITOR_MIN_INTERVAL: '1', WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s' },
+    { RENDER_ACK_WAIT: '15', MONITOR_MIN_INTERVAL: '1', WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s' },
     pages.routes,
   ));
   receiver = http.createServer((req, res) => {
