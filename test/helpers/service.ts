@@ -81,9 +81,12 @@ export async function spawnService(
   extra: Record<string, string> = {},
   entry: ServiceEntry = 'src',
 ): Promise<ChildProcess> {
+  // A port of its own unless told one: every role answers health checks on PORT, and two files
+  // running side by side must not both take the default.
+  const port = String(await freePort());
   const child = spawn(process.execPath, entryArgs[entry], {
     // glibc's trim threshold as `make run` and the image set it (docs/performance.md).
-    env: { MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, ...stack.env, LOG_LEVEL: 'info', ...extra },
+    env: { MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, ...stack.env, LOG_LEVEL: 'info', PORT: port, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   process.on('exit', () => child.kill('SIGKILL'));
