@@ -66,7 +66,9 @@ test('a giant full page at device_scale_factor 3 is cut where the budget ends, a
   assert.ok(width! * height! <= MAX_CAPTURE_PIXELS, `${width}×${height} is within the budget`);
   // Cut at the height where the budget ends (in CSS px, 16384 / 3), far short of the 30,000 px page.
   assert.is(height, Math.floor(MAX_CAPTURE_PIXELS / (1280 * 9)) * 3);
-  assert.ok(peakMb < 1500, `Chromium peaked at ${Math.round(peakMb)} MB`);
+  // The cut bitmap is 240 MiB and Chromium holds a few copies of it at once (1.1–1.2 GB seen);
+  // uncut, one copy alone would be 1.3 GiB.
+  assert.ok(peakMb < 2000, `Chromium peaked at ${Math.round(peakMb)} MB`);
   console.log(`    giant full page: ${width}×${height}, Chromium peak ${Math.round(peakMb)} MB`);
 
   const next = await rig.render('/', {});
