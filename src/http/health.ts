@@ -1,5 +1,5 @@
 // Liveness and readiness: /healthz says the process answers, /readyz that its dependencies do.
-import Fastify, { type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyPluginAsync } from 'fastify';
 import { errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { withTimeout } from '../retry.ts';
@@ -45,7 +45,7 @@ export function buildHealthApp(log: Logger, checks: ReadinessCheck[]) {
     serverFactory: (handler) => createHttpServer(handler),
     clientErrorHandler: () => {},
     loggerInstance: log,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.register(healthRoutes, { checks });
   app.setNotFoundHandler((_request, reply) => void reply.code(404).send(errorBody('not_found', {}, 'No such route.')));
