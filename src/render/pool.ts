@@ -85,7 +85,7 @@ const PAGE_MB = 40;
 
 // The part of the memory budget idle pages may fill: the rest is room for the pages that are
 // rendering, which grow as they do, between two readings.
-const FILL = 0.9;
+const FILL = 0.88;
 
 // Each warm page keeps a listener on the network events a render watches (steps.ts) for its whole
 // life, so a render's own listeners coming and going cost no message to Playwright's server (its
