@@ -82,6 +82,8 @@ export interface Monitor {
   last_error_code?: string;
   /** The render (and its file) the last comparison was made for: a render announced again is not compared twice. */
   observed?: string;
+  /** The tick of that render: a render of an earlier tick ending later is not compared. */
+  observed_tick_at?: string;
   changes: MonitorChange[];
 }
 

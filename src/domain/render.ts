@@ -117,8 +117,9 @@ export interface RenderRecord {
   webhook_sign?: false;
   webhook_errors?: false;
   cache?: RenderRequest['cache'];
-  /** The monitor whose tick this render is. */
+  /** The monitor whose tick this render is, and the tick's time. */
   monitor_id?: string;
+  monitor_tick_at?: string;
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
   /** The request's W3C trace context, so that its webhook delivery joins the same trace. */
@@ -148,6 +149,6 @@ export function pendingRecord(request: RenderRequest): RenderRecord {
     ...(request.cache ? { cache: request.cache } : {}),
     ...(request.trace ? { trace: request.trace } : {}),
     timeline: [{ step: 'queued', at: request.created_at, ms: 0 }],
-    ...(request.monitor ? { monitor_id: request.monitor.monitor_id } : {}),
+    ...(request.monitor ? { monitor_id: request.monitor.monitor_id, monitor_tick_at: request.monitor.tick_at } : {}),
   };
 }

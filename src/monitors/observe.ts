@@ -40,17 +40,60 @@ function diffFileName(captureName: string): string {
 export class MonitorObserver {
   constructor(private readonly deps: MonitorObserverDeps) {}
 
-  /** Handles one ended render; a render of no monitor (or of a deleted one) is left alone. */
+  /**
+   * Handles one ended render; a render of no monitor (or of a deleted one) is left alone, and so is
+   * one older than the tick last observed: renders of a monitor can end out of order (two workers,
+   * a redelivery), and an older capture must not become the baseline again.
+   */
   async observe(record: RenderRecord): Promise<void> {
     if (!record.monitor_id || record.abandoned) return;
-    const { monitors } = this.deps;
-    const monitor = await monitors.get(record.workspace_id, record.monitor_id);
     const seen = `${record.render_id}:${record.file_name ?? 'failed'}`;
-    if (!monitor || monitor.observed === seen) return;
-    if (record.status === 'failed') return this.failed(monitor, record, seen);
-    if (record.status !== 'succeeded' || !record.file_name) return;
+    for (;;) {
+      const monitor = await this.deps.monitors.get(record.workspace_id, record.monitor_id);
+      if (!monitor) return;
+      if (monitor.observed === seen) return this.announceRecorded(monitor, record);
+      if (record.monitor_tick_at && monitor.observed_tick_at && record.monitor_tick_at < monitor.observed_tick_at)
+        // Its failure is still told; the monitor's state is the later render's.
+        return record.status === 'failed' ? this.announceRecorded(monitor, record) : undefined;
+      const observed = {
+        observed: seen,
+        ...(record.monitor_tick_at ? { observed_tick_at: record.monitor_tick_at } : {}),
+      };
+      const next =
+        record.status === 'failed'
+          ? (current: Monitor): Monitor => ({
+              ...current,
+              ...observed,
+              last_status: 'failed',
+              last_error_code: record.error_code,
+            })
+          : record.status === 'succeeded' && record.file_name
+            ? await this.succeeded(monitor, record, observed)
+            : undefined;
+      if (!next) return;
+      // Recorded only if nothing was observed meanwhile: the comparison was made against this
+      // baseline, and another worker's render may have moved it (then this one is looked at again).
+      const { monitor: after, changed } = await this.deps.monitors.update(
+        monitor.workspace_id,
+        monitor.monitor_id,
+        (current) =>
+          current.observed === monitor.observed && current.last_file_name === monitor.last_file_name
+            ? next(current)
+            : undefined,
+      );
+      if (!changed) continue;
+      // Announced once recorded; a process dying in between announces it when the render's end comes again.
+      return after ? this.announceRecorded(after, record) : undefined;
+    }
+  }
 
-    const fileName = record.file_name;
+  /** The change to the monitor a succeeded render makes: its capture the new baseline, and the change if it differs. */
+  private async succeeded(
+    monitor: Monitor,
+    record: RenderRecord,
+    observed: Pick<Monitor, 'observed' | 'observed_tick_at'>,
+  ): Promise<(current: Monitor) => Monitor> {
+    const fileName = record.file_name!;
     const comparison = monitor.last_file_name ? await this.compare(monitor.last_file_name, fileName) : null;
     let change: Monitor['changes'][number] | undefined;
     if (comparison && monitor.last_file_name && comparison.changedShare > monitor.threshold) {
@@ -65,46 +108,24 @@ export class MonitorObserver {
         diff_file_name: diffName,
       };
     }
-    if (change) {
-      const url = (name: string) => fileUrl(this.deps.filesBaseUrl, name);
-      // Queued before the monitor records it: a process dying in between queues the same delivery again, once.
-      await this.announce(monitor, record, {
-        id: eventId('changed', record.render_id, fileName),
-        type: 'monitor.changed',
-        created_at: new Date().toISOString(),
-        data: {
-          monitor_id: monitor.monitor_id,
-          render_id: record.render_id,
-          changed_share: change.changed_share,
-          file_url: url(change.file_name),
-          previous_file_url: url(change.previous_file_name),
-          diff_url: url(change.diff_file_name),
-          ...identified(monitor),
-        },
-      });
-    }
-    await monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
-      current.observed === seen
-        ? undefined
-        : {
-            ...current,
-            observed: seen,
-            last_file_name: fileName,
-            last_status: 'succeeded',
-            last_error_code: undefined,
-            changes: change ? [change, ...current.changes].slice(0, CHANGES_KEPT) : current.changes,
-          },
-    );
-    if (!change) return;
-    this.deps.log.info(
-      { monitor_id: monitor.monitor_id, render_id: record.render_id, changed_share: change.changed_share },
-      'monitor changed',
-    );
+    return (current) => ({
+      ...current,
+      ...observed,
+      last_file_name: fileName,
+      last_status: 'succeeded',
+      last_error_code: undefined,
+      changes: change ? [change, ...current.changes].slice(0, CHANGES_KEPT) : current.changes,
+    });
   }
 
-  private async failed(monitor: Monitor, record: RenderRecord, seen: string): Promise<void> {
-    if (monitor.webhook_errors !== false)
-      await this.announce(monitor, record, {
+  /**
+   * Announces what the monitor recorded for this render (`monitor.observed` is it): its change, or
+   * its failure. The delivery ids derive from the render, so announcing again is one delivery.
+   */
+  private async announceRecorded(monitor: Monitor, record: RenderRecord): Promise<void> {
+    if (record.status === 'failed') {
+      if (monitor.webhook_errors === false) return;
+      return this.announce(monitor, record, {
         id: eventId('failed', record.render_id),
         type: 'monitor.failed',
         created_at: new Date().toISOString(),
@@ -116,10 +137,27 @@ export class MonitorObserver {
           ...identified(monitor),
         },
       });
-    await this.deps.monitors.update(monitor.workspace_id, monitor.monitor_id, (current) =>
-      current.observed === seen
-        ? undefined
-        : { ...current, observed: seen, last_status: 'failed', last_error_code: record.error_code },
+    }
+    const change = monitor.changes.find((recorded) => recorded.render_id === record.render_id);
+    if (!change) return;
+    const url = (name: string) => fileUrl(this.deps.filesBaseUrl, name);
+    await this.announce(monitor, record, {
+      id: eventId('changed', record.render_id, change.file_name),
+      type: 'monitor.changed',
+      created_at: new Date().toISOString(),
+      data: {
+        monitor_id: monitor.monitor_id,
+        render_id: record.render_id,
+        changed_share: change.changed_share,
+        file_url: url(change.file_name),
+        previous_file_url: url(change.previous_file_name),
+        diff_url: url(change.diff_file_name),
+        ...identified(monitor),
+      },
+    });
+    this.deps.log.info(
+      { monitor_id: monitor.monitor_id, render_id: record.render_id, changed_share: change.changed_share },
+      'monitor changed',
     );
   }
 
