@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { asChromeShows, PagePool, type WarmPage } from './pool.ts';
 import { pageMetrics, type MetricsOptions } from './emulation.ts';
-import { cdp } from './cdp.ts';
+import { askBrowserOnce, cdp } from './cdp.ts';
 import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
@@ -136,22 +136,11 @@ export class BrowserHost {
    * when it renders in software, as a worker without a GPU does. Asked once per browser launch.
    */
   async hasGpuRendering(): Promise<boolean> {
-    const browser = await this.#ready();
-    let known = gpuRendering.get(browser);
-    if (!known) {
-      known = browser.newBrowserCDPSession().then(async (session) => {
-        try {
-          const { gpu } = await cdp(session).SystemInfo.getInfo();
-          const status: Record<string, string | undefined> = gpu.featureStatus ?? {};
-          return [status.gpu_compositing, status.rasterization].every((value) => value?.startsWith('enabled'));
-        } finally {
-          await session.detach().catch(() => {});
-        }
-      });
-      known.catch(() => gpuRendering.delete(browser));
-      gpuRendering.set(browser, known);
-    }
-    return known;
+    return askBrowserOnce(gpuRendering, await this.#ready(), async ({ SystemInfo }) => {
+      const { gpu } = await SystemInfo.getInfo();
+      const status: Record<string, string | undefined> = gpu.featureStatus ?? {};
+      return [status.gpu_compositing, status.rasterization].every((value) => value?.startsWith('enabled'));
+    });
   }
 
   /** The Chromium process id (null when none is running or on a system without /proc). */

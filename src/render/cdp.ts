@@ -3,7 +3,7 @@
 // and result typed from the protocol types Playwright ships, so no step passes a method name as a
 // string or casts its parameters. A method call is exactly one message to the browser.
 
-import type { CDPSession, Page } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
 
 type Commands = Protocol.CommandParameters;
@@ -69,4 +69,29 @@ export function cdp(session: CDPSession): Cdp {
 /** A CDP session of its own on `page` (for a domain whose state the session should own and end). */
 export async function openCdp(page: Page): Promise<Cdp> {
   return cdp(await page.context().newCDPSession(page));
+}
+
+/**
+ * A question about `browser` asked once, on a browser-wide CDP session of its own that ends with the
+ * answer; `answers` keeps it for that browser's life. A failed answer is forgotten, so the next
+ * caller asks again.
+ */
+export function askBrowserOnce<T>(
+  answers: WeakMap<Browser, Promise<T>>,
+  browser: Browser,
+  ask: (browserCdp: Cdp) => Promise<T>,
+): Promise<T> {
+  let answer = answers.get(browser);
+  if (!answer) {
+    answer = browser.newBrowserCDPSession().then(async (session) => {
+      try {
+        return await ask(cdp(session));
+      } finally {
+        await session.detach().catch(() => {});
+      }
+    });
+    answer.catch(() => answers.delete(browser));
+    answers.set(browser, answer);
+  }
+  return answer;
 }

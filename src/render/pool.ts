@@ -6,7 +6,7 @@
 // blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
-import { cdp } from './cdp.ts';
+import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
@@ -353,20 +353,9 @@ export class PagePool {
 const headlessShells = new WeakMap<Browser, Promise<boolean>>();
 
 function isHeadlessShell(browser: Browser): Promise<boolean> {
-  let asked = headlessShells.get(browser);
-  if (!asked) {
-    asked = browser.newBrowserCDPSession().then(async (session) => {
-      try {
-        return (await cdp(session).Browser.getVersion()).product.startsWith('HeadlessChrome/');
-      } finally {
-        await session.detach().catch(() => {});
-      }
-    });
-    // A failed answer is asked again by the next page opened.
-    asked.catch(() => headlessShells.delete(browser));
-    headlessShells.set(browser, asked);
-  }
-  return asked;
+  return askBrowserOnce(headlessShells, browser, async ({ Browser }) =>
+    (await Browser.getVersion()).product.startsWith('HeadlessChrome/'),
+  );
 }
 
 /**
