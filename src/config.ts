@@ -48,7 +48,7 @@ export interface Config {
   renderAckWaitSeconds: number;
   /** Render requests that may wait in the stream before the ingress answers 503. */
   renderQueueLimit: number;
-  /** The shortest monitor interval in seconds (the pro plan's; free's is a multiple of it), docs/monitors.md. */
+  /** The shortest monitor interval in seconds, on every plan (docs/monitors.md). */
   monitorMinInterval: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Key of the dashboard's session cookies; unset: one is generated and shared through KV. */
@@ -204,13 +204,8 @@ function hostName(raw: string): string {
   throw new ConfigError(`HOST: "${raw}" is not an IP address or a host name`);
 }
 
-/**
- * Debian's Chromium headless shell (package chromium-headless-shell): the same Chromium as the
- * full browser without its windows, tabs and toolbar, which headless Chrome still lays out and
- * paints for every navigation. Per light shot it spends ≈ 30% less CPU, and holds ≈ 130 MB less
- * when idle (docs/browser.md).
- */
-export const DEFAULT_CHROMIUM_PATH = '/usr/lib/chromium/chromium-headless-shell';
+/** CHROMIUM_PATH when unset: Debian's Chromium, the binary itself (not the /usr/bin/chromium wrapper, which adds flags). */
+export const DEFAULT_CHROMIUM_PATH = '/usr/lib/chromium/chromium';
 
 /**
  * CHROMIUM_PATH must name an executable file; checked where a render worker starts (the ingress

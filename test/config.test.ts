@@ -34,7 +34,7 @@ test('an empty environment gives the documented defaults', () => {
   assert.equal(config.natsServers, ['nats://127.0.0.1:4222']);
   assert.is(config.jetstreamReplicas, 1);
   assert.is(config.s3.endPoint, 'http://127.0.0.1:9000');
-  assert.is(config.chromiumPath, '/usr/lib/chromium/chromium-headless-shell');
+  assert.is(config.chromiumPath, '/usr/lib/chromium/chromium');
   assert.equal([...config.roles].sort(), ['delivery', 'ingress', 'render']);
   assert.is(config.allowPrivateTargets, false);
   assert.equal(config.webhookRetrySchedule, [10, 60, 300, 1800, 7200, 21600, 43200, 86400]);

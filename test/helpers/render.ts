@@ -7,7 +7,7 @@ import { renderDefaults, type PageObservation, type RenderOptions } from '../../
 import { startFixtureSite, type FixtureRoute, type FixtureSite } from '../fixtures/site.ts';
 import { DEFAULT_CHROMIUM_PATH } from '../../src/config.ts';
 
-/** The browser the service runs, as it finds it: CHROMIUM_PATH, else the headless shell. */
+/** The browser the service runs, as it finds it: CHROMIUM_PATH (the Makefile's headless shell), else Debian's Chromium. */
 export const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
 
 /** A browser and the fixture site, started together and stopped together. */
