@@ -93,14 +93,18 @@ function knownTimeZone(zone: string): boolean {
 
 /**
  * The IANA name of `zone` as the browser takes it (`asia/tokyo` is `Asia/Tokyo`: the runtime
- * matches zones ignoring case, Chromium does not), or undefined for an unknown zone.
+ * matches zones ignoring case, Chromium does not), or undefined for an unknown zone. An offset
+ * (`+05:00`) is a time zone to the runtime but not to Chromium, which refuses it mid-render:
+ * unknown here (`Etc/GMT-5` names the same offset).
  */
 export function canonicalTimeZone(zone: string): string | undefined {
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
     return undefined;
   }
+  return /^[+-]/.test(resolved) ? undefined : resolved;
 }
 
 const hostOf = (url: unknown) => {

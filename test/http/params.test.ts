@@ -626,6 +626,13 @@ params('time_zone in any case is the IANA name the browser takes', () => {
     assert.ok('request' in parsed && parsed.request.options.time_zone === zone, `${given}: ${JSON.stringify(parsed)}`);
   }
   assert.equal(problemsOf(query('url=https://a.example&time_zone=asia/nowhere')), ['time_zone']);
+  // Offsets are zones to Node's Intl, not to Chromium's Emulation.setTimezoneOverride: refused here, not mid-render.
+  for (const offset of ['+05:00', '-08:00', '+0530', '\u221205:00'])
+    assert.equal(
+      problemsOf(query(`url=https://a.example&time_zone=${encodeURIComponent(offset)}`)),
+      ['time_zone'],
+      offset,
+    );
 });
 
 params('a POST list given empty is its default: wait_until=[] still waits for load', () => {

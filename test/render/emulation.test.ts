@@ -91,6 +91,8 @@ test('reduced_motion and media_type=print', async () => {
 test('time_zone: the page sees the zone offset of Asia/Tokyo', async () => {
   assert.equal((await bands(await render('/em/probe', { time_zone: 'Asia/Tokyo' }))).zone, GREEN);
   assert.equal((await bands(await render('/em/probe', { time_zone: 'UTC' }))).zone, WHITE);
+  // A fixed offset by its IANA name (an offset such as +09:00 is refused when parsed).
+  assert.equal((await bands(await render('/em/probe', { time_zone: 'Etc/GMT-9' }))).zone, GREEN);
 });
 
 test('geolocation: the page gets the position, granted for the render', async () => {
