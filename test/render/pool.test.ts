@@ -53,8 +53,16 @@ test('a page whose renderer is busy when it is given back is replaced, not waite
   const pool = new PagePool(browser, { maxPages: 4, maxRenders: 100 });
   const first = await pool.acquire('ws_busy', 1);
   await first.page.goto(`${site.url}/`);
-  // After the render: the page's own script takes the renderer and never gives it back.
-  await first.page.evaluate('setTimeout(() => { for (;;) {} }, 0)');
+  // After the render: the page's own script takes the renderer and never gives it back. Its
+  // synchronous request holds the renderer from the moment the site sees it until the loop, so
+  // the page is given back only once it is surely busy.
+  await first.page.evaluate(`setTimeout(() => {
+    const request = new XMLHttpRequest();
+    request.open('GET', '/busy-from-now', false);
+    request.send();
+    for (;;) {}
+  }, 0)`);
+  await until(() => site.hits.has('/busy-from-now'), 'the page busy');
   pool.release(first);
 
   let timer: NodeJS.Timeout | undefined;
