@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { hmacHex } from '../../src/signing.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { call, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const dashboard = suite('dashboard in Chromium: sign-up to rotation');
 let stack: TestStack;
@@ -58,14 +59,6 @@ async function mailTo(to: string): Promise<{ subject: string; link: string }> {
 const take = (query: string) => call(`${service.base}/api/take?${query}`);
 const fixture = (path: string) => encodeURIComponent(`${stack.site.url}${path}`);
 const signed = (secret: string, query: string) => `${query}&signature=${hmacHex(secret, query)}`;
-
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    assert.ok(Date.now() - started < ms, what);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 dashboard('sign up, see why the keys are refused, verify through the mailed link, take a screenshot', async () => {
   const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
@@ -122,9 +115,11 @@ dashboard('turn on "require signed requests": unsigned requests are refused, sig
   assert.match((await page.textContent('.notice.ok'))!, /in force on every server within about two seconds/);
   assert.is((await page.textContent('#setting-state'))!.trim(), 'On');
   const query = `url=${fixture('/')}&access_key=${accessKey}&viewport_width=400&viewport_height=300`;
-  await until(
-    'the setting reached the ingress',
+  await waitFor(
     async () => (await take(query)).json?.error_code === 'signature_is_required',
+    'the setting reached the ingress',
+    10_000,
+    100,
   );
   assert.is((await take(query)).status, 403);
   assert.is((await take(signed(secretKey, query))).status, 200);

@@ -12,6 +12,7 @@ import { treeMemoryMb } from '../../src/render/processes.ts';
 import { findProcess } from '../helpers/processes.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { CHROMIUM } from '../helpers/render.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('PagePool');
 
@@ -26,15 +27,6 @@ test.before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: [...chromiumArgs(), MARKER] });
   browserPid = findProcess([MARKER])!;
 });
-
-// Waits until `done()` holds (checked every 50 ms), failing after `ms`.
-async function until(done: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const endsAt = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > endsAt) assert.unreachable(`timed out waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 // One render of the fixture page on `workspace`'s page, given back and wiped.
 async function render(pool: PagePool, workspace: string): Promise<WarmPage> {
@@ -62,7 +54,7 @@ test('a page whose renderer is busy when it is given back is replaced, not waite
     request.send();
     for (;;) {}
   }, 0)`);
-  await until(() => site.hits.has('/busy-from-now'), 'the page busy');
+  await waitFor(() => site.hits.has('/busy-from-now'), 'the page busy');
   pool.release(first);
 
   let timer: NodeJS.Timeout | undefined;
@@ -85,7 +77,7 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.is(pool.spares, 0, 'a pool serving one workspace keeps no spare');
     const b = await render(pool, 'ws_spare_b');
-    await until(() => pool.spares === 2, 'two spares');
+    await waitFor(() => pool.spares === 2, 'two spares');
     const size = pool.size;
     const c = await pool.acquire('ws_spare_c', 1);
     assert.is(pool.size, size, 'no page was opened for the new workspace');
@@ -96,7 +88,7 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
     assert.is(c.key, 'ws_spare_c');
     pool.release(c);
     await c.wiped;
-    await until(() => pool.spares === 2, 'the spare replaced');
+    await waitFor(() => pool.spares === 2, 'the spare replaced');
     assert.is(await pool.acquire('ws_spare_a', 1), a, 'each workspace keeps its own page');
   } finally {
     await closeAll(pool);
@@ -153,7 +145,7 @@ test("within the memory budget every workspace's page stays warm; over it, idle 
     const newer = await tight.acquire('ws_tight_b', 1);
     await newer.page.goto(`${site.url}/`);
     tight.release(newer);
-    await until(() => older.page.isClosed(), 'the idle page closed');
+    await waitFor(() => older.page.isClosed(), 'the idle page closed');
     assert.ok((tight.memoryMb ?? 0) > 1, 'over the budget it read');
     assert.not.ok(newer.page.isClosed(), 'a page being wiped is not closed under it');
     await newer.wiped;
@@ -178,7 +170,7 @@ async function twoIdlePages(budgetFor: (mb: number) => number) {
   const pool = new PagePool(browser, options);
   const older = await render(pool, 'ws_fit_a');
   const newer = await render(pool, 'ws_fit_b');
-  await until(() => pool.memoryMb !== null, 'a reading');
+  await waitFor(() => pool.memoryMb !== null, 'a reading');
   const mb = pool.memoryMb!;
   options.memoryBudgetMb = budgetFor(mb);
   // Readings are at most every 2 s, on a page's release.
@@ -192,7 +184,7 @@ test('short of the budget, the least recently used idle page is compacted first,
   // A reading 4 MB past what idle pages may fill (nine tenths): one compaction makes up for it.
   const { pool, older, newer } = await twoIdlePages((mb) => (mb - 4) / 0.9);
   try {
-    await until(() => older.page.viewportSize()?.width === 1 && older.state === 'idle', 'the older page compacted');
+    await waitFor(() => older.page.viewportSize()?.width === 1 && older.state === 'idle', 'the older page compacted');
     assert.equal(newer.page.viewportSize(), { width: 1280, height: 720 }, 'one was enough: the other left as it is');
     assert.is(pool.size, 2, 'compacted, not closed');
 
@@ -211,7 +203,7 @@ test('short of the budget, the least recently used idle page is compacted first,
 test('a page opened between two readings counts at once: a compacted idle page makes room', async () => {
   const { pool, options, older, newer, mb } = await twoIdlePages((mb) => (mb - 4) / 0.9);
   try {
-    await until(() => older.compacted === true && older.state === 'idle', 'the older page compacted');
+    await waitFor(() => older.compacted === true && older.state === 'idle', 'the older page compacted');
     // Room for the two pages as last read, not for a third (a page counts 40 MB until read).
     options.memoryBudgetMb = (mb + 20) / 0.9;
     const third = await pool.acquire('ws_fit_c', 1);
