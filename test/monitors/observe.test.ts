@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.ts';
 import { MonitorObserver } from '../../src/monitors/observe.ts';
 import { MonitorStore } from '../../src/monitors/store.ts';
 import { FileStore } from '../../src/storage/store.ts';
+import { monitorRecord } from '../helpers/monitors.ts';
 import { startNats, startS3, type NatsServer, type S3Server } from '../helpers/stack.ts';
 
 const observe = suite('observing a monitor’s renders');
@@ -69,26 +70,11 @@ observe.after(async () => {
 
 /** A monitor whose baseline is the white capture of tick 0. */
 const newMonitor = async (): Promise<Monitor> => {
-  const now = new Date().toISOString();
-  const monitor: Monitor = {
-    monitor_id: `mon_${Math.random().toString(16).slice(2, 18).padEnd(16, '0')}`,
-    workspace_id: WORKSPACE,
-    status: 'active',
-    interval: 60,
-    threshold: 0.01,
-    webhook_url: 'http://127.0.0.1:9/hook',
-    target: 'http://127.0.0.1:9/page',
-    format: 'png',
-    sealed_options: 'unused',
-    created_at: now,
-    updated_at: now,
-    generation: 1,
-    next_run_at: now,
+  const monitor = monitorRecord(WORKSPACE, {
     last_file_name: 'white.png',
     observed: 'tick-0:white.png',
     observed_tick_at: '2026-01-01T00:00:00.000Z',
-    changes: [],
-  };
+  });
   assert.ok(await monitors.create(monitor));
   return monitor;
 };

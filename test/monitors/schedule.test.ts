@@ -21,6 +21,7 @@ import { RenderCache } from '../../src/renders/cache.ts';
 import { Settlement } from '../../src/renders/settlement.ts';
 import { monthOf, QuotaLedger } from '../../src/workspaces/usage.ts';
 import { WorkspaceStore, type Workspace } from '../../src/workspaces/workspace.ts';
+import { monitorRecord } from '../helpers/monitors.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
 
 const schedule = suite('monitor ticks');
@@ -72,24 +73,11 @@ schedule.after(async () => {
 });
 
 const newMonitor = async (workspace: Workspace, fields: Partial<Monitor> = {}): Promise<Monitor> => {
-  const now = new Date().toISOString();
-  const monitor: Monitor = {
-    monitor_id: `mon_${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}${Date.now().toString(16).slice(-8)}`,
-    workspace_id: workspace.workspace_id,
-    status: 'active',
-    interval: 60,
-    threshold: 0.01,
-    webhook_url: 'http://127.0.0.1:9/hook',
-    target: 'http://127.0.0.1:9/page',
-    format: 'png',
+  const monitor = monitorRecord(workspace.workspace_id, {
     sealed_options: sealer.seal(JSON.stringify({ ...renderDefaults, url: 'http://127.0.0.1:9/page' })),
-    created_at: now,
-    updated_at: now,
-    generation: 1,
     next_run_at: new Date(Date.now() - 1000).toISOString(),
-    changes: [],
     ...fields,
-  };
+  });
   assert.ok(await monitors.create(monitor));
   return monitor;
 };
