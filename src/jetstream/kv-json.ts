@@ -2,6 +2,8 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { headers } from '@nats-io/transport-node';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.ts';
 import { isApiError, JetStreamApiCodes } from './errors.ts';
 
 const encoder = new TextEncoder();
@@ -114,25 +116,34 @@ export async function createJson<T>(bucket: KV, key: string, value: T): Promise<
  * read and try again, so no change is ever lost. Returns the document as it stands afterwards, and
  * its revision when this call wrote it. `known`, a version this process read or wrote itself,
  * spares the first read: if anything wrote since, the write fails and the loop reads as usual
- * (not on a replicated bucket, whose check needs the stream's sequence read before).
+ * (not on a replicated bucket, whose check needs the stream's sequence read before). A known
+ * version may be stale, so what `change` decides from it (no change, or an error it throws) only
+ * stands once a fresh read says the same; `stale` says the known version was not the latest.
  */
 export async function updateJson<T>(
   bucket: KV,
   key: string,
   change: (current: T | null) => T | undefined,
   known?: Versioned<T>,
-): Promise<{ value: T | null; changed: boolean; revision?: number }> {
+): Promise<{ value: T | null; changed: boolean; revision?: number; stale: boolean }> {
+  const trusted = known && !replicated.has(bucket) ? known : undefined;
   for (let attempt = 1; ; attempt++) {
-    const current = attempt === 1 && known && !replicated.has(bucket) ? known : await readForWrite<T>(bucket, key);
-    const next = change(current.value);
+    const current = attempt === 1 && trusted ? trusted : await readForWrite<T>(bucket, key);
+    const stale = trusted !== undefined && current !== trusted;
+    let next: T | undefined;
+    try {
+      next = change(current.value);
+    } catch (err) {
+      if (current === trusted) continue;
+      throw err;
+    }
     if (next === undefined) {
-      // A known version that asks for no change may be stale: only a fresh read says so.
-      if (current === known) continue;
-      return { value: current.value, changed: false };
+      if (current === trusted) continue;
+      return { value: current.value, changed: false, stale };
     }
     try {
       const revision = await writeAfter(bucket, key, current, encoder.encode(JSON.stringify(next)));
-      return { value: next, changed: true, revision };
+      return { value: next, changed: true, revision, stale };
     } catch (err) {
       if (!isRevisionConflict(err)) throw err;
       await backOff(bucket, attempt);
@@ -140,6 +151,47 @@ export async function updateJson<T>(
   }
 }
 
+/** How many writes of a key go without a remembered version once one was found stale. */
+const STALE_PAUSE_WRITES = 16;
+
+/**
+ * A bucket's documents as this process last wrote them, to spare the read before its next write of
+ * the same key (updateJson's `known`). Worth it where one process does most of a key's writes,
+ * such as the usage and recent-renders documents in a stack that runs every role in one process.
+ * A version found stale (another process wrote since) cost a failed write; the key then goes
+ * STALE_PAUSE_WRITES writes reading first, so keys that several processes write cost little
+ * more than before. A version is taken while a write starts from it: concurrent writes of the key
+ * in this process read afresh, and only a later revision replaces a remembered one.
+ */
+export class RememberedWrites<T> {
+  readonly #entries: LRUCache<string, Versioned<T> | { pause: number }>;
+
+  constructor(
+    private readonly bucket: KV,
+    entries = 10_000,
+  ) {
+    this.#entries = boundedCache(entries);
+  }
+
+  /** updateJson on `key`, from this process's last write of it when remembered. */
+  async update(
+    key: string,
+    change: (current: T | null) => T | undefined,
+  ): Promise<{ value: T | null; changed: boolean; revision?: number; stale: boolean }> {
+    const entry = this.#entries.get(key);
+    const known = entry && 'revision' in entry ? entry : undefined;
+    if (known) this.#entries.delete(key);
+    const result = await updateJson(this.bucket, key, change, known);
+    const latest = this.#entries.get(key);
+    if (result.stale) this.#entries.set(key, { pause: STALE_PAUSE_WRITES });
+    else if (latest && 'pause' in latest) {
+      if (latest.pause > 1) this.#entries.set(key, { pause: latest.pause - 1 });
+      else this.#entries.delete(key);
+    } else if (result.revision !== undefined && !(latest && latest.revision > result.revision))
+      this.#entries.set(key, { value: result.value, revision: result.revision });
+    return result;
+  }
+}
 /** Deletes a document when `remove` says so of what it holds now; true when this call deleted it. */
 export async function deleteJson<T>(bucket: KV, key: string, remove: (current: T) => boolean): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {

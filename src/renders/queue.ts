@@ -1,12 +1,12 @@
 // The ingress side of the render stream: publish a request, then wait for its result without polling.
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { ServiceError } from '../errors.ts';
 import { unavailable } from '../jetstream/connection.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { isFinal, type RenderRequest } from '../domain/render.ts';
-import { readRenderDone, type RenderRecords, type RenderResult } from './records.ts';
+import { PENDING_REVISION_HEADER, readRenderDone, type RenderRecords, type RenderResult } from './records.ts';
 import { traceHeaders } from '../jetstream/trace-headers.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { sealRequestSecrets } from '../secrets/request-secrets.ts';
@@ -35,8 +35,8 @@ export class RenderQueue {
   async submit(request: RenderRequest): Promise<void> {
     await this.refuseWhenFull();
     try {
-      await this.records.createPending(request);
-      await this.publish(request);
+      const pending = await this.records.createPending(request);
+      await this.publish(request, pending?.revision);
     } catch (err) {
       throw unavailable(err);
     }
@@ -44,14 +44,18 @@ export class RenderQueue {
 
   // A publish whose acknowledgement was lost (a node died, a leader was being elected) may have been
   // stored: sending it again under the same msgID is deduplicated by the stream.
-  private async publish(request: RenderRequest): Promise<void> {
+  // `pendingRevision`: the pending record's, when this submit wrote it (PENDING_REVISION_HEADER).
+  private async publish(request: RenderRequest, pendingRevision?: number): Promise<void> {
     const payload = JSON.stringify(sealRequestSecrets(request, this.sealer));
+    let headers = traceHeaders(request.trace);
+    if (pendingRevision !== undefined)
+      (headers ??= natsHeaders()).set(PENDING_REVISION_HEADER, String(pendingRevision));
     for (let attempt = 1; ; attempt++) {
       try {
         await this.js.publish(names.renderSubject(request.workspace_id), payload, {
           msgID: request.render_id,
           timeout: PUBLISH_TIMEOUT_MS,
-          headers: traceHeaders(request.trace),
+          headers,
         });
         return;
       } catch (err) {

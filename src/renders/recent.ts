@@ -1,6 +1,6 @@
 // Each workspace's latest finished renders in one small KV document, so the dashboard never scans the `renders` bucket.
 import type { KV } from '@nats-io/kv';
-import { readJson, updateJson } from '../jetstream/kv-json.ts';
+import { readJson, RememberedWrites } from '../jetstream/kv-json.ts';
 import type { RenderRecord } from '../domain/render.ts';
 
 /** What the dashboard shows of one render. */
@@ -23,7 +23,12 @@ export const RECENT_RENDERS_KEPT = 50;
 
 /** The per-workspace list of recent renders in the `recent_renders` bucket. */
 export class RecentRenders {
-  constructor(private readonly bucket: KV) {}
+  // Written only at settlement, by the workers: in a small deployment, mostly by one process.
+  readonly #writes: RememberedWrites<RecentRender[]>;
+
+  constructor(private readonly bucket: KV) {
+    this.#writes = new RememberedWrites(bucket);
+  }
 
   /** Adds a finished render at the top of its workspace's list; a render already listed is not added twice. */
   async note(record: RenderRecord): Promise<void> {
@@ -38,7 +43,7 @@ export class RecentRenders {
       ...(record.external_identifier ? { external_identifier: record.external_identifier } : {}),
       ...(record.webhook_url ? { webhook_url: record.webhook_url } : {}),
     };
-    await updateJson<RecentRender[]>(this.bucket, record.workspace_id, (current) => {
+    await this.#writes.update(record.workspace_id, (current) => {
       // Redeliveries and replays settle the same render again: list it once.
       if (current?.some((known) => known.render_id === record.render_id)) return undefined;
       return [entry, ...(current ?? [])].slice(0, RECENT_RENDERS_KEPT);

@@ -10,10 +10,19 @@ import {
   type RenderRequest,
   type TimelineStep,
 } from '../domain/render.ts';
-import { createJson, readJson, updateJson, type Versioned } from '../jetstream/kv-json.ts';
+import { readJson, updateJson, type Versioned } from '../jetstream/kv-json.ts';
 
 /** The header that marks an operator's replay of a render request (`shutterbus replay renders`). */
 export const REPLAY_HEADER = 'Shutterbus-Replay';
+
+/**
+ * The header of a render request that carries the revision of the pending record its ingress
+ * wrote, so that the request's first delivery can start from that record without reading it.
+ */
+export const PENDING_REVISION_HEADER = 'Shutterbus-Pending-Revision';
+
+// A create is a write expected to find no document: a key that holds one makes it read and give up.
+const ABSENT: Versioned<RenderRecord> = { value: null, revision: 0 };
 
 /** Reads and changes render records; every change is compare-and-set on the entry's revision. */
 export class RenderRecords {
@@ -29,9 +38,19 @@ export class RenderRecords {
     return readJson<RenderRecord>(this.bucket, renderId);
   }
 
-  /** Writes the pending record of a new request (a no-op when it is already there). */
-  async createPending(request: RenderRequest): Promise<void> {
-    await createJson(this.bucket, request.render_id, pendingRecord(request));
+  /**
+   * Writes the pending record of a new request (a no-op when it is already there): the record as
+   * written when this call wrote it.
+   */
+  async createPending(request: RenderRequest): Promise<Versioned<RenderRecord> | undefined> {
+    const pending = pendingRecord(request);
+    const { changed, revision } = await updateJson<RenderRecord>(
+      this.bucket,
+      request.render_id,
+      (current) => (current === null ? pending : undefined),
+      ABSENT,
+    );
+    return changed ? { value: pending, revision: revision! } : undefined;
   }
 
   /**

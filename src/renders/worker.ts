@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { RenderOutput } from '../../actors/render.machine.ts';
 import type { Config } from '../config.ts';
-import { isFinal, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
+import { isFinal, pendingRecord, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { errorTable } from '../errors.ts';
 import {
   jsonMessage,
@@ -12,6 +12,7 @@ import {
   type Delivery,
   type Disposition,
 } from '../jetstream/consume.ts';
+import type { Versioned } from '../jetstream/kv-json.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { metrics } from '../metrics.ts';
@@ -24,7 +25,7 @@ import { openRequestSecrets } from '../secrets/request-secrets.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
 import { ended, failed, renderOutcome, type OutcomeDeps, type RenderOutcome } from './outcome.ts';
 import { storeFailureCapture } from './output.ts';
-import { REPLAY_HEADER } from './records.ts';
+import { PENDING_REVISION_HEADER, REPLAY_HEADER } from './records.ts';
 import { runRender, type RenderRun, type RunDeps } from './run.ts';
 
 /** What a render worker needs. */
@@ -81,12 +82,30 @@ interface WorkerContext {
   worker: string;
 }
 
+/**
+ * The pending record as the ingress wrote it (PENDING_REVISION_HEADER), for a first delivery whose
+ * caller still waits: its record can have changed since only if the publish failed after all and the
+ * request was given back, and then the render's first write fails, reads the ended record and
+ * keeps it (the render is answered and settled as ended). Any other delivery reads the record.
+ */
+function pendingAsWritten(
+  delivery: Delivery<RenderRequest>,
+  request: RenderRequest,
+): Versioned<RenderRecord> | undefined {
+  const revision = Number(delivery.header(PENDING_REVISION_HEADER));
+  if (delivery.deliveryCount !== 1 || !(revision > 0)) return undefined;
+  // A caller who stopped waiting abandoned the record: reading it spares the render.
+  if (request.answer_by !== undefined && Date.now() >= request.answer_by) return undefined;
+  return { value: pendingRecord(request), revision };
+}
+
 /** The render this delivery is to run, or null when it ended already (answered again, nothing rendered). */
 async function begin({ deps, outcome }: WorkerContext, delivery: Delivery<RenderRequest>): Promise<RenderRun | null> {
   // Secret options travel sealed; opened here for the render and never written back.
   const request = openRequestSecrets(delivery.message, deps.sealer);
   const replay = Boolean(delivery.header(REPLAY_HEADER));
-  const read = await deps.records.read(request.render_id);
+  const read =
+    (replay ? undefined : pendingAsWritten(delivery, request)) ?? (await deps.records.read(request.render_id));
   const known = read.value;
   if (known && isFinal(known) && !replay) {
     await outcome.repeat(known);

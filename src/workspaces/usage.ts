@@ -1,7 +1,7 @@
 // The monthly screenshot quota: admission reserves a slot, success commits it once, failure releases it.
 import type { KV } from '@nats-io/kv';
 import { ServiceError } from '../errors.ts';
-import { readJson, updateJson } from '../jetstream/kv-json.ts';
+import { readJson, RememberedWrites } from '../jetstream/kv-json.ts';
 
 /** One workspace's usage in one UTC calendar month. */
 interface MonthUsage {
@@ -59,7 +59,12 @@ export interface Allowance {
 
 /** Per-workspace monthly usage in the `usage` bucket; every change is compare-and-set. */
 export class QuotaLedger {
-  constructor(private readonly bucket: KV) {}
+  // Admission and settlement in one process (the default stack) write a workspace's month in turn.
+  readonly #writes: RememberedWrites<MonthUsage>;
+
+  constructor(private readonly bucket: KV) {
+    this.#writes = new RememberedWrites(bucket);
+  }
 
   /**
    * Admits a render: refuses with 402 when used + in flight reaches the quota, with 429 when the
@@ -68,7 +73,7 @@ export class QuotaLedger {
    */
   async reserve(allowance: Allowance, renderId: string, at: Date, lapsesAt: number): Promise<void> {
     const now = Date.now();
-    await updateJson<MonthUsage>(this.bucket, keyOf(allowance.workspaceId, monthOf(at)), (current) => {
+    await this.#writes.update(keyOf(allowance.workspaceId, monthOf(at)), (current) => {
       const usage = live(current, now);
       const inFlight = Object.keys(usage.reservations).length;
       // Renders in flight hold their slots: counting them keeps concurrent admissions under the quota.
@@ -131,7 +136,7 @@ export class QuotaLedger {
     charge: 0 | 1,
   ): Promise<SettleOutcome> {
     let outcome: SettleOutcome = 'already_settled';
-    await updateJson<MonthUsage>(this.bucket, keyOf(workspaceId, monthOf(createdAt)), (current) => {
+    await this.#writes.update(keyOf(workspaceId, monthOf(createdAt)), (current) => {
       const usage = live(current, Date.now());
       outcome =
         renderId in usage.reservations

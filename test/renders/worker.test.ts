@@ -12,11 +12,18 @@ import { renderDefaults, type PageObservation } from '../../src/domain/options.t
 import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { ServiceError } from '../../src/errors.ts';
 import type { Delivery } from '../../src/jetstream/consume.ts';
-import { readRenderDone, RenderRecords, REPLAY_HEADER, type RenderResult } from '../../src/renders/records.ts';
+import {
+  PENDING_REVISION_HEADER,
+  readRenderDone,
+  RenderRecords,
+  REPLAY_HEADER,
+  type RenderResult,
+} from '../../src/renders/records.ts';
 import { ensureTopology, names, type Topology } from '../../src/jetstream/topology.ts';
 import type { BrowserHost } from '../../src/render/browser.ts';
 import { renderMessages, startRenderWorker } from '../../src/renders/worker.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
+import { kvReads } from '../helpers/kv-reads.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 
 const worker = suite('render worker: message handling');
@@ -94,25 +101,38 @@ async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderReq
     webhook_url: 'https://hooks.example.com/shutterbus',
     ...extra,
   };
-  await records.createPending(request);
+  const pending = await records.createPending(request);
+  pendingRevisions.set(request.render_id, pending!.revision);
   return request;
 }
+/** The revision of each request's pending record, as its ingress's publish carries it. */
+const pendingRevisions = new Map<string, number>();
 
 /** One delivery of `message`, as the consume loop hands it over. */
 function deliveryOf<T>(
   message: T,
-  options: { count?: number; isLast?: boolean; replay?: boolean; signal?: AbortSignal } = {},
+  options: { count?: number; isLast?: boolean; replay?: boolean; signal?: AbortSignal; asPublished?: boolean } = {},
 ): Delivery<T> {
   const { count = 1, isLast = false, replay = false, signal = new AbortController().signal } = options;
+  const headers: Record<string, string> = {
+    ...(replay ? { [REPLAY_HEADER]: new Date().toISOString() } : {}),
+    // What RenderQueue.submit sends with the request: the revision of the pending record it wrote.
+    ...(options.asPublished
+      ? { [PENDING_REVISION_HEADER]: String(pendingRevisions.get((message as RenderRequest).render_id)) }
+      : {}),
+  };
   return {
     message,
     streamSequence: 1,
     deliveryCount: count,
     isLastDelivery: isLast,
     signal,
-    header: (name) => (replay && name === REPLAY_HEADER ? new Date().toISOString() : undefined),
+    header: (name) => headers[name],
   };
 }
+
+/** The reads of render records while `work` runs. */
+const recordReads = (work: () => Promise<unknown>) => kvReads(nc, names.rendersBucket, work);
 
 /** Collects the announcements of a render's end. */
 function announcements(renderId: string) {
@@ -166,6 +186,43 @@ worker(
     assert.equal(
       linesSaying(seen, 'render ended').map((line) => line.outcome),
       ['succeeded'],
+    );
+  },
+);
+
+worker('a first delivery starts from the pending record its ingress wrote, without reading it', async () => {
+  const { handle } = handlers();
+  const published = await newRequest();
+  assert.is(await recordReads(() => handle(deliveryOf(published, { asPublished: true }))), 0);
+  assert.is((await records.get(published.render_id))!.status, 'succeeded');
+  // Without the revision (a monitor's tick, an older ingress), a redelivery or a replay: read first.
+  const unmarked = await newRequest();
+  assert.is(await recordReads(() => handle(deliveryOf(unmarked))), 1);
+  const redelivered = await newRequest();
+  assert.is(await recordReads(() => handle(deliveryOf(redelivered, { asPublished: true, count: 2 }))), 1);
+});
+
+worker(
+  'a request given back before its first delivery that carries its pending revision: its ended record stands, nothing charged',
+  async () => {
+    const { handle, seen } = handlers();
+    const request = await newRequest();
+    await records.abandon(request, 'temporary_unavailable');
+    const done = announcements(request.render_id);
+    assert.equal(await handle(deliveryOf(request, { asPublished: true })), { kind: 'ack' });
+    await done.flush();
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'failed');
+    assert.ok(record.abandoned);
+    assert.equal(seen.stored.length, 1, 'rendered: the first write is where the record is read');
+    assert.equal(
+      seen.settled.map((s) => s.record.abandoned),
+      [true],
+    );
+    assert.is(seen.webhooks.length, 0);
+    assert.equal(
+      done.heard.map((heard) => [heard.record.abandoned, heard.image]),
+      [[true, undefined]],
     );
   },
 );

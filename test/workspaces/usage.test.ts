@@ -9,12 +9,15 @@ import { ServiceError, statusOf } from '../../src/errors.ts';
 import { ensureTopology } from '../../src/jetstream/topology.ts';
 import { monthOf, QuotaLedger, type Allowance } from '../../src/workspaces/usage.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
+import { kvReads } from '../helpers/kv-reads.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const usage = suite('QuotaLedger');
 let nats: NatsServer;
 let nc: NatsConnection;
 let ledger: QuotaLedger;
+/** The same bucket through a connection of its own, as a second process (an ingress apart from its workers). */
+let other: { nc: NatsConnection; ledger: QuotaLedger };
 
 /** A month in the past, so the days of a month are known; reservations lapse by the clock, not by it. */
 const createdAt = '2025-03-07T10:00:00.000Z';
@@ -56,8 +59,14 @@ usage.before(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   ledger = new QuotaLedger((await ensureTopology(nc, loadConfig({ NATS_URL: nats.url }))).usage);
+  const otherNc = await connect({ servers: nats.url });
+  other = {
+    nc: otherNc,
+    ledger: new QuotaLedger((await ensureTopology(otherNc, loadConfig({ NATS_URL: nats.url }))).usage),
+  };
 });
 usage.after(async () => {
+  await other?.nc.close();
   await nc?.close();
   await nats?.stop();
 });
@@ -178,6 +187,64 @@ test('standing() gives used, in flight and when the first reservation lapses at 
   await ledger.reserve(workspace, 'done', at, soon);
   await ledger.commit(workspace.workspaceId, 'done', createdAt);
   assert.equal(await ledger.standing(workspace.workspaceId, month), { used: 1, inFlight: 2, firstLapse: soon });
+});
+
+test("a ledger's writes start from its own last write, and another process's write in between is read", async () => {
+  const workspace = allowance(100, 2);
+  const { workspaceId } = workspace;
+  const reads = (work: () => Promise<unknown>) => kvReads(nc, 'usage', work);
+  assert.is(await reads(() => ledger.reserve(workspace, 'r1', at, inAMinute())), 1, 'the first write reads');
+  assert.is(
+    await reads(async () => {
+      await ledger.reserve(workspace, 'r2', at, inAMinute());
+      await ledger.commit(workspaceId, 'r1', createdAt);
+      await ledger.release(workspaceId, 'r2', createdAt);
+      await ledger.reserve(workspace, 'r3', at, inAMinute());
+    }),
+    0,
+    'the next ones start from what it wrote',
+  );
+  // Admitted here, settled by another process: what this ledger remembers is stale.
+  await ledger.reserve(workspace, 'r4', at, inAMinute());
+  await other.ledger.commit(workspaceId, 'r3', createdAt);
+  await other.ledger.commit(workspaceId, 'r4', createdAt);
+  // Two in flight as remembered, none as stored: the stale month neither refuses nor loses a change.
+  await ledger.reserve(workspace, 'r5', at, inAMinute());
+  // After a stale start the key reads first for a while: one failed write, not one per write.
+  assert.is(
+    await reads(async () => {
+      await ledger.reserve(workspace, 'r6', at, inAMinute());
+      await ledger.release(workspaceId, 'r5', createdAt);
+      await ledger.commit(workspaceId, 'r6', createdAt);
+    }),
+    3,
+  );
+  assert.equal(await ledger.month(workspaceId, month), { used: 4, inFlight: 0, days: { '07': 4 } });
+  assert.is(await ledger.commit(workspaceId, 'r4', createdAt), 'already_settled', 'nor settles twice');
+});
+
+test('40 parallel admissions through two processes, each with a month remembered, reserve exactly the quota', async () => {
+  const workspace = allowance(6, 100);
+  const ledgers = [ledger, other.ledger];
+  // Each process has written the month once: both start from a version, and one of them is stale.
+  for (const [i, each] of ledgers.entries()) {
+    await each.reserve(workspace, `warm${i}`, at, inAMinute());
+    await each.release(workspace.workspaceId, `warm${i}`, createdAt);
+  }
+  await ledger.reserve(workspace, 'first', at, inAMinute());
+  const admitted = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      ledgers[i % 2].reserve(workspace, `r${i}`, at, inAMinute()).then(
+        () => `r${i}`,
+        () => null,
+      ),
+    ),
+  );
+  const ids = admitted.filter((id): id is string => id !== null);
+  assert.is(ids.length, 5);
+  // Each committed from both processes at once (a redelivery racing the first): counted once.
+  await Promise.all(ids.flatMap((id) => ledgers.map((each) => each.commit(workspace.workspaceId, id, createdAt))));
+  assert.equal(await ledger.month(workspace.workspaceId, month), { used: 5, inFlight: 1, days: { '07': 5 } });
 });
 
 usage.run();
