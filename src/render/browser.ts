@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { chromiumArgs, findProcessWithArg } from './chromium.ts';
 import { fontconfigFile } from './fonts.ts';
-import { chromium } from './playwright.ts';
+import { asOneApiCall, chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { asChromeShows, PagePool, type WarmPage } from './pool.ts';
@@ -181,7 +181,7 @@ export class BrowserHost {
     // result, the image) until the signal aborts, and a deadline whose timeout signal has been
     // collected never does.
     try {
-      return await this.#renderOnPage(setup, progress, aborted, task);
+      return await asOneApiCall(() => this.#renderOnPage(setup, progress, aborted, task));
     } finally {
       dispose();
     }

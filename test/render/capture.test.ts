@@ -50,6 +50,22 @@ const size = (image: Buffer) => {
   return { width, height };
 };
 
+/** How often Playwright's client captured its caller's stack (captureRawStack formats one) while `work` ran. */
+async function stackCaptures(work: () => Promise<unknown>): Promise<number> {
+  let captures = 0;
+  const previous = Error.prepareStackTrace;
+  Error.prepareStackTrace = (error, callSites) => {
+    if (callSites.some((callSite) => callSite.getFunctionName() === 'captureRawStack')) captures++;
+    return `${error}${callSites.map((callSite) => `\n    at ${callSite}`).join('')}`;
+  };
+  try {
+    await work();
+    return captures;
+  } finally {
+    Error.prepareStackTrace = previous;
+  }
+}
+
 test.before(async () => {
   site = await startFixtureSite();
   host = new BrowserHost({ executablePath: CHROMIUM });
@@ -102,6 +118,18 @@ test('full_page captures the whole page, cut at 16384 px', async () => {
     size((await render('/very-tall', { full_page: true, full_page_scroll: false, viewport_width: 400 })).image),
     { width: 400, height: 16384 },
   );
+});
+
+test("a render's Playwright calls, its page's wipe included, capture their caller's stack once in all", async () => {
+  await render('/');
+  // Three calls of the client outside a render (open a browser session, ask, detach): three stacks.
+  assert.is(await stackCaptures(() => host.ping()), 3);
+  const captures = await stackCaptures(async () => {
+    await render('/', { format: 'jpeg', viewport_width: 800, dark_mode: true });
+    // The next render takes the same page once the wipe the first one started has ended.
+    await render('/');
+  });
+  assert.is(captures, 2, 'one a render');
 });
 
 test('png, jpeg and webp carry their magic bytes', async () => {
