@@ -158,9 +158,9 @@ const STALE_PAUSE_WRITES = 16;
  * A bucket's documents as this process last wrote them, to spare the read before its next write of
  * the same key (updateJson's `known`). Worth it where one process does most of a key's writes,
  * such as the usage and recent-renders documents in a stack that runs every role in one process.
- * A version found stale (another process wrote since) cost a failed write; the key then goes
- * STALE_PAUSE_WRITES writes reading first, so keys that several processes write cost little
- * more than before. A version is taken while a write starts from it: concurrent writes of the key
+ * A version found stale (another process wrote since) costs a failed write; the key then goes
+ * STALE_PAUSE_WRITES writes reading first, so a key that several processes write costs little
+ * more than reading before every write. A version is taken while a write starts from it: concurrent writes of the key
  * in this process read afresh, and only a later revision replaces a remembered one.
  */
 export class RememberedWrites<T> {
@@ -192,6 +192,7 @@ export class RememberedWrites<T> {
     return result;
   }
 }
+
 /** Deletes a document when `remove` says so of what it holds now; true when this call deleted it. */
 export async function deleteJson<T>(bucket: KV, key: string, remove: (current: T) => boolean): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {

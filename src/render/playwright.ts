@@ -14,9 +14,10 @@ type ApiCallWrapper = <T>(body: () => Promise<T>, options: { internal: boolean }
  * Runs `work` as one internal Playwright API call. Playwright's client starts every API call that
  * is not inside another by capturing and parsing its caller's stack (50 frames, to name the call
  * and locate it for traces) and running it in a zone of its own; calls made inside one reuse its
- * zone. A plain render and its wipe make about ten, so this spares that work for all but one. Internal calls are
- * not reported to Playwright's tracing and inspector, which the service does not use. What `work`
- * throws passes through untouched (an API call would prefix its message with the call's name).
+ * zone. A plain render and its wipe make about ten calls: this spares that work for all but one.
+ * Internal calls are not reported to Playwright's tracing and inspector, which the service does
+ * not use. What `work` throws passes through untouched (an API call would prefix its message with
+ * the call's name).
  */
 export async function asOneApiCall<T>(work: () => Promise<T>): Promise<T> {
   const wrap = (chromium as unknown as { _wrapApiCall?: ApiCallWrapper })._wrapApiCall?.bind(chromium);

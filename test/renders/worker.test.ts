@@ -91,6 +91,8 @@ function handlers(capture: Capture = async () => observation, storeDown?: () => 
 }
 
 let counter = 0;
+/** The revision of each request's pending record, as its ingress's publish carries it. */
+const pendingRevisions = new Map<string, number>();
 /** A new request, its pending record written as the ingress does. */
 async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderRequest> {
   const request: RenderRequest = {
@@ -105,8 +107,6 @@ async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderReq
   pendingRevisions.set(request.render_id, pending!.revision);
   return request;
 }
-/** The revision of each request's pending record, as its ingress's publish carries it. */
-const pendingRevisions = new Map<string, number>();
 
 /** One delivery of `message`, as the consume loop hands it over. */
 function deliveryOf<T>(
