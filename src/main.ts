@@ -1,6 +1,4 @@
 // Composition root: config → connections → the roles this process runs → graceful close.
-// First, so that it runs before the other modules load (src/early-start.ts).
-import './early-start.ts';
 import { pathToFileURL } from 'node:url';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
