@@ -289,6 +289,23 @@ export function parseGeoProxies(raw: string): Record<string, string> {
   return proxies;
 }
 
+/** The machine's memory, or the container's limit where that is lower (cgroups), in bytes. */
+function machineMemoryBytes(): number {
+  const limit = process.constrainedMemory();
+  return limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem();
+}
+
+/**
+ * RENDER_CONCURRENCY's default: one render more than the machine has CPUs, so that a render's
+ * waits (its page's requests, the store, NATS) leave no CPU idle (docs/performance.md), but no
+ * more than one per GB of memory, what a render of a heavy page may hold; never under 2.
+ */
+export function defaultRenderConcurrency(): number {
+  const cpus = Math.max(1, os.availableParallelism());
+  const perGb = Math.floor(machineMemoryBytes() / 1024 ** 3);
+  return Math.max(2, Math.min(cpus + 1, perGb));
+}
+
 /**
  * RENDER_MEMORY_BUDGET's default, in MB: a quarter of the machine's memory (or of the container's
  * limit where that is lower, cgroups), but no more than 512 MB per CPU, since a worker serves only
@@ -296,8 +313,7 @@ export function parseGeoProxies(raw: string): Record<string, string> {
  * warm as fast as one (docs/performance.md, "Many workspaces"); never under 512 MB.
  */
 export function defaultRenderMemoryBudgetMb(): number {
-  const limit = process.constrainedMemory();
-  const bytes = limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem();
+  const bytes = machineMemoryBytes();
   const cpus = Math.max(1, os.availableParallelism());
   return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 512 * cpus));
 }
@@ -343,7 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
       'WEBHOOK_RETRY_SCHEDULE',
       env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h',
     ),
-    renderConcurrency: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
+    renderConcurrency: integer(env, 'RENDER_CONCURRENCY', defaultRenderConcurrency(), 1, 64),
     renderMemoryBudgetMb: integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216),
     renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
     renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   checkChromiumPath,
   ConfigError,
+  defaultRenderConcurrency,
   defaultRenderMemoryBudgetMb,
   loadConfig,
   parseDurations,
@@ -147,6 +148,15 @@ test("RENDER_MEMORY_BUDGET: MB, by default a quarter of the machine's memory, at
   assert.is(loadConfig({ RENDER_MEMORY_BUDGET: '1536' }).renderMemoryBudgetMb, 1536);
   refused({ RENDER_MEMORY_BUDGET: '1.5G' }, 'RENDER_MEMORY_BUDGET');
   refused({ RENDER_MEMORY_BUDGET: '64' }, 'RENDER_MEMORY_BUDGET');
+});
+
+test('RENDER_CONCURRENCY: by default one render more than the CPUs, at most one per GB, at least 2', () => {
+  const concurrency = defaultRenderConcurrency();
+  assert.is(loadConfig({}).renderConcurrency, concurrency);
+  const expected = Math.max(2, Math.min(os.availableParallelism() + 1, Math.floor(os.totalmem() / 1024 ** 3)));
+  assert.ok(concurrency <= expected, `default ${concurrency} (a container's limit may lower it)`);
+  assert.ok(concurrency >= 2, `default ${concurrency}`);
+  assert.is(loadConfig({ RENDER_CONCURRENCY: '1' }).renderConcurrency, 1);
 });
 
 test('durations take ms, s, m, h and d', () => {
