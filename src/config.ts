@@ -289,6 +289,11 @@ export function parseGeoProxies(raw: string): Record<string, string> {
   return proxies;
 }
 
+/** The CPUs this process may run on. */
+function machineCpus(): number {
+  return Math.max(1, os.availableParallelism());
+}
+
 /** The machine's memory, or the container's limit where that is lower (cgroups), in bytes. */
 function machineMemoryBytes(): number {
   const limit = process.constrainedMemory();
@@ -301,9 +306,8 @@ function machineMemoryBytes(): number {
  * more than one per GB of memory, what a render of a heavy page may hold; never under 2.
  */
 export function defaultRenderConcurrency(): number {
-  const cpus = Math.max(1, os.availableParallelism());
   const perGb = Math.floor(machineMemoryBytes() / 1024 ** 3);
-  return Math.max(2, Math.min(cpus + 1, perGb));
+  return Math.max(2, Math.min(machineCpus() + 1, perGb));
 }
 
 /**
@@ -314,8 +318,7 @@ export function defaultRenderConcurrency(): number {
  */
 export function defaultRenderMemoryBudgetMb(): number {
   const bytes = machineMemoryBytes();
-  const cpus = Math.max(1, os.availableParallelism());
-  return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 512 * cpus));
+  return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 512 * machineCpus()));
 }
 
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */

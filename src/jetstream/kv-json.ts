@@ -160,8 +160,9 @@ const STALE_PAUSE_WRITES = 16;
  * such as the usage and recent-renders documents in a stack that runs every role in one process.
  * A version found stale (another process wrote since) costs a failed write; the key then goes
  * STALE_PAUSE_WRITES writes reading first, so a key that several processes write costs little
- * more than reading before every write. A version is taken while a write starts from it: concurrent writes of the key
- * in this process read afresh, and only a later revision replaces a remembered one.
+ * more than reading before every write. A version is taken while a write starts from it:
+ * concurrent writes of the key in this process read afresh, and only a later revision replaces a
+ * remembered one.
  */
 export class RememberedWrites<T> {
   readonly #entries: LRUCache<string, Versioned<T> | { pause: number }>;
