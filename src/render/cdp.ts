@@ -5,6 +5,7 @@
 
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
+import { type PipeSession, pipeSessionOf } from './playwright.ts';
 
 type Commands = Protocol.CommandParameters;
 type Results = Protocol.CommandReturnValues;
@@ -49,19 +50,45 @@ export type Cdp = { readonly [D in UsedDomain]: Domain<D> } & {
   detach(): Promise<void>;
 };
 
-/** The typed face of `session`; it makes no call of its own. */
+const faces = new WeakMap<CDPSession, Cdp>();
+
+/**
+ * The typed face of `session`; it makes no call of its own. Commands and events go by the session's
+ * own end of Chromium's pipe when it is in reach (playwright.ts, pipeSessionOf), else by the
+ * client; one face is kept per session.
+ */
 export function cdp(session: CDPSession): Cdp {
+  let face = faces.get(session);
+  if (!face) {
+    face = faceOf(session, pipeSessionOf(session));
+    faces.set(session, face);
+  }
+  return face;
+}
+
+function faceOf(session: CDPSession, pipe: PipeSession | undefined): Cdp {
+  type Listener = (params: never) => void;
   // The session is touched only when a command is sent: a render that sends none makes no call.
-  const send = (method: string, params?: object) =>
-    (session.send as unknown as (method: string, params?: object) => Promise<unknown>).call(session, method, params);
+  const send = pipe
+    ? (method: string, params?: object) => pipe.send(method, params)
+    : (method: string, params?: object) =>
+        (session.send as unknown as (method: string, params?: object) => Promise<unknown>).call(
+          session,
+          method,
+          params,
+        );
+  const events = (pipe ?? session) as {
+    on(event: string, listener: Listener): unknown;
+    off(event: string, listener: Listener): unknown;
+  };
   const domain = (name: string) =>
     new Proxy({}, { get: (_, method) => (params?: object) => send(`${name}.${String(method)}`, params) });
   const domains = Object.fromEntries(DOMAINS.map((name) => [name, domain(name)]));
   return {
     ...(domains as { [D in UsedDomain]: Domain<D> }),
     session,
-    on: (event, listener) => void session.on(event, listener),
-    off: (event, listener) => void session.off(event, listener),
+    on: (event, listener) => void events.on(event, listener as Listener),
+    off: (event, listener) => void events.off(event, listener as Listener),
     detach: () => session.detach(),
   };
 }

@@ -3,6 +3,7 @@
 // start). Types still come from `import type ... from 'playwright-core'`.
 import { createRequire } from 'node:module';
 import type * as PlaywrightCore from 'playwright-core';
+import type { BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core';
 
 export const { chromium, errors } = createRequire(import.meta.url)('playwright-core') as typeof PlaywrightCore;
 
@@ -34,4 +35,143 @@ export async function asOneApiCall<T>(work: () => Promise<T>): Promise<T> {
   );
   if ('error' in outcome) throw outcome.error;
   return outcome.value;
+}
+
+// What playwright-core's in-process client reaches its server through: `toImpl` maps a client
+// object to the server's (not public, so looked up and used only where present).
+type ClientObject = { _connection?: { toImpl?: (object: unknown) => unknown } };
+
+/**
+ * The object of Playwright's server behind a client object (a page, a CDP session), when the server
+ * runs in this process, as it does in the service (Chromium is launched through playwright-core).
+ * What the client does goes to the server in the same process as messages of its own, validated on
+ * both sides, each a turn of the event loop later, with an error built up front and the call's
+ * bookkeeping; what the server emits reaches client objects the same way, after the server has
+ * built a client-side copy of each request and response. Undefined when the server is out of reach
+ * (another process, another Playwright) or the object has ended.
+ */
+function serverObjectOf(object: object): unknown {
+  try {
+    return (object as ClientObject)._connection?.toImpl?.(object);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The browser side of a CDP session: one message on Chromium's pipe a command, its events as emitted. */
+export interface PipeSession {
+  send(method: string, params?: object): Promise<unknown>;
+  on(event: string, listener: (params: never) => void): unknown;
+  off(event: string, listener: (params: never) => void): unknown;
+}
+
+/** The session on Chromium's pipe behind `session` (serverObjectOf): sent there, a command is the one message the server would send. */
+export function pipeSessionOf(session: CDPSession): PipeSession | undefined {
+  const pipe = (serverObjectOf(session) as { _session?: PipeSession } | undefined)?._session;
+  return typeof pipe?.send === 'function' && typeof pipe.on === 'function' ? pipe : undefined;
+}
+
+/** A request of a page, as Playwright's server and its client both describe it; one object from start to end. */
+export interface NetworkRequest {
+  url(): string;
+  resourceType(): string;
+  isNavigationRequest(): boolean;
+  failure(): { errorText: string } | null;
+}
+
+/** What a watch of a page's requests (every frame's) is told. */
+export interface NetworkListeners {
+  request?(request: NetworkRequest): void;
+  /** The response's status and headers arrived (`header` takes a lower-case name). */
+  response?(request: NetworkRequest, status: number, header: (name: string) => string | undefined): void;
+  finished?(request: NetworkRequest): void;
+  failed?(request: NetworkRequest): void;
+}
+
+/** A watch of a page's requests. */
+export interface NetworkWatch {
+  /** True for the page's main document (a navigation of its main frame). */
+  isMainDocument(request: NetworkRequest): boolean;
+  stop(): void;
+}
+
+type ServerRequest = NetworkRequest & { frame(): { _page?: unknown } | null };
+type ServerResponse = { request(): ServerRequest; status(): number; headerValue(name: string): string | undefined };
+type ServerEmitter = {
+  on(event: string, listener: (payload: never) => void): unknown;
+  off(event: string, listener: (payload: never) => void): unknown;
+};
+type ServerPage = { browserContext: ServerEmitter; mainFrame(): unknown };
+
+/**
+ * Tells `listeners` of `page`'s requests. Heard on the server's browser context when it is in reach
+ * (serverObjectOf): the client then makes no copy of a request the render does not navigate to,
+ * nor a message of it. Else on the client's page. A listener runs inside Playwright's handling of
+ * the event, so what it throws is dropped.
+ */
+export function watchNetwork(page: Page, listeners: NetworkListeners): NetworkWatch {
+  const { request, response, finished, failed } = listeners;
+  const handlers: Array<[string, (payload: never) => void]> = [];
+  const server = serverObjectOf(page) as ServerPage | undefined;
+  let emitter: ServerEmitter;
+  let mainFrame: unknown;
+  if (server && typeof server.mainFrame === 'function' && typeof server.browserContext?.on === 'function') {
+    emitter = server.browserContext;
+    mainFrame = server.mainFrame();
+    const owned = (of: ServerRequest) => of.frame()?._page === server;
+    if (request) handlers.push(['request', (of: ServerRequest) => owned(of) && quietly(() => request(of))]);
+    if (response)
+      handlers.push([
+        'response',
+        (answer: ServerResponse) =>
+          owned(answer.request()) &&
+          quietly(() => response(answer.request(), answer.status(), (name) => answer.headerValue(name))),
+      ]);
+    if (finished)
+      handlers.push([
+        'requestfinished',
+        ({ request: of }: { request: ServerRequest }) => owned(of) && quietly(() => finished(of)),
+      ]);
+    if (failed) handlers.push(['requestfailed', (of: ServerRequest) => owned(of) && quietly(() => failed(of))]);
+  } else {
+    emitter = page as unknown as ServerEmitter;
+    mainFrame = page.mainFrame();
+    if (request) handlers.push(['request', (of: Request) => quietly(() => request(of))]);
+    if (response)
+      handlers.push([
+        'response',
+        (answer: Response) =>
+          quietly(() => response(answer.request(), answer.status(), (name) => answer.headers()[name])),
+      ]);
+    if (finished) handlers.push(['requestfinished', (of: Request) => quietly(() => finished(of))]);
+    if (failed) handlers.push(['requestfailed', (of: Request) => quietly(() => failed(of))]);
+  }
+  for (const [event, handler] of handlers) emitter.on(event, handler);
+  return {
+    isMainDocument: (of) => of.isNavigationRequest() && (of as unknown as { frame(): unknown }).frame() === mainFrame,
+    stop: () => {
+      for (const [event, handler] of handlers) emitter.off(event, handler);
+    },
+  };
+}
+
+// Runs a listener inside Playwright's handling of an event: what it throws is not Playwright's to handle.
+function quietly(listener: () => void): void {
+  try {
+    listener();
+  } catch {
+    // Dropped.
+  }
+}
+
+/**
+ * Tells `listener` the URL of every request of `context`'s pages as it starts: on the server's
+ * browser context when in reach (watchNetwork), else on the client's. Never stops: it lives as
+ * long as the context.
+ */
+export function watchContextRequests(context: BrowserContext, listener: (url: string) => void): void {
+  const server = serverObjectOf(context) as ServerEmitter | undefined;
+  const onRequest = (request: NetworkRequest) => quietly(() => listener(request.url()));
+  if (server && typeof server.on === 'function') server.on('request', onRequest);
+  else context.on('request', onRequest);
 }

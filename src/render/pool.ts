@@ -10,6 +10,7 @@ import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
+import { watchContextRequests } from './playwright.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -86,11 +87,6 @@ const PAGE_MB = 40;
 // The part of the memory budget idle pages may fill: the rest is room for the pages that are
 // rendering, which grow as they do, between two readings.
 const FILL = 0.88;
-
-// Each warm page keeps a listener on the network events a render watches (steps.ts) for its whole
-// life, so a render's own listeners coming and going cost no message to Playwright's server (its
-// client subscribes to an event on the first listener and unsubscribes on the last).
-const ignore = () => {};
 
 /** Warm pages of one browser, keyed by workspace and device scale factor. */
 export class PagePool {
@@ -336,10 +332,9 @@ export class PagePool {
         documentOrigins: new Set(),
         compacted: false,
       };
-      context.on('request', (request) => addOrigin(warm.origins, request.url()));
+      watchContextRequests(context, (url) => addOrigin(warm.origins, url));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
       page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
-      page.on('request', ignore).on('response', ignore).on('requestfinished', ignore).on('requestfailed', ignore);
       this.#pages.add(warm);
       return warm;
     } catch (error) {

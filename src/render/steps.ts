@@ -1,9 +1,9 @@
 // Small named page steps a render is composed of: navigate, watch, settle, scroll, read. The
 // capture itself is in screenshot.ts.
 
-import type { CDPSession, Page, Request, Response } from 'playwright-core';
+import type { CDPSession, Page, Response } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
-import { errors } from './playwright.ts';
+import { errors, type NetworkRequest, watchNetwork } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
 import { cdp, openCdp } from './cdp.ts';
@@ -135,18 +135,19 @@ export interface RequestCount {
 
 /** Starts counting the page's requests in flight (every frame), for networkidle conditions. */
 export function countRequests(page: Page): RequestCount {
-  const inFlight = new Set<Request>();
+  const inFlight = new Set<NetworkRequest>();
   let changed = () => {};
-  const onRequest = (request: Request) => {
-    inFlight.add(request);
-    changed();
-  };
-  const onDone = (request: Request) => {
+  const onDone = (request: NetworkRequest) => {
     if (inFlight.delete(request)) changed();
   };
-  page.on('request', onRequest);
-  page.on('requestfinished', onDone);
-  page.on('requestfailed', onDone);
+  const watch = watchNetwork(page, {
+    request: (request) => {
+      inFlight.add(request);
+      changed();
+    },
+    finished: onDone,
+    failed: onDone,
+  });
   return {
     idle(limit) {
       return new Promise<void>((resolve) => {
@@ -168,9 +169,7 @@ export function countRequests(page: Page): RequestCount {
     },
     stop() {
       changed = () => {};
-      page.off('request', onRequest);
-      page.off('requestfinished', onDone);
-      page.off('requestfailed', onDone);
+      watch.stop();
     },
   };
 }
@@ -186,7 +185,12 @@ const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 
 
 /** The code with which the egress proxy answered instead of the target, if it did. */
 function blockedBy(response: Response): ErrorCode | undefined {
-  const code = response.headers()[blockedHeader.toLowerCase()] as ErrorCode | undefined;
+  return blockedCode(response.headers()[blockedHeader.toLowerCase()]);
+}
+
+/** The code of the egress proxy's header, if it is one the proxy answers with. */
+function blockedCode(value: string | undefined): ErrorCode | undefined {
+  const code = value as ErrorCode | undefined;
   return code && PROXY_BLOCK_CODES.includes(code) ? code : undefined;
 }
 
@@ -237,40 +241,34 @@ export function navigationError(error: unknown): unknown {
 /** Records every request of the page other than the main document, as it finishes or fails. */
 export function watchSubRequests(page: Page): SubRequestWatch {
   const outcomes: SubRequestOutcome[] = [];
-  const statuses = new WeakMap<Request, number>();
-  const blocked = new WeakMap<Request, string>();
-  const isMainDocument = (request: Request) => request.isNavigationRequest() && request.frame() === page.mainFrame();
-  // 'response' fires before 'requestfinished' and carries the status synchronously.
-  // A response the proxy made up (target refused or unreachable) is a network-level failure.
-  const onResponse = (response: Response) => {
-    const code = blockedBy(response);
-    if (code) blocked.set(response.request(), code);
-    else statuses.set(response.request(), response.status());
-  };
-  const onFinished = (request: Request) => {
-    if (isMainDocument(request)) return;
-    const failure = blocked.get(request);
-    outcomes.push({ url: request.url(), ...(failure ? { failure } : { status: statuses.get(request) }) });
-  };
-  const onFailed = (request: Request) => {
-    if (isMainDocument(request)) return;
-    const status = statuses.get(request);
-    outcomes.push({
-      url: request.url(),
-      ...(status === undefined ? {} : { status }),
-      failure: request.failure()?.errorText ?? 'failed',
-    });
-  };
-  page.on('response', onResponse);
-  page.on('requestfinished', onFinished);
-  page.on('requestfailed', onFailed);
+  const statuses = new WeakMap<NetworkRequest, number>();
+  const blocked = new WeakMap<NetworkRequest, string>();
+  const watch = watchNetwork(page, {
+    // The response comes before the request finishes.
+    // A response the proxy made up (target refused or unreachable) is a network-level failure.
+    response: (request, status, header) => {
+      const code = blockedCode(header(blockedHeader.toLowerCase()));
+      if (code) blocked.set(request, code);
+      else statuses.set(request, status);
+    },
+    finished: (request) => {
+      if (watch.isMainDocument(request)) return;
+      const failure = blocked.get(request);
+      outcomes.push({ url: request.url(), ...(failure ? { failure } : { status: statuses.get(request) }) });
+    },
+    failed: (request) => {
+      if (watch.isMainDocument(request)) return;
+      const status = statuses.get(request);
+      outcomes.push({
+        url: request.url(),
+        ...(status === undefined ? {} : { status }),
+        failure: request.failure()?.errorText ?? 'failed',
+      });
+    },
+  });
   return {
     outcomes: () => outcomes.map((outcome) => ({ ...outcome })),
-    stop() {
-      page.off('response', onResponse);
-      page.off('requestfinished', onFinished);
-      page.off('requestfailed', onFailed);
-    },
+    stop: () => watch.stop(),
   };
 }
 
@@ -293,18 +291,19 @@ const fontWatches = new WeakMap<Page, FontWatch>();
  * `awaitFonts`. It makes no browser call of its own.
  */
 export function watchFonts(page: Page): FontWatch {
-  const inFlight = new Set<Request>();
+  const inFlight = new Set<NetworkRequest>();
   const waiters = new Set<() => void>();
-  const onRequest = (request: Request) => {
-    if (request.resourceType() === 'font') inFlight.add(request);
-  };
-  const onDone = (request: Request) => {
+  const onDone = (request: NetworkRequest) => {
     if (!inFlight.delete(request) || inFlight.size > 0) return;
     for (const wake of waiters) wake();
   };
-  page.on('request', onRequest);
-  page.on('requestfinished', onDone);
-  page.on('requestfailed', onDone);
+  const requests = watchNetwork(page, {
+    request: (request) => {
+      if (request.resourceType() === 'font') inFlight.add(request);
+    },
+    finished: onDone,
+    failed: onDone,
+  });
   const watch: FontWatch = {
     inFlight: () => inFlight.size,
     settled(ms) {
@@ -321,9 +320,7 @@ export function watchFonts(page: Page): FontWatch {
       });
     },
     stop() {
-      page.off('request', onRequest);
-      page.off('requestfinished', onDone);
-      page.off('requestfailed', onDone);
+      requests.stop();
       fontWatches.delete(page);
     },
   };

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { imageSize } from 'image-size';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
+import { chromium } from '../../src/render/playwright.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
@@ -66,6 +67,24 @@ async function stackCaptures(work: () => Promise<unknown>): Promise<number> {
   }
 }
 
+/** The kinds of objects Playwright's server had its client make a copy of while `work` ran. */
+async function clientCopies(work: () => Promise<unknown>): Promise<string[]> {
+  const connection = (chromium as unknown as { _connection: { dispatch(message: unknown): void } })._connection;
+  const dispatch = connection.dispatch;
+  const made: string[] = [];
+  connection.dispatch = function (message) {
+    const { method, params } = message as { method?: string; params?: { type?: string } };
+    if (method === '__create__' && params?.type) made.push(params.type);
+    return dispatch.call(this, message);
+  };
+  try {
+    await work();
+    return made;
+  } finally {
+    connection.dispatch = dispatch;
+  }
+}
+
 test.before(async () => {
   site = await startFixtureSite();
   host = new BrowserHost({ executablePath: CHROMIUM });
@@ -122,14 +141,24 @@ test('full_page captures the whole page, cut at 16384 px', async () => {
 
 test("a render's Playwright calls, its page's wipe included, capture their caller's stack once in all", async () => {
   await render('/');
-  // Three calls of the client outside a render (open a browser session, ask, detach): three stacks.
-  assert.is(await stackCaptures(() => host.ping()), 3);
+  // Two calls of the client outside a render (open a browser session, detach): two stacks. The
+  // question between them goes by the session's end of Chromium's pipe (cdp.ts), no client call.
+  assert.is(await stackCaptures(() => host.ping()), 2);
   const captures = await stackCaptures(async () => {
     await render('/', { format: 'jpeg', viewport_width: 800, dark_mode: true });
     // The next render takes the same page once the wipe the first one started has ended.
     await render('/');
   });
   assert.is(captures, 2, 'one a render');
+});
+
+test("a render's sub-requests are heard on Playwright's server: its client makes no copy of them", async () => {
+  const copies = await clientCopies(async () => {
+    const { subRequests } = await render('/subrequests');
+    assert.ok(subRequests.length >= 4, JSON.stringify(subRequests));
+  });
+  // The main document's request and response: the navigation's answer.
+  assert.equal(copies.filter((type) => type === 'Request' || type === 'Response').sort(), ['Request', 'Response']);
 });
 
 test('png, jpeg and webp carry their magic bytes', async () => {
