@@ -219,6 +219,23 @@ for (let waited = 0; leftoverChromium > 0 && waited < 5000; waited += 250) {
 const round = (value: number) => Math.round(value * 100) / 100;
 const firstWindow = latencies.slice(0, WINDOW);
 const lastWindow = latencies.slice(Math.max(WINDOW, renders - WINDOW), renders);
+// Where a growth shows: the p95 of every window in turn, and each kind's p50 in the first and last.
+const windowP95s = Array.from({ length: Math.ceil(renders / WINDOW) }, (_, w) =>
+  Math.round(percentile(latencies.slice(w * WINDOW, (w + 1) * WINDOW), 95)),
+);
+const kindP50 = (from: number, to: number, name: string) =>
+  Math.round(
+    percentile(
+      latencies.slice(from, to).filter((_, i) => pattern[(from + i) % pattern.length].name === name),
+      50,
+    ),
+  );
+const byKind = Object.fromEntries(
+  cycle.map(([, kind]) => [
+    kind.name,
+    { first: kindP50(0, WINDOW, kind.name), last: kindP50(Math.max(WINDOW, renders - WINDOW), renders, kind.name) },
+  ]),
+);
 const soak = {
   renders,
   memoryGrowth: round(memoryAfterAll.total / memoryAfterFirst.total),
@@ -237,6 +254,8 @@ const soak = {
     latencyMs: {
       first200: { p50: Math.round(percentile(firstWindow, 50)), p95: Math.round(percentile(firstWindow, 95)) },
       last200: { p50: Math.round(percentile(lastWindow, 50)), p95: Math.round(percentile(lastWindow, 95)) },
+      p95ByWindow: windowP95s,
+      p50ByKind: byKind,
     },
     chromiumProcesses: {
       maxInFirst200: firstWindowMaxChromium,
@@ -265,6 +284,10 @@ the service after a full GC, MB (first ${WINDOW} → all): ${Object.keys(d.servi
   )
   .join(', ')}
 latency first ${WINDOW}: p50 ${d.latencyMs.first200.p50} ms, p95 ${d.latencyMs.first200.p95} ms; last ${WINDOW}: p50 ${d.latencyMs.last200.p50} ms, p95 ${d.latencyMs.last200.p95} ms
+  p95 of each window of ${WINDOW}, ms: ${windowP95s.join(' ')}
+  p50 by kind, ms (first ${WINDOW} → last): ${Object.entries(byKind)
+    .map(([name, { first, last }]) => `${name} ${first} → ${last}`)
+    .join(', ')}
 Chromium processes under the service (sampled every second): max ${d.chromiumProcesses.max} (max ${d.chromiumProcesses.maxInFirst200} in the first ${WINDOW}), ${d.chromiumProcesses.atEnd} at the end
 ${failures
   .slice(0, 5)
