@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { isChromium, listProcesses, percentile, pssMb } from './measure.ts';
+import { CpuMeter, isChromium, listProcesses, percentile, pssMb } from './measure.ts';
 import { startBenchSite } from './site.ts';
 import { startBenchStack } from './stack.ts';
 
@@ -138,6 +138,17 @@ const latencies: number[] = [];
 const failures: string[] = [];
 const started = performance.now();
 let timedOut = false;
+// The CPU of the service and of its Chromium per render, window by window: a window that took
+// longer with no more CPU a render waited on something else (the machine, most likely).
+const cpuMeter = new CpuMeter(stack.labels);
+const cpuByWindow: Array<{ service: number; chromium: number }> = [];
+let completed = 0;
+let cpuBefore = { service: 0, chromium: 0 };
+const cpuTotals = () => {
+  const totals = cpuMeter.read();
+  const chromium = Object.entries(totals).filter(([label]) => label.startsWith('chromium'));
+  return { service: totals.service ?? 0, chromium: chromium.reduce((all, [, ms]) => all + ms, 0) };
+};
 async function run(from: number, to: number): Promise<void> {
   let next = from;
   const worker = async () => {
@@ -152,6 +163,14 @@ async function run(from: number, to: number): Promise<void> {
       const problem = await render(kind).catch((error: Error) => `${kind.name}: ${error.message}`);
       latencies[index] = performance.now() - t;
       if (problem) failures.push(`#${index} ${problem}`);
+      if (++completed % WINDOW === 0) {
+        const now = cpuTotals();
+        cpuByWindow.push({
+          service: Math.round((now.service - cpuBefore.service) / WINDOW),
+          chromium: Math.round((now.chromium - cpuBefore.chromium) / WINDOW),
+        });
+        cpuBefore = now;
+      }
       if (index % 100 === 99)
         log(
           `soak: ${index + 1} renders, ${((performance.now() - started) / 1000).toFixed(0)} s, ${chromiumCounts.at(-1)} Chromium processes, ${failures.length} unexpected outcomes`,
@@ -161,13 +180,16 @@ async function run(from: number, to: number): Promise<void> {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
 // The stack's PSS after 3 s without renders, in all and per kind of process (which one grew).
-const settledMemory = async () => {
+const settledMemory = async (fullGc: boolean) => {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const byLabel: Record<string, number> = {};
   for (const [pid, label] of stack.labels()) byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
   const total = pssMb(stack.pids());
-  // Then a full GC in the service: how much of its memory is live JavaScript heap.
+  // Then the service's heap, after a full GC when asked: how much of its memory is live JavaScript
+  // heap. Only at the end: a forced full GC leaves the service costlier for the rest of its run
+  // (≈ 21 → 39 ms of CPU a light take, measured), so one after the first window would slow the rest.
   rmSync(gcReport, { force: true });
+  if (fullGc) writeFileSync(`${gcReport}.full-gc`, '');
   stack.service.kill('SIGUSR2');
   for (let waited = 0; !existsSync(gcReport) && waited < 10_000; waited += 100)
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -177,7 +199,7 @@ const settledMemory = async () => {
   return {
     total,
     byLabel,
-    serviceAfterGc: {
+    serviceHeap: {
       heapUsed: mb(usage.heapUsed),
       heapTotal: mb(usage.heapTotal),
       external: mb(usage.external),
@@ -194,14 +216,16 @@ for (const kind of pattern) await render(kind);
 const sampler = setInterval(countChromium, 1000);
 countChromium();
 log(`soak: ${RENDERS} renders at concurrency ${CONCURRENCY}`);
+cpuMeter.start();
 await run(0, Math.min(WINDOW, RENDERS));
 const firstWindowMaxChromium = Math.max(...chromiumCounts);
-const memoryAfterFirst = await settledMemory();
+const memoryAfterFirst = await settledMemory(false);
 await run(WINDOW, RENDERS);
 const seconds = (performance.now() - started) / 1000;
 clearInterval(sampler);
+cpuMeter.stop();
 countChromium();
-const memoryAfterAll = await settledMemory();
+const memoryAfterAll = await settledMemory(true);
 const renders = latencies.filter((ms) => ms !== undefined).length;
 
 // Stop the service, then look for any process left in one of its Chromium process groups.
@@ -250,11 +274,13 @@ const soak = {
     mix: Object.fromEntries(cycle.map(([times, kind]) => [kind.name, `${times}/40`])),
     memoryMb: { afterFirst200: Math.round(memoryAfterFirst.total), afterAll: Math.round(memoryAfterAll.total) },
     memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
-    serviceAfterFullGcMb: { afterFirst200: memoryAfterFirst.serviceAfterGc, afterAll: memoryAfterAll.serviceAfterGc },
+    // After the first 200 as it stands, after all once a full GC has run.
+    serviceHeapMb: { afterFirst200: memoryAfterFirst.serviceHeap, afterAllFullGc: memoryAfterAll.serviceHeap },
     latencyMs: {
       first200: { p50: Math.round(percentile(firstWindow, 50)), p95: Math.round(percentile(firstWindow, 95)) },
       last200: { p50: Math.round(percentile(lastWindow, 50)), p95: Math.round(percentile(lastWindow, 95)) },
       p95ByWindow: windowP95s,
+      cpuMsPerRenderByWindow: cpuByWindow,
       p50ByKind: byKind,
     },
     chromiumProcesses: {
@@ -277,14 +303,17 @@ stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFir
       (label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`,
     )
     .join(', ')}
-the service after a full GC, MB (first ${WINDOW} → all): ${Object.keys(d.serviceAfterFullGcMb.afterAll)
+the service's heap, MB (after the first ${WINDOW} as it stands → after all and a full GC): ${Object.keys(
+  d.serviceHeapMb.afterAllFullGc,
+)
   .map(
     (key) =>
-      `${key} ${d.serviceAfterFullGcMb.afterFirst200[key as keyof NodeJS.MemoryUsage]} → ${d.serviceAfterFullGcMb.afterAll[key as keyof NodeJS.MemoryUsage]}`,
+      `${key} ${d.serviceHeapMb.afterFirst200[key as keyof NodeJS.MemoryUsage]} → ${d.serviceHeapMb.afterAllFullGc[key as keyof NodeJS.MemoryUsage]}`,
   )
   .join(', ')}
 latency first ${WINDOW}: p50 ${d.latencyMs.first200.p50} ms, p95 ${d.latencyMs.first200.p95} ms; last ${WINDOW}: p50 ${d.latencyMs.last200.p50} ms, p95 ${d.latencyMs.last200.p95} ms
   p95 of each window of ${WINDOW}, ms: ${windowP95s.join(' ')}
+  CPU ms a render in each window, service / Chromium: ${cpuByWindow.map(({ service, chromium }) => `${service}/${chromium}`).join(' ')}
   p50 by kind, ms (first ${WINDOW} → last): ${Object.entries(byKind)
     .map(([name, { first, last }]) => `${name} ${first} → ${last}`)
     .join(', ')}
