@@ -1,7 +1,7 @@
 // GET|POST /api/take: authenticate, validate, serve from the cache or admit, render, answer.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import type { RenderResult } from '../renders/records.ts';
+import type { RenderResult } from '../renders/done.ts';
 import type { TakeOutcome } from '../renders/admission.ts';
 import { contentTypes } from '../domain/options.ts';
 import { fileUrl } from '../domain/files.ts';

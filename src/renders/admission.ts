@@ -9,7 +9,7 @@ import { unavailable } from '../jetstream/connection.ts';
 import type { Workspace } from '../workspaces/workspace.ts';
 import type { RenderCache } from './cache.ts';
 import type { RenderQueue } from './queue.ts';
-import type { RenderResult } from './records.ts';
+import type { RenderResult } from './done.ts';
 import type { Settlement } from './settlement.ts';
 
 /** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */

@@ -5,10 +5,10 @@ import type { RenderOutput } from '../../actors/render.machine.ts';
 import type { PageObservation } from '../domain/options.ts';
 import { pendingRecord, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { Versioned } from '../jetstream/kv-json.ts';
-import { names } from '../jetstream/topology.ts';
 import { sizeOf } from '../storage/output-store.ts';
 import { throughNatsOutage } from './patience.ts';
-import { renderDoneMessage, type RenderRecords } from './records.ts';
+import { announceDone } from './done.ts';
+import type { RenderRecords } from './records.ts';
 
 /** What ending a render needs. */
 export interface OutcomeDeps {
@@ -61,7 +61,7 @@ export function renderOutcome(deps: OutcomeDeps) {
 
   /** Tells the ingress waiting on the render's subject how it ended. */
   const announce = (record: RenderRecord, image?: Buffer, unstored = false) =>
-    nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, image, unstored));
+    announceDone(nc, record, image, unstored);
 
   /**
    * Announces a succeeded render's image before it is stored (the store out of reach past its

@@ -6,7 +6,8 @@ import { unavailable } from '../jetstream/connection.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { isFinal, type RenderRequest } from '../domain/render.ts';
-import { PENDING_REVISION_HEADER, readRenderDone, type RenderRecords, type RenderResult } from './records.ts';
+import { listenDone, type RenderResult } from './done.ts';
+import { PENDING_REVISION_HEADER, type RenderRecords } from './records.ts';
 import { traceHeaders } from '../jetstream/trace-headers.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { sealRequestSecrets } from '../secrets/request-secrets.ts';
@@ -73,7 +74,7 @@ export class RenderQueue {
    * it came inline; otherwise the render is abandoned at once the same way.
    */
   async submitAndWait(request: RenderRequest, takesUnstored = false): Promise<RenderResult> {
-    const done = listen(this.nc, names.renderDone(request.render_id));
+    const done = listenDone(this.nc, request.render_id);
     try {
       await this.submit(request);
       const result = await done.first(request.answer_by! - Date.now());
@@ -91,7 +92,7 @@ export class RenderQueue {
   /** Waits for a render someone else submitted (a concurrent first view of a cached URL): its stored end. */
   async waitFor(renderId: string, waitSeconds: number): Promise<RenderResult> {
     // An image announced before it is stored has no file to redirect to: the stored end is waited for.
-    const done = listen(this.nc, names.renderDone(renderId), (heard) => !heard.unstored);
+    const done = listenDone(this.nc, renderId, (heard) => !heard.unstored);
     try {
       const known = await this.records.get(renderId);
       if (known && isFinal(known)) return { record: known };
@@ -125,46 +126,4 @@ export class RenderQueue {
       );
     }
   }
-}
-
-/**
- * Listens on a render's done subject from now on. `first` answers with the first result `accept`
- * takes, or null after `waitMs` or once the connection closed. A callback subscription ended by
- * one `stop`: the server hears a single UNSUB, where an iterator with `max` sends three.
- */
-function listen(nc: NatsConnection, subject: string, accept: (result: RenderResult) => boolean = () => true) {
-  let resolve!: (result: RenderResult | null) => void;
-  let reject!: (err: unknown) => void;
-  const heard = new Promise<RenderResult | null>((heardResult, heardFailure) => {
-    resolve = heardResult;
-    reject = heardFailure;
-  });
-  // `first` may never be asked (the submit failed): a failure heard meanwhile is not unhandled.
-  heard.catch(() => undefined);
-  const subscription = nc.subscribe(subject, {
-    callback: (err, message) => {
-      if (err) return reject(err);
-      try {
-        const result = readRenderDone(message);
-        if (accept(result)) resolve(result);
-      } catch (error) {
-        reject(error);
-      }
-    },
-  });
-  void subscription.closed.then(() => resolve(null));
-  return {
-    async first(waitMs: number): Promise<RenderResult | null> {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<null>((passed) => {
-        timer = setTimeout(() => passed(null), waitMs);
-      });
-      try {
-        return await Promise.race([heard, deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-    stop: () => subscription.unsubscribe(),
-  };
 }

@@ -1,6 +1,5 @@
-// The recorded state of every render, in the `renders` KV bucket, and its announcement on a core subject.
+// The recorded state of every render, in the `renders` KV bucket.
 import type { KV } from '@nats-io/kv';
-import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { errorTable, type ErrorCode } from '../errors.ts';
 import {
   pendingRecord,
@@ -121,45 +120,4 @@ export class RenderRecords {
       return { ...kept, status: 'rendering', started_at: new Date().toISOString() };
     });
   }
-}
-
-/** The header of a render's done message that carries its record. */
-const RECORD_HEADER = 'Shutterbus-Record';
-
-/** Images up to this size travel in the done message, sparing the waiting ingress a read from the bucket. */
-const INLINE_IMAGE_LIMIT = 768 * 1024;
-
-/** The header of a done message sent before the image is stored (docs/operations.md, "Outages"). */
-const UNSTORED_HEADER = 'Shutterbus-Unstored';
-
-/**
- * A render's end as announced to the ingress waiting for it: the record, and the image when small.
- * `unstored`: the store did not answer within the caller's timeout, so the image (inline, when small)
- * is announced before it is stored; the record is not written yet and has no file, and the worker
- * keeps trying the store. A caller may be answered with the image, or refused (the render abandoned).
- */
-export interface RenderResult {
-  record: RenderRecord;
-  image?: Buffer;
-  unstored?: true;
-}
-
-/** The payload and headers of a done message; `unstored` marks an image announced before it is stored. */
-export function renderDoneMessage(
-  record: RenderRecord,
-  image?: Buffer,
-  unstored = false,
-): [Uint8Array, { headers: MsgHdrs }] {
-  const headers = natsHeaders();
-  headers.set(RECORD_HEADER, JSON.stringify(record));
-  if (unstored) headers.set(UNSTORED_HEADER, '1');
-  const inline = image && image.length <= INLINE_IMAGE_LIMIT ? image : new Uint8Array();
-  return [inline, { headers }];
-}
-
-/** Reads a done message back. */
-export function readRenderDone(message: Msg): RenderResult {
-  const record = JSON.parse(message.headers!.get(RECORD_HEADER)) as RenderRecord;
-  const unstored = message.headers!.has(UNSTORED_HEADER) ? { unstored: true as const } : {};
-  return message.data.length > 0 ? { record, image: Buffer.from(message.data), ...unstored } : { record, ...unstored };
 }

@@ -12,13 +12,8 @@ import { renderDefaults, type PageObservation } from '../../src/domain/options.t
 import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { ServiceError } from '../../src/errors.ts';
 import type { Delivery } from '../../src/jetstream/consume.ts';
-import {
-  PENDING_REVISION_HEADER,
-  readRenderDone,
-  RenderRecords,
-  REPLAY_HEADER,
-  type RenderResult,
-} from '../../src/renders/records.ts';
+import { listenDone, readRenderDone, type RenderResult } from '../../src/renders/done.ts';
+import { PENDING_REVISION_HEADER, RenderRecords, REPLAY_HEADER } from '../../src/renders/records.ts';
 import { ensureTopology, names, type Topology } from '../../src/jetstream/topology.ts';
 import type { BrowserHost } from '../../src/render/browser.ts';
 import { renderMessages, startRenderWorker } from '../../src/renders/worker.ts';
@@ -187,6 +182,41 @@ worker(
       linesSaying(seen, 'render ended').map((line) => line.outcome),
       ['succeeded'],
     );
+  },
+);
+
+worker(
+  'an ingress waiting in the same process hears the end in memory; the message then carries no image',
+  async () => {
+    const { handle } = handlers();
+    const request = await newRequest();
+    const local = listenDone(nc, request.render_id);
+    // Another process's ingress, on a connection of its own.
+    const elsewhere = await connect({ servers: nats.url });
+    const heardElsewhere: RenderResult[] = [];
+    const subscription = elsewhere.subscribe(names.renderDone(request.render_id), {
+      callback: (_err, msg) => void heardElsewhere.push(readRenderDone(msg)),
+    });
+    await elsewhere.flush();
+    try {
+      await handle(deliveryOf(request));
+      const result = await local.first(1000);
+      assert.is(result?.record.status, 'succeeded');
+      assert.ok(result?.image?.equals(image), 'the image is handed over in memory');
+      await waitFor(() => heardElsewhere.length === 1, 'the message on the subject');
+      assert.is(heardElsewhere[0].record.file_name, result?.record.file_name);
+      assert.is(heardElsewhere[0].image, undefined, 'the message goes without the image: the bucket has it');
+    } finally {
+      local.stop();
+      subscription.unsubscribe();
+      await elsewhere.close();
+    }
+    // With no ingress waiting here any more, the next announcement carries its image again.
+    const next = await newRequest();
+    const done = announcements(next.render_id);
+    await handle(deliveryOf(next));
+    await done.flush();
+    assert.ok(done.heard[0]?.image?.equals(image));
   },
 );
 
@@ -387,10 +417,13 @@ worker(
     const done = announcements(request.render_id);
     const heardAt: number[] = [];
     const timing = nc.subscribe(names.renderDone(request.render_id), { callback: () => void heardAt.push(Date.now()) });
+    // An ingress waiting in this process as well: it hears both ends in memory.
+    const local = listenDone(nc, request.render_id);
     const started = Date.now();
     assert.equal(await handle(deliveryOf(request)), { kind: 'ack' });
     await done.flush();
     timing.unsubscribe();
+    local.stop();
 
     assert.is(done.heard.length, 2, 'announced unstored, then ended');
     const [early, end] = done.heard;
@@ -401,6 +434,8 @@ worker(
     assert.ok(heardAt[0] - started < 3000, `announced within the caller's timeout and 2 s: ${heardAt[0] - started} ms`);
     assert.ok(heardAt[0] < request.answer_by!, "before the caller's deadline");
     assert.is(end.unstored, undefined);
+    assert.is(end.image, undefined, 'the stored end goes without the image, heard in memory');
+    assert.ok((await local.first(0))?.image?.equals(image), 'the ingress here heard the unstored image in memory');
 
     // Nobody waits once answered: the deadline that passed meanwhile does not end the render as late.
     const record = (await records.get(request.render_id))!;
