@@ -58,7 +58,9 @@ const waiting = new WeakMap<NatsConnection, Map<string, Set<Hearer>>>();
  * message then carries no stored image (another process waiting reads it from the bucket, as for a
  * large one). An image announced before it is stored stays in the message: there is no file yet.
  */
-export function announceDone(nc: NatsConnection, record: RenderRecord, image?: Buffer, unstored = false): void {
+export function announceDone(nc: NatsConnection, record: RenderRecord, bytes?: Buffer, unstored = false): void {
+  // A recording comes with no bytes in memory (its file is streamed from the store): no image.
+  const image = bytes && bytes.length > 0 ? bytes : undefined;
   const here = waiting.get(nc)?.get(record.render_id);
   if (here) {
     const result: RenderResult = { record, ...(image ? { image } : {}), ...(unstored ? { unstored: true } : {}) };
