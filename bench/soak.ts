@@ -183,7 +183,11 @@ async function run(from: number, to: number): Promise<void> {
 const settledMemory = async (fullGc: boolean) => {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const byLabel: Record<string, number> = {};
-  for (const [pid, label] of stack.labels()) byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
+  const countByLabel: Record<string, number> = {};
+  for (const [pid, label] of stack.labels()) {
+    byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
+    countByLabel[label] = (countByLabel[label] ?? 0) + 1;
+  }
   const total = pssMb(stack.pids());
   // Then the service's heap, after a full GC when asked: how much of its memory is live JavaScript
   // heap. Only at the end: a forced full GC leaves the service costlier for the rest of its run
@@ -199,6 +203,7 @@ const settledMemory = async (fullGc: boolean) => {
   return {
     total,
     byLabel,
+    countByLabel,
     serviceHeap: {
       heapUsed: mb(usage.heapUsed),
       heapTotal: mb(usage.heapTotal),
@@ -274,6 +279,8 @@ const soak = {
     mix: Object.fromEntries(cycle.map(([times, kind]) => [kind.name, `${times}/40`])),
     memoryMb: { afterFirst200: Math.round(memoryAfterFirst.total), afterAll: Math.round(memoryAfterAll.total) },
     memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
+    // How many processes of each kind those figures add up: warm pages come and go between readings.
+    processCounts: { afterFirst200: memoryAfterFirst.countByLabel, afterAll: memoryAfterAll.countByLabel },
     // After the first 200 as it stands, after all once a full GC has run.
     serviceHeapMb: { afterFirst200: memoryAfterFirst.serviceHeap, afterAllFullGc: memoryAfterAll.serviceHeap },
     latencyMs: {
@@ -298,10 +305,16 @@ process.stdout.write(`
 Shutterbus soak — ${d.machine.cpus} CPUs, load ${d.machine.load.join(' ')}, ${d.at}
 ${renders} mixed renders (+ a 40-render warm-up) at concurrency ${CONCURRENCY} in ${d.seconds} s${timedOut ? ' (stopped at the time limit)' : ''}; ${failures.length} unexpected outcomes
 stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB
-  by process, MB (first ${WINDOW} → all): ${Object.keys(d.memoryByProcessMb.afterAll)
-    .map(
-      (label) => `${label} ${d.memoryByProcessMb.afterFirst200[label] ?? 0} → ${d.memoryByProcessMb.afterAll[label]}`,
-    )
+  by process, MB (first ${WINDOW} → all; several processes of a kind: their number): ${Object.keys(
+    d.memoryByProcessMb.afterAll,
+  )
+    .map((label) => {
+      const reading = (when: 'afterFirst200' | 'afterAll') => {
+        const count = d.processCounts[when][label] ?? 0;
+        return `${d.memoryByProcessMb[when][label] ?? 0}${count > 1 ? ` (${count})` : ''}`;
+      };
+      return `${label} ${reading('afterFirst200')} → ${reading('afterAll')}`;
+    })
     .join(', ')}
 the service's heap, MB (after the first ${WINDOW} as it stands → after all and a full GC): ${Object.keys(
   d.serviceHeapMb.afterAllFullGc,
