@@ -17,7 +17,8 @@ const INLINE_IMAGE_LIMIT = 768 * 1024;
 const UNSTORED_HEADER = 'Shutterbus-Unstored';
 
 /**
- * A render's end as announced to the ingress waiting for it: the record, and the image when small.
+ * A render's end as announced to the ingress waiting for it: the record, and the image when it was
+ * heard in memory, or came inline (small enough for the message).
  * `unstored`: the store did not answer within the caller's timeout, so the image (inline, when small)
  * is announced before it is stored; the record is not written yet and has no file, and the worker
  * keeps trying the store. A caller may be answered with the image, or refused (the render abandoned).
@@ -29,11 +30,7 @@ export interface RenderResult {
 }
 
 /** The payload and headers of a done message; `unstored` marks an image announced before it is stored. */
-export function renderDoneMessage(
-  record: RenderRecord,
-  image?: Buffer,
-  unstored = false,
-): [Uint8Array, { headers: MsgHdrs }] {
+function renderDoneMessage(record: RenderRecord, image?: Buffer, unstored = false): [Uint8Array, { headers: MsgHdrs }] {
   const headers = natsHeaders();
   headers.set(RECORD_HEADER, JSON.stringify(record));
   if (unstored) headers.set(UNSTORED_HEADER, '1');
