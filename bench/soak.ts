@@ -1,6 +1,6 @@
 // `make bench ARGS=soak`: 2,000 mixed renders through /api/take at a modest concurrency (light and
 // heavy pages, several formats, options, failures, async renders with a webhook), watching the
-// stack's memory, the latency of the first and last 200, and Chromium's process count; then stops
+// stack's memory after every 200, their latency, and Chromium's process count; then stops
 // the service and counts the Chromium processes it left. Writes bench/results/soak.json.
 
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -184,9 +184,12 @@ const settledMemory = async (fullGc: boolean) => {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const byLabel: Record<string, number> = {};
   const countByLabel: Record<string, number> = {};
+  const renderersMb: number[] = [];
   for (const [pid, label] of stack.labels()) {
-    byLabel[label] = Math.round((byLabel[label] ?? 0) + pssMb([pid]));
+    const mb = pssMb([pid]);
+    byLabel[label] = Math.round((byLabel[label] ?? 0) + mb);
     countByLabel[label] = (countByLabel[label] ?? 0) + 1;
+    if (label === 'chromium renderer') renderersMb.push(Math.round(mb));
   }
   const total = pssMb(stack.pids());
   // Then the service's heap, after a full GC when asked: how much of its memory is live JavaScript
@@ -204,6 +207,7 @@ const settledMemory = async (fullGc: boolean) => {
     total,
     byLabel,
     countByLabel,
+    renderersMb: renderersMb.sort((a, b) => b - a),
     serviceHeap: {
       heapUsed: mb(usage.heapUsed),
       heapTotal: mb(usage.heapTotal),
@@ -225,7 +229,12 @@ cpuMeter.start();
 await run(0, Math.min(WINDOW, RENDERS));
 const firstWindowMaxChromium = Math.max(...chromiumCounts);
 const memoryAfterFirst = await settledMemory(false);
-await run(WINDOW, RENDERS);
+const readings = [memoryAfterFirst];
+for (let from = WINDOW; from < RENDERS && !timedOut; from += WINDOW) {
+  cpuBefore = cpuTotals();
+  await run(from, Math.min(from + WINDOW, RENDERS));
+  if (from + WINDOW < RENDERS) readings.push(await settledMemory(false));
+}
 const seconds = (performance.now() - started) / 1000;
 clearInterval(sampler);
 cpuMeter.stop();
@@ -265,9 +274,16 @@ const byKind = Object.fromEntries(
     { first: kindP50(0, WINDOW, kind.name), last: kindP50(Math.max(WINDOW, renders - WINDOW), renders, kind.name) },
   ]),
 );
+// Memory growth: the median of the stack's readings after the second half's windows over the
+// median of the first half's. One reading moves by a warm page or two: a page is closed after an
+// error and after 100 renders, its replacement's renderer starts small and grows with its renders
+// (37–127 MB each in one run), and nats-server's caches fill as the stored streams grow; the first
+// reading comes before the pages have lived their 100 renders. A leak raises the second half as a whole.
+const windowMemory = [...readings, memoryAfterAll].map(({ total }) => total);
+const half = Math.floor(windowMemory.length / 2);
 const soak = {
   renders,
-  memoryGrowth: round(memoryAfterAll.total / memoryAfterFirst.total),
+  memoryGrowth: round(percentile(windowMemory.slice(half), 50) / percentile(windowMemory.slice(0, half), 50)),
   p95Growth: round(percentile(lastWindow, 95) / percentile(firstWindow, 95)),
   leftoverChromium,
   details: {
@@ -277,8 +293,20 @@ const soak = {
     concurrency: CONCURRENCY,
     timedOut,
     mix: Object.fromEntries(cycle.map(([times, kind]) => [kind.name, `${times}/40`])),
-    memoryMb: { afterFirst200: Math.round(memoryAfterFirst.total), afterAll: Math.round(memoryAfterAll.total) },
+    memoryMb: {
+      afterFirst200: Math.round(memoryAfterFirst.total),
+      afterAll: Math.round(memoryAfterAll.total),
+      firstToLast: round(memoryAfterAll.total / memoryAfterFirst.total),
+    },
     memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
+    // The stack after every window (settled 3 s; the last after a full GC of the service), and each renderer's PSS.
+    memoryByWindowMb: [...readings, memoryAfterAll].map(({ total, byLabel, renderersMb }) => ({
+      total: Math.round(total),
+      service: byLabel.service,
+      natsServer: byLabel['nats-server'],
+      s3rver: byLabel.s3rver,
+      renderersMb,
+    })),
     // How many processes of each kind those figures add up: warm pages come and go between readings.
     processCounts: { afterFirst200: memoryAfterFirst.countByLabel, afterAll: memoryAfterAll.countByLabel },
     // After the first 200 as it stands, after all once a full GC has run.
@@ -304,7 +332,7 @@ const d = soak.details;
 process.stdout.write(`
 Shutterbus soak — ${d.machine.cpus} CPUs, load ${d.machine.load.join(' ')}, ${d.at}
 ${renders} mixed renders (+ a 40-render warm-up) at concurrency ${CONCURRENCY} in ${d.seconds} s${timedOut ? ' (stopped at the time limit)' : ''}; ${failures.length} unexpected outcomes
-stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB
+stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFirst200} MB, after all ${d.memoryMb.afterAll} MB (× ${d.memoryMb.firstToLast})
   by process, MB (first ${WINDOW} → all; several processes of a kind: their number): ${Object.keys(
     d.memoryByProcessMb.afterAll,
   )
@@ -316,6 +344,7 @@ stack memory (PSS, settled 3 s): after the first ${WINDOW} ${d.memoryMb.afterFir
       return `${label} ${reading('afterFirst200')} → ${reading('afterAll')}`;
     })
     .join(', ')}
+  after each window, MB (the stack: its renderers each; the growth is the second half's median over the first's): ${d.memoryByWindowMb.map(({ total, renderersMb }) => `${total} (${renderersMb.join(' ')})`).join(', ')}
 the service's heap, MB (after the first ${WINDOW} as it stands → after all and a full GC): ${Object.keys(
   d.serviceHeapMb.afterAllFullGc,
 )
