@@ -299,7 +299,7 @@ const soak = {
       firstToLast: round(memoryAfterAll.total / memoryAfterFirst.total),
     },
     memoryByProcessMb: { afterFirst200: memoryAfterFirst.byLabel, afterAll: memoryAfterAll.byLabel },
-    // The stack after every window (settled 3 s; the last after a full GC of the service), and each renderer's PSS.
+    // The stack after every window (renders paused, settled 3 s), and each renderer's PSS.
     memoryByWindowMb: [...readings, memoryAfterAll].map(({ total, byLabel, renderersMb }) => ({
       total: Math.round(total),
       service: byLabel.service,
