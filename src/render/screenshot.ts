@@ -119,6 +119,17 @@ function beyondViewport(options: RenderOptions, clip: Clip | undefined): boolean
   return clip.x + clip.width > options.viewport_width || clip.y + clip.height > options.viewport_height;
 }
 
+// How Chromium encodes a capture: its format, a quality where lossy, the fast PNG path where the
+// PNG is only an intermediate.
+function encodingOf(options: RenderOptions) {
+  const format = captureFormat(options.format);
+  return {
+    format,
+    ...(format === 'png' ? {} : { quality: options.image_quality }),
+    ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
+  };
+}
+
 // The screenshot itself, on an open CDP session.
 async function captureWith(
   session: CDPSession,
@@ -131,14 +142,7 @@ async function captureWith(
   if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
     // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
     // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
-    const shot = await untilAborted(
-      deadline,
-      cdp(session).Page.captureScreenshot({
-        format: captureFormat(options.format),
-        ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
-        ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
-      }),
-    );
+    const shot = await untilAborted(deadline, cdp(session).Page.captureScreenshot(encodingOf(options)));
     return { image: imageOf(shot.data), selectorFound };
   }
   clip ??= await viewportClip(session, options, deadline);
@@ -149,9 +153,7 @@ async function captureWith(
   const shot = await untilAborted(
     deadline,
     cdp(session).Page.captureScreenshot({
-      format: captureFormat(options.format),
-      ...(captureFormat(options.format) === 'png' ? {} : { quality: options.image_quality }),
-      ...(pngIsIntermediate(options) ? { optimizeForSpeed: true } : {}),
+      ...encodingOf(options),
       clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
       captureBeyondViewport: beyondViewport,
     }),
