@@ -142,8 +142,6 @@ let timedOut = false;
 // longer with no more CPU a render waited on something else (the machine, most likely).
 const cpuMeter = new CpuMeter(stack.labels);
 const cpuByWindow: Array<{ service: number; chromium: number }> = [];
-let completed = 0;
-let cpuBefore = { service: 0, chromium: 0 };
 const cpuTotals = () => {
   const totals = cpuMeter.read();
   const chromium = Object.entries(totals).filter(([label]) => label.startsWith('chromium'));
@@ -163,14 +161,6 @@ async function run(from: number, to: number): Promise<void> {
       const problem = await render(kind).catch((error: Error) => `${kind.name}: ${error.message}`);
       latencies[index] = performance.now() - t;
       if (problem) failures.push(`#${index} ${problem}`);
-      if (++completed % WINDOW === 0) {
-        const now = cpuTotals();
-        cpuByWindow.push({
-          service: Math.round((now.service - cpuBefore.service) / WINDOW),
-          chromium: Math.round((now.chromium - cpuBefore.chromium) / WINDOW),
-        });
-        cpuBefore = now;
-      }
       if (index % 100 === 99)
         log(
           `soak: ${index + 1} renders, ${((performance.now() - started) / 1000).toFixed(0)} s, ${chromiumCounts.at(-1)} Chromium processes, ${failures.length} unexpected outcomes`,
@@ -178,6 +168,17 @@ async function run(from: number, to: number): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+/** One window of renders [from, to), its CPU a render counted apart from the pauses between windows. */
+async function runWindow(from: number, to: number): Promise<void> {
+  const before = cpuTotals();
+  await run(from, to);
+  const after = cpuTotals();
+  const done = latencies.slice(from, to).filter((ms) => ms !== undefined).length || 1;
+  cpuByWindow.push({
+    service: Math.round((after.service - before.service) / done),
+    chromium: Math.round((after.chromium - before.chromium) / done),
+  });
 }
 // The stack's PSS after 3 s without renders, in all and per kind of process (which one grew).
 const settledMemory = async (fullGc: boolean) => {
@@ -226,13 +227,12 @@ const sampler = setInterval(countChromium, 1000);
 countChromium();
 log(`soak: ${RENDERS} renders at concurrency ${CONCURRENCY}`);
 cpuMeter.start();
-await run(0, Math.min(WINDOW, RENDERS));
+await runWindow(0, Math.min(WINDOW, RENDERS));
 const firstWindowMaxChromium = Math.max(...chromiumCounts);
 const memoryAfterFirst = await settledMemory(false);
 const readings = [memoryAfterFirst];
 for (let from = WINDOW; from < RENDERS && !timedOut; from += WINDOW) {
-  cpuBefore = cpuTotals();
-  await run(from, Math.min(from + WINDOW, RENDERS));
+  await runWindow(from, Math.min(from + WINDOW, RENDERS));
   if (from + WINDOW < RENDERS) readings.push(await settledMemory(false));
 }
 const seconds = (performance.now() - started) / 1000;
