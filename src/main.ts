@@ -297,7 +297,7 @@ async function startRenderer(config: Config, log: Logger) {
   });
   const browser = new BrowserHost({
     executablePath: config.chromiumPath,
-    proxyUrl: proxy.url,
+    proxyServer: proxy.browserProxy,
     log: browserLog(log),
     noSandbox: config.chromiumNoSandbox,
     browserUser: config.chromiumUser,

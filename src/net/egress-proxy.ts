@@ -14,10 +14,20 @@ export interface EgressProxyOptions extends Omit<TargetPolicy, 'param'> {
   log?: (entry: object) => void;
 }
 
-/** A running egress proxy: give Chromium `--proxy-server=<url>`. */
+/** A running egress proxy: give Chromium `--proxy-server=<browserProxy>`. */
 export interface EgressProxy {
   port: number;
+  /** The HTTP proxy: absolute-form http:// requests, CONNECT tunnels and ws:// upgrades. */
   url: string;
+  /** The SOCKS5 listener: a connection to one host and port, checked once, then spliced. */
+  socksUrl: string;
+  /**
+   * What Chromium's `--proxy-server` takes: http:// through the SOCKS5 listener (a request is then
+   * bytes on a checked connection, not parsed and forwarded one by one), https:// as CONNECT
+   * tunnels of the HTTP proxy, and any other scheme through the SOCKS5 listener too, so that
+   * nothing leaves the browser directly.
+   */
+  browserProxy: string;
   /**
    * Opens a listener of its own for one render whose traffic leaves through `upstream` (the
    * customer's proxy or a country's): the same checks, then chained to that proxy. Give the
@@ -181,15 +191,23 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
   };
 
-  /** Splices the client with `upstream` once it is up (`connected`: it is already), writing `opening` to the client first. */
+  /**
+   * Splices the client with `upstream` once it is up (`connected`: it is already), writing
+   * `opening` to the client and `head` to the upstream first. Should the upstream fail before,
+   * the client is answered by `refuse` (a network_error).
+   */
   const splice = (
     client: Duplex,
     upstream: Duplex,
-    opening: string | Buffer,
-    head: Buffer,
-    where: object,
-    connected = false,
+    how: {
+      opening: string | Buffer;
+      head: Buffer;
+      where: object;
+      connected?: boolean;
+      refuse?: (client: Duplex, code: BlockCode) => void;
+    },
   ): void => {
+    const { opening, head, where, refuse = rawBlock } = how;
     let spliced = false;
     track(upstream);
     const go = () => {
@@ -202,17 +220,25 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     upstream.once('error', (error) => {
       log({ event: 'egress_failed', ...where, reason: error.message });
       // Before the splice the client still waits for an answer; after it, closing is the answer.
-      if (!spliced) rawBlock(client, 'network_error');
+      if (!spliced) refuse(client, 'network_error');
     });
-    upstream.once('close', () => client.destroy());
+    // Before the splice the client is refuse's to end: it may still be waiting to be answered.
+    upstream.once('close', () => spliced && client.destroy());
     client.once('close', () => upstream.destroy());
-    if (connected) go();
+    if (how.connected) go();
     else upstream.once('connect', go);
   };
 
   /** Connects to the pinned address and splices it with the client once it is up. */
-  const tunnel = (client: Duplex, address: string, port: number, opening: string | Buffer, head: Buffer): void => {
-    splice(client, net.connect({ host: address, port }), opening, head, { address, port });
+  const tunnel = (
+    client: Duplex,
+    address: string,
+    port: number,
+    opening: string | Buffer,
+    head: Buffer,
+    refuse?: (client: Duplex, code: BlockCode) => void,
+  ): void => {
+    splice(client, net.connect({ host: address, port }), { opening, head, where: { address, port }, refuse });
   };
 
   /**
@@ -286,14 +312,12 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         const upstream = await connectVia(via!, target.host.replace(/^\[|\]$/g, ''), target.port);
         if (client.destroyed) return void (typeof upstream === 'string' ? undefined : upstream.destroy());
         if (typeof upstream === 'string') return rawBlock(client, upstream);
-        splice(
-          client,
-          upstream,
-          'HTTP/1.1 200 Connection Established\r\n\r\n',
+        splice(client, upstream, {
+          opening: 'HTTP/1.1 200 Connection Established\r\n\r\n',
           head,
-          { proxy: `${via!.host}:${via!.port}` },
-          true,
-        );
+          where: { proxy: `${via!.host}:${via!.port}` },
+          connected: true,
+        });
       }),
     );
 
@@ -314,7 +338,12 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         if (!chained(target.hostname)) return tunnel(client, pinned.address, port, '', opening);
         const upstream = await connectVia(via!, target.hostname.replace(/^\[|\]$/g, ''), port);
         if (typeof upstream === 'string') return rawBlock(client, upstream);
-        splice(client, upstream, '', opening, { proxy: `${via!.host}:${via!.port}` }, true);
+        splice(client, upstream, {
+          opening: '',
+          head: opening,
+          where: { proxy: `${via!.host}:${via!.port}` },
+          connected: true,
+        });
       }),
     );
 
@@ -405,21 +434,42 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     return own;
   };
 
-  const listen = async (server: http.Server): Promise<number> => {
+  // http:// (and any scheme without a rule of its own) arrives as SOCKS5 connections to a host and port.
+  const socksServer = net.createServer((client) => {
+    track(client);
+    void (async () => {
+      const request = await socksRequestOf(client);
+      if (!request) return;
+      const { host, port, rest } = request;
+      const pinned = await pin('socks', host, port);
+      if (client.destroyed) return;
+      if ('blocked' in pinned) return refuseOnRequest(client, pinned.blocked, rest);
+      tunnel(client, pinned.address, port, socksReply(SOCKS_SUCCEEDED), rest, (socket, code) =>
+        refuseOnRequest(socket, code, rest),
+      );
+    })().catch(() => client.destroy());
+  });
+
+  const listen = async (server: net.Server): Promise<number> => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
     return (server.address() as net.AddressInfo).port;
   };
-  const shut = (server: http.Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+  const shut = (server: net.Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
   const server = http.createServer();
   serve(server);
   const port = await listen(server);
+  const socksPort = await listen(socksServer);
+  const url = `http://127.0.0.1:${port}`;
+  const socksUrl = `socks5://127.0.0.1:${socksPort}`;
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url,
+    socksUrl,
+    browserProxy: `http=${socksUrl};https=${url};socks=${socksUrl}`,
     async route(upstream) {
       const routeServer = http.createServer();
       const own = serve(routeServer, upstreamOf(upstream));
@@ -437,7 +487,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       };
     },
     async close() {
-      const closed = Promise.all([server, ...routes].map(shut));
+      const closed = Promise.all([server, socksServer, ...routes].map(shut));
       for (const socket of sockets) socket.destroy();
       agent.destroy();
       await closed;
@@ -453,4 +503,112 @@ function absoluteTarget(request: http.IncomingMessage): URL | null {
   } catch {
     return null;
   }
+}
+
+// SOCKS5 (RFC 1928): no authentication, CONNECT only.
+const SOCKS_VERSION = 5;
+const SOCKS_NO_AUTHENTICATION = 0;
+const SOCKS_NO_ACCEPTABLE_METHOD = 0xff;
+const SOCKS_CONNECT = 1;
+const SOCKS_SUCCEEDED = 0;
+const SOCKS_COMMAND_NOT_SUPPORTED = 7;
+// A greeting and a request never come near this: more is not a SOCKS client.
+const SOCKS_HANDSHAKE_MAX_BYTES = 1024;
+
+/** A SOCKS5 reply with `code` and an unspecified bound address (0.0.0.0:0). */
+function socksReply(code: number): Buffer {
+  return Buffer.from([SOCKS_VERSION, code, 0, 1, 0, 0, 0, 0, 0, 0]);
+}
+
+/**
+ * A refused target on a SOCKS5 connection, answered as the HTTP proxy answers one: the connection
+ * is granted, and the first request on it gets the refusal (X-Shutterbus-Blocked naming why), so
+ * the browser shows a response the render reads rather than a bare connection failure. Only
+ * http:// and schemes without a rule of their own come this way; https:// takes CONNECT.
+ */
+function refuseOnRequest(client: Duplex, code: BlockCode, rest: Buffer): void {
+  client.write(socksReply(SOCKS_SUCCEEDED));
+  if (rest.length > 0) return rawBlock(client, code);
+  client.once('data', () => rawBlock(client, code));
+  client.resume();
+}
+
+/** The target of a SOCKS5 CONNECT request (an IPv6 address bracketed), and what the client sent after it. */
+interface SocksRequest {
+  host: string;
+  port: number;
+  rest: Buffer;
+}
+
+/**
+ * Reads a SOCKS5 greeting (answering it) and a CONNECT request from `client`, which is left
+ * paused; null when the client is not one this listener serves (answered and closed) or went away.
+ */
+function socksRequestOf(client: Duplex): Promise<SocksRequest | null> {
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    let greeted = false;
+    const done = (request: SocksRequest | null) => {
+      client.off('data', onData);
+      client.off('close', onClose);
+      resolve(request);
+    };
+    const refuse = (reply?: Buffer) => {
+      if (reply) client.end(reply);
+      else client.destroy();
+      done(null);
+    };
+    const onClose = () => done(null);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length > SOCKS_HANDSHAKE_MAX_BYTES || received[0] !== SOCKS_VERSION) return refuse();
+      if (!greeted) {
+        if (received.length < 2 || received.length < 2 + received[1]) return;
+        const methods = received.subarray(2, 2 + received[1]);
+        received = received.subarray(2 + received[1]);
+        if (!methods.includes(SOCKS_NO_AUTHENTICATION))
+          return refuse(Buffer.from([SOCKS_VERSION, SOCKS_NO_ACCEPTABLE_METHOD]));
+        client.write(Buffer.from([SOCKS_VERSION, SOCKS_NO_AUTHENTICATION]));
+        greeted = true;
+        if (received.length === 0) return;
+        if (received[0] !== SOCKS_VERSION) return refuse();
+      }
+      const request = parseSocksRequest(received);
+      if (request === 'incomplete') return;
+      if (request === null) return refuse(socksReply(SOCKS_COMMAND_NOT_SUPPORTED));
+      client.pause();
+      done(request);
+    };
+    client.on('data', onData);
+    client.once('close', onClose);
+  });
+}
+
+/** A CONNECT request (VER CMD RSV ATYP ADDR PORT); 'incomplete' until all of it is in, null for anything else. */
+function parseSocksRequest(data: Buffer): SocksRequest | null | 'incomplete' {
+  if (data.length < 5) return 'incomplete';
+  if (data[1] !== SOCKS_CONNECT) return null;
+  let host: string;
+  let end: number;
+  switch (data[3]) {
+    case 1: // IPv4
+      end = 8;
+      if (data.length < end + 2) return 'incomplete';
+      host = [...data.subarray(4, end)].join('.');
+      break;
+    case 3: // a domain name, its length first
+      end = 5 + data[4];
+      if (data.length < end + 2) return 'incomplete';
+      host = data.subarray(5, end).toString('latin1');
+      break;
+    case 4: // IPv6
+      end = 20;
+      if (data.length < end + 2) return 'incomplete';
+      host = `[${Array.from({ length: 8 }, (_, i) => data.readUInt16BE(4 + 2 * i).toString(16)).join(':')}]`;
+      break;
+    default:
+      return null;
+  }
+  const port = data.readUInt16BE(end);
+  return port === 0 ? null : { host, port, rest: data.subarray(end + 2) };
 }

@@ -17,10 +17,13 @@ import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } fro
 import { RendererMemoryWatch } from './renderer-memory.ts';
 import { TreeMemory } from './processes.ts';
 
-/** How a BrowserHost is set up. `proxyUrl`: the egress proxy every page request goes through. */
+/**
+ * How a BrowserHost is set up. `proxyServer`: Chromium's `--proxy-server` (a proxy's URL, or rules by
+ * scheme such as the egress proxy's `browserProxy`), which every page request goes through.
+ */
 export interface BrowserHostOptions {
   executablePath: string;
-  proxyUrl?: string;
+  proxyServer?: string;
   log?: (entry: object) => void;
   /**
    * Warm pages kept open at most; each holds one renderer process. Default: 256 with a memory
@@ -300,7 +303,7 @@ export class BrowserHost {
     const startedAt = Date.now();
     const {
       executablePath,
-      proxyUrl,
+      proxyServer,
       noSandbox = false,
       browserUser = DEFAULT_BROWSER_USER,
       env = BROWSER_ENV,
@@ -317,7 +320,7 @@ export class BrowserHost {
         executablePath: plan.executablePath,
         chromiumSandbox: plan.chromiumSandbox,
         env: { ...env, ...(fonts ? { FONTCONFIG_FILE: fonts } : {}) },
-        args: [...chromiumArgs(proxyUrl, memoryMb), this.#marker],
+        args: [...chromiumArgs(proxyServer, memoryMb), this.#marker],
       });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });

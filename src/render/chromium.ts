@@ -65,11 +65,11 @@ const FLAGS = [
 ];
 
 /**
- * Launch switches; with `proxyUrl`, every request (loopback included) goes through that proxy;
+ * Launch switches; with `proxyServer`, every request (loopback included) goes through that proxy;
  * with `heapMb`, no renderer's JavaScript heap grows past that many MB (its renderer then crashes).
  */
-export function chromiumArgs(proxyUrl?: string, heapMb?: number): string[] {
-  const proxyArgs = proxyUrl ? [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'] : [];
+export function chromiumArgs(proxyServer?: string, heapMb?: number): string[] {
+  const proxyArgs = proxyServer ? [`--proxy-server=${proxyServer}`, '--proxy-bypass-list=<-loopback>'] : [];
   const heapArgs = heapMb ? [`--js-flags=--max-old-space-size=${heapMb}`] : [];
   return [...proxyArgs, ...heapArgs, ...FLAGS];
 }

@@ -59,7 +59,7 @@ const launch = (proxy: EgressProxy) =>
   chromium.launch({
     executablePath: CHROMIUM,
     args: [
-      `--proxy-server=${proxy.url}`,
+      `--proxy-server=${proxy.browserProxy}`,
       '--proxy-bypass-list=<-loopback>',
       '--disable-quic',
       '--disable-background-networking',
@@ -162,9 +162,8 @@ egress('allowPrivate: a loopback page and its WebSocket go through the proxy', a
   });
   // The same cross-origin fetch that the guarded proxy blocks below reads the secret here.
   assert.is(response, 'SECRET');
-  assert.ok(ctx.openLog.some((entry) => entry.kind === 'http' && entry.host === publicIp));
-  // Chromium tunnels ws:// with CONNECT through an HTTP proxy.
-  assert.ok(ctx.openLog.some((entry) => entry.kind === 'connect' && entry.port === ctx.port));
+  // Chromium sends http:// and ws:// through the SOCKS5 listener (browserProxy's rules).
+  assert.ok(ctx.openLog.some((entry) => entry.kind === 'socks' && entry.host === publicIp));
 });
 
 egress('a public page loads, and its WebSocket works, through the guarded proxy', async () => {
@@ -189,10 +188,7 @@ egress('a redirect to a private address ends at the proxy’s 403', async () => 
 egress('fetch, <img>, a Worker’s fetch and a WebSocket to a private address are blocked', async () => {
   const secretUrl = `http://127.0.0.1:${ctx.port}/secret`;
   // Entries of earlier tests do not count: only what this page's requests made the proxy log.
-  const before = {
-    http: blockedEntries('127.0.0.1', 'http').length,
-    connect: blockedEntries('127.0.0.1', 'connect').length,
-  };
+  const before = blockedEntries('127.0.0.1', 'socks').length;
   const results = await inPage(ctx.guardedBrowser, `http://public.test:${ctx.port}/`, (page) =>
     page.evaluate(
       async ([url, wsUrl]) => {
@@ -226,10 +222,10 @@ egress('fetch, <img>, a Worker’s fetch and a WebSocket to a private address ar
   );
   assert.equal(results, { fetched: 'error', image: 'error', fromWorker: 'error', socket: 'error' });
   assert.is(ctx.secretHits, 0);
-  assert.ok(blockedEntries('127.0.0.1', 'http').length - before.http >= 3, 'fetch, img and worker reached the proxy');
+  // A refused connection is closed once it has been answered: each request asked on a connection of its own.
   assert.ok(
-    blockedEntries('127.0.0.1', 'connect').length - before.connect >= 1,
-    'the WebSocket CONNECT reached the proxy',
+    blockedEntries('127.0.0.1', 'socks').length - before >= 4,
+    'fetch, img, worker and WebSocket reached the proxy',
   );
 });
 
@@ -246,10 +242,23 @@ egress('https:// to a private address fails with ERR_TUNNEL_CONNECTION_FAILED', 
 
 egress('DNS rebinding: the proxy connects to the first answer it checked', async () => {
   const text = await inPage(ctx.guardedBrowser, `http://rebind.test:${ctx.port}/`, async (page) => {
+    // More requests at once than one connection carries: some open connections of their own.
     const later = await page.evaluate(() =>
-      fetch('/secret').then((r) => `${r.status} ${r.headers.get('x-shutterbus-blocked')}`),
+      Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          fetch(`/secret?${i}`).then(
+            async (r) => `${r.status} ${r.headers.get('x-shutterbus-blocked') ?? (await r.text())}`,
+          ),
+        ),
+      ),
     );
-    assert.is(later, '403 url_not_allowed');
+    // On the connection to the address checked first, the public site answers; a new connection is
+    // checked again, gets the private answer, and is refused.
+    const answers = new Set(later);
+    assert.ok(later.includes('403 url_not_allowed'), later.join(', '));
+    answers.delete('403 url_not_allowed');
+    answers.delete('200 <h1>public page</h1>');
+    assert.equal([...answers], []);
     return page.textContent('h1');
   });
   assert.is(text, 'public page');
@@ -382,6 +391,105 @@ egress('an absolute-form WebSocket upgrade is forwarded, or refused with 403', a
     });
   assert.is(await upgrade('public.test'), '101 hello');
   assert.is(await upgrade('127.0.0.1'), '403 url_not_allowed');
+  assert.is(ctx.secretHits, 0);
+});
+
+/** The address part of a SOCKS5 request for `host`: IPv4, the IPv6 loopback, or a name. */
+function socksAddress(host: string): Buffer {
+  if (net.isIPv4(host)) return Buffer.from([1, ...host.split('.').map(Number)]);
+  if (host === '[::1]') return Buffer.from([4, ...Array(15).fill(0), 1]);
+  return Buffer.concat([Buffer.from([3, host.length]), Buffer.from(host, 'latin1')]);
+}
+
+/**
+ * A SOCKS5 CONNECT to host:port through the guarded proxy, then `GET /` on the connection: the
+ * method and request replies, and what came back to the GET (the socket's whole answer).
+ */
+function socksThrough(host: string, port: number, options: { methods?: number[]; command?: number } = {}) {
+  return new Promise<{ method: number; reply: number | null; answer: string }>((resolve) => {
+    const socket = net.connect(Number(new URL(ctx.guardedProxy.socksUrl).port), '127.0.0.1');
+    const methods = options.methods ?? [0];
+    let received = Buffer.alloc(0);
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => {
+      const before = received.length;
+      received = Buffer.concat([received, chunk]);
+      if (before < 2 && received.length >= 2 && received[1] === 0) {
+        const port16 = Buffer.alloc(2);
+        port16.writeUInt16BE(port);
+        socket.write(Buffer.concat([Buffer.from([5, options.command ?? 1, 0]), socksAddress(host), port16]));
+      }
+      if (before < 12 && received.length >= 12 && received[3] === 0) {
+        socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      }
+    });
+    socket.on('close', () =>
+      resolve({
+        method: received[1],
+        reply: received.length >= 4 ? received[3] : null,
+        answer: received.subarray(12).toString(),
+      }),
+    );
+    socket.on('connect', () => socket.write(Buffer.from([5, methods.length, ...methods])));
+  });
+}
+
+egress(
+  'SOCKS5: a checked connection is spliced; a refused one is granted and its request answered with the reason',
+  async () => {
+    const open = await socksThrough('public.test', ctx.port);
+    assert.equal([open.method, open.reply], [0, 0]);
+    assert.match(open.answer, 'public page');
+    const expected: Array<[string, number, string]> = [
+      ['127.0.0.1', ctx.port, 'url_not_allowed'],
+      ['[::1]', ctx.port, 'url_not_allowed'],
+      ['0x7f.1', ctx.port, 'url_not_allowed'],
+      ['localhost', ctx.port, 'url_not_allowed'],
+      ['nowhere.test', 80, 'name_not_resolved'],
+      ['public.test', ctx.closedPort, 'network_error'],
+    ];
+    for (const [host, port, code] of expected) {
+      const answer = await socksThrough(host, port);
+      assert.is(answer.reply, 0, host);
+      assert.match(answer.answer, `\r\nX-Shutterbus-Blocked: ${code}\r\n`, host);
+    }
+    assert.is(ctx.secretHits, 0);
+  },
+);
+
+egress(
+  'SOCKS5: a client without the no-authentication method, or asking anything but CONNECT, is turned away',
+  async () => {
+    const password = await socksThrough('public.test', ctx.port, { methods: [2] });
+    assert.equal([password.method, password.reply], [0xff, null]);
+    const bind = await socksThrough('public.test', ctx.port, { command: 2 });
+    assert.equal([bind.method, bind.reply, bind.answer], [0, 7, '']);
+    const socket = net.connect(Number(new URL(ctx.guardedProxy.socksUrl).port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.end('GET / HTTP/1.1\r\n\r\n');
+    await new Promise((resolve) => socket.on('close', resolve));
+    assert.match((await socksThrough('public.test', ctx.port)).answer, 'public page');
+  },
+);
+
+egress('https:// and wss:// to a private address are refused too', async () => {
+  const before = ctx.guardedLog.filter(
+    (entry) => entry.event === 'egress_blocked' && entry.host === '127.0.0.1',
+  ).length;
+  const socket = await inPage(ctx.guardedBrowser, `http://public.test:${ctx.port}/`, (page) =>
+    page.evaluate(
+      (url) =>
+        new Promise((resolve) => {
+          const ws = new WebSocket(url);
+          ws.onopen = () => resolve('open');
+          ws.onerror = () => resolve('error');
+        }),
+      `wss://127.0.0.1:${ctx.port}/sock`,
+    ),
+  );
+  assert.is(socket, 'error');
+  const after = ctx.guardedLog.filter((entry) => entry.event === 'egress_blocked' && entry.host === '127.0.0.1');
+  assert.ok(after.length > before, 'the wss:// connection reached the proxy');
   assert.is(ctx.secretHits, 0);
 });
 

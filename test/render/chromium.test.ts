@@ -179,7 +179,7 @@ test('the browser makes no request of its own: no update check, no account looku
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const host = new BrowserHost({
     executablePath: CHROMIUM,
-    proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    proxyServer: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
   });
   try {
     await host.start();

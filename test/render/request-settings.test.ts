@@ -81,7 +81,7 @@ test.before(async () => {
   site = await startFixtureSite();
   other = site.url.replace('127.0.0.1', 'localhost');
   proxy = await startEgressProxy({ allowPrivate: true });
-  host = new BrowserHost({ executablePath: CHROMIUM, proxyUrl: proxy.url, poolSize: 3 });
+  host = new BrowserHost({ executablePath: CHROMIUM, proxyServer: proxy.browserProxy, poolSize: 3 });
   await host.start();
 });
 
