@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { imageSize } from 'image-size';
+import { startEgressProxy } from '../../src/net/egress-proxy.ts';
 import { BrowserHost } from '../../src/render/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { chromium } from '../../src/render/playwright.ts';
@@ -318,6 +319,45 @@ test('name resolution and refused connections map to their codes', async () => {
     await failureCode(capturePage(host, { ...defaults, url: 'http://127.0.0.1:1/' }, new AbortController().signal)),
     'url_not_allowed',
   );
+});
+
+test('through the egress proxy, a private redirect, an unknown name and a refused connection keep their codes', async () => {
+  // public.test is the only public name: 127.0.0.2 stands in for a public address, 127.0.0.1 is private.
+  const page = createServer((request, response) => {
+    if (request.url === '/to-private') {
+      return void response.writeHead(302, { Location: `http://127.0.0.1:${new URL(site.url).port}/` }).end();
+    }
+    response.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>public</h1>');
+  });
+  await new Promise<void>((resolve) => page.listen(0, '127.0.0.2', resolve));
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.2', resolve));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const proxy = await startEgressProxy({
+    allowPrivate: false,
+    isPublic: (ip) => ip === '127.0.0.2',
+    lookup: async (name) => {
+      if (name === 'public.test') return [{ address: '127.0.0.2', family: 4 }];
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+    },
+  });
+  const guarded = new BrowserHost({ executablePath: CHROMIUM, proxyServer: proxy.browserProxy });
+  try {
+    await guarded.start();
+    const at = `http://public.test:${(page.address() as AddressInfo).port}`;
+    const take = (url: string) =>
+      capturePage(guarded, { ...defaults, url }, new AbortController().signal, 'ws_guarded');
+    assert.is((await take(`${at}/`)).mainStatus, 200);
+    assert.is(await failureCode(take(`${at}/to-private`)), 'url_not_allowed');
+    assert.is(await failureCode(take('http://nowhere.test/')), 'name_not_resolved');
+    assert.is(await failureCode(take(`http://public.test:${closedPort}/`)), 'network_error');
+    assert.is(await failureCode(take(`https://127.0.0.1:${closedPort}/`)), 'url_not_allowed');
+  } finally {
+    await guarded.close();
+    await proxy.close();
+    await new Promise((resolve) => page.close(resolve));
+  }
 });
 
 test.run();
