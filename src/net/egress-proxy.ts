@@ -12,6 +12,8 @@ import { resolvePublic, type TargetPolicy } from './target.ts';
 export interface EgressProxyOptions extends Omit<TargetPolicy, 'param'> {
   /** Receives one entry per forwarded or blocked connection. */
   log?: (entry: object) => void;
+  /** How long a SOCKS5 client has for its greeting and request before it is dropped; 10 s unless set. */
+  socksHandshakeMs?: number;
 }
 
 /** A running egress proxy: give Chromium `--proxy-server=<browserProxy>`. */
@@ -438,7 +440,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const socksServer = net.createServer((client) => {
     track(client);
     void (async () => {
-      const request = await socksRequestOf(client);
+      const request = await socksRequestOf(client, options.socksHandshakeMs ?? SOCKS_HANDSHAKE_MS);
       if (!request) return;
       const { host, port, rest } = request;
       const pinned = await pin('socks', host, port);
@@ -514,6 +516,8 @@ const SOCKS_SUCCEEDED = 0;
 const SOCKS_COMMAND_NOT_SUPPORTED = 7;
 // A greeting and a request never come near this: more is not a SOCKS client.
 const SOCKS_HANDSHAKE_MAX_BYTES = 1024;
+// Chromium sends its greeting and request at once; a client silent for this long is dropped, not kept.
+const SOCKS_HANDSHAKE_MS = 10_000;
 
 /** A SOCKS5 reply with `code` and an unspecified bound address (0.0.0.0:0). */
 function socksReply(code: number): Buffer {
@@ -541,14 +545,16 @@ interface SocksRequest {
 }
 
 /**
- * Reads a SOCKS5 greeting (answering it) and a CONNECT request from `client`, which is left
- * paused; null when the client is not one this listener serves (answered and closed) or went away.
+ * Reads a SOCKS5 greeting (answering it) and a CONNECT request from `client` within `timeoutMs`;
+ * the client is left paused. Null when the client is not one this listener serves (answered and
+ * closed), went away, or took too long (closed).
  */
-function socksRequestOf(client: Duplex): Promise<SocksRequest | null> {
+function socksRequestOf(client: Duplex, timeoutMs: number): Promise<SocksRequest | null> {
   return new Promise((resolve) => {
     let received = Buffer.alloc(0);
     let greeted = false;
     const done = (request: SocksRequest | null) => {
+      clearTimeout(timer);
       client.off('data', onData);
       client.off('close', onClose);
       resolve(request);
@@ -579,6 +585,7 @@ function socksRequestOf(client: Duplex): Promise<SocksRequest | null> {
       client.pause();
       done(request);
     };
+    const timer = setTimeout(() => refuse(), timeoutMs);
     client.on('data', onData);
     client.once('close', onClose);
   });

@@ -472,6 +472,28 @@ egress(
   },
 );
 
+egress('SOCKS5: a client that stops halfway through its handshake is dropped', async () => {
+  const proxy = await startEgressProxy({ allowPrivate: true, socksHandshakeMs: 300 });
+  try {
+    const port = Number(new URL(proxy.socksUrl).port);
+    // Half a greeting; a whole greeting and no request after it.
+    for (const sent of [[5], [5, 1, 0]]) {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      const received: number[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(...chunk));
+      socket.on('connect', () => socket.write(Buffer.from(sent)));
+      const started = performance.now();
+      await new Promise((resolve) => socket.on('close', resolve));
+      const waited = performance.now() - started;
+      assert.ok(waited >= 250 && waited < 5000, `closed after ${Math.round(waited)} ms`);
+      assert.equal(received, sent.length === 1 ? [] : [5, 0]);
+    }
+  } finally {
+    await proxy.close();
+  }
+});
+
 egress('https:// and wss:// to a private address are refused too', async () => {
   const before = ctx.guardedLog.filter(
     (entry) => entry.event === 'egress_blocked' && entry.host === '127.0.0.1',
