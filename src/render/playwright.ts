@@ -175,3 +175,39 @@ export function watchContextRequests(context: BrowserContext, listener: (url: st
   if (server && typeof server.on === 'function') server.on('request', onRequest);
   else context.on('request', onRequest);
 }
+
+type ServerFrame = ServerEmitter & {
+  _currentDocument?: { documentId?: string };
+  _firedLifecycleEvents?: Set<string>;
+};
+
+/**
+ * Navigates `page` to `url` and settles once its new document has fired `load`, as `page.goto`
+ * does. When the server is in reach (serverObjectOf), the navigation is one `Page.navigate` on
+ * `session`'s end of the pipe and the load is heard on the server's main frame; else `page.goto`.
+ */
+export async function navigateToLoad(page: Page, session: PipeSession | undefined, url: string): Promise<void> {
+  const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
+  if (!session || !frame?._firedLifecycleEvents || typeof frame.on !== 'function') {
+    await page.goto(url);
+    return;
+  }
+  let loaderId: string | undefined;
+  let loaded!: () => void;
+  const load = new Promise<void>((resolve) => (loaded = resolve));
+  // The new document's load settles it (a navigation that makes none, no loaderId: the current one's).
+  const check = () => {
+    const ours = loaderId === '' || (loaderId !== undefined && frame._currentDocument?.documentId === loaderId);
+    if (ours && frame._firedLifecycleEvents!.has('load')) loaded();
+  };
+  frame.on('addlifecycle', check);
+  try {
+    const result = (await session.send('Page.navigate', { url })) as { loaderId?: string; errorText?: string };
+    if (result.errorText) throw new Error(`navigation to ${url} failed: ${result.errorText}`);
+    loaderId = result.loaderId ?? '';
+    check();
+    await load;
+  } finally {
+    frame.off('addlifecycle', check);
+  }
+}

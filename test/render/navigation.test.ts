@@ -1,15 +1,19 @@
 // How a navigation's end is reported, against real Chromium and the fixture site: a target that
 // asks for HTTP authentication nobody answers is the host's error, not the network's, and its page
-// is captured with ignore_host_errors.
+// is captured with ignore_host_errors; the wipe's navigation waits for its document's load.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
+import { navigateToLoad, pipeSessionOf } from '../../src/render/playwright.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('navigation');
 
 let rig: RenderRig;
+
+/** How long /slow-load's image takes: its document's load comes no sooner. */
+const SLOW_IMAGE_MS = 800;
 
 test.before(async () => {
   rig = await startRenderRig({
@@ -18,6 +22,13 @@ test.before(async () => {
       '/basic-auth': (_req, res) => {
         res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="members"', 'content-type': 'text/html' });
         res.end('<h1>Sign in</h1>');
+      },
+      '/slow-load': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<h1>Slow</h1><img src="/slow-image">');
+      },
+      '/slow-image': (_req, res) => {
+        setTimeout(() => res.writeHead(404).end(), SLOW_IMAGE_MS);
       },
     },
   });
@@ -52,6 +63,34 @@ test('with ignore_host_errors the 401 page itself is captured, and the next rend
     (err: unknown) => err,
   );
   assert.is((error as ServiceError).code, 'host_returned_error');
+});
+
+test('navigateToLoad is one Page.navigate on the pipe, settled once the new document has fired load', async () => {
+  const setup = {
+    timeout: 10,
+    viewport_width: 800,
+    viewport_height: 600,
+    device_scale_factor: 1,
+    workspaceId: 'ws_navigation',
+  };
+  await rig.host.withPage(setup, new AbortController().signal, async (page, _progress, session) => {
+    const pipe = pipeSessionOf(session);
+    assert.ok(pipe, "the server's end of the session is in reach");
+    const goto = page.goto;
+    page.goto = () => Promise.reject(new Error('page.goto was called'));
+    try {
+      // The page starts loaded: that load must not settle the navigation to the next document.
+      const started = Date.now();
+      await navigateToLoad(page, pipe, `${rig.site.url}/slow-load`);
+      assert.ok(Date.now() - started >= SLOW_IMAGE_MS - 50, `settled after ${Date.now() - started} ms`);
+      assert.is(await page.evaluate(() => document.readyState), 'complete');
+      await navigateToLoad(page, pipe, 'about:blank');
+      assert.is(page.url(), 'about:blank');
+      assert.is(await page.evaluate(() => document.readyState), 'complete');
+    } finally {
+      page.goto = goto;
+    }
+  });
 });
 
 test.run();
