@@ -182,13 +182,17 @@ type ServerFrame = ServerEmitter & {
 };
 
 /**
- * Navigates `page` to `url` and settles once its new document has fired `load`, as `page.goto`
- * does. When the server is in reach (serverObjectOf), the navigation is one `Page.navigate` on
- * `session`'s end of the pipe and the load is heard on the server's main frame; else `page.goto`.
+ * Navigates `page` to `url` by `navigate` (a bare `Page.navigate`) and settles once its new
+ * document has fired `load`, as `page.goto` does, without a call of Playwright's client: the load
+ * is heard on the server's main frame (serverObjectOf). Where that is out of reach, `page.goto`.
  */
-export async function navigateToLoad(page: Page, session: PipeSession | undefined, url: string): Promise<void> {
+export async function navigateToLoad(
+  page: Page,
+  url: string,
+  navigate: (url: string) => Promise<{ loaderId?: string; errorText?: string }>,
+): Promise<void> {
   const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
-  if (!session || !frame?._firedLifecycleEvents || typeof frame.on !== 'function') {
+  if (!frame?._firedLifecycleEvents || typeof frame.on !== 'function') {
     await page.goto(url);
     return;
   }
@@ -202,7 +206,7 @@ export async function navigateToLoad(page: Page, session: PipeSession | undefine
   };
   frame.on('addlifecycle', check);
   try {
-    const result = (await session.send('Page.navigate', { url })) as { loaderId?: string; errorText?: string };
+    const result = await navigate(url);
     if (result.errorText) throw new Error(`navigation to ${url} failed: ${result.errorText}`);
     loaderId = result.loaderId ?? '';
     check();

@@ -5,7 +5,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
-import { navigateToLoad, pipeSessionOf } from '../../src/render/playwright.ts';
+import { cdp } from '../../src/render/cdp.ts';
+import { navigateToLoad } from '../../src/render/playwright.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('navigation');
@@ -74,17 +75,16 @@ test('navigateToLoad is one Page.navigate on the pipe, settled once the new docu
     workspaceId: 'ws_navigation',
   };
   await rig.host.withPage(setup, new AbortController().signal, async (page, _progress, session) => {
-    const pipe = pipeSessionOf(session);
-    assert.ok(pipe, "the server's end of the session is in reach");
+    const navigate = (url: string) => cdp(session).Page.navigate({ url });
     const goto = page.goto;
     page.goto = () => Promise.reject(new Error('page.goto was called'));
     try {
       // The page starts loaded: that load must not settle the navigation to the next document.
       const started = Date.now();
-      await navigateToLoad(page, pipe, `${rig.site.url}/slow-load`);
+      await navigateToLoad(page, `${rig.site.url}/slow-load`, navigate);
       assert.ok(Date.now() - started >= SLOW_IMAGE_MS - 50, `settled after ${Date.now() - started} ms`);
       assert.is(await page.evaluate(() => document.readyState), 'complete');
-      await navigateToLoad(page, pipe, 'about:blank');
+      await navigateToLoad(page, 'about:blank', navigate);
       assert.is(page.url(), 'about:blank');
       assert.is(await page.evaluate(() => document.readyState), 'complete');
     } finally {
