@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { fileUrl } from './files.ts';
 import { formatFacts, formatNames, type OutputFormat } from './formats.ts';
+import type { StoreTarget } from './storage.ts';
 
 /** Whether a monitor's ticks run. */
 export type MonitorStatus = 'active' | 'paused';
@@ -65,6 +66,8 @@ export interface Monitor {
   format: OutputFormat;
   /** The render options (RenderOptions as JSON), sealed: they may carry credentials for the target. */
   sealed_options: string;
+  /** `store=true`: every tick's capture is uploaded here too (its secret sealed), replacing the last. */
+  store?: StoreTarget;
   created_at: string;
   updated_at: string;
   /**
@@ -122,6 +125,7 @@ export function publicMonitor(monitor: Monitor, baseUrl: string, detail = true) 
     interval: monitor.interval,
     threshold: monitor.threshold,
     webhook_url: monitor.webhook_url,
+    ...(monitor.store ? { store: { bucket: monitor.store.bucket, key: monitor.store.key } } : {}),
     ...(monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {}),
     ...(monitor.webhook_sign === false ? { webhook_sign: false } : {}),
     ...(monitor.webhook_errors === false ? { webhook_errors: false } : {}),

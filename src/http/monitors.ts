@@ -18,6 +18,7 @@ import type { Workspace } from '../workspaces/workspace.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
+import { storeTargetFor } from './store.ts';
 
 /** What the monitor routes need beside the app's decorators. */
 export interface MonitorRouteOptions {
@@ -112,8 +113,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       ]);
     }
     const { options, control } = parsed.request;
+    const storeTarget = storeTargetFor(control, options.format, workspace, sealer);
     if (options.url !== undefined) await checkTarget(options.url, 'url');
     await checkTarget(control.webhook_url!, 'webhook_url');
+    if (storeTarget) await checkTarget(storeTarget.endpoint, 'storage_endpoint');
 
     const now = new Date().toISOString();
     const monitor: Monitor = {
@@ -129,6 +132,7 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       target: options.url ?? (options.html !== undefined ? 'html' : 'markdown'),
       format: options.format,
       sealed_options: sealer.seal(JSON.stringify(options)),
+      ...(storeTarget ? { store: storeTarget } : {}),
       created_at: now,
       updated_at: now,
       generation: 1,
@@ -159,6 +163,8 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const workspace = await caller(request, { kind: 'json', body });
     const refusal = bodyRefusalOf(request);
     if (refusal) throw refusal;
+    // Another workspace's monitor is not found, whatever the body asks of it.
+    if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
     const problems: ParamProblem[] = [];
     const patch: MonitorPatch = {};
     for (const [name, value] of Object.entries(body)) {
@@ -185,7 +191,6 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       }
     }
     if (problems.length > 0) throw notValid(problems);
-    if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
     if (patch.webhook_url !== undefined) await checkTarget(patch.webhook_url, 'webhook_url');
     const monitor = await manager.change(workspace.workspace_id, request.params.monitorId, patch);
     if (!monitor) throw notFound();

@@ -33,7 +33,7 @@ export function monitorSchemas(takeBody: Json): Json {
   return {
     MonitorCreate: {
       type: 'object',
-      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks); plus interval and threshold. webhook_url is required.`,
+      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks; store uploads every tick's capture to the same key); plus interval and threshold. webhook_url is required.`,
       required: ['interval', 'webhook_url'],
       properties: {
         ...(takeBody.properties as Json),
@@ -89,6 +89,11 @@ export function monitorSchemas(takeBody: Json): Json {
         interval: { type: 'integer' },
         threshold: { type: 'number' },
         webhook_url: { type: 'string', format: 'uri' },
+        store: {
+          type: 'object',
+          description: "With store=true: where every tick's capture is uploaded, replacing the last.",
+          properties: { bucket: { type: 'string' }, key: { type: 'string' } },
+        },
         external_identifier: { type: 'string', description: 'As given; echoed in every tick and webhook.' },
         webhook_sign: { type: 'boolean', enum: [false], description: 'Present when the webhooks go unsigned.' },
         webhook_errors: { type: 'boolean', enum: [false], description: 'Present when failed ticks are not announced.' },

@@ -81,6 +81,7 @@ export function monitorTicks(deps: MonitorTickDeps) {
       workspace_id: monitor.workspace_id,
       created_at: new Date().toISOString(),
       options: JSON.parse(deps.sealer.open(monitor.sealed_options)) as RenderOptions,
+      ...(monitor.store ? { store: monitor.store } : {}),
       ...(monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {}),
       monitor: { monitor_id: monitor.monitor_id, tick_at: tickAt, interval: monitor.interval },
     };

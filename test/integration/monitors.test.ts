@@ -150,7 +150,13 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
     (await api('/api/monitors', other)).json!.monitors.some((m: { monitor_id: string }) => m.monitor_id === id),
   );
 
-  for (const [method, body] of [['GET'], ['PATCH', { status: 'paused' }], ['DELETE']] as const) {
+  // A PATCH whose body is bad is still not found: another workspace's monitor is not judged.
+  for (const [method, body] of [
+    ['GET'],
+    ['PATCH', { status: 'paused' }],
+    ['PATCH', { interval: 1 }],
+    ['DELETE'],
+  ] as const) {
     const answer = await api(`/api/monitors/${id}`, other, { method, body });
     assert.is(answer.status, 404, `${method} by another workspace`);
     assert.is(answer.json!.error_code, 'not_found');

@@ -567,6 +567,43 @@ storage("bulk's signed URLs carry the storage secret sealed for the workspace, a
   assert.is(await objectOf('bulk/stolen.png'), null);
 });
 
+storage("a monitor with store=true uploads its ticks' captures; it says where, never with the secret", async () => {
+  const postMonitor = (body: Record<string, unknown>, owner: Workspace) =>
+    call(`${service.base}/api/monitors`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-key': owner.access_key },
+      body: JSON.stringify({
+        html: '<h1>Watched</h1>',
+        interval: 600,
+        webhook_url: `${hookBase}/hook/monitor`,
+        ...body,
+      }),
+    });
+  // As on /api/take: store=true with nothing to store to is a 400 naming what is missing.
+  const bare = await createWorkspace(stack);
+  const missing = await postMonitor({ store: true, storage_path: 'monitor/none' }, bare);
+  assert.is(missing.status, 400, JSON.stringify(missing.json));
+  const named = (missing.json!.error_details as { parameter: string }[]).map((d) => d.parameter);
+  assert.ok(named.includes('storage_endpoint'), named.join(', '));
+
+  const created = await postMonitor(storageParams('monitor/latest'), workspace);
+  assert.is(created.status, 201, JSON.stringify(created.json));
+  assert.equal(created.json!.store, { bucket: customerKeys.bucket, key: 'monitor/latest.png' });
+  const id = created.json!.monitor_id as string;
+  const shown = await call(`${service.base}/api/monitors/${id}`, { headers: { 'x-access-key': workspace.access_key } });
+  assert.not.ok(shown.bytes.toString().includes(customer.secretKey));
+  // The first tick runs at once; its capture lands in the customer's bucket as well.
+  await waitFor(async () => (await objectOf('monitor/latest.png')) !== null, "the first tick's upload", 30_000, 200);
+  const object = (await objectOf('monitor/latest.png'))!;
+  assert.is(object.contentType, 'image/png');
+  assert.equal((await sharp(object.bytes).metadata()).format, 'png');
+  const removed = await call(`${service.base}/api/monitors/${id}`, {
+    method: 'DELETE',
+    headers: { 'x-access-key': workspace.access_key },
+  });
+  assert.is(removed.status, 204);
+});
+
 storage('no secret in plain text: not in the NATS store directory, not in the logs', async () => {
   const secrets = [customer.secretKey, 'not-the-secret'];
   const files = (dir: string): string[] =>
