@@ -567,6 +567,26 @@ storage("bulk's signed URLs carry the storage secret sealed for the workspace, a
   assert.is(await objectOf('bulk/stolen.png'), null);
 });
 
+storage('an animation uploads too: the video under its extension, and the headers say where', async () => {
+  const answer = await call(`${service.base}/api/animate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-key': workspace.access_key },
+    body: JSON.stringify({
+      html: '<h1 style="animation: spin 1s infinite">Moving</h1>',
+      duration: 1,
+      viewport_width: 320,
+      viewport_height: 240,
+      ...storageParams('animations/clip'),
+    }),
+  });
+  assert.is(answer.status, 200, answer.bytes.toString().slice(0, 300));
+  assert.is(answer.contentType, 'video/mp4');
+  assert.is(answer.headers.get('x-store-key'), 'animations/clip.mp4');
+  const object = await objectOf('animations/clip.mp4');
+  assert.is(object?.contentType, 'video/mp4');
+  assert.ok(object!.bytes.equals(answer.bytes), 'the bucket holds the answered video');
+});
+
 storage("a monitor with store=true uploads its ticks' captures; it says where, never with the secret", async () => {
   const postMonitor = (body: Record<string, unknown>, owner: Workspace) =>
     call(`${service.base}/api/monitors`, {
