@@ -7,6 +7,7 @@ import { hmacHex } from '../signing.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, type Caller } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
+import { MAX_HEADER_BYTES } from './server.ts';
 import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
 import { openUrlSecrets, sealUrlSecrets } from './url-secrets.ts';
 
@@ -18,6 +19,23 @@ const SLOT_PATIENCE_MS = 60_000;
 const SLOT_RETRY_MS = 500;
 
 const BODY_KEYS = new Set(['access_key', 'options', 'requests', 'execute', 'optimize']);
+
+/**
+ * The longest signed URL a lazy bulk entry is given: a fetch of a longer one would be refused
+ * (MAX_HEADER_BYTES for the request line and headers), and the rest is left for a client's headers.
+ */
+const MAX_URL_BYTES = MAX_HEADER_BYTES - 2048;
+
+/** A lazy entry's answer in place when its URL is longer than MAX_URL_BYTES. */
+const tooLong = failureAnswer(
+  new ServiceError(
+    'request_header_too_large',
+    {},
+    {
+      message: `This request's /api/take URL would be longer than ${MAX_URL_BYTES} bytes, more than a request line may carry: send it to /api/take as a POST, or run the bulk with execute=true.`,
+    },
+  ),
+).body;
 
 type Params = Record<string, unknown>;
 
@@ -136,8 +154,15 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
         return { url, signed, refused: failureAnswer(err).body };
       }
     });
-    if (!execute)
-      return { responses: prepared.map(({ url, refused }) => (refused ? { url, response: refused } : { url })) };
+    if (!execute) {
+      // A URL no fetch could be answered for is refused in place; executed, it renders all the same.
+      return {
+        responses: prepared.map(({ url, refused }) => {
+          const response = refused ?? (Buffer.byteLength(url) - config.baseUrl.length > MAX_URL_BYTES ? tooLong : null);
+          return response ? { url, response } : { url };
+        }),
+      };
+    }
 
     const limit = planConcurrency[caller.workspace.plan];
     const responses = await inParallel(prepared, limit, async ({ url, signed, refused }) => {

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { errorBody, errorTable, type ErrorCode, type ErrorDetails } from '../errors.ts';
 
 // Request line plus headers up to 16 KiB; longer ones answer 431 (docs/operations.md).
-const MAX_HEADER_BYTES = 16 * 1024;
+export const MAX_HEADER_BYTES = 16 * 1024;
 // Headers within 10 s, the whole request within 30 s, idle keep-alive kept 5 s (docs/operations.md).
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -76,6 +76,21 @@ test('bulk, lazy: signed /api/take URLs in order, nothing rendered or charged un
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 2);
 });
 
+test('bulk, lazy: a URL too long to fetch is refused in place as the fetch would be; executed, it renders', async () => {
+  const workspace = await createWorkspace(stack);
+  const long = `<p>${'x'.repeat(20_000)}</p>`;
+  const body = { requests: [{ html: '<p>short</p>' }, { html: long }] };
+  const headers = { 'x-access-key': workspace.access_key };
+  const lazy = await postJson('/api/bulk', body, headers);
+  assert.is(lazy.status, 200, lazy.bytes.toString());
+  const [short, tooLong] = lazy.json!.responses;
+  assert.not.ok('response' in short);
+  assert.is(tooLong.response.error_code, 'request_header_too_large');
+  assert.is((await call(tooLong.url)).status, 431, 'a fetch of it is refused, as said');
+  const executed = await postJson('/api/bulk', { ...body, execute: true }, headers);
+  assert.is(executed.json!.responses[1].response.is_successful, true, JSON.stringify(executed.json));
+});
+
 test('bulk URLs are signed with the secret key: they work where signatures are required, and a tampered one does not', async () => {
   const workspace = await createWorkspace(stack);
   const { WorkspaceStore } = await import('../../src/workspaces/workspace.ts');
