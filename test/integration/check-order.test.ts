@@ -1,6 +1,7 @@
 // The order of the checks for a POST whose body cannot be read (not JSON, no JSON object, the wrong
 // Content-Type, no body): access key (401), email (403), signature (403 not valid, then 403
-// required) come first, as for every other bad parameter; only then the 400 about the body.
+// required) come first, as for every other bad parameter; only then the 400 about the body. A GET
+// of /api/usage or /api/animate is checked in the same order.
 import { connect } from '@nats-io/transport-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -75,7 +76,7 @@ const unreadable: { what: string; contentType?: string; body: string; parameter:
   { what: 'JSON bytes without a Content-Type', body: '{"url": "https://example.com"}', parameter: 'Content-Type' },
 ];
 
-for (const path of ['/api/take', '/api/bulk']) {
+for (const path of ['/api/take', '/api/bulk', '/api/animate']) {
   for (const { what, contentType, body, parameter } of unreadable) {
     order(`${path}, ${what}: 401, 403 email, 403 not valid, 403 required, then 400`, async () => {
       const codeOf = async (headers: Record<string, string>) => {
@@ -114,6 +115,34 @@ for (const path of ['/api/take', '/api/bulk']) {
     });
   }
 }
+
+order('GET /api/usage and /api/animate: 401, 403 email, 403 not valid, 403 required, then the answer', async () => {
+  const get = async (path: string, query: string) => {
+    const answer = await call(`${service.base}${path}?${query}`);
+    return `${answer.status} ${answer.json?.error_code ?? ''}`.trim();
+  };
+  const signed = (workspace: Workspace, query: string) => `${query}&signature=${hmacHex(workspace.secret_key, query)}`;
+  for (const [path, params] of [
+    ['/api/usage', ''],
+    // No url: past the caller's checks it is the parameters' 400.
+    ['/api/animate', 'duration=1&'],
+  ] as const) {
+    assert.is(await get(path, `${params}access_key=not-a-key`), '401 access_key_invalid', path);
+    assert.is(
+      await get(path, `${params}access_key=${unverified.access_key}&signature=${'0'.repeat(64)}`),
+      '403 email_not_verified',
+      path,
+    );
+    assert.is(
+      await get(path, `${params}access_key=${verified.access_key}&signature=${'0'.repeat(64)}`),
+      '403 signature_is_not_valid',
+      path,
+    );
+    assert.is(await get(path, `${params}access_key=${strict.access_key}`), '403 signature_is_required', path);
+    const through = await get(path, signed(strict, `${params}access_key=${strict.access_key}`));
+    assert.is(through, path === '/api/usage' ? '200' : '400 request_not_valid', path);
+  }
+});
 
 order("a POST's parameters in its query string are refused, each named, with the body's problems", async () => {
   const parametersOf = async (path: string, body: Record<string, unknown>) => {
