@@ -222,6 +222,25 @@ animate("a bad combination of page options is the same 400 as /api/take's", asyn
   }
 });
 
+animate('synchronous: webm, mov and avi at 25 fps with their content types; a failed one is not charged', async () => {
+  const used = await usedThisMonth(stack, workspace.workspace_id);
+  for (const [format, contentType, codec] of [
+    ['webm', 'video/webm', 'vp9'],
+    ['mov', 'video/quicktime', 'prores'],
+    ['avi', 'video/x-msvideo', 'mpeg4'],
+  ] as const) {
+    const answer = await get({ html: bands, ...small, duration: '1', format });
+    assert.is(answer.status, 200, `${format}: ${answer.bytes.toString('utf8').slice(0, 300)}`);
+    assert.is(answer.contentType, contentType, format);
+    const video = await probe(answer.bytes);
+    assert.is(video.codec, codec, format);
+    assert.ok(video.fps >= 25, `${format} at ${video.fps} fps`);
+  }
+  const failed = await get({ url: `${stack.site.url}/status/500`, ...small, duration: '1' });
+  assert.equal([failed.status, failed.json!.error_code], [502, 'host_returned_error']);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), used + 3, 'three charged, the failed one not');
+});
+
 animate('async: 202, then a webhook with the file; charged once, and a failed animation not at all', async () => {
   const used = await usedThisMonth(stack, workspace.workspace_id);
   const answer = await get({

@@ -167,6 +167,22 @@ test('bulk, executed: each request answered in place in order, an invalid one ca
   assert.is(await usedThisMonth(stack, workspace.workspace_id), 7);
 });
 
+test('bulk, executed: a quota that runs out mid-bulk is a 402 in place for the rest, each charged once', async () => {
+  const workspace = await createWorkspace(stack, { quota: 2 });
+  const answer = await postJson('/api/bulk', {
+    access_key: workspace.access_key,
+    execute: true,
+    options: { viewport_width: 200, viewport_height: 150 },
+    requests: Array.from({ length: 4 }, (_, i) => ({ html: `<p>quota ${i}</p>` })),
+  });
+  assert.is(answer.status, 200, answer.bytes.toString());
+  const codes = answer.json!.responses.map((entry: { response: { is_successful: boolean; error_code?: string } }) =>
+    entry.response.is_successful ? 'ok' : entry.response.error_code,
+  );
+  assert.equal([...codes].sort(), ['ok', 'ok', 'screenshots_limit_reached', 'screenshots_limit_reached']);
+  assert.is(await usedThisMonth(stack, workspace.workspace_id), 2);
+});
+
 test('bulk, executed: the renders run side by side, not one after another', async () => {
   const workspace = await createWorkspace(stack);
   const slow = (n: number) =>
