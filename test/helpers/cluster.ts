@@ -127,7 +127,7 @@ async function poll<T>(what: string, timeoutMs: number, attempt: () => Promise<T
   }
 }
 
-/** Starts three nats-server nodes and waits until all answer and JetStream has a meta leader. */
+/** Starts three nats-server nodes and waits until all answer and JetStream places a stream on all three. */
 export async function startNatsCluster(): Promise<NatsCluster> {
   let lastError: unknown;
   for (let attempt = 0; attempt < startAttempts; attempt++) {
@@ -222,6 +222,15 @@ async function startOnce(): Promise<NatsCluster> {
     await poll('JetStream meta leader not elected', readyTimeoutMs, () =>
       withManager(urls, async (jsm) => {
         await jsm.getAccountInfo();
+        return true;
+      }),
+    );
+    // An elected leader may not know every peer yet, and places no replicated stream until it does
+    // ("no suitable peers for placement"): one is placed, then removed, before the cluster is ready.
+    await poll('JetStream peers not all known', readyTimeoutMs, () =>
+      withManager(urls, async (jsm) => {
+        await jsm.streams.add({ name: 'cluster_ready', subjects: ['cluster.ready'], num_replicas: 3 });
+        await jsm.streams.delete('cluster_ready');
         return true;
       }),
     );
