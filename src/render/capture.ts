@@ -69,11 +69,12 @@ export async function capturePage(
         ) {
           missingSelectors.push(rendered.scroll_into_view);
         }
-        // Reading the text lays the page out once more: only when a content rule will look at it.
-        const needsText = rendered.fail_if_content_missing.length > 0 || rendered.fail_if_content_contains.length > 0;
-        const visibleText = needsText ? await readVisibleText(page, deadline) : '';
         const output = await traced('capture', () => make(page, rendered, progress, session));
         markStep('captured');
+        // The text as captured: a full page's scroll has loaded what loads on scroll (its changes
+        // to the page undone by now). Reading it lays the page out once more: only for a content rule.
+        const needsText = rendered.fail_if_content_missing.length > 0 || rendered.fail_if_content_contains.length > 0;
+        const visibleText = needsText ? await readVisibleText(page, deadline) : '';
         if (rendered.selector && !output.selectorFound) missingSelectors.push(rendered.selector);
         const image = output.bytes;
         const metadata = wantsMetadata(rendered)

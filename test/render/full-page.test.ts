@@ -120,6 +120,15 @@ test.before(async () => {
       '/hero': serve(
         document('<section style="height:100vh;background:#0a0"></section><div style="height:3000px"></div>'),
       ),
+      // A paragraph that an IntersectionObserver writes once its place, 3,000 px down, is seen.
+      '/lazy-text': serve(
+        document(`<div style="height:3000px"></div><p id="late"></p><div style="height:400px"></div>
+        <script>new IntersectionObserver((entries, observer) => {
+          if (!entries.some((entry) => entry.isIntersecting)) return;
+          document.getElementById('late').textContent = 'Loaded on scroll';
+          observer.disconnect();
+        }).observe(document.getElementById('late'));</script>`),
+      ),
       // A lazy image 4,000 px down.
       '/lazy-image': serve(
         document(
@@ -247,6 +256,13 @@ test('a loading=lazy image far down the page is loaded by the scroll; without it
   assert.is(rig.site.hits.get('/green.png'), before + 1);
   const unscrolled = (await rig.render('/lazy-image', { full_page_scroll: false })).image;
   assert.not.ok(near(await pixel(unscrolled, 100, 4100), GREEN));
+});
+
+test("a content rule reads the full page's text as captured: what loads on scroll is there", async () => {
+  const { visibleText } = await rig.render('/lazy-text', { fail_if_content_missing: ['loaded on scroll'] });
+  assert.match(visibleText, 'Loaded on scroll');
+  const unscrolled = await rig.render('/lazy-text', { full_page_scroll: false, fail_if_content_missing: ['x'] });
+  assert.not.match(unscrolled.visibleText, 'Loaded on scroll');
 });
 
 test('a capture cut at full_page_max_height says so; one that is not, says nothing', async () => {
