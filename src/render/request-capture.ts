@@ -53,6 +53,8 @@ export function requestCapture(deps: RequestCaptureDeps) {
       await route?.close();
     }
     if (options.vision_prompt === undefined) return observation;
+    // The vision API has the render's timeout to answer; no answer by then is its failure, not ours.
+    const answerLimit = AbortSignal.timeout(options.timeout * 1000);
     const vision = await askVision({
       apiUrl: config.visionApiUrl,
       model: config.visionModel,
@@ -61,7 +63,18 @@ export function requestCapture(deps: RequestCaptureDeps) {
       apiKey: options.openai_api_key,
       image: observation.image,
       format: options.format,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeout * 1000)]),
+      signal: AbortSignal.any([signal, answerLimit]),
+    }).catch((error: unknown) => {
+      if (!answerLimit.aborted || signal.aborted) throw error;
+      throw new ServiceError(
+        'vision_failed',
+        {
+          error_details: [
+            { parameter: 'vision_prompt', message: `the vision API did not answer within ${options.timeout} s` },
+          ],
+        },
+        { cause: error },
+      );
     });
     return { ...observation, vision };
   };

@@ -50,6 +50,8 @@ test.before(async () => {
       const body = text ? JSON.parse(text) : undefined;
       if (req.url === '/v1/chat/completions') {
         visionCalls.push({ headers: req.headers, body });
+        // 0: the API takes the question and never answers.
+        if (visionStatus === 0) return;
         if (visionStatus !== 200)
           return void res
             .writeHead(visionStatus, { 'content-type': 'application/json' })
@@ -162,6 +164,20 @@ test('vision: an error of the API is 502 vision_failed', async () => {
     assert.is(answer.status, 502);
     assert.is(answer.json!.error_code, 'vision_failed');
     assert.match(JSON.stringify(answer.json!.error_details), /503: model overloaded/);
+  } finally {
+    visionStatus = 200;
+  }
+});
+
+test('vision: an API that never answers is 502 vision_failed once the timeout passes, not retried', async () => {
+  visionStatus = 0;
+  const from = visionCalls.length;
+  try {
+    const answer = await take({ html: '<p>x</p>', vision_prompt: 'Describe', timeout: 3, response_type: 'json' });
+    assert.is(answer.status, 502, JSON.stringify(answer.json));
+    assert.is(answer.json!.error_code, 'vision_failed');
+    assert.match(JSON.stringify(answer.json!.error_details), /did not answer within 3 s/);
+    assert.is(visionCalls.length, from + 1, 'asked once');
   } finally {
     visionStatus = 200;
   }
