@@ -220,10 +220,9 @@ const rows = [
   {
     name: 'media_type',
     type: oneOf('screen', 'print'),
-    default: 'screen',
     group: 'emulation',
     role: 'option',
-    description: 'The CSS media type.',
+    description: 'The CSS media type; unset, screen for an image and print for a pdf.',
   },
   {
     name: 'time_zone',

@@ -56,13 +56,18 @@ function emulationOf(options: RenderOptions): Emulation {
   if (options.dark_mode !== undefined)
     features.push({ name: 'prefers-color-scheme', value: options.dark_mode ? 'dark' : 'light' });
   if (options.reduced_motion) features.push({ name: 'prefers-reduced-motion', value: 'reduce' });
-  const print = options.media_type === 'print';
+  // Unset, the page shows screen media and Chromium prints a pdf with print media; a pdf asked for
+  // as the screen shows it is printed with screen media emulated.
+  const media =
+    options.media_type === 'print' || (options.media_type === 'screen' && options.format === 'pdf')
+      ? options.media_type
+      : '';
   const { geolocation_latitude: latitude, geolocation_longitude: longitude } = options;
   return {
     mobile: options.viewport_mobile,
     touch: options.viewport_has_touch,
     userAgent: options.user_agent,
-    media: features.length > 0 || print ? { media: print ? 'print' : '', features } : undefined,
+    media: features.length > 0 || media ? { media, features } : undefined,
     timeZone: options.time_zone,
     geolocation:
       latitude !== undefined && longitude !== undefined

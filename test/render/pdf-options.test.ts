@@ -67,6 +67,17 @@ test.after(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
+test('a pdf prints with print media; media_type=screen prints it as the screen shows it', async () => {
+  const page =
+    '<style>@media print { .screen { display: none } } @media screen { .print { display: none } }</style><p class="screen">On screen</p><p class="print">On paper</p>';
+  const printed = pageTexts(await pdf(page)).join('');
+  assert.match(printed, 'On paper');
+  assert.not.match(printed, 'On screen');
+  const asShown = pageTexts(await pdf(page, { media_type: 'screen' })).join('');
+  assert.match(asShown, 'On screen');
+  assert.not.match(asShown, 'On paper');
+});
+
 test('pdf_header and pdf_footer on every page, with the title, page number and page count', async () => {
   const document = await pdf(SECTIONS, {
     pdf_header: '<div style="font-size:10px;width:100%;text-align:center">Header of <span class="title"></span></div>',
