@@ -1,7 +1,7 @@
 // GET /files/:fileName: rendered files, fetched without an access key because their names are unguessable.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { fileExpiry, fileFormat, isFileName } from '../domain/files.ts';
+import { fileExpiry, fileFormat, fileUrl, isFileName } from '../domain/files.ts';
 import { contentTypes } from '../domain/formats.ts';
 
 /**
@@ -17,23 +17,51 @@ export function serveAsUserContent(reply: FastifyReply): void {
   reply.header('content-security-policy', USER_CONTENT_POLICY);
 }
 
+/**
+ * `Content-Disposition: attachment` naming `name`: a plain ASCII fallback (quotes, backslashes,
+ * control and non-ASCII characters replaced) and the exact name in UTF-8 (RFC 6266, RFC 8187).
+ */
+export function attachmentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%/]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
+/** The longest download name a file URL takes (attachment_name's own limit). */
+const MAX_ATTACHMENT_NAME = 200;
+
+/**
+ * Where a cached view redirects: the file, and with `attachmentName` the file as a download under
+ * that name, as the first view answered it (`?attachment_name=`).
+ */
+export function fileLocation(filesBaseUrl: string, fileName: string, attachmentName?: string): string {
+  const url = fileUrl(filesBaseUrl, fileName);
+  return attachmentName ? `${url}?attachment_name=${encodeURIComponent(attachmentName)}` : url;
+}
+
 /** Registers the file route; it reads the object store decorator (services.ts). */
 export const filesRoutes: FastifyPluginAsync = async (app) => {
   const { fileStore } = app;
-  app.get<{ Params: { fileName: string } }>('/files/:fileName', async (request, reply) => {
-    const { fileName } = request.params;
-    const live = isFileName(fileName) && fileExpiry(fileName).getTime() > Date.now();
-    const file = live ? await fileStore.stat(fileName) : null;
-    if (!file) throw new ServiceError('not_found', {}, { message: 'No such file.' });
-    const etag = `"${file.etag}"`;
-    reply.header('ETag', etag);
-    // The content behind a name never changes, so browsers and CDNs may keep it until it expires.
-    const lifetime = Math.max(0, Math.floor((fileExpiry(fileName).getTime() - Date.now()) / 1000));
-    reply.header('Cache-Control', `public, max-age=${lifetime}, immutable`);
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    serveAsUserContent(reply);
-    // The name's extension says the format, and the format registry its content type.
-    reply.type(contentTypes[fileFormat(fileName)]).header('Content-Length', String(file.size));
-    return reply.send(await fileStore.open(fileName));
-  });
+  app.get<{ Params: { fileName: string }; Querystring: { attachment_name?: unknown } }>(
+    '/files/:fileName',
+    async (request, reply) => {
+      const { fileName } = request.params;
+      const live = isFileName(fileName) && fileExpiry(fileName).getTime() > Date.now();
+      const file = live ? await fileStore.stat(fileName) : null;
+      if (!file) throw new ServiceError('not_found', {}, { message: 'No such file.' });
+      const etag = `"${file.etag}"`;
+      reply.header('ETag', etag);
+      // The content behind a name never changes, so browsers and CDNs may keep it until it expires.
+      const lifetime = Math.max(0, Math.floor((fileExpiry(fileName).getTime() - Date.now()) / 1000));
+      reply.header('Cache-Control', `public, max-age=${lifetime}, immutable`);
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      serveAsUserContent(reply);
+      // The name's extension says the format, and the format registry its content type.
+      reply.type(contentTypes[fileFormat(fileName)]).header('Content-Length', String(file.size));
+      const { attachment_name: name } = request.query;
+      if (typeof name === 'string' && name !== '' && name.length <= MAX_ATTACHMENT_NAME)
+        reply.header('Content-Disposition', attachmentDisposition(name));
+      return reply.send(await fileStore.open(fileName));
+    },
+  );
 };

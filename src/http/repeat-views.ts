@@ -5,7 +5,7 @@ import { boundedCache } from '../bounded-cache.ts';
 import type { Logger } from '../log.ts';
 import { metrics } from '../metrics.ts';
 import type { RenderCache } from '../renders/cache.ts';
-import { fileUrl } from '../domain/files.ts';
+import { fileLocation } from './files.ts';
 import { storeHeaders } from './store.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import { keysUsable } from '../workspaces/workspace.ts';
@@ -23,6 +23,8 @@ export interface VerifiedQuery {
   cacheKey: string;
   /** response_type=empty: a repeat view is the first view's empty answer, not a redirect (see below). */
   empty?: boolean;
+  /** attachment_name: the redirect is to the file as a download under that name. */
+  attachmentName?: string;
 }
 
 const PREFIX = '/api/take?';
@@ -74,7 +76,7 @@ export class RepeatViews {
     if (!entry) return false;
 
     const headers = {
-      ...(known.empty ? {} : { location: fileUrl(this.filesBaseUrl, entry.file_name!) }),
+      ...(known.empty ? {} : { location: fileLocation(this.filesBaseUrl, entry.file_name!, known.attachmentName) }),
       'x-render-id': entry.render_id,
       'content-length': '0',
       'x-content-type-options': 'nosniff',

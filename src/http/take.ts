@@ -4,12 +4,11 @@ import { ServiceError } from '../errors.ts';
 import type { RenderResult } from '../renders/done.ts';
 import type { TakeOutcome } from '../renders/admission.ts';
 import { contentTypes } from '../domain/options.ts';
-import { fileUrl } from '../domain/files.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
 import { openUrlSecrets } from './url-secrets.ts';
 import { cacheKeyFor, parseTake, refuseUncachedCacheOptions, takeFlow, type RenderEndpoint } from './take-flow.ts';
-import { serveAsUserContent } from './files.ts';
+import { attachmentDisposition, fileLocation, serveAsUserContent } from './files.ts';
 import { traceCarrier } from '../tracing.ts';
 import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
@@ -36,16 +35,6 @@ export function rawParams(request: FastifyRequest): RawParams {
     });
   }
   return { kind: 'json', body: body as Record<string, unknown> };
-}
-
-/**
- * `Content-Disposition: attachment` naming `name`: a plain ASCII fallback (quotes, backslashes,
- * control and non-ASCII characters replaced) and the exact name in UTF-8 (RFC 6266, RFC 8187).
- */
-export function attachmentDisposition(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\%/]/g, '_');
-  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
 /** A request answered from the cache: its render's id and file. */
@@ -87,11 +76,17 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
   const flow = takeFlow(app);
 
   /** A cached file: a redirect, which renders nothing and charges nothing. */
-  const redirect = (reply: FastifyReply, renderId: string, fileName: string, store?: StoreResult) => {
+  const redirect = (
+    reply: FastifyReply,
+    renderId: string,
+    fileName: string,
+    store: StoreResult | undefined,
+    attachmentName: string | undefined,
+  ) => {
     reply.header('X-Render-Id', renderId);
     // The first view's upload, said again: a repeat view uploads nothing.
     if (store) reply.headers(storeHeaders(store));
-    return reply.redirect(fileUrl(config.filesBaseUrl, fileName), 302);
+    return reply.redirect(fileLocation(config.filesBaseUrl, fileName, attachmentName), 302);
   };
 
   /**
@@ -102,7 +97,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
    */
   const cachedAnswer = async (reply: FastifyReply, take: TakeRequest, outcome: CachedOutcome) => {
     if (take.control.response_type === 'by_format')
-      return redirect(reply, outcome.renderId, outcome.fileName, outcome.store);
+      return redirect(reply, outcome.renderId, outcome.fileName, outcome.store, take.control.attachment_name);
     reply.header('X-Render-Id', outcome.renderId);
     if (outcome.store) reply.headers(storeHeaders(outcome.store));
     if (take.control.response_type === 'empty') return reply.code(200).send();
@@ -159,6 +154,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
         signed: caller.signedQuery !== undefined,
         cacheKey,
         empty: takeRequest.control.response_type === 'empty',
+        ...(takeRequest.control.attachment_name ? { attachmentName: takeRequest.control.attachment_name } : {}),
       });
     }
     const outcome = await flow.run(

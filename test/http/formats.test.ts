@@ -3,7 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseTakeParams, type RawParams } from '../../src/http/params.ts';
-import { attachmentDisposition } from '../../src/http/take.ts';
+import { attachmentDisposition } from '../../src/http/files.ts';
 
 const formats = suite('output formats, pdf and metadata parameters');
 

@@ -170,4 +170,28 @@ formats('a cached signed GET of a pdf redirects to a pdf', async () => {
   assert.equal(file.bytes, first.bytes);
 });
 
+formats('a cached signed GET with attachment_name: every view downloads under that name', async () => {
+  const name = 'Bericht März.png';
+  const query = `url=${encodeURIComponent(page('/box'))}&access_key=${workspace.access_key}&attachment_name=${encodeURIComponent(name)}`;
+  const url = `${service.base}/api/take?${query}&signature=${hmacHex(workspace.secret_key, query)}`;
+  const disposition = `attachment; filename="Bericht M_rz.png"; filename*=UTF-8''Bericht%20M%C3%A4rz.png`;
+  const first = await call(url);
+  assert.is(first.status, 200);
+  assert.is(first.headers.get('content-disposition'), disposition);
+  // Answered from memory, then (a key also in a header passes the full checks) by the route.
+  let location = '';
+  for (const headers of [{}, { 'x-access-key': workspace.access_key }] as Record<string, string>[]) {
+    const again = await call(url, { headers });
+    assert.is(again.status, 302, JSON.stringify(headers));
+    location = again.headers.get('location')!;
+    const file = await call(location);
+    assert.is(file.headers.get('content-disposition'), disposition, JSON.stringify(headers));
+    assert.equal(file.bytes, first.bytes);
+  }
+  // The file itself, asked for without a name, is shown, not downloaded.
+  const plain = await call(location.slice(0, location.indexOf('?')));
+  assert.is(plain.status, 200);
+  assert.is(plain.headers.get('content-disposition'), null);
+});
+
 formats.run();
