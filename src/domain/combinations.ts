@@ -307,6 +307,14 @@ export const pageRules: Rule[] = [
       },
     ];
   },
+  // An option that refines another does nothing without it: refused, not ignored.
+  (values) =>
+    unmet(values, [
+      ['scripts_wait_until', 'scripts', given(values, 'scripts')],
+      ['wait_for_selector_algorithm', 'wait_for_selector', given(values, 'wait_for_selector')],
+      ['scroll_into_view_adjust_top', 'scroll_into_view', given(values, 'scroll_into_view')],
+      ['fail_if_gpu_rendering_fails', 'request_gpu_rendering=true', values.request_gpu_rendering === true],
+    ]),
   // The customer's bucket (docs/storage.md): store=true needs a path, and a path needs store=true;
   // the other storage_* are ignored without it, as ScreenshotOne does (a client may send its bucket
   // settings with every request).
@@ -405,6 +413,8 @@ const captureRules: Rule[] = [
       ],
       ['selector_algorithm', 'selector', given(values, 'selector')],
       ['selector_scroll_into_view', 'selector', given(values, 'selector')],
+      ['full_page_slice_height', 'full_page_slices=true', values.full_page_slices === true],
+      ['full_page_slice_overlap_height', 'full_page_slices=true', values.full_page_slices === true],
     ]),
   (values) => {
     const format = String(values.format ?? 'png');

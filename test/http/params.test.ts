@@ -164,6 +164,22 @@ params('every parameter of the table is parsed from it: a good value passes, a b
       ['selector', '#main'],
       ['selector_scroll_into_view', 'false'],
     ],
+    wait_for_selector_algorithm: [
+      ['wait_for_selector', '#main'],
+      ['wait_for_selector_algorithm', 'at_least_one'],
+    ],
+    scripts_wait_until: [
+      ['scripts', 'void 0'],
+      ['scripts_wait_until', 'load'],
+    ],
+    scroll_into_view_adjust_top: [
+      ['scroll_into_view', '#main'],
+      ['scroll_into_view_adjust_top', '-100'],
+    ],
+    fail_if_gpu_rendering_fails: [
+      ['request_gpu_rendering', 'true'],
+      ['fail_if_gpu_rendering_fails', 'true'],
+    ],
     proxy_bypass_hosts: [
       ['proxy', 'http://proxy.example.com:8080'],
       ['proxy_bypass_hosts', 'cdn.example.com'],
@@ -568,6 +584,22 @@ params('options that refine another are refused without it, never silently ignor
   for (const format of ['pdf', 'html', 'markdown'])
     assert.equal(problemsOf(query(`${url}&format=${format}&image_quality=50`)), ['image_quality'], format);
   assert.equal(problemsOf(query(`${url}&format=webp&image_quality=50`)), []);
+  assert.equal(
+    problemsOf(
+      query(
+        `${url}&scripts_wait_until=load&wait_for_selector_algorithm=at_least_one&scroll_into_view_adjust_top=-50&fail_if_gpu_rendering_fails=true&full_page=true&full_page_slice_height=500&full_page_slice_overlap_height=10`,
+      ),
+    ),
+    [
+      'fail_if_gpu_rendering_fails',
+      'full_page_slice_height',
+      'full_page_slice_overlap_height',
+      'scripts_wait_until',
+      'scroll_into_view_adjust_top',
+      'wait_for_selector_algorithm',
+    ],
+  );
+  assert.equal(problemsOf(query(`${url}&request_gpu_rendering=false&fail_if_gpu_rendering_fails=false`)), []);
 });
 
 params('a delay that takes the whole timeout given is refused; without a timeout, the timeout leaves it room', () => {
