@@ -742,7 +742,17 @@ export function openApiDocument(baseUrl: string): Json {
           summary: 'A rendered file',
           description: 'The unguessable name is the credential: no access key.',
           security: [],
-          parameters: [{ name: 'fileName', in: 'path', required: true, schema: { type: 'string' } }],
+          parameters: [
+            { name: 'fileName', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'attachment_name',
+              in: 'query',
+              required: false,
+              description:
+                'Answer as a download under this name (Content-Disposition: attachment), as a cached view of a request with attachment_name redirects.',
+              schema: { type: 'string', maxLength: 200 },
+            },
+          ],
           responses: {
             '200': {
               description: 'The file, cacheable until it expires.',
