@@ -2,10 +2,14 @@
 // messages, the API reference and the options' TypeScript types are all derived from it.
 import { takeFormatNames } from './formats.ts';
 
-/** A text value: non-empty, at most `maxLength` characters, matching `pattern` when there is one. */
+/**
+ * A text value: non-empty, at most `maxLength` characters (bytes of UTF-8 with `inBytes`: a size
+ * in KiB), matching `pattern` when there is one.
+ */
 export interface TextType {
   kind: 'string';
   maxLength: number;
+  inBytes?: true;
   pattern?: RegExp;
   patternText?: string;
 }
@@ -79,6 +83,8 @@ const text = (maxLength: number, pattern?: RegExp, patternText?: string): TextTy
   pattern,
   patternText,
 });
+/** Text whose limit is a size: at most `maxBytes` bytes of UTF-8. */
+const sized = (maxBytes: number): TextType => ({ kind: 'string', maxLength: maxBytes, inBytes: true });
 const flag = { kind: 'boolean' } as const;
 const integer = (min: number, max: number) => ({ kind: 'integer', min, max }) as const;
 const number = (min: number, max: number) => ({ kind: 'number', min, max }) as const;
@@ -347,18 +353,18 @@ const rows = [
 
   {
     name: 'styles',
-    type: text(65_536),
+    type: sized(65_536),
     group: 'page',
     role: 'option',
-    description: 'CSS added to the page after load.',
+    description: 'CSS added to the page after load; at most 64 KiB of UTF-8.',
   },
   {
     name: 'scripts',
-    type: text(65_536),
+    type: sized(65_536),
     group: 'page',
     role: 'option',
     description:
-      'JavaScript run in the page after load; a returned promise is awaited, a throw fails with script_error.',
+      'JavaScript run in the page after load (at most 64 KiB of UTF-8); a returned promise is awaited, a throw fails with script_error.',
   },
   {
     name: 'scripts_wait_until',

@@ -44,7 +44,8 @@ function parseValue(type: ValueType, value: unknown): Parsed<unknown> {
   switch (type.kind) {
     case 'string':
       if (typeof value !== 'string' || value.length === 0) return { problem: 'must be a non-empty string' };
-      if (value.length > type.maxLength) return { problem: `must be at most ${type.maxLength} characters` };
+      if (type.inBytes ? Buffer.byteLength(value) > type.maxLength : value.length > type.maxLength)
+        return { problem: `must be at most ${type.maxLength} ${type.inBytes ? 'bytes of UTF-8' : 'characters'}` };
       if (type.pattern && !type.pattern.test(value))
         return { problem: `must be ${type.patternText ?? `like ${type.pattern}`}` };
       return { value };

@@ -98,6 +98,14 @@ params('limits are inclusive', () => {
   );
 });
 
+params('styles and scripts are limited to 64 KiB of UTF-8, not 64 Ki characters', () => {
+  const body = (styles: string) => ({ kind: 'json' as const, body: { url: 'https://a.example', styles } });
+  assert.equal(problemsOf(body('a'.repeat(65_536))), []);
+  assert.equal(problemsOf(body('a'.repeat(65_537))), ['styles']);
+  // 40,000 characters, 80,000 bytes.
+  assert.equal(problemsOf(body('é'.repeat(40_000))), ['styles']);
+});
+
 params('a scalar given twice is refused', () => {
   assert.equal(problemsOf(query('url=https://a.example&url=https://b.example')), ['url']);
 });
