@@ -83,6 +83,9 @@ const text = (maxLength: number, pattern?: RegExp, patternText?: string): TextTy
   pattern,
   patternText,
 });
+/** The longest attachment_name: a file URL takes the same in its query (src/http/files.ts). */
+export const MAX_ATTACHMENT_NAME = 200;
+
 /** Text whose limit is a size: at most `maxBytes` bytes of UTF-8. */
 const sized = (maxBytes: number): TextType => ({ kind: 'string', maxLength: maxBytes, inBytes: true });
 const flag = { kind: 'boolean' } as const;
@@ -731,7 +734,7 @@ const rows = [
   },
   {
     name: 'attachment_name',
-    type: text(200),
+    type: text(MAX_ATTACHMENT_NAME),
     group: 'output',
     role: 'control',
     description: 'Answer the bytes with Content-Disposition: attachment and this file name.',

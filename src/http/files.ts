@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileExpiry, fileFormat, fileUrl, isFileName } from '../domain/files.ts';
 import { contentTypes } from '../domain/formats.ts';
+import { MAX_ATTACHMENT_NAME } from '../domain/parameters.ts';
 
 /**
  * A page or a customer wrote what a render produced (an HTML or Markdown document, an SVG, a PDF,
@@ -26,9 +27,6 @@ export function attachmentDisposition(name: string): string {
   const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
-
-/** The longest download name a file URL takes (attachment_name's own limit). */
-const MAX_ATTACHMENT_NAME = 200;
 
 /**
  * Where a cached view redirects: the file, and with `attachmentName` the file as a download under

@@ -750,7 +750,7 @@ export function openApiDocument(baseUrl: string): Json {
               required: false,
               description:
                 'Answer as a download under this name (Content-Disposition: attachment), as a cached view of a request with attachment_name redirects.',
-              schema: { type: 'string', maxLength: 200 },
+              schema: parameterSchema(parameterByName.get('attachment_name')!),
             },
           ],
           responses: {
