@@ -58,12 +58,23 @@ export interface TestService extends Shutterbus {
   base: string;
 }
 
-/** Starts Shutterbus in this process against `stack`, with extra environment on top. */
+/**
+ * Starts Shutterbus in this process against `stack`, with extra environment on top. A free port
+ * can be taken by another process between freePort closing it and the service listening on it (a
+ * connection's ephemeral port, another test file): the start, which closes what it opened when it
+ * fails, is then tried again on another port.
+ */
 export async function startService(stack: TestStack, extra: Record<string, string> = {}): Promise<TestService> {
-  const port = await freePort();
-  const config: Config = loadConfig({ ...stack.env, PORT: String(port), ...extra });
-  const service = await startShutterbus(config, createLogger(config));
-  return { ...service, base: config.baseUrl };
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const config: Config = loadConfig({ ...stack.env, PORT: String(port), ...extra });
+    try {
+      const service = await startShutterbus(config, createLogger(config));
+      return { ...service, base: config.baseUrl };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 3 || extra.PORT !== undefined) throw err;
+    }
+  }
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
