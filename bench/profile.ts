@@ -31,8 +31,8 @@ const stack = await startBenchStack(site, {
   NODE_OPTIONS: `--import ${path.join(import.meta.dirname, 'service-hooks.mjs')}`,
   BENCH_CPU_PROFILE: profileFile,
 });
-// The bundle as it was when the service started (another build may replace it meanwhile).
-const bundle = readFileSync(path.join(import.meta.dirname, '../dist/main.js'), 'utf8').split('\n');
+// The service's bundle as it was when the service started (another build may replace it meanwhile).
+const bundle = readFileSync(path.join(import.meta.dirname, '../dist/service.js'), 'utf8').split('\n');
 const take = async () => {
   const response = await fetch(`${stack.base}/api/take?url=${encodeURIComponent(site.light)}`, {
     headers: { 'x-access-key': stack.workspace.access_key },
@@ -88,7 +88,7 @@ const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
 
 // Which source file a line of the bundle comes from: esbuild heads each module's code with `// src/…`.
 const moduleAt: string[] = [];
-let current = 'dist/main.js';
+let current = 'dist/service.js';
 for (const [index, line] of bundle.entries()) {
   const header = /^\/\/ ((?:src|actors)\/\S+)$/.exec(line);
   if (header) current = header[1];
@@ -96,7 +96,7 @@ for (const [index, line] of bundle.entries()) {
 }
 const moduleOf = (url: string, lineNumber: number, name: string) => {
   if (!url) return name.startsWith('(') ? name : '(native)';
-  if (url.endsWith('dist/main.js')) return moduleAt[lineNumber] ?? 'dist/main.js';
+  if (url.endsWith('dist/service.js')) return moduleAt[lineNumber] ?? 'dist/service.js';
   if (url.startsWith('node:')) return 'node: internals';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];

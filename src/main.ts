@@ -357,9 +357,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/** Starts the service as this process's work: what `node src/main.ts` and the bundle's entry (src/boot.ts) run. */
+export function run(): void {
   main().catch((err) => {
     console.error('shutterbus: failed to start:', err?.message ?? err);
     process.exit(1);
   });
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) run();

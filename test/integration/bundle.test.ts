@@ -1,12 +1,13 @@
 // The bundle `make build` writes (what `make run` and the production image start) renders like the sources.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { call, createWorkspace, spawnService, startStack, type TestStack } from '../helpers/service.ts';
 import { freePort } from '../helpers/stack.ts';
 
-const bundle = suite('dist/main.js');
+const bundle = suite('dist/main.js and dist/service.js');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let stack: TestStack;
 
@@ -45,7 +46,7 @@ bundle('the build primes the compile cache: the bundle and its packages load wit
   // Run after the test above, whose build wrote dist/ (uvu runs a suite's tests in order).
   const loaded = spawnSync(
     process.execPath,
-    ['--input-type=module', '--eval', `await import(${JSON.stringify(`${root}dist/main.js`)})`],
+    ['--input-type=module', '--eval', `await import(${JSON.stringify(`${root}dist/service.js`)})`],
     {
       env: { ...process.env, NODE_COMPILE_CACHE: `${root}dist/compile-cache`, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
       encoding: 'utf8',
@@ -56,8 +57,25 @@ bundle('the build primes the compile cache: the bundle and its packages load wit
   const lines = loaded.stderr.split('\n');
   const compiled = lines.filter((line) => /was not initialized/.test(line) && !line.includes('[eval'));
   assert.equal(compiled, [], 'every module found in the cache');
-  const taken = lines.filter((line) => /for (ESM|CommonJS) .*(dist\/main\.js|playwright-core).*success/.test(line));
+  const taken = lines.filter((line) => /for (ESM|CommonJS) .*(dist\/service\.js|playwright-core).*success/.test(line));
   assert.ok(taken.length >= 2, loaded.stderr.slice(0, 2000));
+});
+
+bundle("the entry loads no package before it reads ahead the start's files", () => {
+  // The entry (src/boot.ts) runs before the service's bundle loads, or its reading ahead would come too late.
+  const entry = readFileSync(`${root}dist/main.js`, 'utf8');
+  const imported = [...entry.matchAll(/^import .* from "([^"]+)";$/gm)].map((match) => match[1]);
+  assert.ok(imported.length > 0, 'the entry imports Node modules');
+  assert.equal(
+    imported.filter((name) => !name.startsWith('node:')),
+    [],
+    'only Node modules, statically',
+  );
+  // What the build listed for it to read: the service's bundle, its packages and their compiled code.
+  const listed = readFileSync(`${root}dist/start-files.txt`, 'utf8').split('\n');
+  assert.is(listed[0], 'dist/service.js');
+  assert.ok(listed.some((file) => file.startsWith('node_modules/playwright-core/')));
+  assert.ok(listed.some((file) => file.startsWith('dist/compile-cache/')));
 });
 
 bundle.run();

@@ -1,0 +1,24 @@
+// The bundle's entry (dist/main.js, what `make run` and the image start): reads ahead the files the
+// start is about to load (src/read-ahead.ts), then loads the service (dist/service.js, the bundle
+// of src/main.ts) and runs it. It imports only Node's modules and src/config.ts, so it runs before
+// any package is loaded: the service's own imports would otherwise all load first.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { loadConfig } from './config.ts';
+import { readAhead, startFiles } from './read-ahead.ts';
+
+/** The service's bundle, beside this one; a name the bundler leaves alone. */
+const SERVICE = './service.js';
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  let chromiumPath: string | undefined;
+  try {
+    const config = loadConfig();
+    if (config.roles.has('render')) chromiumPath = config.chromiumPath;
+  } catch {
+    // The service reports a bad configuration itself.
+  }
+  readAhead(startFiles(path.dirname(fileURLToPath(import.meta.url)), chromiumPath));
+  const service: typeof import('./main.ts') = await import(SERVICE);
+  service.run();
+}
