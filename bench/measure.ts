@@ -15,6 +15,34 @@ export interface LoopResult {
   perSecond: number;
   p50: number;
   p95: number;
+  /** Shares of the machine's CPU time during the loop (machineShares): idle, and stolen by its host. */
+  machine: { idle: number; stolen: number };
+}
+
+/** The machine's CPU time so far, in clock ticks, from /proc/stat's first line: all of it, idle (with I/O wait), stolen. */
+export function machineTicks(): { total: number; idle: number; stolen: number } {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
+    return { total: user + nice + system + idle + iowait + irq + softirq + steal, idle: idle + iowait, stolen: steal };
+  } catch {
+    return { total: 0, idle: 0, stolen: 0 };
+  }
+}
+
+/**
+ * What share of the machine's CPU time between two machineTicks() readings went idle, and what
+ * share its host took for others (a virtual machine's steal): on a shared host, what a figure
+ * could not have used.
+ */
+export function machineShares(
+  before: ReturnType<typeof machineTicks>,
+  after: ReturnType<typeof machineTicks>,
+): { idle: number; stolen: number } {
+  const total = after.total - before.total;
+  if (total <= 0) return { idle: 0, stolen: 0 };
+  return { idle: (after.idle - before.idle) / total, stolen: (after.stolen - before.stolen) / total };
 }
 
 /**
@@ -27,6 +55,7 @@ export async function loop(
 ): Promise<LoopResult> {
   for (let i = 0; i < (options.warmup ?? 2); i++) await shot();
   const latencies: number[] = [];
+  const ticks = machineTicks();
   const started = performance.now();
   const stopAt = started + options.maxSeconds * 1000;
   let issued = 0;
@@ -46,6 +75,7 @@ export async function loop(
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
+    machine: machineShares(ticks, machineTicks()),
   };
 }
 

@@ -364,17 +364,21 @@ const lightServiceCpuMs = ratio(e2eCpu.light.service ?? 0, 1);
 const baselineChromiumMs = ratio(chromiumMs(baselineCpu.light) + chromiumMs(baselineCpu.heavy), 2);
 const row = (name: string, r: LoopResult) =>
   `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
+// The shots table also says how much of the machine went unused, and how much its host took.
+const percent = (share: number) => `${Math.round(share * 100)}%`;
+const shotRow = (name: string, r: LoopResult) =>
+  `${row(name, r)} ${percent(r.machine.idle).padStart(6)} ${percent(r.machine.stolen).padStart(7)}`;
 const lines = [
   `Shutterbus benchmark — ${os.cpus().length} CPUs, ${results.at}`,
   '',
-  `${'shots (1280×720 png)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}`,
+  `${'shots (1280×720 png)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)} ${'idle'.padStart(6)} ${'stolen'.padStart(7)}`,
   ...Object.keys(pages).flatMap((name) => [
-    row(`A raw, fresh context/shot (${name})`, baselineA[name]),
-    row(`B raw, one page reused (${name})`, baselineB[name]),
+    shotRow(`A raw, fresh context/shot (${name})`, baselineA[name]),
+    shotRow(`B raw, one page reused (${name})`, baselineB[name]),
   ]),
-  ...(fullB ? [row('B raw, full Chromium (light)', fullB.result)] : []),
-  ...Object.entries(e2e).map(([name, r]) => row(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
-  ...Object.keys(pages).map((name) => row(`B again, after the ${name} loops`, baselineBAfter[name])),
+  ...(fullB ? [shotRow('B raw, full Chromium (light)', fullB.result)] : []),
+  ...Object.entries(e2e).map(([name, r]) => shotRow(`Shutterbus /api/take ${name.replace('_c', ', c=')}`, r)),
+  ...Object.keys(pages).map((name) => shotRow(`B again, after the ${name} loops`, baselineBAfter[name])),
   `best ÷ B (the better of B's two runs): light ${ratio(best[1].perSecond, limitB.light).toFixed(2)} (${best[0]}), heavy ${ratio(bestHeavy[1].perSecond, limitB.heavy).toFixed(2)} (${bestHeavy[0]})`,
   '',
   `${'CPU ms per shot (/proc)'.padEnd(34)} ${'Node'.padStart(8)} ${'Chromium'.padStart(9)}  ${kinds.map((kind) => kind.padStart(9)).join('')}  ${'nats'.padStart(5)} ${'s3rver'.padStart(7)}`,
