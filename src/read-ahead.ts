@@ -1,9 +1,10 @@
 // Reading ahead what a start is about to load. On a machine whose file cache is cold (a new
 // container, a machine just booted) a start waits on the disk a page at a time: Node faults in its
 // own binary and each package file as it loads them, Chromium its executable and its data files as
-// it launches, each fault a small read. The same files read ahead in sequence, by another process,
-// are in the cache before they are asked for (docs/performance.md, "Starting"). Where they are
-// already cached, the reading costs a `cat` of the lowest priority copying them once.
+// it launches, each a small read. The same files read ahead by other processes, several at a time
+// and in the order they are needed, are in the cache before they are asked for
+// (docs/performance.md, "Starting"). Where they are already cached, the reading costs `cat`s of the
+// lowest priority copying them once.
 
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,9 +17,9 @@ export const START_FILES = 'start-files.txt';
 const CHROMIUM_DATA = /\.(pak|dat|bin|so)$/;
 
 /**
- * The files a start of the bundle in `dist` reads, as lists to read side by side: Node's (the
- * files the build listed, then Node's binary) and, for a process that renders, Chromium's (its
- * executable, then its data files). A file that cannot be listed is left out.
+ * The files a start of the bundle in `dist` reads, as lists to read side by side: the files the
+ * build listed, Node's binary and, for a process that renders, Chromium's executable and its data
+ * files. A file that cannot be listed is left out.
  */
 export function startFiles(dist: string, chromiumPath?: string): string[][] {
   const root = path.dirname(dist);
@@ -31,7 +32,7 @@ export function startFiles(dist: string, chromiumPath?: string): string[][] {
   } catch {
     // No list (a bundle built by hand): Node's binary is still worth reading.
   }
-  const lists = [[process.execPath, ...listed]];
+  const lists = [listed, [process.execPath]];
   if (chromiumPath) {
     const folder = path.dirname(chromiumPath);
     let data: string[] = [];
@@ -47,7 +48,7 @@ export function startFiles(dist: string, chromiumPath?: string): string[][] {
   return lists;
 }
 
-/** Reads at once: a start's files are mostly small, each read a wait on the disk, so several are asked for together. */
+/** `cat`s reading one list at once: a start's files are mostly small, each a wait on the disk, so several are asked for together. */
 const READERS = 8;
 /** Files a reader takes at a time, in the list's order: what is needed first is read first. */
 const FILES_A_READER = 24;

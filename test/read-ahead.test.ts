@@ -29,7 +29,7 @@ test.after(() => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-test("lists Node's files as the build wrote them, then Chromium's executable and its data files", () => {
+test("lists the build's files, Node's binary, then Chromium's executable and its data files", () => {
   const root = path.join(folder, 'project');
   mkdirSync(path.join(root, 'dist'), { recursive: true });
   writeFileSync(path.join(root, 'dist', START_FILES), 'dist/service.js\nnode_modules/fastify/fastify.js\n');
@@ -46,12 +46,9 @@ test("lists Node's files as the build wrote them, then Chromium's executable and
     writeFileSync(path.join(browser, name), '');
   chmodSync(path.join(browser, 'full-browser'), 0o755);
 
-  const [node, chromium] = startFiles(path.join(root, 'dist'), path.join(browser, 'headless-shell'));
-  assert.equal(node, [
-    process.execPath,
-    path.join(root, 'dist/service.js'),
-    path.join(root, 'node_modules/fastify/fastify.js'),
-  ]);
+  const [listed, node, chromium] = startFiles(path.join(root, 'dist'), path.join(browser, 'headless-shell'));
+  assert.equal(listed, [path.join(root, 'dist/service.js'), path.join(root, 'node_modules/fastify/fastify.js')]);
+  assert.equal(node, [process.execPath]);
   assert.is(chromium[0], path.join(browser, 'headless-shell'), 'the executable first');
   assert.equal(
     chromium.slice(1).sort(),
@@ -61,7 +58,7 @@ test("lists Node's files as the build wrote them, then Chromium's executable and
 });
 
 test("without a list, Node's binary; without Chromium, nothing of it", () => {
-  assert.equal(startFiles(path.join(folder, 'nowhere')), [[process.execPath]]);
+  assert.equal(startFiles(path.join(folder, 'nowhere')), [[], [process.execPath]]);
 });
 
 /** Bytes of `file` in the page cache (util-linux's fincore). */
