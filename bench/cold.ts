@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { percentile } from './measure.ts';
 import type { BenchStack } from './stack.ts';
+import { cachedBytes } from '../test/helpers/file-cache.ts';
 import { DEFAULT_CHROMIUM_PATH } from '../src/config.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
@@ -52,10 +53,10 @@ function evictFileCache(roots: string[]): number | null {
   return run.status === 0 ? Number(run.stdout.trim()) : null;
 }
 
-/** MB of `file` in the page cache (util-linux's fincore), or null without it. */
+/** MB of `file` in the page cache, or null without fincore. */
 function cachedMb(file: string): number | null {
-  const run = spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', file], { encoding: 'utf8' });
-  return run.status === 0 ? Math.round(Number(run.stdout.trim()) / 1024 / 1024) : null;
+  const bytes = cachedBytes(file);
+  return bytes === null ? null : Math.round(bytes / 1024 / 1024);
 }
 
 /** The cold starts: seconds from spawn to the first screenshot, each round, and their median. */

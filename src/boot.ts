@@ -4,21 +4,21 @@
 // any package is loaded: the service's own imports would otherwise all load first.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadConfig } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { readAhead, startFiles } from './read-ahead.ts';
 
 /** The service's bundle, beside this one; a name the bundler leaves alone. */
 const SERVICE = './service.js';
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  let chromiumPath: string | undefined;
+  let config: Config | undefined;
   try {
-    const config = loadConfig();
-    if (config.roles.has('render')) chromiumPath = config.chromiumPath;
+    config = loadConfig();
   } catch {
-    // The service reports a bad configuration itself.
+    // The service loads it again and reports what is wrong with it.
   }
+  const chromiumPath = config?.roles.has('render') ? config.chromiumPath : undefined;
   readAhead(startFiles(path.dirname(fileURLToPath(import.meta.url)), chromiumPath));
   const service: typeof import('./main.ts') = await import(SERVICE);
-  service.run();
+  service.run(config);
 }

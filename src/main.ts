@@ -323,10 +323,10 @@ function browserLog(log: Logger) {
   };
 }
 
-async function main(): Promise<void> {
+async function main(loaded?: Config): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig();
+    config = loaded ?? loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`shutterbus: configuration: ${err.message}`);
@@ -357,9 +357,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** Starts the service as this process's work: what `node src/main.ts` and the bundle's entry (src/boot.ts) run. */
-export function run(): void {
-  main().catch((err) => {
+/**
+ * Starts the service as this process's work: what `node src/main.ts` and the bundle's entry
+ * (src/boot.ts) run; the entry passes on the configuration it has loaded already.
+ */
+export function run(config?: Config): void {
+  main(config).catch((err) => {
     console.error('shutterbus: failed to start:', err?.message ?? err);
     process.exit(1);
   });

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readAhead, START_FILES, startFiles } from '../src/read-ahead.ts';
+import { cachedBytes } from './helpers/file-cache.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const test = suite('reading a start ahead');
@@ -60,12 +61,6 @@ test("lists the build's files, Node's binary, then Chromium's executable and its
 test("without a list, Node's binary; without Chromium, nothing of it", () => {
   assert.equal(startFiles(path.join(folder, 'nowhere')), [[], [process.execPath]]);
 });
-
-/** Bytes of `file` in the page cache (util-linux's fincore). */
-const cachedBytes = (file: string) =>
-  Number(
-    spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', file], { encoding: 'utf8' }).stdout.trim(),
-  );
 
 test('puts every listed file in the file cache, in the background', async () => {
   const files = [0, 1, 2].map((i) => path.join(folder, `part-${i}.bin`));
