@@ -142,7 +142,7 @@ async function captureWith(
   if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
     // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
     // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
-    const shot = await untilAborted(deadline, cdp(session).Page.captureScreenshot(encodingOf(options)));
+    const shot = await screenshotOf(session, encodingOf(options), deadline);
     return { image: imageOf(shot.data), selectorFound };
   }
   clip ??= await viewportClip(session, options, deadline);
@@ -150,15 +150,33 @@ async function captureWith(
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
   // render's metrics are on this session itself (src/render/emulation.ts): its scale is in them.
   const scale = (options.viewport_mobile ? 1 : options.device_scale_factor) * (clip.zoom ?? 1);
-  const shot = await untilAborted(
-    deadline,
-    cdp(session).Page.captureScreenshot({
+  const shot = await screenshotOf(
+    session,
+    {
       ...encodingOf(options),
       clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
       captureBeyondViewport: beyondViewport,
-    }),
+    },
+    deadline,
   );
   return { image: imageOf(shot.data), selectorFound };
+}
+
+type ScreenshotParams = Parameters<ReturnType<typeof cdp>['Page']['captureScreenshot']>[0];
+
+/**
+ * `Page.captureScreenshot`, asked once more when Chromium answers "Unable to capture screenshot":
+ * its compositor gave back no bitmap, which a loaded machine does now and then to a tall surface
+ * and which the next frame does not repeat. A second refusal is the render's failure.
+ */
+async function screenshotOf(session: CDPSession, params: ScreenshotParams, deadline: AbortSignal) {
+  const { Page } = cdp(session);
+  try {
+    return await untilAborted(deadline, Page.captureScreenshot(params));
+  } catch (error) {
+    if (deadline.aborted || !String((error as Error)?.message).includes('Unable to capture screenshot')) throw error;
+    return await untilAborted(deadline, Page.captureScreenshot(params));
+  }
 }
 
 /** Chromium's image; an empty one (its encoder refused the size) is a failed render, never an empty success. */
@@ -325,15 +343,16 @@ async function captureBySections(
     // Scrolled there (the browser clamps at the bottom), the fixed boxes shown once, and painted
     // twice before the capture.
     await untilAborted(deadline, bars.evaluate(inPage(showSection), section));
-    const shot = await untilAborted(
-      deadline,
-      cdp(session).Page.captureScreenshot({
+    const shot = await screenshotOf(
+      session,
+      {
         // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
         format: 'png',
         optimizeForSpeed: true,
         clip: { x: 0, y, width, height, scale },
         captureBeyondViewport: false,
-      }),
+      },
+      deadline,
     );
     sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
   }
