@@ -4,6 +4,8 @@
 /** Every warning code with the message answers carry. */
 export const warningTable = {
   full_page_cut: 'The page is taller than the full-page capture may be: the capture was cut.',
+  full_page_by_sections:
+    'Chromium could not capture the page in one piece: it was captured a viewport at a time and stitched (full_page_algorithm=by_sections).',
   fonts_not_loaded:
     "The page's web fonts were still loading after 5 seconds: the capture went on without waiting longer.",
   image_scaled_down:

@@ -96,17 +96,28 @@ export async function capture(
       await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
     if (!(await awaitFonts(page, session, progress))) warnings.push(warning('fonts_not_loaded'));
-    const captured =
-      options.full_page &&
-      options.full_page_algorithm === 'by_sections' &&
-      clip !== undefined &&
-      options.selector === undefined
-        ? await captureBySections(page, session, clip, options, deadline, undo)
-        : await captureWith(session, clip, beyondViewport(options, clip), selectorFound, options, deadline);
-    return { ...captured, warnings };
+    const wholePage = options.full_page && clip !== undefined && options.selector === undefined;
+    if (wholePage && options.full_page_algorithm === 'by_sections') {
+      return { ...(await captureBySections(page, session, clip!, options, deadline, undo)), warnings };
+    }
+    const beyond = beyondViewport(options, clip);
+    try {
+      return { ...(await captureWith(session, clip, beyond, selectorFound, options, deadline)), warnings };
+    } catch (error) {
+      // Chromium's compositor now and then gives back no bitmap for a page-tall surface (seen on a
+      // loaded machine, never on the same capture alone): the page is taken a viewport at a time instead.
+      if (!wholePage || !beyond || deadline.aborted || !noBitmap(error)) throw error;
+      const captured = await captureBySections(page, session, clip!, options, deadline, undo);
+      return { ...captured, warnings: [...warnings, warning('full_page_by_sections')] };
+    }
   } finally {
     await undo.run();
   }
+}
+
+/** Chromium's answer when its compositor returned no bitmap for a capture. */
+function noBitmap(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('Unable to capture screenshot');
 }
 
 // capture_beyond_viewport: as asked, else true with full_page or selector, and with clip_* when
@@ -142,7 +153,7 @@ async function captureWith(
   if (clip === undefined && !options.viewport_mobile && options.device_scale_factor === 1) {
     // The viewport where it is scrolled to, at one pixel per CSS px: Chromium's own default, so
     // no clip and no layout metrics call (the zoom and scale below are for phones and scale factors).
-    const shot = await screenshotOf(session, encodingOf(options), deadline);
+    const shot = await untilAborted(deadline, cdp(session).Page.captureScreenshot(encodingOf(options)));
     return { image: imageOf(shot.data), selectorFound };
   }
   clip ??= await viewportClip(session, options, deadline);
@@ -150,33 +161,15 @@ async function captureWith(
   // carries device_scale_factor: a 200×100 CSS px element at 2 becomes 400×200 pixels. A mobile
   // render's metrics are on this session itself (src/render/emulation.ts): its scale is in them.
   const scale = (options.viewport_mobile ? 1 : options.device_scale_factor) * (clip.zoom ?? 1);
-  const shot = await screenshotOf(
-    session,
-    {
+  const shot = await untilAborted(
+    deadline,
+    cdp(session).Page.captureScreenshot({
       ...encodingOf(options),
       clip: { x: clip.x, y: clip.y, width: clip.width, height: clip.height, scale },
       captureBeyondViewport: beyondViewport,
-    },
-    deadline,
+    }),
   );
   return { image: imageOf(shot.data), selectorFound };
-}
-
-type ScreenshotParams = Parameters<ReturnType<typeof cdp>['Page']['captureScreenshot']>[0];
-
-/**
- * `Page.captureScreenshot`, asked once more when Chromium answers "Unable to capture screenshot":
- * its compositor gave back no bitmap, which a loaded machine does now and then to a tall surface
- * and which the next frame does not repeat. A second refusal is the render's failure.
- */
-async function screenshotOf(session: CDPSession, params: ScreenshotParams, deadline: AbortSignal) {
-  const { Page } = cdp(session);
-  try {
-    return await untilAborted(deadline, Page.captureScreenshot(params));
-  } catch (error) {
-    if (deadline.aborted || !String((error as Error)?.message).includes('Unable to capture screenshot')) throw error;
-    return await untilAborted(deadline, Page.captureScreenshot(params));
-  }
 }
 
 /** Chromium's image; an empty one (its encoder refused the size) is a failed render, never an empty success. */
@@ -343,16 +336,15 @@ async function captureBySections(
     // Scrolled there (the browser clamps at the bottom), the fixed boxes shown once, and painted
     // twice before the capture.
     await untilAborted(deadline, bars.evaluate(inPage(showSection), section));
-    const shot = await screenshotOf(
-      session,
-      {
+    const shot = await untilAborted(
+      deadline,
+      cdp(session).Page.captureScreenshot({
         // Stitched and encoded again below: the fast encoding's larger sections cost nothing.
         format: 'png',
         optimizeForSpeed: true,
         clip: { x: 0, y, width, height, scale },
         captureBeyondViewport: false,
-      },
-      deadline,
+      }),
     );
     sections.push({ top: Math.round(y * pixels), image: Buffer.from(shot.data, 'base64') });
   }
