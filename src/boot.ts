@@ -17,8 +17,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   } catch {
     // The service loads it again and reports what is wrong with it.
   }
-  const chromiumPath = config?.roles.has('render') ? config.chromiumPath : undefined;
-  readAhead(startFiles(path.dirname(fileURLToPath(import.meta.url)), chromiumPath));
+  const chromium = config?.roles.has('render')
+    ? { executablePath: config.chromiumPath, dataDir: config.dataDir }
+    : undefined;
+  readAhead(startFiles(path.dirname(fileURLToPath(import.meta.url)), chromium));
   const service: typeof import('./main.ts') = await import(SERVICE);
   service.run(config);
 }

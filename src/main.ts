@@ -304,6 +304,7 @@ async function startRenderer(config: Config, log: Logger) {
     env: config.browserEnv,
     rendererMemoryMb: config.rendererMemoryMb,
     memoryBudgetMb: config.renderMemoryBudgetMb,
+    dataDir: config.dataDir,
   });
   try {
     await browser.start();

@@ -15,7 +15,8 @@ import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
-import { TreeMemory } from './processes.ts';
+import { RendererKinds, TreeMemory } from './processes.ts';
+import { recordMappedFiles } from '../read-ahead.ts';
 
 /**
  * How a BrowserHost is set up. `proxyServer`: Chromium's `--proxy-server` (a proxy's URL, or rules by
@@ -50,6 +51,11 @@ export interface BrowserHostOptions {
    * limit, and the resident size above which the watchdog kills it (the render: page_memory_exceeded).
    */
   rendererMemoryMb?: number;
+  /**
+   * DATA_DIR: after this host's first render, what its Chromium's processes have mapped is recorded
+   * there for the next start to read ahead (src/read-ahead.ts, recordMappedFiles). Unset: nothing is.
+   */
+  dataDir?: string;
 }
 
 /**
@@ -100,6 +106,7 @@ export class BrowserHost {
   #launching: Promise<Browser> | null = null;
   #recovering: Promise<void> | null = null;
   #closed = false;
+  #recorded = false;
 
   constructor(options: BrowserHostOptions) {
     this.#options = options;
@@ -184,10 +191,22 @@ export class BrowserHost {
     // result, the image) until the signal aborts, and a deadline whose timeout signal has been
     // collected never does.
     try {
-      return await asOneApiCall(() => this.#renderOnPage(setup, progress, aborted, task));
+      const result = await asOneApiCall(() => this.#renderOnPage(setup, progress, aborted, task));
+      if (!this.#recorded) this.#recordMappedFiles();
+      return result;
     } finally {
       dispose();
     }
+  }
+
+  // Once, after the first render (its fonts and the renderer's libraries are mapped by then), and
+  // after the render's answer: a few ms of reading /proc the render does not wait for.
+  #recordMappedFiles(): void {
+    this.#recorded = true;
+    const { dataDir, executablePath } = this.#options;
+    const pid = this.#pid;
+    if (dataDir === undefined || pid === null) return;
+    setImmediate(() => recordMappedFiles(new RendererKinds().below(pid), { executablePath, dataDir }));
   }
 
   async #renderOnPage<T>(setup: PageSetup, progress: Progress, aborted: Promise<never>, task: PageTask<T>): Promise<T> {
