@@ -1,10 +1,10 @@
 // Reading ahead what a start is about to load. On a machine whose file cache is cold (a new
 // container, a machine just booted) a start waits on the disk a page at a time: Node reads each
 // package file as it loads it, Chromium faults in its executable, its libraries, its data files and
-// fonts as it launches and renders, each a small read. The same files read ahead by other processes, several at a time
-// and in the order they are needed, are in the cache before they are asked for
-// (docs/performance.md, "Starting"). Where they are already cached, the reading costs `cat`s of the
-// lowest priority copying them once.
+// fonts as it launches and renders, each a small read. The same files read ahead by other
+// processes, several at a time and in the order they are needed, are in the cache before they are
+// asked for (docs/performance.md, "Starting"). Where they are already cached, the reading costs
+// `cat`s of the lowest priority copying them once.
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
