@@ -96,9 +96,10 @@ export async function capture(
       await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
     if (!(await awaitFonts(page, session, progress))) warnings.push(warning('fonts_not_loaded'));
-    const wholePage = options.full_page && clip !== undefined && options.selector === undefined;
-    if (wholePage && options.full_page_algorithm === 'by_sections') {
-      return { ...(await captureBySections(page, session, clip!, options, deadline, undo)), warnings };
+    // The whole page's rectangle, when that is what is captured.
+    const pageClip = options.full_page && options.selector === undefined ? clip : undefined;
+    if (pageClip && options.full_page_algorithm === 'by_sections') {
+      return { ...(await captureBySections(page, session, pageClip, options, deadline, undo)), warnings };
     }
     const beyond = beyondViewport(options, clip);
     try {
@@ -106,8 +107,8 @@ export async function capture(
     } catch (error) {
       // Chromium's compositor now and then gives back no bitmap for a page-tall surface (seen on a
       // loaded machine, never on the same capture alone): the page is taken a viewport at a time instead.
-      if (!wholePage || !beyond || deadline.aborted || !noBitmap(error)) throw error;
-      const captured = await captureBySections(page, session, clip!, options, deadline, undo);
+      if (!pageClip || !beyond || deadline.aborted || !noBitmap(error)) throw error;
+      const captured = await captureBySections(page, session, pageClip, options, deadline, undo);
       return { ...captured, warnings: [...warnings, warning('full_page_by_sections')] };
     }
   } finally {
