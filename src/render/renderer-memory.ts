@@ -7,11 +7,14 @@ import { pidsIn, ProcFile, RendererKinds } from './processes.ts';
 /** How often the renderers' memory is read while a render runs. */
 const SAMPLE_MS = 100;
 /**
- * How often (in samples) the whole tree below the browser is walked. In between only the threads
- * that had children at the last walk are read: while a render runs its renderer is one of them, so
- * the zygote thread that starts every renderer (a page's, and an iframe's of another site) is too.
+ * How often the whole tree below the browser is walked while renders run (at the first sample of a
+ * busy spell too, once the last walk is this old). In between only the threads that had children
+ * at the last walk are read: while a render runs its renderer is one of them, so the zygote thread
+ * that starts every renderer (a page's, and an iframe's of another site) is too. Renders one after
+ * another each start a busy spell of their own: a walk for each (≈ 35 files opened and read for
+ * one workspace's pages) cost more than the rest of their sampling.
  */
-const WALK_EVERY = 10;
+const WALK_EVERY_MS = 1000;
 /** How long after a kill a page's crash is put down to it. */
 const KILL_ATTRIBUTION_MS = 5000;
 const PAGE_BYTES = 4096;
@@ -26,7 +29,9 @@ export class RendererMemoryWatch {
   #parents: ProcFile[] = [];
   // Each renderer's statm, kept open while it is seen below the browser.
   readonly #statm = new Map<number, ProcFile>();
-  #samples = 0;
+  #walkedAt = Number.NEGATIVE_INFINITY;
+  /** How many times it has walked the whole tree (for tests). */
+  walks = 0;
   #renders = 0;
   #timer: NodeJS.Timeout | null = null;
   #lastKill = Number.NEGATIVE_INFINITY;
@@ -41,8 +46,6 @@ export class RendererMemoryWatch {
   begin(): () => void {
     this.#renders += 1;
     if (!this.#timer) {
-      // The first sample of a busy spell walks the whole tree.
-      this.#samples = 0;
       this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
     }
     let ended = false;
@@ -69,6 +72,11 @@ export class RendererMemoryWatch {
     for (const file of [...this.#parents, ...this.#statm.values()]) file.close();
     this.#parents = [];
     this.#statm.clear();
+  }
+
+  /** The renderers it read at its last sample (for tests). */
+  renderers(): number[] {
+    return [...this.#statm.keys()];
   }
 
   /** Files this watch holds open (for tests: none once stopped). */
@@ -100,9 +108,12 @@ export class RendererMemoryWatch {
     }
   }
 
-  // The processes below the browser: walked afresh every WALK_EVERY samples, else from the last walk's parents.
+  // The processes below the browser: walked afresh every WALK_EVERY_MS, else from the last walk's parents.
   #below(): number[] {
-    if (this.#samples++ % WALK_EVERY !== 0) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
+    const now = Date.now();
+    if (now - this.#walkedAt < WALK_EVERY_MS) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
+    this.#walkedAt = now;
+    this.walks += 1;
     for (const file of this.#parents) file.close();
     const parents: string[] = [];
     const below = this.#kinds.below(this.#browserPid, parents).slice(1);
