@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { chromiumArgs, findProcessWithArg } from './chromium.ts';
 import { fontconfigFile } from './fonts.ts';
-import { asOneApiCall, chromium } from './playwright.ts';
+import { asOneApiCall, batchPipeWrites, chromium } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { asChromeShows, PagePool, type WarmPage } from './pool.ts';
@@ -347,6 +347,7 @@ export class BrowserHost {
       if (refused) throw refused;
       throw new ServiceError('temporary_unavailable', {}, { cause: error });
     }
+    batchPipeWrites(browser);
     this.#browser = browser;
     this.#pid = findProcessWithArg(this.#marker);
     const pid = this.#pid;

@@ -215,3 +215,32 @@ export async function navigateToLoad(
     frame.off('addlifecycle', check);
   }
 }
+
+type ServerTransport = {
+  send?: (message: object) => void;
+  _closed?: boolean;
+  _pipeWrite?: { write(chunk: string): unknown };
+};
+
+/**
+ * Sends what Playwright's server writes to Chromium's pipe in one write a turn: the messages sent
+ * within one synchronous stretch, each with its NUL separator, in one string (Playwright's own
+ * transport writes a message and its separator as two writes). Where the pipe is out of reach, nothing.
+ */
+export function batchPipeWrites(browser: object): void {
+  const transport = (serverObjectOf(browser) as { _connection?: { _transport?: ServerTransport } } | undefined)
+    ?._connection?._transport;
+  const pipe = transport?._pipeWrite;
+  if (!transport || typeof transport.send !== 'function' || typeof pipe?.write !== 'function') return;
+  let queued = '';
+  const flush = () => {
+    const chunk = queued;
+    queued = '';
+    pipe.write(chunk);
+  };
+  transport.send = (message) => {
+    if (transport._closed) throw new Error('Pipe has been closed');
+    if (queued === '') queueMicrotask(flush);
+    queued += `${JSON.stringify(message)}\0`;
+  };
+}
