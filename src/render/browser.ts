@@ -263,7 +263,7 @@ export class BrowserHost {
       if (deadline.aborted) throw await aborted.catch((reason: unknown) => reason);
       const overMemory = crashed?.explain(error);
       if (overMemory) throw overMemory;
-      if (!browser.isConnected()) {
+      if (!browser.isConnected() || (await diesWithIt(error, crash.gone))) {
         throw new ServiceError('internal_application_error', {}, { cause: error });
       }
       throw error;
@@ -513,6 +513,23 @@ function disconnection(browser: Browser): { gone: Promise<never>; dispose(): voi
   });
   gone.catch(() => {});
   return { gone, dispose: () => void browser.off('disconnected', fail) };
+}
+
+// How long a render's session closing under it may come before its browser's disconnect.
+const DISCONNECT_AFTER_CLOSE_MS = 300;
+// A session closing under a command: when the browser dies, the command on its pipe session may
+// fail with its page's target before the connection closes.
+const SESSION_CLOSED = /session closed|Target closed|has been closed/i;
+
+// True when `error` is a session closing and the browser disconnects (`gone`) right after it.
+async function diesWithIt(error: unknown, gone: Promise<never>): Promise<boolean> {
+  if (!SESSION_CLOSED.test(String(error))) return false;
+  return (
+    (await withTimeout(
+      gone.catch(() => true),
+      DISCONNECT_AFTER_CLOSE_MS,
+    )) === true
+  );
 }
 
 // Resolves with the promise's value, or `undefined` when it has not settled after `ms`.

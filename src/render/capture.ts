@@ -55,7 +55,7 @@ export async function capturePage(
         const rendered = withMetrics(options, metrics);
         await applyRequestSettings(page, session, rendered, progress);
         const blocking = await applyBlocking(page, rendered, progress);
-        const navigation = await traced('navigate', () => navigate(page, rendered, deadline));
+        const navigation = await traced('navigate', () => navigate(page, rendered, deadline, session));
         markStep('navigated');
         navigated = true;
         const { finalUrl, mainStatus } = navigation;

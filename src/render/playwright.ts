@@ -96,7 +96,13 @@ export interface NetworkWatch {
 }
 
 type ServerRequest = NetworkRequest & { frame(): { _page?: unknown } | null };
-type ServerResponse = { request(): ServerRequest; status(): number; headerValue(name: string): string | undefined };
+type ServerResponse = {
+  url(): string;
+  request(): ServerRequest;
+  status(): number;
+  headerValue(name: string): string | undefined;
+  internalRawResponseHeaders(): Promise<{ name: string; value: string }[]>;
+};
 type ServerEmitter = {
   on(event: string, listener: (payload: never) => void): unknown;
   off(event: string, listener: (payload: never) => void): unknown;
@@ -176,44 +182,134 @@ export function watchContextRequests(context: BrowserContext, listener: (url: st
   else context.on('request', onRequest);
 }
 
-type ServerFrame = ServerEmitter & {
-  _currentDocument?: { documentId?: string };
-  _firedLifecycleEvents?: Set<string>;
+type ServerFrame = ServerEmitter & { _firedLifecycleEvents?: Set<string>; url?(): string };
+// What the server's frame tells of a navigation (its `internalnavigation` event).
+type ServerNavigation = {
+  url?: string;
+  error?: Error;
+  newDocument?: { documentId?: string; request?: { _finalRequest(): ServerDocumentRequest } };
 };
+type ServerDocumentRequest = { _waitForResponse(): Promise<ServerResponse | null> };
+
+/** The main document's response, as a navigation reads it. */
+export interface DocumentResponse {
+  url(): string;
+  status(): number;
+  /** A header's value, by its lower-case name. */
+  header(name: string): string | undefined;
+  /** Every header as it came over the wire, by lower-case name; repeated ones joined (`set-cookie`'s by newlines). */
+  allHeaders(): Promise<Record<string, string>>;
+}
 
 /**
- * Navigates `page` to `url` by `navigate` (a bare `Page.navigate`) and settles once its new
- * document has fired `load`, as `page.goto` does, without a call of Playwright's client: the load
- * is heard on the server's main frame (serverObjectOf). Where that is out of reach, `page.goto`.
+ * The URL of `page`'s main document as the server's frame knows it: the client's `page.url()`
+ * hears of a commit by an event that may still be on its way when gotoDocument has settled.
  */
-export async function navigateToLoad(
+export function mainFrameUrl(page: Page): string {
+  const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
+  return typeof frame?.url === 'function' ? frame.url() : page.url();
+}
+
+/** What `Page.navigate` answers. */
+export type NavigateResult = { loaderId?: string; errorText?: string; isDownload?: boolean };
+
+/**
+ * Navigates `page`'s main frame to `url` and settles once the frame has fired `waitUntil`, as
+ * `page.goto(url, { waitUntil })` does, with the same errors' texts, but without a call of
+ * Playwright's client: `navigate` sends `Page.navigate`, and the new document's commit, the frame's
+ * lifecycle and the document's response are heard on the server's main frame (serverObjectOf). A
+ * crash or close of the page meanwhile fails it. Resolves with the document's final response (after
+ * its redirects; null for a navigation within the document or one with no response). Where the
+ * server is out of reach, or no `navigate` is given, `page.goto`.
+ */
+export async function gotoDocument(
   page: Page,
   url: string,
-  navigate: (url: string) => Promise<{ loaderId?: string; errorText?: string }>,
-): Promise<void> {
+  waitUntil: 'load' | 'domcontentloaded' | 'commit',
+  navigate?: (url: string) => Promise<NavigateResult>,
+): Promise<DocumentResponse | null> {
   const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
-  if (!frame?._firedLifecycleEvents || typeof frame.on !== 'function') {
-    await page.goto(url);
-    return;
+  const fired = frame?._firedLifecycleEvents;
+  if (!navigate || !frame || !fired || typeof frame.on !== 'function') {
+    const response = await page.goto(url, { waitUntil });
+    return (
+      response && {
+        url: () => response.url(),
+        status: () => response.status(),
+        header: (name) => response.headers()[name],
+        allHeaders: () => response.allHeaders(),
+      }
+    );
   }
-  let loaderId: string | undefined;
-  let loaded!: () => void;
-  const load = new Promise<void>((resolve) => (loaded = resolve));
-  // The new document's load settles it (a navigation that makes none, no loaderId: the current one's).
-  const check = () => {
-    const ours = loaderId === '' || (loaderId !== undefined && frame._currentDocument?.documentId === loaderId);
-    if (ours && frame._firedLifecycleEvents!.has('load')) loaded();
+  const navigations: ServerNavigation[] = [];
+  let heard = () => {};
+  let fail!: (error: Error) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => {});
+  const onNavigation = (event: ServerNavigation) => {
+    navigations.push(event);
+    heard();
   };
-  frame.on('addlifecycle', check);
+  const onLifecycle = () => heard();
+  const onCrash = () => fail(new Error('Page crashed'));
+  const onClose = () => fail(new Error('Target page, context or browser has been closed'));
+  // Resolves with what `check` finds, asked again at every navigation and lifecycle event.
+  const until = <T>(check: () => T | undefined) =>
+    Promise.race([
+      failed,
+      new Promise<T>((resolve) => {
+        heard = () => {
+          const found = check();
+          if (found !== undefined) resolve(found);
+        };
+        heard();
+      }),
+    ]);
+  frame.on('internalnavigation', onNavigation);
+  frame.on('addlifecycle', onLifecycle);
+  page.on('crash', onCrash);
+  page.on('close', onClose);
   try {
-    const result = await navigate(url);
-    if (result.errorText) throw new Error(`navigation to ${url} failed: ${result.errorText}`);
-    loaderId = result.loaderId ?? '';
-    check();
-    await load;
+    const result = await Promise.race([navigate(url), failed]);
+    if (result.isDownload) throw new Error('Download is starting');
+    if (result.errorText) throw new Error(`${result.errorText} at ${url}`);
+    const documentId = result.loaderId;
+    // Its own document's commit (or an error before it); a navigation within the document makes none.
+    const event = await until(() =>
+      navigations.find((navigation) =>
+        documentId
+          ? navigation.newDocument && (navigation.newDocument.documentId === documentId || !navigation.error)
+          : !navigation.newDocument,
+      ),
+    );
+    if (documentId && event.newDocument?.documentId !== documentId)
+      throw new Error(`Navigation to "${url}" is interrupted by another navigation to "${event.url}"`);
+    if (event.error) throw event.error;
+    await until(() => fired.has(waitUntil) || undefined);
+    const response = await event.newDocument?.request?._finalRequest()._waitForResponse();
+    return response
+      ? {
+          url: () => response.url(),
+          status: () => response.status(),
+          header: (name) => response.headerValue(name),
+          allHeaders: async () => joinedHeaders(await response.internalRawResponseHeaders()),
+        }
+      : null;
   } finally {
-    frame.off('addlifecycle', check);
+    frame.off('internalnavigation', onNavigation);
+    frame.off('addlifecycle', onLifecycle);
+    page.off('crash', onCrash);
+    page.off('close', onClose);
   }
+}
+
+// Headers by lower-case name, as Playwright's client joins them for `allHeaders()`.
+function joinedHeaders(headers: { name: string; value: string }[]): Record<string, string> {
+  const joined: Record<string, string[]> = {};
+  for (const { name, value } of headers) (joined[name.toLowerCase()] ??= []).push(value);
+  return Object.fromEntries(
+    Object.entries(joined).map(([name, values]) => [name, values.join(name === 'set-cookie' ? '\n' : ', ')]),
+  );
 }
 
 type ServerTransport = {

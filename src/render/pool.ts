@@ -10,7 +10,7 @@ import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
-import { navigateToLoad, watchContextRequests } from './playwright.ts';
+import { gotoDocument, watchContextRequests } from './playwright.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -417,7 +417,7 @@ export async function wipe(warm: WarmPage): Promise<void> {
       .map((other) => other.close()),
   );
   // Storage is cleared once the page has left: what its unload handlers write is cleared with the rest.
-  await navigateToLoad(page, 'about:blank', (url) => cdp(session).Page.navigate({ url }));
+  await gotoDocument(page, 'about:blank', 'load', (url) => cdp(session).Page.navigate({ url }));
   // The rest is independent of each other: sent at once, answered in one round trip's time.
   // Storage.clearDataForOrigin ('all') clears the origin's session storage as well as its local storage.
   // Network.clearBrowserCookies clears the whole context's cookies (what context.clearCookies does).

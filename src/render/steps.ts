@@ -1,9 +1,16 @@
 // Small named page steps a render is composed of: navigate, watch, settle, scroll, read. The
 // capture itself is in screenshot.ts.
 
-import type { CDPSession, Page, Response } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
-import { errors, type NetworkRequest, watchNetwork } from './playwright.ts';
+import {
+  type DocumentResponse,
+  errors,
+  gotoDocument,
+  mainFrameUrl,
+  type NetworkRequest,
+  watchNetwork,
+} from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
 import { cdp, openCdp } from './cdp.ts';
@@ -39,8 +46,14 @@ const NET_ERROR_CODES: Array<[RegExp, ErrorCode]> = [
  * Opens the page (`options.url`, or the `html` / `markdown` document), waits until every
  * condition of `wait_until` holds, and reports the main document's final status and URL (status
  * null for a document of our own). `navigation_timeout` bounds the whole of it: timeout_error.
+ * With the page's CDP `session`, the URL is opened by a bare `Page.navigate` on it (gotoDocument).
  */
-export async function navigate(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<Navigation> {
+export async function navigate(
+  page: Page,
+  options: RenderOptions,
+  deadline: AbortSignal,
+  session?: CDPSession,
+): Promise<Navigation> {
   const limit = AbortSignal.any([deadline, AbortSignal.timeout(options.navigation_timeout * 1000)]);
   const startedAt = Date.now();
   const left = () => Math.max(1, options.navigation_timeout * 1000 - (Date.now() - startedAt));
@@ -52,11 +65,12 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
     options.ignore_host_errors && options.url !== undefined
       ? await untilAborted(limit, declineAuthChallenges(page))
       : undefined;
-  let response: Response | null = null;
+  let response: DocumentResponse | null = null;
   try {
     const waitUntil = lifecycleOf(options.wait_until);
     if (options.url !== undefined) {
-      response = await untilAborted(limit, page.goto(options.url, { waitUntil, timeout: left() }));
+      const navigateBy = session && ((url: string) => cdp(session).Page.navigate({ url }));
+      response = await untilAborted(limit, gotoDocument(page, options.url, waitUntil, navigateBy));
     } else {
       // A document of our own on the blank page: its sub-resources go through the browser's proxy like any page's.
       await untilAborted(limit, page.setContent(documentOf(options), { waitUntil, timeout: left() }));
@@ -87,7 +101,11 @@ export async function navigate(page: Page, options: RenderOptions, deadline: Abo
     options.metadata_http_response_headers && response
       ? await untilAborted(deadline, response.allHeaders())
       : undefined;
-  return { finalUrl: page.url(), mainStatus: response?.status() ?? null, ...(mainHeaders ? { mainHeaders } : {}) };
+  return {
+    finalUrl: mainFrameUrl(page),
+    mainStatus: response?.status() ?? null,
+    ...(mainHeaders ? { mainHeaders } : {}),
+  };
 }
 
 /**
@@ -184,8 +202,8 @@ export function documentOf(options: Pick<RenderOptions, 'html' | 'markdown'>): s
 const PROXY_BLOCK_CODES: ErrorCode[] = ['url_not_allowed', 'name_not_resolved', 'network_error'];
 
 /** The code with which the egress proxy answered instead of the target, if it did. */
-function blockedBy(response: Response): ErrorCode | undefined {
-  return blockedCode(response.headers()[blockedHeader.toLowerCase()]);
+function blockedBy(response: DocumentResponse): ErrorCode | undefined {
+  return blockedCode(response.header(blockedHeader.toLowerCase()));
 }
 
 /** The code of the egress proxy's header, if it is one the proxy answers with. */
@@ -198,8 +216,8 @@ function blockedCode(value: string | undefined): ErrorCode | undefined {
 const AUTH_SCHEMES = /^\s*(basic|digest|ntlm|negotiate)\b/im;
 
 /** True when the site answered with a 401 whose challenge Chromium would ask credentials for. */
-function isAuthChallenge(response: Response): boolean {
-  return response.status() === 401 && AUTH_SCHEMES.test(response.headers()['www-authenticate'] ?? '');
+function isAuthChallenge(response: DocumentResponse): boolean {
+  return response.status() === 401 && AUTH_SCHEMES.test(response.header('www-authenticate') ?? '');
 }
 
 /**

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
 import { cdp } from '../../src/render/cdp.ts';
-import { navigateToLoad } from '../../src/render/playwright.ts';
+import { gotoDocument, mainFrameUrl } from '../../src/render/playwright.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('navigation');
@@ -28,6 +28,18 @@ test.before(async () => {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<h1>Slow</h1><img src="/slow-image">');
       },
+      '/moved': (_req, res) => {
+        res.writeHead(302, { location: '/landing' }).end();
+      },
+      '/landing': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': ['a=1', 'b=2'] });
+        res.end('<h1>Landed</h1>');
+      },
+      '/never-loads': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<h1>Waiting</h1><img src="/never">');
+      },
+      '/never': () => {},
       '/slow-image': (_req, res) => {
         setTimeout(() => res.writeHead(404).end(), SLOW_IMAGE_MS);
       },
@@ -66,7 +78,7 @@ test('with ignore_host_errors the 401 page itself is captured, and the next rend
   assert.is((error as ServiceError).code, 'host_returned_error');
 });
 
-test('navigateToLoad is one Page.navigate on the pipe, settled once the new document has fired load', async () => {
+test('gotoDocument is one Page.navigate on the pipe, settled once the new document has fired load, with its response', async () => {
   const setup = {
     timeout: 10,
     viewport_width: 800,
@@ -81,10 +93,13 @@ test('navigateToLoad is one Page.navigate on the pipe, settled once the new docu
     try {
       // The page starts loaded: that load must not settle the navigation to the next document.
       const started = Date.now();
-      await navigateToLoad(page, `${rig.site.url}/slow-load`, navigate);
+      const response = await gotoDocument(page, `${rig.site.url}/slow-load`, 'load', navigate);
       assert.ok(Date.now() - started >= SLOW_IMAGE_MS - 50, `settled after ${Date.now() - started} ms`);
       assert.is(await page.evaluate(() => document.readyState), 'complete');
-      await navigateToLoad(page, 'about:blank', navigate);
+      assert.is(response?.status(), 200);
+      assert.is(response?.header('content-type'), 'text/html');
+      assert.is(mainFrameUrl(page), `${rig.site.url}/slow-load`);
+      assert.is(await gotoDocument(page, 'about:blank', 'load', navigate), null, 'about:blank has no response');
       // Asked of the page: the client's page.url() hears of the commit by an event that may still
       // be on its way when the server's frame has fired load.
       assert.is(await page.evaluate(() => location.href), 'about:blank');
@@ -92,6 +107,34 @@ test('navigateToLoad is one Page.navigate on the pipe, settled once the new docu
     } finally {
       page.goto = goto;
     }
+  });
+});
+
+test("gotoDocument's response is the redirect's end, and a page closed while it waits fails it at once", async () => {
+  const setup = {
+    timeout: 10,
+    viewport_width: 800,
+    viewport_height: 600,
+    device_scale_factor: 1,
+    workspaceId: 'ws_navigation',
+  };
+  await rig.host.withPage(setup, new AbortController().signal, async (page, _progress, session) => {
+    const navigate = (url: string) => cdp(session).Page.navigate({ url });
+    const response = await gotoDocument(page, `${rig.site.url}/moved`, 'domcontentloaded', navigate);
+    assert.is(response?.status(), 200);
+    assert.is(response?.url(), `${rig.site.url}/landing`);
+    assert.is(mainFrameUrl(page), `${rig.site.url}/landing`);
+    assert.is((await response!.allHeaders())['set-cookie'], 'a=1\nb=2');
+    const waiting = gotoDocument(page, `${rig.site.url}/never-loads`, 'load', navigate).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const closedAt = Date.now();
+    await page.close();
+    const error = await waiting;
+    assert.match(String(error), /closed/);
+    assert.ok(Date.now() - closedAt < 2000, `failed ${Date.now() - closedAt} ms after the close`);
   });
 });
 
