@@ -36,7 +36,16 @@ export class RendererMemoryWatch {
   #timer: NodeJS.Timeout | null = null;
   #lastKill = Number.NEGATIVE_INFINITY;
 
-  constructor(browserPid: number, limitMb: number, onKill: (pid: number, mb: number) => void) {
+  readonly #walkEveryMs: number;
+
+  /** `walkEveryMs`: how often the whole tree is walked (WALK_EVERY_MS unless a test says otherwise). */
+  constructor(
+    browserPid: number,
+    limitMb: number,
+    onKill: (pid: number, mb: number) => void,
+    walkEveryMs = WALK_EVERY_MS,
+  ) {
+    this.#walkEveryMs = walkEveryMs;
     this.#browserPid = browserPid;
     this.#limitBytes = limitMb * 1024 * 1024;
     this.#onKill = onKill;
@@ -108,10 +117,10 @@ export class RendererMemoryWatch {
     }
   }
 
-  // The processes below the browser: walked afresh every WALK_EVERY_MS, else from the last walk's parents.
+  // The processes below the browser: walked afresh every #walkEveryMs, else from the last walk's parents.
   #below(): number[] {
     const now = Date.now();
-    if (now - this.#walkedAt < WALK_EVERY_MS) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
+    if (now - this.#walkedAt < this.#walkEveryMs) return this.#parents.flatMap((file) => pidsIn(file.read() ?? ''));
     this.#walkedAt = now;
     this.walks += 1;
     for (const file of this.#parents) file.close();

@@ -140,44 +140,49 @@ watched('reads the renderers through open files while renders run, and closes th
   assert.equal(kills, [], 'nothing over a 4 GB limit');
 });
 
-watched(
-  'renders one after another walk the tree once a second, and still see a renderer started between them',
-  async () => {
-    await rig.render('/');
-    const watch = new RendererMemoryWatch(rig.host.pid!, 4096, () => {});
-    const spell = async () => {
-      const ended = watch.begin();
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      ended();
-    };
-    const renderersNow = () => {
-      const processes = listProcesses();
-      const tree = new Set(processTree([rig.host.pid!], processes));
-      return processes.filter((p) => tree.has(p.pid) && p.argv.includes('--type=renderer')).map((p) => p.pid);
-    };
-    try {
-      await spell();
-      assert.is(watch.walks, 1, 'the first sample walks the tree');
-      const walked = new Set(watch.renderers());
-      // Another workspace's page: a context and a renderer of its own (and a blank one prepared after it).
-      await rig.render('/', {}, 'ws_proc_files_other');
-      await waitFor(() => renderersNow().some((pid) => !walked.has(pid)), 'a renderer started since the walk', 5_000);
-      await spell();
-      assert.is(watch.walks, 1, 'the next spell, within the second, reads the parents the walk found');
-      const started = renderersNow().filter((pid) => !walked.has(pid));
-      const seen = watch.renderers();
-      assert.ok(
-        started.every((pid) => seen.includes(pid)),
-        `renderers started since the walk ${started.join(' ')}, read ${seen.join(' ')}`,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      await spell();
-      assert.is(watch.walks, 2, 'a spell once the walk is a second old walks again');
-    } finally {
-      watch.stop();
-    }
-  },
-);
+watched('renders one after another walk the tree once a while, and see a renderer started between them', async () => {
+  await rig.render('/');
+  const spell = async (watch: RendererMemoryWatch) => {
+    const ended = watch.begin();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    ended();
+  };
+  const renderersNow = () => {
+    const processes = listProcesses();
+    const tree = new Set(processTree([rig.host.pid!], processes));
+    return processes.filter((p) => tree.has(p.pid) && p.argv.includes('--type=renderer')).map((p) => p.pid);
+  };
+  // A walk a minute: every spell below after the first reads the parents the walk found.
+  const watch = new RendererMemoryWatch(rig.host.pid!, 4096, () => {}, 60_000);
+  try {
+    await spell(watch);
+    assert.is(watch.walks, 1, 'the first sample walks the tree');
+    const walked = new Set(watch.renderers());
+    // Another workspace's page: a context and a renderer of its own (and a blank one prepared after it).
+    await rig.render('/', {}, 'ws_proc_files_other');
+    await waitFor(() => renderersNow().some((pid) => !walked.has(pid)), 'a renderer started since the walk', 5_000);
+    await spell(watch);
+    assert.is(watch.walks, 1, 'the next spell reads the parents the walk found');
+    const started = renderersNow().filter((pid) => !walked.has(pid));
+    const seen = watch.renderers();
+    assert.ok(
+      started.every((pid) => seen.includes(pid)),
+      `renderers started since the walk ${started.join(' ')}, read ${seen.join(' ')}`,
+    );
+  } finally {
+    watch.stop();
+  }
+  // A walk every 200 ms: a spell once the last walk is that old walks again.
+  const often = new RendererMemoryWatch(rig.host.pid!, 4096, () => {}, 200);
+  try {
+    await spell(often);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await spell(often);
+    assert.is(often.walks, 2, 'walked at each spell');
+  } finally {
+    often.stop();
+  }
+});
 
 watched("the browser's memory counts every process below it, renderers too, from one walk", async () => {
   const tree = processTree([rig.host.pid!], listProcesses());
