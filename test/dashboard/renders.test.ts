@@ -168,10 +168,21 @@ renders("a render's page: its timeline, its output inline, its webhook delivery"
     assert.ok(steps.includes(step), `${step} in ${steps}`);
   const image = (await page.getAttribute('#output-image', 'src'))!;
   assert.is(image, (await status(state.ids.hooked)).file_url);
-  assert.ok(
-    await page.evaluate(() => (document.getElementById('output-image') as HTMLImageElement).naturalWidth > 0),
-    'the image is shown',
-  );
+  // The image loads after the page's own load on a busy machine: it is waited for, then looked at.
+  const shown = await page
+    .waitForFunction(
+      () => {
+        const img = document.getElementById('output-image') as HTMLImageElement;
+        return img.complete && img.naturalWidth > 0;
+      },
+      undefined,
+      { timeout: 10_000 },
+    )
+    .then(
+      () => true,
+      () => false,
+    );
+  assert.ok(shown, 'the image is shown');
   assert.match((await page.textContent('#webhook'))!, /delivered/);
   await page.click('#delivery-link');
   assert.match(page.url(), /\/dashboard\/deliveries\/wh_[0-9a-f]{32}$/);
