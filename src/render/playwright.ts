@@ -201,12 +201,17 @@ export interface DocumentResponse {
   allHeaders(): Promise<Record<string, string>>;
 }
 
+// The server's main frame of `page` (serverObjectOf), when in reach.
+function serverMainFrame(page: Page): ServerFrame | undefined {
+  return (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
+}
+
 /**
  * The URL of `page`'s main document as the server's frame knows it: the client's `page.url()`
  * hears of a commit by an event that may still be on its way when gotoDocument has settled.
  */
 export function mainFrameUrl(page: Page): string {
-  const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
+  const frame = serverMainFrame(page);
   return typeof frame?.url === 'function' ? frame.url() : page.url();
 }
 
@@ -228,7 +233,7 @@ export async function gotoDocument(
   waitUntil: 'load' | 'domcontentloaded' | 'commit',
   navigate?: (url: string) => Promise<NavigateResult>,
 ): Promise<DocumentResponse | null> {
-  const frame = (serverObjectOf(page) as ServerPage | undefined)?.mainFrame() as ServerFrame | undefined;
+  const frame = serverMainFrame(page);
   const fired = frame?._firedLifecycleEvents;
   if (!navigate || !frame || !fired || typeof frame.on !== 'function') {
     const response = await page.goto(url, { waitUntil });

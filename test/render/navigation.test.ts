@@ -13,6 +13,15 @@ const test = suite('navigation');
 
 let rig: RenderRig;
 
+/** The page a navigation test is lent. */
+const setup = {
+  timeout: 10,
+  viewport_width: 800,
+  viewport_height: 600,
+  device_scale_factor: 1,
+  workspaceId: 'ws_navigation',
+};
+
 /** How long /slow-load's image takes: its document's load comes no sooner. */
 const SLOW_IMAGE_MS = 800;
 
@@ -79,13 +88,6 @@ test('with ignore_host_errors the 401 page itself is captured, and the next rend
 });
 
 test('gotoDocument is one Page.navigate on the pipe, settled once the new document has fired load, with its response', async () => {
-  const setup = {
-    timeout: 10,
-    viewport_width: 800,
-    viewport_height: 600,
-    device_scale_factor: 1,
-    workspaceId: 'ws_navigation',
-  };
   await rig.host.withPage(setup, new AbortController().signal, async (page, _progress, session) => {
     const navigate = (url: string) => cdp(session).Page.navigate({ url });
     const goto = page.goto;
@@ -111,13 +113,6 @@ test('gotoDocument is one Page.navigate on the pipe, settled once the new docume
 });
 
 test("gotoDocument's response is the redirect's end, and a page closed while it waits fails it at once", async () => {
-  const setup = {
-    timeout: 10,
-    viewport_width: 800,
-    viewport_height: 600,
-    device_scale_factor: 1,
-    workspaceId: 'ws_navigation',
-  };
   await rig.host.withPage(setup, new AbortController().signal, async (page, _progress, session) => {
     const navigate = (url: string) => cdp(session).Page.navigate({ url });
     const response = await gotoDocument(page, `${rig.site.url}/moved`, 'domcontentloaded', navigate);
