@@ -1,16 +1,19 @@
 // The bundle's entry (dist/main.js, what `make run` and the image start): reads ahead the files the
 // start is about to load (src/read-ahead.ts), then loads the service (dist/service.js, the bundle
 // of src/main.ts) and runs it. It imports only Node's modules and src/config.ts, so it runs before
-// any package is loaded: the service's own imports would otherwise all load first.
+// any package is loaded: the service's own imports would otherwise all load first. It also sets how
+// V8 grows the heap (src/heap.ts) before the service allocates any of it.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from './config.ts';
+import { tuneHeap } from './heap.ts';
 import { readAhead, startFiles } from './read-ahead.ts';
 
 /** The service's bundle, beside this one; a name the bundler leaves alone. */
 const SERVICE = './service.js';
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  tuneHeap();
   let config: Config | undefined;
   try {
     config = loadConfig();
