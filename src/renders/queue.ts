@@ -34,7 +34,10 @@ export class RenderQueue {
 
   /** Accepts a request: records it as pending and publishes it durably, deduplicated by its render id. */
   async submit(request: RenderRequest): Promise<void> {
-    await this.refuseWhenFull();
+    // Read only when stale: otherwise the pending record's write leaves in the same flush as
+    // whatever was sent just before it (submitAndWait's subscription).
+    if (Date.now() - this.backlog.readAt > BACKLOG_REFRESH_MS) await this.readBacklog();
+    this.refuseWhenFull();
     try {
       const pending = await this.records.createPending(request);
       await this.publish(request, pending?.revision);
@@ -106,18 +109,19 @@ export class RenderQueue {
     }
   }
 
-  /** Refuses new work with 503 when the stream already holds more waiting renders than allowed. */
-  private async refuseWhenFull(): Promise<void> {
-    const now = Date.now();
-    if (now - this.backlog.readAt > BACKLOG_REFRESH_MS) {
-      this.backlog.readAt = now;
-      try {
-        const info = await this.topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
-        this.backlog.value = info.num_pending + info.num_ack_pending;
-      } catch (err) {
-        throw unavailable(err);
-      }
+  /** Reads how many renders wait in the stream, for refuseWhenFull. */
+  private async readBacklog(): Promise<void> {
+    this.backlog.readAt = Date.now();
+    try {
+      const info = await this.topology.jsm.consumers.info(names.renderStream, names.renderConsumer);
+      this.backlog.value = info.num_pending + info.num_ack_pending;
+    } catch (err) {
+      throw unavailable(err);
     }
+  }
+
+  /** Refuses new work with 503 when the stream already holds more waiting renders than allowed. */
+  private refuseWhenFull(): void {
     if (this.backlog.value >= this.queueLimit) {
       throw new ServiceError(
         'temporary_unavailable',
