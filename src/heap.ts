@@ -4,8 +4,8 @@
 // came out near 1.8, which left less room above the live size than the young generation holds.
 // V8 then starts marking again as soon as a full collection ends: in a run of 600 light shots it
 // made 33–35 full collections, and its helper threads spent 4.8–5.4 ms of CPU a shot on them
-// (docs/performance.md, "The heap"). A fixed factor of 2 leaves that room: 3 full collections in
-// the same run, 1.8 ms a shot, for ≈ 30 MB more memory.
+// (docs/performance.md, "Why a forced collection costs so much"). A fixed factor of 2 leaves that
+// room: 3 full collections in the same run, 1.8 ms a shot, for ≈ 30 MB more memory.
 
 import v8 from 'node:v8';
 
