@@ -17,6 +17,8 @@ const BACKLOG_REFRESH_MS = 1000;
 /** A publish is tried this often, each waiting this long for its acknowledgement, before the caller gets a 503. */
 const PUBLISH_ATTEMPTS = 3;
 const PUBLISH_TIMEOUT_MS = 3000;
+/** What submit wrote of a request published without a pending record: nothing, at revision 0. */
+const NO_RECORD = { revision: 0 };
 
 /** Publishes render requests and hands back their results. */
 export class RenderQueue {
@@ -32,14 +34,20 @@ export class RenderQueue {
     private readonly sealer?: Sealer,
   ) {}
 
-  /** Accepts a request: records it as pending and publishes it durably, deduplicated by its render id. */
+  /**
+   * Accepts a request: records it as pending and publishes it durably, deduplicated by its render
+   * id. A synchronous request without a cache entry is published without a pending record: its
+   * render id reaches its caller only with its answer, and no other view waits on it, so nobody can
+   * ask for its record before the render writes it (or its caller, giving up, ends it).
+   */
   async submit(request: RenderRequest): Promise<void> {
-    // Read only when stale: otherwise the pending record's write leaves in the same flush as
+    // Read only when stale: otherwise the request's first write leaves in the same flush as
     // whatever was sent just before it (submitAndWait's subscription).
     if (Date.now() - this.backlog.readAt > BACKLOG_REFRESH_MS) await this.readBacklog();
     this.refuseWhenFull();
     try {
-      const pending = await this.records.createPending(request);
+      const unseen = request.answer_by !== undefined && request.cache === undefined;
+      const pending = unseen ? NO_RECORD : await this.records.createPending(request);
       await this.publish(request, pending?.revision);
     } catch (err) {
       throw unavailable(err);
@@ -48,7 +56,8 @@ export class RenderQueue {
 
   // A publish whose acknowledgement was lost (a node died, a leader was being elected) may have been
   // stored: sending it again under the same msgID is deduplicated by the stream.
-  // `pendingRevision`: the pending record's, when this submit wrote it (PENDING_REVISION_HEADER).
+  // `pendingRevision`: the pending record's when this submit wrote it, 0 when it wrote none
+  // (PENDING_REVISION_HEADER).
   private async publish(request: RenderRequest, pendingRevision?: number): Promise<void> {
     const payload = JSON.stringify(sealRequestSecrets(request, this.sealer));
     let headers = traceHeaders(request.trace);

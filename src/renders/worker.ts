@@ -83,20 +83,23 @@ interface WorkerContext {
 }
 
 /**
- * The pending record as the ingress wrote it (PENDING_REVISION_HEADER), for a first delivery whose
- * caller still waits: its record can have changed since only if the publish failed after all and the
- * request was given back, and then the render's first write fails, reads the ended record and
- * keeps it (the render is answered and settled as ended). Any other delivery reads the record.
+ * The record as the ingress left it (PENDING_REVISION_HEADER): pending at that revision, or none at
+ * revision 0 (a synchronous request without a cache entry, RenderQueue.submit), for a first
+ * delivery whose caller still waits. It can have changed since only if the publish failed after all
+ * and the request was given back, and then the render's first write fails, reads the ended record
+ * and keeps it (the render is answered and settled as ended). Any other delivery reads the record.
  */
 function pendingAsWritten(
   delivery: Delivery<RenderRequest>,
   request: RenderRequest,
 ): Versioned<RenderRecord> | undefined {
-  const revision = Number(delivery.header(PENDING_REVISION_HEADER));
-  if (delivery.deliveryCount !== 1 || !(revision > 0)) return undefined;
+  const header = delivery.header(PENDING_REVISION_HEADER);
+  const revision = Number(header);
+  if (delivery.deliveryCount !== 1 || header === undefined || !Number.isInteger(revision) || revision < 0)
+    return undefined;
   // A caller who stopped waiting abandoned the record: reading it spares the render.
   if (request.answer_by !== undefined && Date.now() >= request.answer_by) return undefined;
-  return { value: pendingRecord(request), revision };
+  return { value: revision === 0 ? null : pendingRecord(request), revision };
 }
 
 /** The render this delivery is to run, or null when it ended already (answered again, nothing rendered). */

@@ -103,6 +103,19 @@ async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderReq
   return request;
 }
 
+/** A synchronous request without a cache entry, published as RenderQueue.submit does: no pending record. */
+function unrecordedRequest(): RenderRequest {
+  const request: RenderRequest = {
+    render_id: `rnd_worker_${++counter}`,
+    workspace_id: 'ws_0000000000000001',
+    created_at: new Date().toISOString(),
+    options: { ...renderDefaults, url: 'https://example.com/' },
+    answer_by: Date.now() + 60_000,
+  };
+  pendingRevisions.set(request.render_id, 0);
+  return request;
+}
+
 /** One delivery of `message`, as the consume loop hands it over. */
 function deliveryOf<T>(
   message: T,
@@ -231,6 +244,41 @@ worker('a first delivery starts from the pending record its ingress wrote, witho
   const redelivered = await newRequest();
   assert.is(await recordReads(() => handle(deliveryOf(redelivered, { asPublished: true, count: 2 }))), 1);
 });
+
+worker('a first delivery published without a pending record writes the record once, without reading it', async () => {
+  const { handle, seen } = handlers();
+  const request = unrecordedRequest();
+  assert.is(await recordReads(() => handle(deliveryOf(request, { asPublished: true }))), 0);
+  const record = (await records.get(request.render_id))!;
+  assert.is(record.status, 'succeeded');
+  const writes = [];
+  for await (const entry of await topology.renders.history({ key: request.render_id })) writes.push(entry.revision);
+  assert.is(writes.length, 1, 'written once, at its end');
+  assert.equal(record.timeline!.map((step) => step.step).slice(0, 2), ['queued', 'started']);
+  assert.equal(
+    seen.settled.map((s) => s.record.status),
+    ['succeeded'],
+  );
+});
+
+worker(
+  'a request published without a pending record and given back before its first delivery: the ended record stands',
+  async () => {
+    const { handle, seen } = handlers();
+    const request = unrecordedRequest();
+    // The caller's give-up writes the record the ingress never wrote.
+    await records.abandon(request, 'temporary_unavailable');
+    assert.equal(await handle(deliveryOf(request, { asPublished: true })), { kind: 'ack' });
+    const record = (await records.get(request.render_id))!;
+    assert.is(record.status, 'failed');
+    assert.ok(record.abandoned);
+    assert.equal(
+      seen.settled.map((s) => s.record.abandoned),
+      [true],
+      'settled as abandoned: nothing charged',
+    );
+  },
+);
 
 worker(
   'a request given back before its first delivery that carries its pending revision: its ended record stands, nothing charged',
