@@ -1,8 +1,8 @@
 // A render's end announced to the ingress waiting for it: a message on the render's own core
 // subject, heard by whichever process waits. When the waiting ingress shares the worker's NATS
-// connection (both roles in one process), it hears the end in memory as well, image included, and
-// the message goes without the image: a shot's image then crosses no socket on its way to the
-// caller but the caller's own.
+// connection (both roles in one process), it hears the end in memory, image included, and the
+// message goes without the image, or not at all when nobody else can be waiting: a shot's image
+// then crosses no socket on its way to the caller but the caller's own.
 import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { RenderRecord } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
@@ -53,7 +53,9 @@ const waiting = new WeakMap<NatsConnection, Map<string, Set<Hearer>>>();
 /**
  * Announces a render's end on `nc`. An ingress of this process waiting for it hears it at once; the
  * message then carries no stored image (another process waiting reads it from the bucket, as for a
- * large one). An image announced before it is stored stays in the message: there is no file yet.
+ * large one), and there is none for a render without a cache entry: only a cached render's
+ * concurrent views wait for it besides its own caller (admission's claim, RenderQueue.waitFor).
+ * An image announced before it is stored stays in the message: there is no file yet.
  */
 export function announceDone(nc: NatsConnection, record: RenderRecord, bytes?: Buffer, unstored = false): void {
   // A recording comes with no bytes in memory (its file is streamed from the store): no image.
@@ -62,6 +64,7 @@ export function announceDone(nc: NatsConnection, record: RenderRecord, bytes?: B
   if (here) {
     const result: RenderResult = { record, ...(image ? { image } : {}), ...(unstored ? { unstored: true } : {}) };
     for (const hear of [...here]) hear(result);
+    if (record.cache === undefined) return;
   }
   const inline = here && !unstored ? undefined : image;
   nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, inline, unstored));

@@ -202,7 +202,8 @@ worker(
   'an ingress waiting in the same process hears the end in memory; the message then carries no image',
   async () => {
     const { handle } = handlers();
-    const request = await newRequest();
+    // A cached render: its concurrent views may wait on another ingress.
+    const request = await newRequest({ cache: { key: 'ws_0000000000000001/view', ttl: 3600 } });
     const local = listenDone(nc, request.render_id);
     // Another process's ingress, on a connection of its own.
     const elsewhere = await connect({ servers: nats.url });
@@ -232,6 +233,32 @@ worker(
     assert.ok(done.heard[0]?.image?.equals(image));
   },
 );
+
+worker('an uncached render heard by its ingress in the same process sends no message: nobody else waits', async () => {
+  const { handle } = handlers();
+  const request = unrecordedRequest();
+  const local = listenDone(nc, request.render_id);
+  const elsewhere = await connect({ servers: nats.url });
+  const heardElsewhere: RenderResult[] = [];
+  const subscription = elsewhere.subscribe(names.renderDone(request.render_id), {
+    callback: (_err, msg) => void heardElsewhere.push(readRenderDone(msg)),
+  });
+  await elsewhere.flush();
+  try {
+    await handle(deliveryOf(request, { asPublished: true }));
+    const result = await local.first(1000);
+    assert.is(result?.record.status, 'succeeded');
+    assert.ok(result?.image?.equals(image));
+    // Anything published before these round trips would have reached the other connection.
+    await nc.flush();
+    await elsewhere.flush();
+    assert.is(heardElsewhere.length, 0);
+  } finally {
+    local.stop();
+    subscription.unsubscribe();
+    await elsewhere.close();
+  }
+});
 
 worker('a first delivery starts from the pending record its ingress wrote, without reading it', async () => {
   const { handle } = handlers();
@@ -456,9 +483,11 @@ worker(
   "the store out of reach past a synchronous caller's timeout: the image announced unstored, then stored after the deadline, charged once",
   async () => {
     // Timeout 1 s: the store is tried 2 s after the capture; the caller's deadline is at 4 s, the store back at 6 s.
+    // A cached render: besides the ingress here, views elsewhere may wait on its subject.
     const request = await newRequest({
       options: { ...renderDefaults, url: 'https://example.com/', timeout: 1 },
       answer_by: Date.now() + 4000,
+      cache: { key: 'ws_0000000000000001/unstored', ttl: 3600 },
     });
     const backAt = Date.now() + 6000;
     const { handle, seen } = handlers(undefined, () => Date.now() < backAt);
