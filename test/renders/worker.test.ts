@@ -90,7 +90,15 @@ let counter = 0;
 const pendingRevisions = new Map<string, number>();
 /** A new request, its pending record written as the ingress does. */
 async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderRequest> {
-  const request: RenderRequest = {
+  const request = requestOf(extra);
+  const pending = await records.createPending(request);
+  pendingRevisions.set(request.render_id, pending!.revision);
+  return request;
+}
+
+/** A new request with a webhook, and `extra`. */
+function requestOf(extra: Partial<RenderRequest>): RenderRequest {
+  return {
     render_id: `rnd_worker_${++counter}`,
     workspace_id: 'ws_0000000000000001',
     created_at: new Date().toISOString(),
@@ -98,20 +106,11 @@ async function newRequest(extra: Partial<RenderRequest> = {}): Promise<RenderReq
     webhook_url: 'https://hooks.example.com/shutterbus',
     ...extra,
   };
-  const pending = await records.createPending(request);
-  pendingRevisions.set(request.render_id, pending!.revision);
-  return request;
 }
 
 /** A synchronous request without a cache entry, published as RenderQueue.submit does: no pending record. */
 function unrecordedRequest(): RenderRequest {
-  const request: RenderRequest = {
-    render_id: `rnd_worker_${++counter}`,
-    workspace_id: 'ws_0000000000000001',
-    created_at: new Date().toISOString(),
-    options: { ...renderDefaults, url: 'https://example.com/' },
-    answer_by: Date.now() + 60_000,
-  };
+  const request = requestOf({ answer_by: Date.now() + 60_000 });
   pendingRevisions.set(request.render_id, 0);
   return request;
 }
@@ -149,6 +148,22 @@ function announcements(renderId: string) {
     callback: (_err, msg) => void heard.push(readRenderDone(msg)),
   });
   return { heard, flush: async () => (await nc.flush(), subscription.unsubscribe()) };
+}
+
+/** Another process's ingress listening to a render's done subject, on a connection of its own. */
+async function listenElsewhere(renderId: string) {
+  const connection = await connect({ servers: nats.url });
+  const heard: RenderResult[] = [];
+  connection.subscribe(names.renderDone(renderId), {
+    callback: (_err, msg) => void heard.push(readRenderDone(msg)),
+  });
+  await connection.flush();
+  return {
+    heard,
+    /** Answers once everything published before it has reached this connection. */
+    flush: async () => (await nc.flush(), await connection.flush()),
+    close: () => connection.close(),
+  };
 }
 
 const linesSaying = (seen: Seen, msg: string) => seen.lines.filter((line) => line.msg === msg);
@@ -205,13 +220,8 @@ worker(
     // A cached render: its concurrent views may wait on another ingress.
     const request = await newRequest({ cache: { key: 'ws_0000000000000001/view', ttl: 3600 } });
     const local = listenDone(nc, request.render_id);
-    // Another process's ingress, on a connection of its own.
-    const elsewhere = await connect({ servers: nats.url });
-    const heardElsewhere: RenderResult[] = [];
-    const subscription = elsewhere.subscribe(names.renderDone(request.render_id), {
-      callback: (_err, msg) => void heardElsewhere.push(readRenderDone(msg)),
-    });
-    await elsewhere.flush();
+    const elsewhere = await listenElsewhere(request.render_id);
+    const heardElsewhere = elsewhere.heard;
     try {
       await handle(deliveryOf(request));
       const result = await local.first(1000);
@@ -222,7 +232,6 @@ worker(
       assert.is(heardElsewhere[0].image, undefined, 'the message goes without the image: the bucket has it');
     } finally {
       local.stop();
-      subscription.unsubscribe();
       await elsewhere.close();
     }
     // With no ingress waiting here any more, the next announcement carries its image again.
@@ -238,24 +247,16 @@ worker('an uncached render heard by its ingress in the same process sends no mes
   const { handle } = handlers();
   const request = unrecordedRequest();
   const local = listenDone(nc, request.render_id);
-  const elsewhere = await connect({ servers: nats.url });
-  const heardElsewhere: RenderResult[] = [];
-  const subscription = elsewhere.subscribe(names.renderDone(request.render_id), {
-    callback: (_err, msg) => void heardElsewhere.push(readRenderDone(msg)),
-  });
-  await elsewhere.flush();
+  const elsewhere = await listenElsewhere(request.render_id);
   try {
     await handle(deliveryOf(request, { asPublished: true }));
     const result = await local.first(1000);
     assert.is(result?.record.status, 'succeeded');
     assert.ok(result?.image?.equals(image));
-    // Anything published before these round trips would have reached the other connection.
-    await nc.flush();
     await elsewhere.flush();
-    assert.is(heardElsewhere.length, 0);
+    assert.is(elsewhere.heard.length, 0);
   } finally {
     local.stop();
-    subscription.unsubscribe();
     await elsewhere.close();
   }
 });
