@@ -29,6 +29,11 @@ export interface RenderRequest {
    * render that cannot end before it ends as failed and is never charged.
    */
   answer_by?: number;
+  /**
+   * Where its end is announced when not on the render's own done subject: its caller's ingress's
+   * own subject (a synchronous request without a cache entry, src/renders/done.ts).
+   */
+  done_to?: string;
   /** Set for a monitor's tick (docs/monitors.md): which monitor, and the tick's time. */
   monitor?: { monitor_id: string; tick_at: string; interval: number };
   /** Also upload the output to the customer's bucket; its secret is sealed. */

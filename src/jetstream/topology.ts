@@ -27,6 +27,13 @@ export const names = {
   renderConsumer: 'render-workers',
   /** Core-NATS subject on which a finished render is announced to the ingress waiting for it. */
   renderDone: (renderId: string) => `sb.render.done.${renderId}`,
+  /**
+   * Core-NATS subject of one ingress connection's own announcements, one render each: a synchronous
+   * request without a cache entry names it (RenderRequest.done_to), so its caller's ingress hears
+   * the end on one subscription for all its renders instead of one per render.
+   */
+  renderDoneTo: (inbox: string, renderId: string) => `sb.render.done.to.${inbox}.${renderId}`,
+  renderDoneInbox: (inbox: string) => `sb.render.done.to.${inbox}.*`,
   rendersBucket: 'renders',
   workspacesBucket: 'workspaces',
   accessKeysBucket: 'access_keys',

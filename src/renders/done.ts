@@ -1,10 +1,19 @@
 // A render's end announced to the ingress waiting for it: a message on the render's own core
-// subject, heard by whichever process waits. When the waiting ingress shares the worker's NATS
-// connection (both roles in one process), it hears the end in memory, image included, and the
-// message goes without the image, or not at all when nobody else can be waiting: a shot's image
-// then crosses no socket on its way to the caller but the caller's own.
-import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
-import type { RenderRecord } from '../domain/render.ts';
+// subject, heard by whichever process waits, or, for a render only its caller waits for, on a
+// subject of the caller's connection that the request names (one subscription for all its
+// renders). When the waiting ingress shares the worker's NATS connection (both roles in one
+// process), it hears the end in memory, image included, and the message goes without the image,
+// or not at all when nobody else can be waiting: a shot's image then crosses no socket on its way
+// to the caller but the caller's own.
+import { randomBytes } from 'node:crypto';
+import {
+  headers as natsHeaders,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Subscription,
+} from '@nats-io/transport-node';
+import type { RenderRecord, RenderRequest } from '../domain/render.ts';
 import { names } from '../jetstream/topology.ts';
 
 /** The header of a render's done message that carries its record. */
@@ -50,14 +59,25 @@ type Hearer = (result: RenderResult) => void;
 /** The ingresses waiting in this process, by connection, then by render id. */
 const waiting = new WeakMap<NatsConnection, Map<string, Set<Hearer>>>();
 
+/** Where a request's end is announced: its caller's ingress's own subject when it names one, else the render's. */
+export const doneSubjectOf = (request: Pick<RenderRequest, 'render_id' | 'done_to'>): string =>
+  request.done_to ?? names.renderDone(request.render_id);
+
 /**
- * Announces a render's end on `nc`. An ingress of this process waiting for it hears it at once; the
- * message then carries no stored image (another process waiting reads it from the bucket, as for a
- * large one), and there is none for a render without a cache entry: only a cached render's
- * concurrent views wait for it besides its own caller (admission's claim, RenderQueue.waitFor).
- * An image announced before it is stored stays in the message: there is no file yet.
+ * Announces a render's end on `subject` (doneSubjectOf its request). An ingress of this process
+ * waiting for it hears it at once; the message then carries no stored image (another process
+ * waiting reads it from the bucket, as for a large one), and there is none for a render without a
+ * cache entry: only a cached render's concurrent views wait for it besides its own caller
+ * (admission's claim, RenderQueue.waitFor). An image announced before it is stored stays in the
+ * message: there is no file yet.
  */
-export function announceDone(nc: NatsConnection, record: RenderRecord, bytes?: Buffer, unstored = false): void {
+export function announceDone(
+  nc: NatsConnection,
+  subject: string,
+  record: RenderRecord,
+  bytes?: Buffer,
+  unstored = false,
+): void {
   // A recording comes with no bytes in memory (its file is streamed from the store): no image.
   const image = bytes && bytes.length > 0 ? bytes : undefined;
   const here = waiting.get(nc)?.get(record.render_id);
@@ -67,20 +87,28 @@ export function announceDone(nc: NatsConnection, record: RenderRecord, bytes?: B
     if (record.cache === undefined) return;
   }
   const inline = here && !unstored ? undefined : image;
-  nc.publish(names.renderDone(record.render_id), ...renderDoneMessage(record, inline, unstored));
+  nc.publish(subject, ...renderDoneMessage(record, inline, unstored));
+}
+
+/** A wait for one render's end, heard from now on. */
+export interface DoneListener {
+  /** The first result the listener accepts, or null after `waitMs` or once the connection closed. */
+  first(waitMs: number): Promise<RenderResult | null>;
+  stop(): void;
 }
 
 /**
- * Listens for a render's end from now on: on its done subject, and in this process (announceDone).
- * `first` answers with the first result `accept` takes, or null after `waitMs` or once the connection
- * closed. A callback subscription ended by one `stop`: the server hears a single UNSUB, where an
- * iterator with `max` sends three.
+ * What a listener hears besides this process's announcements: `attach` starts hearing `hear`,
+ * `fail` and `end` (the source closed) and gives back how to stop.
  */
-export function listenDone(
+type Source = (hear: Hearer, fail: (err: unknown) => void, end: () => void) => () => void;
+
+function listen(
   nc: NatsConnection,
   renderId: string,
-  accept: (result: RenderResult) => boolean = () => true,
-) {
+  accept: (result: RenderResult) => boolean,
+  attach: Source,
+): DoneListener {
   let resolve!: (result: RenderResult | null) => void;
   let reject!: (err: unknown) => void;
   const heard = new Promise<RenderResult | null>((heardResult, heardFailure) => {
@@ -97,17 +125,7 @@ export function listenDone(
   let here = byRender.get(renderId);
   if (!here) byRender.set(renderId, (here = new Set()));
   here.add(hear);
-  const subscription = nc.subscribe(names.renderDone(renderId), {
-    callback: (err, message) => {
-      if (err) return reject(err);
-      try {
-        hear(readRenderDone(message));
-      } catch (error) {
-        reject(error);
-      }
-    },
-  });
-  void subscription.closed.then(() => resolve(null));
+  const detach = attach(hear, reject, () => resolve(null));
   return {
     async first(waitMs: number): Promise<RenderResult | null> {
       let timer: NodeJS.Timeout | undefined;
@@ -123,7 +141,90 @@ export function listenDone(
     stop: () => {
       here.delete(hear);
       if (here.size === 0 && byRender.get(renderId) === here) byRender.delete(renderId);
-      subscription.unsubscribe();
+      detach();
     },
   };
+}
+
+/**
+ * Listens for a render's end from now on: on its done subject, and in this process (announceDone).
+ * A callback subscription ended by one `stop`: the server hears a single UNSUB, where an iterator
+ * with `max` sends three.
+ */
+export function listenDone(
+  nc: NatsConnection,
+  renderId: string,
+  accept: (result: RenderResult) => boolean = () => true,
+): DoneListener {
+  return listen(nc, renderId, accept, (hear, fail, end) => {
+    const subscription = nc.subscribe(names.renderDone(renderId), {
+      callback: (err, message) => {
+        if (err) return fail(err);
+        try {
+          hear(readRenderDone(message));
+        } catch (error) {
+          fail(error);
+        }
+      },
+    });
+    void subscription.closed.then(end);
+    return () => subscription.unsubscribe();
+  });
+}
+
+/** A connection's own done subjects (names.renderDoneTo): one subscription for all of them, made at first use. */
+interface DoneInbox {
+  token: string;
+  subscription: Subscription;
+  /** The `end` of every listener on it, told when the subscription closes. */
+  ends: Set<() => void>;
+}
+const inboxes = new WeakMap<NatsConnection, DoneInbox>();
+
+function inboxOf(nc: NatsConnection): DoneInbox {
+  const known = inboxes.get(nc);
+  if (known && !known.subscription.isClosed()) return known;
+  const token = randomBytes(12).toString('hex');
+  const subscription = nc.subscribe(names.renderDoneInbox(token), {
+    callback: (err, message) => {
+      // An error closes the subscription, which ends its listeners (below).
+      if (err) return;
+      const renderId = message.subject.slice(message.subject.lastIndexOf('.') + 1);
+      const here = waiting.get(nc)?.get(renderId);
+      if (!here) return;
+      let result: RenderResult;
+      try {
+        result = readRenderDone(message);
+      } catch {
+        return; // Not a done message: only workers publish here, so none comes.
+      }
+      for (const hear of [...here]) hear(result);
+    },
+  });
+  const inbox: DoneInbox = { token, subscription, ends: new Set() };
+  void subscription.closed.then(() => {
+    for (const end of [...inbox.ends]) end();
+  });
+  inboxes.set(nc, inbox);
+  return inbox;
+}
+
+/**
+ * Listens for the end of a render only its caller waits for (a synchronous request without a
+ * cache entry): in this process, and on `subject`, the connection's own subject for it, which the
+ * request names (RenderRequest.done_to). Every such wait on a connection shares one subscription,
+ * so a render costs the server no subscription of its own.
+ */
+export function listenOwnDone(nc: NatsConnection, renderId: string): DoneListener & { subject: string } {
+  const inbox = inboxOf(nc);
+  const listener = listen(
+    nc,
+    renderId,
+    () => true,
+    (_hear, _fail, end) => {
+      inbox.ends.add(end);
+      return () => inbox.ends.delete(end);
+    },
+  );
+  return { ...listener, subject: names.renderDoneTo(inbox.token, renderId) };
 }

@@ -7,7 +7,7 @@ import { pendingRecord, type RenderRecord, type RenderRequest } from '../domain/
 import type { Versioned } from '../jetstream/kv-json.ts';
 import { sizeOf } from '../storage/output-store.ts';
 import { throughNatsOutage } from './patience.ts';
-import { announceDone } from './done.ts';
+import { announceDone, doneSubjectOf } from './done.ts';
 import type { RenderRecords } from './records.ts';
 
 /** What ending a render needs. */
@@ -59,9 +59,9 @@ export const ended = (output: Exclude<RenderOutput, { status: 'retryLater' }>) =
 export function renderOutcome(deps: OutcomeDeps) {
   const { nc, records } = deps;
 
-  /** Tells the ingress waiting on the render's subject how it ended. */
-  const announce = (record: RenderRecord, image?: Buffer, unstored = false) =>
-    announceDone(nc, record, image, unstored);
+  /** Tells the ingress waiting for `request` (on doneSubjectOf it) how its render ended. */
+  const announce = (request: RenderRequest, record: RenderRecord, image?: Buffer, unstored = false) =>
+    announceDone(nc, doneSubjectOf(request), record, image, unstored);
 
   /**
    * Announces a succeeded render's image before it is stored (the store out of reach past its
@@ -80,7 +80,7 @@ export function renderOutcome(deps: OutcomeDeps) {
       size_bytes: sizeOf(observation.file ?? image),
       ...(warnings && warnings.length > 0 ? { warnings } : {}),
     };
-    announce(unstored, image, true);
+    announce(request, unstored, image, true);
   };
 
   /**
@@ -102,15 +102,15 @@ export function renderOutcome(deps: OutcomeDeps) {
     await throughNatsOutage(options.answerBy, () => deps.settle(record));
     if (!record.abandoned) await throughNatsOutage(options.answerBy, async () => deps.enqueueWebhook?.(record));
     // Only the render that made this record has its image in hand.
-    announce(record, changed ? options.image : undefined);
+    announce(request, record, changed ? options.image : undefined);
     return record;
   };
 
   /** A redelivery of a render that already ended (or was abandoned by its caller): settled and answered again. */
-  const repeat = async (known: RenderRecord) => {
+  const repeat = async (request: RenderRequest, known: RenderRecord) => {
     await deps.settle(known);
     if (!known.abandoned) await deps.enqueueWebhook?.(known);
-    announce(known);
+    announce(request, known);
   };
 
   return { announce, announceUnstored, finish, repeat };

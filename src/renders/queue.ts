@@ -6,7 +6,7 @@ import { unavailable } from '../jetstream/connection.ts';
 import { isNatsUnavailable } from '../jetstream/errors.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { isFinal, type RenderRequest } from '../domain/render.ts';
-import { listenDone, type RenderResult } from './done.ts';
+import { listenDone, listenOwnDone, type RenderResult } from './done.ts';
 import { PENDING_REVISION_HEADER, type RenderRecords } from './records.ts';
 import { traceHeaders } from '../jetstream/trace-headers.ts';
 import type { Sealer } from '../secrets/sealer.ts';
@@ -80,15 +80,18 @@ export class RenderQueue {
 
   /**
    * Submits and waits for the render to end, until the request's `answer_by`. The result arrives as
-   * a message on the render's own subject; at the deadline the render is abandoned unless it ended
+   * a message on the render's own subject, or on this connection's own for a render without a cache
+   * entry (listenOwnDone), or in memory when this process rendered it; at the deadline the render is abandoned unless it ended
    * (then its record answers), so a caller answered with an error is never charged. An image
    * announced before it was stored (the store out of reach) is the answer when `takesUnstored` and
    * it came inline; otherwise the render is abandoned at once the same way.
    */
   async submitAndWait(request: RenderRequest, takesUnstored = false): Promise<RenderResult> {
-    const done = listenDone(this.nc, request.render_id);
+    // Only its caller waits for a render without a cache entry: it is told on this connection's own subject.
+    const own = request.cache === undefined ? listenOwnDone(this.nc, request.render_id) : undefined;
+    const done = own ?? listenDone(this.nc, request.render_id);
     try {
-      await this.submit(request);
+      await this.submit(own ? { ...request, done_to: own.subject } : request);
       const result = await done.first(request.answer_by! - Date.now());
       if (result && (!result.unstored || (takesUnstored && result.image))) return result;
       const record = await this.records.abandon(request, 'temporary_unavailable').catch((err) => {

@@ -111,7 +111,7 @@ async function begin({ deps, outcome }: WorkerContext, delivery: Delivery<Render
     (replay ? undefined : pendingAsWritten(delivery, request)) ?? (await deps.records.read(request.render_id));
   const known = read.value;
   if (known && isFinal(known) && !replay) {
-    await outcome.repeat(known);
+    await outcome.repeat(request, known);
     return null;
   }
   const version: RenderRun['version'] = { known: read };
