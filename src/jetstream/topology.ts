@@ -33,6 +33,7 @@ export const names = {
    * the end on one subscription for all its renders instead of one per render.
    */
   renderDoneTo: (inbox: string, renderId: string) => `sb.render.done.to.${inbox}.${renderId}`,
+  /** What that connection subscribes to once: every one of its renders' subjects. */
   renderDoneInbox: (inbox: string) => `sb.render.done.to.${inbox}.*`,
   rendersBucket: 'renders',
   workspacesBucket: 'workspaces',

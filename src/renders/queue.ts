@@ -80,11 +80,12 @@ export class RenderQueue {
 
   /**
    * Submits and waits for the render to end, until the request's `answer_by`. The result arrives as
-   * a message on the render's own subject, or on this connection's own for a render without a cache
-   * entry (listenOwnDone), or in memory when this process rendered it; at the deadline the render is abandoned unless it ended
-   * (then its record answers), so a caller answered with an error is never charged. An image
-   * announced before it was stored (the store out of reach) is the answer when `takesUnstored` and
-   * it came inline; otherwise the render is abandoned at once the same way.
+   * a message on the render's own subject, or on this connection's own for a render without a
+   * cache entry (listenOwnDone), or in memory when this process rendered it; at the deadline the
+   * render is abandoned unless it ended (then its record answers), so a caller answered with an
+   * error is never charged. An image announced before it was stored (the store out of reach) is
+   * the answer when `takesUnstored` and it came inline; otherwise the render is abandoned at once
+   * the same way.
    */
   async submitAndWait(request: RenderRequest, takesUnstored = false): Promise<RenderResult> {
     // Only its caller waits for a render without a cache entry: it is told on this connection's own subject.
