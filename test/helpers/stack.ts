@@ -160,7 +160,7 @@ async function startOnFreePort(
   name: string,
   prefix: string,
   command: (port: number, dir: string) => [string, string[]],
-  ready: (port: number) => Promise<boolean>,
+  ready: (port: number, output: () => string) => Promise<boolean>,
 ): Promise<{ port: number; dir: string; owned: Owned } & Restartable> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -169,7 +169,7 @@ async function startOnFreePort(
     const [binary, args] = command(port, dir);
     const owned = own(binary, args, dir);
     try {
-      await waitUntil(owned, name, () => ready(port));
+      await waitUntil(owned, name, () => ready(port, owned.output));
       let current = owned;
       return {
         port,
@@ -182,7 +182,7 @@ async function startOnFreePort(
         },
         restart: async () => {
           current = own(binary, args, dir);
-          await waitUntil(current, name, () => ready(port));
+          await waitUntil(current, name, () => ready(port, current.output));
         },
       };
     } catch (error) {
@@ -214,7 +214,9 @@ export async function startS3(own?: OwnStoreOptions): Promise<S3Server> {
     's3rver',
     'shutterbus-s3-',
     (port, dir) => s3Server.command(port, dir, keys),
-    s3Server.answers,
+    // Its own line after the bind: another lane's server that took the port meanwhile answers HTTP
+    // too, long before this Node process has loaded far enough to fail its bind and exit.
+    async (port, output) => output().includes(`s3rver listening on http://127.0.0.1:${port}`) && s3Server.answers(port),
   );
   return {
     endpoint: `http://127.0.0.1:${port}`,
