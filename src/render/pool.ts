@@ -86,7 +86,7 @@ const PAGE_MB = 40;
 
 // The part of the memory budget idle pages may fill: the rest is room for the pages that are
 // rendering, which grow as they do, between two readings.
-const FILL = 0.88;
+const FILL = 0.85;
 
 /** Warm pages of one browser, keyed by workspace and device scale factor. */
 export class PagePool {
