@@ -59,6 +59,14 @@ type Hearer = (result: RenderResult) => void;
 /** The ingresses waiting in this process, by connection, then by render id. */
 const waiting = new WeakMap<NatsConnection, Map<string, Set<Hearer>>>();
 
+/** Tells this process's listeners for `renderId` on `nc` of `result`; whether there were any. */
+function tellHere(nc: NatsConnection, renderId: string, result: RenderResult): boolean {
+  const here = waiting.get(nc)?.get(renderId);
+  if (!here) return false;
+  for (const hear of [...here]) hear(result);
+  return true;
+}
+
 /** Where a request's end is announced: its caller's ingress's own subject when it names one, else the render's. */
 export const doneSubjectOf = (request: Pick<RenderRequest, 'render_id' | 'done_to'>): string =>
   request.done_to ?? names.renderDone(request.render_id);
@@ -80,13 +88,10 @@ export function announceDone(
 ): void {
   // A recording comes with no bytes in memory (its file is streamed from the store): no image.
   const image = bytes && bytes.length > 0 ? bytes : undefined;
-  const here = waiting.get(nc)?.get(record.render_id);
-  if (here) {
-    const result: RenderResult = { record, ...(image ? { image } : {}), ...(unstored ? { unstored: true } : {}) };
-    for (const hear of [...here]) hear(result);
-    if (record.cache === undefined) return;
-  }
-  const inline = here && !unstored ? undefined : image;
+  const result: RenderResult = { record, ...(image ? { image } : {}), ...(unstored ? { unstored: true } : {}) };
+  const heardHere = tellHere(nc, record.render_id, result);
+  if (heardHere && record.cache === undefined) return;
+  const inline = heardHere && !unstored ? undefined : image;
   nc.publish(subject, ...renderDoneMessage(record, inline, unstored));
 }
 
@@ -189,16 +194,13 @@ function inboxOf(nc: NatsConnection): DoneInbox {
     callback: (err, message) => {
       // An error closes the subscription, which ends its listeners (below).
       if (err) return;
-      const renderId = message.subject.slice(message.subject.lastIndexOf('.') + 1);
-      const here = waiting.get(nc)?.get(renderId);
-      if (!here) return;
       let result: RenderResult;
       try {
         result = readRenderDone(message);
       } catch {
         return; // Not a done message: only workers publish here, so none comes.
       }
-      for (const hear of [...here]) hear(result);
+      tellHere(nc, message.subject.slice(message.subject.lastIndexOf('.') + 1), result);
     },
   });
   const inbox: DoneInbox = { token, subscription, ends: new Set() };
