@@ -10,6 +10,7 @@ import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
+import { MemoryBudget, PAGE_MB, type BudgetedPool } from './memory-budget.ts';
 import { gotoDocument, watchContextRequests } from './playwright.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
@@ -40,13 +41,15 @@ export interface PoolOptions {
   /** Renders on one context before it is closed and replaced. */
   maxRenders: number;
   /**
-   * Memory Chromium may hold with its warm pages, in MB: idle pages fill at most FILL of it, past
-   * which they are compacted, then closed, least recently used first (docs/performance.md).
-   * Unset: only `maxPages` counts.
+   * Memory Chromium may hold with its warm pages, in MB, read with `measureMb`: idle pages fill at
+   * most 85 % of it, past which they are compacted, then closed, least recently used first
+   * (src/render/memory-budget.ts, docs/performance.md). Unset: only `maxPages` counts.
    */
   memoryBudgetMb?: number;
   /** Chromium's memory now (the browser and every process below it, PSS), in MB; null when unknown. */
   measureMb?: () => Promise<number | null>;
+  /** A budget shared with other browsers' pools, in place of `memoryBudgetMb` and `measureMb`. */
+  budget?: MemoryBudget;
   /** Blank pages kept ready once several workspaces render (default 2). */
   spares?: number;
 }
@@ -73,23 +76,8 @@ const PERMISSIONS = [
 // calls may never be answered: the page is closed instead of waited for.
 const WIPE_LIMIT_MS = 5000;
 
-// Chromium's memory is read at most this often, and only while renders come and go.
-const MEASURE_EVERY_MS = 2000;
-
-// What compacting an idle page frees until the next reading says (docs/performance.md: ≈ 9 MB of
-// a warm page's ≈ 36).
-const COMPACTED_MB = 8;
-
-// What a warm page adds to Chromium's memory until the next reading says (docs/performance.md:
-// ≈ 36 MB idle, more while it renders).
-const PAGE_MB = 40;
-
-// The part of the memory budget idle pages may fill: the rest is room for the pages that are
-// rendering, which grow as they do, between two readings.
-const FILL = 0.85;
-
 /** Warm pages of one browser, keyed by workspace and device scale factor. */
-export class PagePool {
+export class PagePool implements BudgetedPool<WarmPage> {
   readonly #browser: Browser;
   readonly #options: PoolOptions;
   readonly #pages = new Set<WarmPage>();
@@ -99,17 +87,23 @@ export class PagePool {
   // The last workspace that asked, and whether more than one has: only then are spares kept.
   #lastKey: string | null = null;
   #severalWorkspaces = false;
-  #measuring = false;
-  #measuredAt = 0;
-  /** Chromium's memory at the last reading, MB (null before the first or where it cannot be read). */
-  #memoryMb: number | null = null;
-  // Pages open at the last reading, and pages compacted since: both move the estimate (#estimateMb).
-  #pagesAtReading = 0;
-  #compactedSinceReading = 0;
+  readonly #budget: MemoryBudget | null;
 
   constructor(browser: Browser, options: PoolOptions) {
     this.#browser = browser;
     this.#options = options;
+    const { measureMb } = options;
+    this.#budget =
+      options.budget ??
+      (measureMb && options.memoryBudgetMb !== undefined
+        ? new MemoryBudget(() => this.#options.memoryBudgetMb ?? Number.POSITIVE_INFINITY, measureMb)
+        : null);
+    this.#budget?.join(this);
+  }
+
+  /** The browser is gone: this pool's pages no longer count in a budget it shares. */
+  leaveBudget(): void {
+    this.#budget?.leave(this);
   }
 
   /** Opens one unclaimed page at scale 1, so the first render (of a new workspace) does not pay for it. */
@@ -162,7 +156,7 @@ export class PagePool {
 
   /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
   release(warm: WarmPage): void {
-    this.#measure();
+    this.#budget?.measure();
     if (warm.renders >= this.#options.maxRenders || this.#pages.size > this.#options.maxPages) {
       this.discard(warm);
       return;
@@ -177,11 +171,11 @@ export class PagePool {
     );
   }
 
-  // Compacts an idle page (compact); meanwhile it counts as being wiped (acquire waits for it).
-  #compact(warm: WarmPage): void {
+  /** Compacts an idle page (compact); meanwhile it counts as being wiped (acquire waits for it). */
+  compact(warm: WarmPage): void {
     warm.state = 'wiping';
     warm.compacted = true;
-    this.#compactedSinceReading += 1;
+    this.#budget?.compacted();
     warm.wiped = withinLimit(compact(warm), 'compaction').then(
       () => void (warm.state = 'idle'),
       () => this.discard(warm),
@@ -194,6 +188,14 @@ export class PagePool {
     return warm.context.close().catch(() => {});
   }
 
+  /** Idle pages of `key` at `deviceScaleFactor`: renders of that key that would start on one at once. */
+  idleCount(key: string, deviceScaleFactor: number): number {
+    let count = 0;
+    for (const warm of this.#pages)
+      if (warm.key === key && warm.state === 'idle' && warm.deviceScaleFactor === deviceScaleFactor) count += 1;
+    return count;
+  }
+
   /** Pages currently open (idle, busy or being wiped). */
   get size(): number {
     return this.#pages.size;
@@ -204,31 +206,21 @@ export class PagePool {
     return [...this.#pages].filter((warm) => warm.key === null).length;
   }
 
-  /** Chromium's memory at the last reading, MB (null when not read yet or not readable). */
+  /** Chromium's memory at the budget's last reading, MB (null when not read yet or not readable). */
   get memoryMb(): number | null {
-    return this.#memoryMb;
+    return this.#budget?.memoryMb ?? null;
   }
 
-  // Chromium's memory now, estimated: the last reading, moved by PAGE_MB for each page opened or
-  // closed since and by COMPACTED_MB for each page compacted since, so that a burst between two
-  // readings counts at once.
-  #estimateMb(): number | null {
-    if (this.#memoryMb === null) return null;
-    const opened = this.#pages.size - this.#pagesAtReading;
-    return this.#memoryMb + opened * PAGE_MB - this.#compactedSinceReading * COMPACTED_MB;
-  }
-
-  // True when `moreMb` fits beside the estimate in the part of the budget the pool fills (FILL).
-  #fits(moreMb: number): boolean {
-    const budget = this.#options.memoryBudgetMb;
-    return budget === undefined || (this.#estimateMb() ?? 0) + moreMb <= budget * FILL;
+  /** Idle pages, in any order (the budget's choice of which to compact or close). */
+  idlePages(): WarmPage[] {
+    return [...this.#pages].filter((warm) => warm.state === 'idle');
   }
 
   // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
   // one at a time in the background, so that a workspace without a warm page need not wait for a
   // new context and renderer. None while one more page would not fit in the memory budget.
   #topUp(): void {
-    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || !this.#fits(PAGE_MB)) return;
+    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || this.#budget?.fits(PAGE_MB) === false) return;
     const ready = [...this.#pages].filter((warm) => warm.key === null).length;
     if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
     this.#sparesOpening += 1;
@@ -241,37 +233,6 @@ export class PagePool {
     );
   }
 
-  // Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and compacts or
-  // closes idle pages until the estimate is back within the budget's FILL (#fit).
-  #measure(): void {
-    const { measureMb, memoryBudgetMb } = this.#options;
-    if (
-      !measureMb ||
-      memoryBudgetMb === undefined ||
-      this.#measuring ||
-      Date.now() - this.#measuredAt < MEASURE_EVERY_MS
-    )
-      return;
-    this.#measuring = true;
-    const pages = this.#pages.size;
-    const compacted = this.#compactedSinceReading;
-    measureMb()
-      .then(
-        (mb) => {
-          this.#memoryMb = mb;
-          this.#pagesAtReading = pages;
-          // Compactions made while it was read are not in the reading.
-          this.#compactedSinceReading -= compacted;
-          this.#fit(0);
-        },
-        () => {},
-      )
-      .finally(() => {
-        this.#measuring = false;
-        this.#measuredAt = Date.now();
-      });
-  }
-
   #claim(warm: WarmPage, key: string): WarmPage {
     warm.compacted = false;
     warm.key = key;
@@ -281,28 +242,13 @@ export class PagePool {
   }
 
   // Makes room for one more page: closes the least recently used idle page at the page count's
-  // bound, then as many as it takes for one more page to fit (#fit).
+  // bound, then as many as it takes for one more page to fit in the budget.
   #evictIdle(): void {
     if (this.#pages.size >= this.#options.maxPages) {
-      const [oldest] = this.#idleByAge();
+      const [oldest] = this.idlePages().sort((a, b) => a.lastUsed - b.lastUsed);
       if (oldest) void this.discard(oldest);
     }
-    this.#fit(PAGE_MB);
-  }
-
-  // Makes idle pages smaller, least recently used first, and closes those already compacted,
-  // until the estimate plus `moreMb` is within the part of the budget the pool fills (FILL): a
-  // compacted page costs its workspace a resize and a repaint, a closed one a new renderer.
-  #fit(moreMb: number): void {
-    for (const warm of this.#idleByAge()) {
-      if (this.#fits(moreMb)) return;
-      if (warm.compacted) void this.discard(warm);
-      else this.#compact(warm);
-    }
-  }
-
-  #idleByAge(): WarmPage[] {
-    return [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
+    this.#budget?.fit(PAGE_MB);
   }
 
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
