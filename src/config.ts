@@ -42,6 +42,8 @@ export interface Config {
   renderConcurrency: number;
   /** Memory (MB, PSS) one worker's Chromium may hold with warm pages before idle ones are closed (docs/performance.md). */
   renderMemoryBudgetMb: number;
+  /** Chromium browsers one worker process renders on (docs/performance.md, "Browsers per worker"). */
+  renderBrowsers: number;
   /** Deliveries of one render request before it ends as failed. */
   renderMaxDeliver: number;
   /** Seconds JetStream waits for an ack (or an in-progress heartbeat) before redelivering. */
@@ -321,6 +323,15 @@ export function defaultRenderMemoryBudgetMb(): number {
   return Math.max(512, Math.min(Math.floor(bytes / 4 / 1024 / 1024), 512 * machineCpus()));
 }
 
+/**
+ * RENDER_BROWSERS' default: one browser per CPU, so that no browser's main thread holds up
+ * renders the CPUs could run (docs/performance.md, "Browsers per worker"), but no more than one
+ * per 512 MB of the memory budget, as each costs ≈ 100 MB before its first page.
+ */
+export function defaultRenderBrowsers(memoryBudgetMb: number): number {
+  return Math.max(1, Math.min(machineCpus(), Math.floor(memoryBudgetMb / 512)));
+}
+
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -328,6 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
   const localNatsPort = integer(env, 'LOCAL_NATS_PORT', 4222, 1, 65535);
   const localS3Port = integer(env, 'LOCAL_S3_PORT', 9000, 1, 65535);
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  const renderMemoryBudgetMb = integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216);
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
   }
@@ -363,7 +375,8 @@ export function loadConfig(env: Env = process.env): Config {
       env.WEBHOOK_RETRY_SCHEDULE || '10s,1m,5m,30m,2h,6h,12h,24h',
     ),
     renderConcurrency: integer(env, 'RENDER_CONCURRENCY', defaultRenderConcurrency(), 1, 64),
-    renderMemoryBudgetMb: integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216),
+    renderMemoryBudgetMb,
+    renderBrowsers: integer(env, 'RENDER_BROWSERS', defaultRenderBrowsers(renderMemoryBudgetMb), 1, 16),
     renderMaxDeliver: integer(env, 'RENDER_MAX_DELIVER', 3, 1, 20),
     renderAckWaitSeconds: integer(env, 'RENDER_ACK_WAIT', 30, 2, 600),
     renderQueueLimit: integer(env, 'RENDER_QUEUE_LIMIT', 200, 1, 100000),

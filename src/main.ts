@@ -16,7 +16,7 @@ import { startDeliveryWorker } from './delivery/worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { startEgressProxy } from './net/egress-proxy.ts';
 import { checkTargetUrl } from './net/target.ts';
-import { BrowserHost } from './render/browser.ts';
+import { BrowserFleet } from './render/fleet.ts';
 import { startRenderWorker } from './renders/worker.ts';
 import { RenderCache } from './renders/cache.ts';
 import { retryWhile } from './retry.ts';
@@ -295,17 +295,20 @@ async function startRenderer(config: Config, log: Logger) {
     allowPrivate: config.allowPrivateTargets,
     log: (entry) => log.debug(entry, 'egress'),
   });
-  const browser = new BrowserHost({
-    executablePath: config.chromiumPath,
-    proxyServer: proxy.browserProxy,
-    log: browserLog(log),
-    noSandbox: config.chromiumNoSandbox,
-    browserUser: config.chromiumUser,
-    env: config.browserEnv,
-    rendererMemoryMb: config.rendererMemoryMb,
-    memoryBudgetMb: config.renderMemoryBudgetMb,
-    dataDir: config.dataDir,
-  });
+  const browser = new BrowserFleet(
+    {
+      executablePath: config.chromiumPath,
+      proxyServer: proxy.browserProxy,
+      log: browserLog(log),
+      noSandbox: config.chromiumNoSandbox,
+      browserUser: config.chromiumUser,
+      env: config.browserEnv,
+      rendererMemoryMb: config.rendererMemoryMb,
+      memoryBudgetMb: config.renderMemoryBudgetMb,
+      dataDir: config.dataDir,
+    },
+    config.renderBrowsers,
+  );
   try {
     await browser.start();
   } catch (err) {

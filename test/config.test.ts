@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   checkChromiumPath,
   ConfigError,
+  defaultRenderBrowsers,
   defaultRenderConcurrency,
   defaultRenderMemoryBudgetMb,
   loadConfig,
@@ -157,6 +158,19 @@ test('RENDER_CONCURRENCY: by default one render more than the CPUs, at most one 
   assert.ok(concurrency <= expected, `default ${concurrency} (a container's limit may lower it)`);
   assert.ok(concurrency >= 2, `default ${concurrency}`);
   assert.is(loadConfig({ RENDER_CONCURRENCY: '1' }).renderConcurrency, 1);
+});
+
+test('RENDER_BROWSERS: by default one per CPU, at most one per 512 MB of the budget, at least 1', () => {
+  const cpus = os.availableParallelism();
+  assert.is(defaultRenderBrowsers(4096), Math.min(cpus, 8));
+  assert.is(defaultRenderBrowsers(1024), Math.min(cpus, 2));
+  assert.is(defaultRenderBrowsers(512), 1);
+  assert.is(defaultRenderBrowsers(128), 1);
+  const config = loadConfig({ RENDER_MEMORY_BUDGET: '1024' });
+  assert.is(config.renderBrowsers, Math.min(cpus, 2));
+  assert.is(loadConfig({ RENDER_BROWSERS: '1' }).renderBrowsers, 1);
+  refused({ RENDER_BROWSERS: '0' }, 'RENDER_BROWSERS');
+  refused({ RENDER_BROWSERS: 'two' }, 'RENDER_BROWSERS');
 });
 
 test('durations take ms, s, m, h and d', () => {

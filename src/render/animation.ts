@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import type { AnimationOptions } from '../domain/animation.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
-import type { BrowserHost } from './browser.ts';
+import type { RenderBrowser } from './browser.ts';
 import { capturePage } from './capture.ts';
 import { discardRecording, recordAnimation } from './recorder.ts';
 
@@ -66,7 +66,7 @@ export const recordingTurns = new RecordingTurns(availableParallelism());
  * traffic leaves through `proxyServer` when given (the customer's or a country's proxy).
  */
 export function captureAnimation(
-  host: BrowserHost,
+  host: RenderBrowser,
   options: RenderOptions,
   animation: AnimationOptions,
   signal: AbortSignal,

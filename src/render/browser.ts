@@ -1,4 +1,4 @@
-// Browser lifecycle: one Chromium per worker process, relaunched after a crash, and a
+// Browser lifecycle: one Chromium (a worker runs one or more, src/render/fleet.ts), relaunched after a crash, and a
 // watchdog that ends each render at its deadline even when the page hangs its renderer.
 
 import { randomUUID } from 'node:crypto';
@@ -16,6 +16,7 @@ import { metrics } from '../metrics.ts';
 import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
 import { RendererKinds, TreeMemory } from './processes.ts';
+import type { MemoryBudget } from './memory-budget.ts';
 import { recordMappedFiles } from '../read-ahead.ts';
 
 /**
@@ -52,6 +53,16 @@ export interface BrowserHostOptions {
    */
   rendererMemoryMb?: number;
   /**
+   * A budget shared with the worker's other browsers (BrowserFleet), in place of `memoryBudgetMb`:
+   * it reads each browser's memory through readMemoryMb.
+   */
+  budget?: MemoryBudget;
+  /**
+   * Blank pages the pool keeps ready once several workspaces render (default 2); a fleet's
+   * browsers share that number.
+   */
+  spares?: number;
+  /**
    * DATA_DIR: after this host's first render, what its Chromium's processes have mapped is recorded
    * there for the next start to read ahead (src/read-ahead.ts, recordMappedFiles). Unset: nothing is.
    */
@@ -80,6 +91,16 @@ export type PageSetup = MetricsOptions &
  */
 export type PageTask<T> = (page: Page, progress: Progress, session: CDPSession) => Promise<T>;
 
+/** What renders need of a worker's browsers: one BrowserHost, or several behind a BrowserFleet. */
+export interface RenderBrowser {
+  withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T>;
+  hasGpuRendering(): Promise<boolean>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+  isHealthy(): boolean;
+  ping(timeoutMs?: number): Promise<boolean>;
+}
+
 // Whether each launched browser renders on a GPU, asked once (hasGpuRendering).
 const gpuRendering = new WeakMap<Browser, Promise<boolean>>();
 // Chromium's environment when none is given: the service's own (its store and broker credentials) never.
@@ -91,8 +112,8 @@ export const DEFAULT_RENDERER_MEMORY_MB = 1024;
 // How long closing a context may take before the whole browser is presumed stuck.
 const CONTEXT_CLOSE_GRACE_MS = 2000;
 
-/** One Chromium per worker process; hands each render an isolated context and page. */
-export class BrowserHost {
+/** One Chromium; hands each render an isolated context and page. */
+export class BrowserHost implements RenderBrowser {
   readonly #options: BrowserHostOptions;
   // Chromium ignores unknown switches; this one lets us find our own browser process to kill it.
   readonly #marker = `--shutterbus-browser=${randomUUID()}`;
@@ -151,6 +172,21 @@ export class BrowserHost {
       const status: Record<string, string | undefined> = gpu.featureStatus ?? {};
       return [status.gpu_compositing, status.rasterization].every((value) => value?.startsWith('enabled'));
     });
+  }
+
+  /** Whether the browser is up or being launched: start() or a render has asked for it, and close() has not. */
+  get launched(): boolean {
+    return !this.#closed && (this.#browser !== null || this.#launching !== null);
+  }
+
+  /** Idle warm pages of the workspace at `deviceScaleFactor`: renders that would not wait for a page. */
+  idlePages(workspaceId: string, deviceScaleFactor: number): number {
+    return this.#pool?.idleCount(workspaceId, deviceScaleFactor) ?? 0;
+  }
+
+  /** This browser's memory now (its processes' PSS, MB); null when it is not running or cannot be read. */
+  readMemoryMb(): Promise<number | null> {
+    return this.#treeMemory?.readMb() ?? Promise.resolve(null);
   }
 
   /** The Chromium process id (null when none is running or on a system without /proc). */
@@ -351,14 +387,16 @@ export class BrowserHost {
     this.#browser = browser;
     this.#pid = findProcessWithArg(this.#marker);
     const pid = this.#pid;
-    const { memoryBudgetMb } = this.#options;
+    const { memoryBudgetMb, budget, spares } = this.#options;
     this.#stopWatching();
-    const treeMemory = memoryBudgetMb !== undefined && pid !== null ? new TreeMemory(pid) : null;
+    const budgeted = memoryBudgetMb !== undefined || budget !== undefined;
+    const treeMemory = budgeted && pid !== null ? new TreeMemory(pid) : null;
     this.#treeMemory = treeMemory;
     this.#pool = new PagePool(browser, {
-      maxPages: this.#options.poolSize ?? (memoryBudgetMb === undefined ? 6 : 256),
+      maxPages: this.#options.poolSize ?? (budgeted ? 256 : 6),
       maxRenders: this.#options.rendersPerContext ?? 100,
-      ...(treeMemory ? { memoryBudgetMb, measureMb: () => treeMemory.readMb() } : {}),
+      ...(spares !== undefined ? { spares } : {}),
+      ...(budget ? { budget } : treeMemory ? { memoryBudgetMb, measureMb: () => treeMemory.readMb() } : {}),
     });
     this.#memoryWatch =
       this.#pid === null
@@ -405,6 +443,7 @@ export class BrowserHost {
 
   // Closes the /proc files the memory watch and the budget's readings keep open.
   #stopWatching(): void {
+    this.#pool?.leaveBudget();
     this.#memoryWatch?.stop();
     this.#memoryWatch = null;
     this.#treeMemory?.close();

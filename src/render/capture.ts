@@ -2,7 +2,7 @@
 // failure rules to the render actor.
 
 import type { CDPSession, Page } from 'playwright-core';
-import type { BrowserHost } from './browser.ts';
+import type { RenderBrowser } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { applyBlocking } from './blocking.ts';
 import { applyEmulation, withMetrics } from './emulation.ts';
@@ -32,7 +32,7 @@ export type OutputMaker = (
  * `proxyServer`: an egress route of the render's own (proxy, ip_country_code).
  */
 export async function capturePage(
-  host: BrowserHost,
+  host: RenderBrowser,
   options: RenderOptions,
   signal: AbortSignal,
   workspaceId?: string,

@@ -8,7 +8,7 @@ import type { Logger } from '../log.ts';
 import type { EgressProxy } from '../net/egress-proxy.ts';
 import { upstreamProxyOf } from '../net/upstream.ts';
 import { captureAnimation } from './animation.ts';
-import type { BrowserHost } from './browser.ts';
+import type { RenderBrowser } from './browser.ts';
 import { capturePage } from './capture.ts';
 import { askVision } from './vision.ts';
 
@@ -16,7 +16,7 @@ import { askVision } from './vision.ts';
 export interface RequestCaptureDeps {
   config: Pick<Config, 'geoProxies' | 'visionApiUrl' | 'visionModel'>;
   log: Logger;
-  browser: BrowserHost;
+  browser: RenderBrowser;
   /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
   egress?: Pick<EgressProxy, 'route'>;
 }
@@ -25,7 +25,7 @@ export interface RequestCaptureDeps {
  * request_gpu_rendering on a worker whose browser renders in software: the render goes on in
  * software, or fails with gpu_rendering_failed when fail_if_gpu_rendering_fails. Asked only when requested.
  */
-async function requireGpu(browser: BrowserHost, options: RenderOptions, log: Logger): Promise<void> {
+async function requireGpu(browser: RenderBrowser, options: RenderOptions, log: Logger): Promise<void> {
   if (!options.request_gpu_rendering || (await browser.hasGpuRendering())) return;
   if (options.fail_if_gpu_rendering_fails) throw new ServiceError('gpu_rendering_failed');
   log.debug({ gpu: false }, 'GPU rendering asked for; rendering in software');

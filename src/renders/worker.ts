@@ -16,7 +16,7 @@ import type { Versioned } from '../jetstream/kv-json.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { metrics } from '../metrics.ts';
-import type { BrowserHost } from '../render/browser.ts';
+import type { RenderBrowser } from '../render/browser.ts';
 import { FailureCaptureSlot, withFailureCaptureSlot } from '../render/failure-capture.ts';
 import { requestCapture, type RequestCaptureDeps } from '../render/request-capture.ts';
 import { StepLog, withStepLog } from '../render/step-log.ts';
@@ -31,7 +31,7 @@ import { runRender, type RenderRun, type RunDeps } from './run.ts';
 /** What a render worker needs. */
 export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'> {
   config: Config;
-  browser: BrowserHost;
+  browser: RenderBrowser;
   /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
   egress?: RequestCaptureDeps['egress'];
 }
