@@ -339,10 +339,11 @@ export function loadConfig(env: Env = process.env): Config {
   const localNatsPort = integer(env, 'LOCAL_NATS_PORT', 4222, 1, 65535);
   const localS3Port = integer(env, 'LOCAL_S3_PORT', 9000, 1, 65535);
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
-  const renderMemoryBudgetMb = integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216);
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
   }
+  const renderMemoryBudgetMb = integer(env, 'RENDER_MEMORY_BUDGET', defaultRenderMemoryBudgetMb(), 128, 16_777_216);
+
   const baseUrl = absoluteUrl('BASE_URL', env.BASE_URL || `http://127.0.0.1:${port}`, ['http:', 'https:']);
   const config: Config = {
     port,

@@ -180,7 +180,7 @@ export class BrowserHost implements RenderBrowser {
   }
 
   /** Idle warm pages of the workspace at `deviceScaleFactor`: renders that would not wait for a page. */
-  idlePages(workspaceId: string, deviceScaleFactor: number): number {
+  idleCount(workspaceId: string, deviceScaleFactor: number): number {
     return this.#pool?.idleCount(workspaceId, deviceScaleFactor) ?? 0;
   }
 

@@ -127,7 +127,7 @@ export class BrowserFleet implements RenderBrowser {
     if (workspaceId !== undefined && setup.proxyServer === undefined) {
       const { scale } = pageMetrics(setup);
       const warm = candidates.filter(
-        (index) => this.#hosts[index].idlePages(workspaceId, scale) > (this.#claims[index].get(workspaceId) ?? 0),
+        (index) => this.#hosts[index].idleCount(workspaceId, scale) > (this.#claims[index].get(workspaceId) ?? 0),
       );
       if (warm.length > 0) return fewest(warm);
     }
