@@ -174,7 +174,9 @@ const warmupCpu = perShot({}, warmupMeter.stop(), warmup.shots);
 const baselineBAfter: Record<string, LoopResult> = {};
 const e2e: Record<string, LoopResult> = {};
 let loadMb = 0;
-const sampler = setInterval(() => (loadMb = Math.max(loadMb, pssMb(stackPids()))), 500);
+// Every 2 s: the kernel walks each process's page tables to answer smaps_rollup, and sampled every
+// 500 ms the reading cost the heavy loop at c=2 ≈ 12% of its throughput (docs/performance.md).
+const sampler = setInterval(() => (loadMb = Math.max(loadMb, pssMb(stackPids()))), 2000);
 const e2eMeter = new CpuMeter(stack.labels).start();
 const e2eCpu: Record<string, Record<string, number>> = {};
 const e2eShots = { light: 0, heavy: 0 };

@@ -99,10 +99,13 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
     return { base: `http://127.0.0.1:${port}`, service, spawnedAt };
   };
   const { base, service, spawnedAt } = await spawnBenchService();
-  const named = () => ({
-    'nats-server': findProcess(['-p', String(nats.port)]),
-    s3rver: findProcess(['--port', String(s3.port)]),
-  });
+  // Found once: each look-up scans the whole of /proc, and the meters ask several times a second.
+  const found: Record<string, number | null> = { 'nats-server': null, s3rver: null };
+  const named = () => {
+    found['nats-server'] ??= findProcess(['-p', String(nats.port)]);
+    found.s3rver ??= findProcess(['--port', String(s3.port)]);
+    return found;
+  };
   return {
     base,
     workspace,

@@ -93,9 +93,12 @@ export async function measureTenants(
       const seen = new Set<string>();
       let peakMb = 0;
       let chromiumPeakMb = 0;
+      // Each process's PSS read once a sample: the kernel walks its page tables to answer.
       const sample = () => {
-        peakMb = Math.max(peakMb, pssMb(stack.pids()));
-        chromiumPeakMb = Math.max(chromiumPeakMb, pssMb(stack.chromiumPids()));
+        const pss = new Map(stack.pids().map((pid) => [pid, pssMb([pid])]));
+        const sum = (pids: number[]) => pids.reduce((mb, pid) => mb + (pss.get(pid) ?? 0), 0);
+        peakMb = Math.max(peakMb, sum([...pss.keys()]));
+        chromiumPeakMb = Math.max(chromiumPeakMb, sum(stack.chromiumPids()));
       };
       const sampler = setInterval(sample, 500);
       const result = await loop(
