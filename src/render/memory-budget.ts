@@ -1,13 +1,10 @@
 // The memory budget warm pages are kept within (RENDER_MEMORY_BUDGET): Chromium's memory read from
 // /proc at most every MEASURE_EVERY_MS while renders come and go, estimated in between, and idle
-// pages made smaller, then closed (a workspace's extra pages first, then least recently used first),
-// across every pool that shares it (one per browser of a worker: src/render/fleet.ts).
+// pages made smaller, then closed, least recently used first, across every pool that shares it (one
+// per browser of a worker: src/render/fleet.ts).
 
 /** What the budget reads of a warm page (pool.ts's WarmPage). */
 export interface BudgetedPage {
-  /** The workspace it serves (null: a blank page nobody has used). */
-  key: string | null;
-  state: 'idle' | 'busy' | 'wiping';
   lastUsed: number;
   /** Made smaller while idle since its last render. */
   compacted: boolean;
@@ -17,8 +14,8 @@ export interface BudgetedPage {
 export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
   /** Pages open now (idle, busy or being wiped). */
   readonly size: number;
-  /** The pool's open pages (idle, busy or being wiped), in any order. */
-  pages(): Iterable<Page>;
+  /** The pool's idle pages, in any order. */
+  idlePages(): Page[];
   /** Makes an idle page smaller (a one-pixel viewport, its renderer's heap collected). */
   compact(warm: Page): void;
   /** Closes a page. */
@@ -111,26 +108,14 @@ export class MemoryBudget {
   }
 
   /**
-   * Makes idle pages smaller and closes those already compacted, whichever pool holds them, until
-   * the estimate plus `moreMb` is within the budget's FILL: a compacted page costs its workspace a
-   * resize and a repaint, a closed one a new renderer. A workspace's extra pages go first (those
-   * besides the one it used last or renders on now: they serve only its renders at once), so that
-   * one workspace's burst does not take every other's last warm page; then the last pages, least
-   * recently used first.
+   * Makes idle pages smaller, least recently used first whichever pool holds them, and closes
+   * those already compacted, until the estimate plus `moreMb` is within the budget's FILL: a
+   * compacted page costs its workspace a resize and a repaint, a closed one a new renderer.
    */
   fit(moreMb: number): void {
-    const open = [...this.#pools].flatMap((pool) => [...pool.pages()].map((warm) => ({ pool, warm })));
-    const recency = (warm: BudgetedPage) => (warm.state === 'idle' ? warm.lastUsed : Number.POSITIVE_INFINITY);
-    const last = new Map<string, BudgetedPage>();
-    for (const { warm } of open) {
-      if (warm.key === null) continue;
-      const known = last.get(warm.key);
-      if (!known || recency(warm) > recency(known)) last.set(warm.key, warm);
-    }
-    const extra = (warm: BudgetedPage) => warm.key !== null && last.get(warm.key) !== warm;
-    const idle = open
-      .filter(({ warm }) => warm.state === 'idle')
-      .sort((a, b) => Number(extra(b.warm)) - Number(extra(a.warm)) || a.warm.lastUsed - b.warm.lastUsed);
+    const idle = [...this.#pools]
+      .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
+      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
     for (const { pool, warm } of idle) {
       if (this.fits(moreMb)) return;
       if (warm.compacted) void pool.discard(warm);

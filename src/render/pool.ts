@@ -211,9 +211,9 @@ export class PagePool implements BudgetedPool<WarmPage> {
     return this.#budget?.memoryMb ?? null;
   }
 
-  /** Open pages, in any order (the budget chooses which idle ones to compact or close). */
-  pages(): Iterable<WarmPage> {
-    return this.#pages;
+  /** Idle pages, in any order (the budget's choice of which to compact or close). */
+  idlePages(): WarmPage[] {
+    return [...this.#pages].filter((warm) => warm.state === 'idle');
   }
 
   // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
@@ -245,7 +245,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   // bound, then as many as it takes for one more page to fit in the budget.
   #evictIdle(): void {
     if (this.#pages.size >= this.#options.maxPages) {
-      const [oldest] = [...this.#pages].filter((warm) => warm.state === 'idle').sort((a, b) => a.lastUsed - b.lastUsed);
+      const [oldest] = this.idlePages().sort((a, b) => a.lastUsed - b.lastUsed);
       if (oldest) void this.discard(oldest);
     }
     this.#budget?.fit(PAGE_MB);
