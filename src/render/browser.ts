@@ -1,5 +1,6 @@
-// Browser lifecycle: one Chromium (a worker runs one or more, src/render/fleet.ts), relaunched after a crash, and a
-// watchdog that ends each render at its deadline even when the page hangs its renderer.
+// Browser lifecycle: one Chromium (a worker runs one or more, src/render/fleet.ts), relaunched
+// after a crash, and a watchdog that ends each render at its deadline even when the page hangs its
+// renderer.
 
 import { randomUUID } from 'node:crypto';
 import type { Browser, CDPSession, Page } from 'playwright-core';
