@@ -105,7 +105,20 @@ export interface HammerResult {
   statuses: Record<string, number>;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** `names` in the order of round `round`: turned by one each round, so that none always runs first. */
+export const turned = <T>(names: T[], round: number): T[] => [
+  ...names.slice(round % names.length),
+  ...names.slice(0, round % names.length),
+];
+
+/** The median of `values` (of an even count, the upper of the two in the middle). */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The median round of `loops` by rate, with the medians of the rounds' p50 and p95. */
+export function medianLoop<T extends LoopResult>(loops: T[]): T {
+  const byRate = [...loops].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(loops.length / 2)];
+  return { ...byRate, p50: median(loops.map((l) => l.p50)), p95: median(loops.map((l) => l.p95)) };
+}
 
 /**
  * Hammers each URL for `seconds`, round after round, the order turned each round: the machine's
@@ -119,7 +132,7 @@ export async function hammerRounds<K extends string>(
   const names = Object.keys(targets) as K[];
   const runs = new Map(names.map((name) => [name, [] as Awaited<ReturnType<typeof hammer>>[]]));
   for (let round = 0; round < rounds; round++) {
-    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+    for (const name of turned(names, round)) {
       runs.get(name)!.push(await hammer(targets[name].url, seconds, targets[name].headers));
     }
   }

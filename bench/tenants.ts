@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import type { Workspace } from '../src/workspaces/workspace.ts';
-import { loop, pssMb, type LoopResult } from './measure.ts';
+import { loop, median, medianLoop, pssMb, turned, type LoopResult } from './measure.ts';
 import type { BenchStack } from './stack.ts';
 
 /** One many-workspace loop: throughput and latency, and the stack's memory while it ran. */
@@ -19,10 +19,12 @@ export interface TenantLoop extends LoopResult {
   workspaces: number;
 }
 
-/** The rows: each mix's loops over the rounds, and the medians by mix. */
+/** The rows: each mix's loops over the rounds, the medians by mix, and each mix ÷ one workspace. */
 export interface TenantRows {
   rounds: Record<string, TenantLoop[]>;
   median: Record<string, TenantLoop>;
+  /** Each round's ratio to one workspace's loop of the same round, the median of the rounds. */
+  vsOne: Record<string, { perSecond: number; p50: number }>;
 }
 
 // A small seeded generator, so every run draws the same Zipf sequence.
@@ -50,9 +52,6 @@ export function zipf(n: number, s: number, seed: number): () => number {
     return index === -1 ? n - 1 : index;
   };
 }
-
-const median = <T>(values: T[], by: (value: T) => number): T =>
-  [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
 
 /**
  * Runs the three mixes `rounds` times, interleaved (the order turned each round), on `stack`:
@@ -87,7 +86,7 @@ export async function measureTenants(
   const rounds: Record<string, TenantLoop[]> = Object.fromEntries(Object.keys(mixes).map((name) => [name, []]));
   const names = Object.keys(mixes);
   for (let round = 0; round < options.rounds; round++) {
-    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+    for (const name of turned(names, round)) {
       const mix = mixes[name];
       // The warm-up shots go through the same pick: the loop then sees tenants coming back.
       const seen = new Set<string>();
@@ -115,16 +114,27 @@ export async function measureTenants(
       rounds[name].push({ ...result, peakMb, chromiumPeakMb, workspaces: seen.size });
     }
   }
-  const medianLoop = (loops: TenantLoop[]): TenantLoop => ({
-    ...median(loops, (l) => l.perSecond),
-    p50: median(loops, (l) => l.p50).p50,
-    p95: median(loops, (l) => l.p95).p95,
-    peakMb: Math.max(...loops.map((l) => l.peakMb)),
-    chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
-  });
+  // Each mix beside one workspace within a round (run back to back), the median of the rounds.
+  const vsOne = (loops: TenantLoop[], of: (l: LoopResult) => number) =>
+    median(loops.map((l, round) => of(l) / of(rounds['one workspace'][round])));
   return {
     rounds,
-    median: Object.fromEntries(Object.entries(rounds).map(([name, loops]) => [name, medianLoop(loops)])),
+    median: Object.fromEntries(
+      Object.entries(rounds).map(([name, loops]) => [
+        name,
+        {
+          ...medianLoop(loops),
+          peakMb: Math.max(...loops.map((l) => l.peakMb)),
+          chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
+        },
+      ]),
+    ),
+    vsOne: Object.fromEntries(
+      Object.entries(rounds).map(([name, loops]) => [
+        name,
+        { perSecond: vsOne(loops, (l) => l.perSecond), p50: vsOne(loops, (l) => l.p50) },
+      ]),
+    ),
   };
 }
 
@@ -189,31 +199,21 @@ export async function alternate(
   const runs: Record<string, LoopResult[]> = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
   const names = Object.keys(sides);
   for (let round = 0; round < rounds; round++) {
-    for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+    for (const name of turned(names, round)) {
       runs[name].push(await loop(sides[name], shape));
     }
   }
-  return Object.fromEntries(
-    Object.entries(runs).map(([name, loops]) => [
-      name,
-      {
-        ...median(loops, (l) => l.perSecond),
-        p50: median(loops, (l) => l.p50).p50,
-        p95: median(loops, (l) => l.p95).p95,
-      },
-    ]),
-  );
+  return Object.fromEntries(Object.entries(runs).map(([name, loops]) => [name, medianLoop(loops)]));
 }
 
-/** The rows as printed: each mix beside one workspace, with its rounds. */
+/** The rows as printed: each mix beside one workspace (the median of the rounds' ratios), with its rounds. */
 export function tenantLines(tenants: TenantRows, row: (name: string, r: LoopResult) => string): string[] {
-  const one = tenants.median['one workspace'];
-  const ratio = (a: number, b: number) => (Math.round((a / b) * 100) / 100).toFixed(2);
+  const ratio = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
   return [
     `${'light page, c=4 (rounds interleaved)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ one: shots/s  p50  peak PSS MB: stack Chromium  rounds (shots/s)`,
     ...Object.entries(tenants.median).map(
       ([name, r]) =>
-        `${row(name, r)}  ${ratio(r.perSecond, one.perSecond).padStart(13)} ${ratio(r.p50, one.p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`,
+        `${row(name, r)}  ${ratio(tenants.vsOne[name].perSecond).padStart(13)} ${ratio(tenants.vsOne[name].p50).padStart(5)} ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${tenants.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`,
     ),
   ];
 }
