@@ -114,7 +114,8 @@ export async function measureTenants(
       rounds[name].push({ ...result, peakMb, chromiumPeakMb, workspaces: seen.size });
     }
   }
-  // Each mix beside one workspace within a round (run back to back), the median of the rounds.
+  // Each mix over one workspace in the same round (at most one other loop between them), the
+  // median of the rounds.
   const vsOne = (loops: TenantLoop[], of: (l: LoopResult) => number) =>
     median(loops.map((l, round) => of(l) / of(rounds['one workspace'][round])));
   return {
