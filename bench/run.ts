@@ -239,7 +239,7 @@ const e2e = Object.fromEntries(Object.entries(e2eRounds).map(([name, loops]) => 
 const baselineBInRounds = Object.fromEntries(
   Object.entries(baselineBRounds).map(([name, loops]) => [name, medianLoop(loops)]),
 );
-const ratioToB = { light: median(vsB.light), heavy: median(vsB.heavy) };
+const ratioToB = Object.fromEntries(Object.entries(vsB).map(([name, ratios]) => [name, median(ratios)]));
 // Chromium's own cost of round-robin over many pages, for the many-workspace rows below.
 const rawRoundRobin = await measureRawRoundRobin(browser, site.light, { rounds: 3, shots: 48 });
 await browser.close();
@@ -435,7 +435,7 @@ const lines = [
   `best ÷ B, within each of ${E2E_ROUNDS} rounds (the median; the rounds): ${Object.entries(vsB)
     .map(
       ([name, ratios]) =>
-        `${name} ${ratio(median(ratios), 1).toFixed(2)} (${ratios.map((r) => r.toFixed(2)).join(' ')})`,
+        `${name} ${ratio(ratioToB[name], 1).toFixed(2)} (${ratios.map((r) => r.toFixed(2)).join(' ')})`,
     )
     .join(', ')}`,
   '',
