@@ -494,7 +494,7 @@ async function oneOffPage(browser: Browser, deviceScaleFactor: number, proxyServ
     lastUsed: Date.now(),
     origins: new Set(),
     documentOrigins: new Set(),
-    compacted: false,
+    compaction: 'none',
   };
 }
 

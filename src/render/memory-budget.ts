@@ -3,11 +3,16 @@
 // pages made smaller, then closed, least recently used first, across every pool that shares it (one
 // per browser of a worker: src/render/fleet.ts).
 
+/**
+ * How far an idle page has been made smaller since its last render: its renderer's garbage
+ * collected (what the render left in its heap), then its viewport shrunk to one pixel as well.
+ */
+export type Compaction = 'none' | 'collected' | 'shrunk';
+
 /** What the budget reads of a warm page (pool.ts's WarmPage). */
 export interface BudgetedPage {
   lastUsed: number;
-  /** Made smaller while idle since its last render. */
-  compacted: boolean;
+  compaction: Compaction;
 }
 
 /** What the budget asks of a pool whose pages it bounds. */
@@ -16,7 +21,7 @@ export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
   readonly size: number;
   /** The pool's idle pages, in any order. */
   idlePages(): Page[];
-  /** Makes an idle page smaller (a one-pixel viewport, its renderer's heap collected). */
+  /** Makes an idle page smaller by the next step: its renderer's garbage collected, else its viewport shrunk. */
   compact(warm: Page): void;
   /** Closes a page. */
   discard(warm: Page): Promise<void>;
@@ -25,9 +30,11 @@ export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
 // Chromium's memory is read at most this often, and only while renders come and go.
 const MEASURE_EVERY_MS = 2000;
 
-// What compacting an idle page frees until the next reading says (docs/performance.md: ≈ 9 MB of
-// a warm page's ≈ 36).
-const COMPACTED_MB = 8;
+// What each step of compaction frees until the next reading says (docs/performance.md: collecting
+// the garbage a light render left ≈ 10 MB, a one-pixel viewport ≈ 3.5 MB more; counted low, as
+// a render may leave less).
+const COLLECTED_MB = 6;
+const SHRUNK_MB = 3;
 
 /**
  * What a warm page adds to Chromium's memory until the next reading says (docs/performance.md:
@@ -36,8 +43,9 @@ const COMPACTED_MB = 8;
 export const PAGE_MB = 40;
 
 // The part of the memory budget idle pages may fill: the rest is room for the pages that are
-// rendering, which grow as they do, between two readings.
-const FILL = 0.85;
+// rendering, which grow as they do, between two readings (with 85 %, Chromium's peak with many
+// workspaces read up to 1,081 MB of a 1,024 MB budget: docs/performance.md).
+const FILL = 0.8;
 
 /** One budget, read from Chromium's processes, over the pages of every pool that joins it. */
 export class MemoryBudget {
@@ -47,9 +55,9 @@ export class MemoryBudget {
   #measuring = false;
   #measuredAt = 0;
   #memoryMb: number | null = null;
-  // Pages open at the last reading, and pages compacted since: both move the estimate (#estimateMb).
+  // Pages open at the last reading, and what compaction freed since: both move the estimate (#estimateMb).
   #pagesAtReading = 0;
-  #compactedSinceReading = 0;
+  #compactedMbSinceReading = 0;
 
   /** `limitMb`: the budget in MB (read each time); `measureMb`: Chromium's memory now, PSS, MB (null: unknown). */
   constructor(limitMb: () => number, measureMb: () => Promise<number | null>) {
@@ -76,11 +84,6 @@ export class MemoryBudget {
     return (this.#estimateMb() ?? 0) + moreMb <= this.#limitMb() * FILL;
   }
 
-  /** A page was compacted: its memory counts less until the next reading. */
-  compacted(): void {
-    this.#compactedSinceReading += 1;
-  }
-
   /**
    * Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and compacts or
    * closes idle pages until the estimate is back within the budget's FILL (fit).
@@ -89,14 +92,14 @@ export class MemoryBudget {
     if (this.#measuring || Date.now() - this.#measuredAt < MEASURE_EVERY_MS) return;
     this.#measuring = true;
     const pages = this.#pages();
-    const compacted = this.#compactedSinceReading;
+    const compactedMb = this.#compactedMbSinceReading;
     this.#measureMb()
       .then(
         (mb) => {
           this.#memoryMb = mb;
           this.#pagesAtReading = pages;
           // Compactions made while it was read are not in the reading.
-          this.#compactedSinceReading -= compacted;
+          this.#compactedMbSinceReading -= compactedMb;
           this.fit(0);
         },
         () => {},
@@ -108,28 +111,60 @@ export class MemoryBudget {
   }
 
   /**
-   * Makes idle pages smaller, least recently used first whichever pool holds them, and closes
-   * those already compacted, until the estimate plus `moreMb` is within the budget's FILL: a
-   * compacted page costs its workspace a resize and a repaint, a closed one a new renderer.
+   * Makes idle pages smaller and closes them, the cheapest step first, until the estimate plus
+   * `moreMb` is within the budget's FILL: first the garbage of each idle page's last render is
+   * collected (its workspace's next render pays nothing for it); then, least recently used first
+   * whichever pool holds them, pages collected before have their viewport shrunk (the next render
+   * pays a resize and a repaint) and pages shrunk before are closed (the next render pays a new
+   * renderer); last, pages whose garbage is being collected are closed too.
    */
   fit(moreMb: number): void {
-    const idle = [...this.#pools]
-      .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
-      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
-    for (const { pool, warm } of idle) {
+    const idle = this.#idle();
+    const collecting = idle.filter(({ warm }) => warm.compaction === 'none');
+    const steps = [
+      ...collecting.map(
+        ({ pool, warm }) =>
+          () =>
+            this.#compact(pool, warm),
+      ),
+      ...idle
+        .filter((entry) => !collecting.includes(entry))
+        .map(
+          ({ pool, warm }) =>
+            () =>
+              warm.compaction === 'shrunk' ? void pool.discard(warm) : this.#compact(pool, warm),
+        ),
+      ...collecting.map(({ pool, warm }) => () => {
+        // Its collection no longer counts: the page does, as it closes.
+        this.#compactedMbSinceReading -= COLLECTED_MB;
+        void pool.discard(warm);
+      }),
+    ];
+    for (const step of steps) {
       if (this.fits(moreMb)) return;
-      if (warm.compacted) void pool.discard(warm);
-      else pool.compact(warm);
+      step();
     }
   }
 
+  // Every pool's idle pages, least recently used first.
+  #idle(): { pool: BudgetedPool; warm: BudgetedPage }[] {
+    return [...this.#pools]
+      .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
+      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
+  }
+
+  #compact(pool: BudgetedPool, warm: BudgetedPage): void {
+    this.#compactedMbSinceReading += warm.compaction === 'none' ? COLLECTED_MB : SHRUNK_MB;
+    pool.compact(warm);
+  }
+
   // Chromium's memory now, estimated: the last reading, moved by PAGE_MB for each page opened or
-  // closed since and by COMPACTED_MB for each page compacted since, so that a burst between two
-  // readings counts at once.
+  // closed since and by what each step of compaction frees (COLLECTED_MB, SHRUNK_MB), so that a
+  // burst between two readings counts at once.
   #estimateMb(): number | null {
     if (this.#memoryMb === null) return null;
     const opened = this.#pages() - this.#pagesAtReading;
-    return this.#memoryMb + opened * PAGE_MB - this.#compactedSinceReading * COMPACTED_MB;
+    return this.#memoryMb + opened * PAGE_MB - this.#compactedMbSinceReading;
   }
 
   #pages(): number {

@@ -10,7 +10,7 @@ import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
-import { MemoryBudget, PAGE_MB, type BudgetedPool } from './memory-budget.ts';
+import { MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
 import { gotoDocument, watchContextRequests } from './playwright.ts';
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
@@ -30,8 +30,8 @@ export interface WarmPage {
   origins: Set<string>;
   /** Origins of documents (frames) since the last wipe, requested or not: their storage is cleared too. */
   documentOrigins: Set<string>;
-  /** Made smaller while idle (compact) since its last render. */
-  compacted: boolean;
+  /** Made smaller while idle (PagePool.compact) since its last render. */
+  compaction: Compaction;
 }
 
 /** How the pool is sized. */
@@ -42,7 +42,7 @@ export interface PoolOptions {
   maxRenders: number;
   /**
    * Memory Chromium may hold with its warm pages, in MB, read with `measureMb`: idle pages fill at
-   * most 85 % of it, past which they are compacted, then closed, least recently used first
+   * most 80 % of it, past which they are made smaller (PagePool.compact), then closed
    * (src/render/memory-budget.ts, docs/performance.md). Unset: only `maxPages` counts.
    */
   memoryBudgetMb?: number;
@@ -171,12 +171,15 @@ export class PagePool implements BudgetedPool<WarmPage> {
     );
   }
 
-  /** Compacts an idle page (compact); meanwhile it counts as being wiped (acquire waits for it). */
+  /**
+   * Makes an idle page smaller by one step: its renderer's garbage collected, or once it has been,
+   * its viewport shrunk to one pixel (the next render sizes it again: browser.ts, withPage).
+   * Meanwhile it counts as being wiped (acquire waits for it).
+   */
   compact(warm: WarmPage): void {
     warm.state = 'wiping';
-    warm.compacted = true;
-    this.#budget?.compacted();
-    warm.wiped = withinLimit(compact(warm), 'compaction').then(
+    warm.compaction = warm.compaction === 'none' ? 'collected' : 'shrunk';
+    warm.wiped = withinLimit(compactionStep(warm), 'compaction').then(
       () => void (warm.state = 'idle'),
       () => this.discard(warm),
     );
@@ -234,7 +237,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
-    warm.compacted = false;
+    warm.compaction = 'none';
     warm.key = key;
     warm.state = 'busy';
     warm.renders += 1;
@@ -276,7 +279,8 @@ export class PagePool implements BudgetedPool<WarmPage> {
         lastUsed: Date.now(),
         origins: new Set(),
         documentOrigins: new Set(),
-        compacted: false,
+        // Nothing rendered yet, nothing to collect (a blank spare is shrunk, then closed, if need be).
+        compaction: 'collected',
       };
       watchContextRequests(context, (url) => addOrigin(warm.origins, url));
       context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
@@ -324,14 +328,12 @@ function withinLimit(work: Promise<void>, what: string): Promise<void> {
   return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Makes an idle (wiped) page smaller: a one-pixel viewport, so the compositor lets go of the
- * page's frame buffers, and a full garbage collection of its renderer. The next render sizes the
- * viewport again (browser.ts, withPage).
- */
-async function compact(warm: WarmPage): Promise<void> {
-  await warm.page.setViewportSize({ width: 1, height: 1 });
-  await cdp(warm.session).HeapProfiler.collectGarbage();
+// The step of compaction `warm.compaction` names: a full garbage collection of the page's renderer
+// (what the last render left in its heap), or a one-pixel viewport, so that the compositor lets go
+// of the page's frame buffers.
+async function compactionStep(warm: WarmPage): Promise<void> {
+  if (warm.compaction === 'collected') await cdp(warm.session).HeapProfiler.collectGarbage();
+  else await warm.page.setViewportSize({ width: 1, height: 1 });
 }
 
 async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {

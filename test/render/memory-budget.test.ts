@@ -1,9 +1,15 @@
 // The memory budget shared by the pools of a worker's browsers: one reading for all of them, and
-// idle pages made smaller, then closed, least recently used first whichever pool holds them.
+// idle pages made smaller, the cheapest step first, then closed, whichever pool holds them.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MemoryBudget, PAGE_MB, type BudgetedPage, type BudgetedPool } from '../../src/render/memory-budget.ts';
+import {
+  MemoryBudget,
+  PAGE_MB,
+  type BudgetedPage,
+  type BudgetedPool,
+  type Compaction,
+} from '../../src/render/memory-budget.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('MemoryBudget');
@@ -23,8 +29,8 @@ function pool(pages: Page[]): BudgetedPool<Page> & { actions: string[]; pages: P
     },
     idlePages: () => [...pages],
     compact(page) {
-      actions.push(`compact ${page.name}`);
-      page.compacted = true;
+      actions.push(`${page.compaction === 'none' ? 'collect' : 'shrink'} ${page.name}`);
+      page.compaction = page.compaction === 'none' ? 'collected' : 'shrunk';
     },
     async discard(page) {
       actions.push(`close ${page.name}`);
@@ -33,30 +39,48 @@ function pool(pages: Page[]): BudgetedPool<Page> & { actions: string[]; pages: P
   };
 }
 
-const page = (name: string, lastUsed: number, compacted = false): Page => ({ name, lastUsed, compacted });
+const page = (name: string, lastUsed: number, compaction: Compaction = 'none'): Page => ({
+  name,
+  lastUsed,
+  compaction,
+});
 
-test('one reading for every pool; the oldest idle pages across them go first, compacted ones closed', async () => {
-  const first = pool([page('a1', 10), page('a2', 40, true)]);
-  const second = pool([page('b1', 20, true), page('b2', 30)]);
-  let reading = 0;
-  // 1,000 MB read against a budget of 1,000: idle pages may fill 850.
+// A budget of 1,000 MB (idle pages may fill 800) over `pools`, read once as `mb`.
+async function readOnce(mb: number, ...pools: BudgetedPool[]): Promise<{ budget: MemoryBudget; readings(): number }> {
+  let readings = 0;
   const budget = new MemoryBudget(
     () => 1000,
     async () => {
-      reading += 1;
-      return 1000;
+      readings += 1;
+      return mb;
     },
   );
-  budget.join(first);
-  budget.join(second);
+  for (const each of pools) budget.join(each);
   budget.measure();
   await waitFor(() => budget.memoryMb !== null, 'a reading');
-  assert.is(reading, 1);
-  // Each compaction counts 8 MB and each closing 40 until the next reading: the oldest first.
-  assert.equal([...first.actions, ...second.actions].sort(), ['close a2', 'close b1', 'compact a1', 'compact b2']);
-  assert.is(first.actions[0], 'compact a1', 'a1, the least recently used, first');
+  return { budget, readings: () => readings };
+}
+
+test('one reading for every pool; garbage collected first, then the oldest idle pages shrunk or closed', async () => {
+  const first = pool([page('a1', 10), page('a2', 40, 'collected')]);
+  const second = pool([page('b1', 20, 'shrunk'), page('b2', 30)]);
+  // 850 MB read: 50 over. A collection counts 6 MB until the next reading, a shrinking 3, a closing 40.
+  const { budget, readings } = await readOnce(850, first, second);
+  assert.is(readings(), 1);
+  assert.equal(first.actions, ['collect a1']);
+  assert.equal(second.actions, ['collect b2', 'close b1'], 'collections first, then the oldest shrunk page closed');
   budget.measure();
-  assert.is(reading, 1, 'read at most every 2 s');
+  assert.is(readings(), 1, 'read at most every 2 s');
+});
+
+test('pages collected before are shrunk before any is closed; far over, collected ones close too', async () => {
+  const near = pool([page('n1', 10, 'collected'), page('n2', 20)]);
+  await readOnce(808, near);
+  assert.equal(near.actions, ['collect n2', 'shrink n1'], '6 + 3 MB make up for 8');
+
+  const far = pool([page('f1', 10, 'collected'), page('f2', 20)]);
+  await readOnce(830, far);
+  assert.equal(far.actions, ['collect f2', 'shrink f1', 'close f2'], 'collecting and shrinking were not enough');
 });
 
 test('a page opened in any pool counts at once; a pool that leaves no longer does', async () => {
@@ -70,9 +94,9 @@ test('a page opened in any pool counts at once; a pool that leaves no longer doe
   budget.join(second);
   budget.measure();
   await waitFor(() => budget.memoryMb === 700, 'a reading');
-  assert.ok(budget.fits(PAGE_MB), '700 + 40 within 850');
+  assert.ok(budget.fits(PAGE_MB), '700 + 40 within 800');
   second.pages.push(page('b1', 1), page('b2', 2), page('b3', 3));
-  assert.not.ok(budget.fits(PAGE_MB), 'three pages opened since: 700 + 120 + 40 over 850');
+  assert.not.ok(budget.fits(PAGE_MB), 'three pages opened since: 700 + 120 + 40 over 800');
   budget.leave(second);
   assert.ok(budget.fits(PAGE_MB), 'its pages gone with its browser');
 });

@@ -180,13 +180,21 @@ async function twoIdlePages(budgetFor: (mb: number) => number) {
   return { pool, options, older, newer, mb };
 }
 
-test('short of the budget, the least recently used idle page is compacted first, and it renders again', async () => {
-  // A reading 4 MB past what idle pages may fill (nine tenths): one compaction makes up for it.
-  const { pool, older, newer } = await twoIdlePages((mb) => (mb - 4) / 0.9);
+test('short of the budget, an idle page has its garbage collected, then its viewport shrunk, and it renders again', async () => {
+  // Each reading 4 MB past what idle pages may fill (80 %): one collection (6 MB) makes up for it.
+  const { pool, older, newer } = await twoIdlePages((mb) => (mb - 4) / 0.8);
   try {
-    await waitFor(() => older.page.viewportSize()?.width === 1 && older.state === 'idle', 'the older page compacted');
-    assert.equal(newer.page.viewportSize(), { width: 1280, height: 720 }, 'one was enough: the other left as it is');
-    assert.is(pool.size, 2, 'compacted, not closed');
+    await waitFor(() => older.compaction === 'collected' && older.state === 'idle', 'the older page collected');
+    assert.equal(older.page.viewportSize(), { width: 1280, height: 720 }, 'its viewport left as it is');
+    assert.is(newer.compaction, 'none', 'one was enough: the other left as it is');
+    assert.is(pool.size, 2, 'collected, not closed');
+
+    // The next reading finds the same: the page collected before is shrunk.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    pool.release(await pool.acquire('ws_fit_b', 1));
+    await waitFor(() => older.compaction === 'shrunk' && older.state === 'idle', 'the older page shrunk');
+    assert.is(older.page.viewportSize()?.width, 1);
+    assert.is(pool.size, 2, 'shrunk, not closed');
 
     const again = await pool.acquire('ws_fit_a', 1);
     assert.is(again, older, 'the workspace keeps its page');
@@ -200,15 +208,17 @@ test('short of the budget, the least recently used idle page is compacted first,
   }
 });
 
-test('a page opened between two readings counts at once: a compacted idle page makes room', async () => {
-  const { pool, options, older, newer, mb } = await twoIdlePages((mb) => (mb - 4) / 0.9);
+test('a page opened between two readings counts at once: idle pages make room before it opens', async () => {
+  const { pool, options, older, newer, mb } = await twoIdlePages((mb) => (mb - 4) / 0.8);
   try {
-    await waitFor(() => older.compacted === true && older.state === 'idle', 'the older page compacted');
-    // Room for the two pages as last read, not for a third (a page counts 40 MB until read).
-    options.memoryBudgetMb = (mb + 20) / 0.9;
+    await waitFor(() => older.compaction === 'collected' && older.state === 'idle', 'the older page collected');
+    // As last read, less the collection, the two pages fit with room to spare; a third (40 MB
+    // until read) only once the other page's garbage is collected.
+    options.memoryBudgetMb = (mb + 30) / 0.8;
     const third = await pool.acquire('ws_fit_c', 1);
-    assert.ok(older.page.isClosed(), 'the compacted page closed before the third opened');
-    assert.not.ok(newer.page.isClosed(), 'the other stays');
+    assert.is(newer.compaction, 'collected', 'collected before the third opened');
+    assert.is(older.compaction, 'collected', 'no further step needed');
+    assert.is(pool.size, 3);
     pool.release(third);
   } finally {
     await closeAll(pool);
