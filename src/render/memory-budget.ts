@@ -111,38 +111,27 @@ export class MemoryBudget {
   }
 
   /**
-   * Makes idle pages smaller and closes them, the cheapest step first, until the estimate plus
-   * `moreMb` is within the budget's FILL: first the garbage of each idle page's last render is
-   * collected (its workspace's next render pays nothing for it); then, least recently used first
-   * whichever pool holds them, pages collected before have their viewport shrunk (the next render
-   * pays a resize and a repaint) and pages shrunk before are closed (the next render pays a new
-   * renderer); last, pages whose garbage is being collected are closed too.
+   * Makes idle pages smaller, then closes them, until the estimate plus `moreMb` is within the
+   * budget's FILL: each idle page, least recently used first whichever pool holds it, takes one
+   * step: its renders' garbage collected (its workspace's next render pays nothing for it), else
+   * its viewport shrunk (the next render pays a resize and a repaint), else it is closed (the next
+   * render pays a new renderer). Where one step each is not enough, those made smaller are closed too.
    */
   fit(moreMb: number): void {
     const idle = this.#idle();
-    const collecting = idle.filter(({ warm }) => warm.compaction === 'none');
-    const steps = [
-      ...collecting.map(
-        ({ pool, warm }) =>
-          () =>
-            this.#compact(pool, warm),
-      ),
-      ...idle
-        .filter((entry) => !collecting.includes(entry))
-        .map(
-          ({ pool, warm }) =>
-            () =>
-              warm.compaction === 'shrunk' ? void pool.discard(warm) : this.#compact(pool, warm),
-        ),
-      ...collecting.map(({ pool, warm }) => () => {
-        // Its collection no longer counts: the page does, as it closes.
-        this.#compactedMbSinceReading -= COLLECTED_MB;
-        void pool.discard(warm);
-      }),
-    ];
-    for (const step of steps) {
+    const compacted = new Map<BudgetedPage, number>();
+    for (const { pool, warm } of idle) {
       if (this.fits(moreMb)) return;
-      step();
+      if (warm.compaction === 'shrunk') void pool.discard(warm);
+      else compacted.set(warm, this.#compact(pool, warm));
+    }
+    for (const { pool, warm } of idle) {
+      const mb = compacted.get(warm);
+      if (this.fits(moreMb)) return;
+      if (mb === undefined) continue;
+      // What its step was counted to free no longer counts: the page does, as it closes.
+      this.#compactedMbSinceReading -= mb;
+      void pool.discard(warm);
     }
   }
 
@@ -153,9 +142,12 @@ export class MemoryBudget {
       .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
   }
 
-  #compact(pool: BudgetedPool, warm: BudgetedPage): void {
-    this.#compactedMbSinceReading += warm.compaction === 'none' ? COLLECTED_MB : SHRUNK_MB;
+  // Takes a page's next step of compaction; what it is counted to free.
+  #compact(pool: BudgetedPool, warm: BudgetedPage): number {
+    const mb = warm.compaction === 'none' ? COLLECTED_MB : SHRUNK_MB;
+    this.#compactedMbSinceReading += mb;
     pool.compact(warm);
+    return mb;
   }
 
   // Chromium's memory now, estimated: the last reading, moved by PAGE_MB for each page opened or

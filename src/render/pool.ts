@@ -193,9 +193,19 @@ export class PagePool implements BudgetedPool<WarmPage> {
 
   /** Idle pages of `key` at `deviceScaleFactor`: renders of that key that would start on one at once. */
   idleCount(key: string, deviceScaleFactor: number): number {
+    return this.pageCount(key, deviceScaleFactor, 'idle');
+  }
+
+  /** Pages of `key` at `deviceScaleFactor`, in `state` or in any. */
+  pageCount(key: string, deviceScaleFactor: number, state?: WarmPage['state']): number {
     let count = 0;
     for (const warm of this.#pages)
-      if (warm.key === key && warm.state === 'idle' && warm.deviceScaleFactor === deviceScaleFactor) count += 1;
+      if (
+        warm.key === key &&
+        warm.deviceScaleFactor === deviceScaleFactor &&
+        (state === undefined || warm.state === state)
+      )
+        count += 1;
     return count;
   }
 

@@ -1,5 +1,5 @@
 // The memory budget shared by the pools of a worker's browsers: one reading for all of them, and
-// idle pages made smaller, the cheapest step first, then closed, whichever pool holds them.
+// idle pages made smaller, then closed, least recently used first whichever pool holds them.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -61,26 +61,26 @@ async function readOnce(mb: number, ...pools: BudgetedPool[]): Promise<{ budget:
   return { budget, readings: () => readings };
 }
 
-test('one reading for every pool; garbage collected first, then the oldest idle pages shrunk or closed', async () => {
+test('one reading for every pool; the oldest idle pages across them first, one step each', async () => {
   const first = pool([page('a1', 10), page('a2', 40, 'collected')]);
   const second = pool([page('b1', 20, 'shrunk'), page('b2', 30)]);
   // 850 MB read: 50 over. A collection counts 6 MB until the next reading, a shrinking 3, a closing 40.
   const { budget, readings } = await readOnce(850, first, second);
   assert.is(readings(), 1);
-  assert.equal(first.actions, ['collect a1']);
-  assert.equal(second.actions, ['collect b2', 'close b1'], 'collections first, then the oldest shrunk page closed');
+  assert.equal(first.actions, ['collect a1'], 'a1, the least recently used, first; a2 not needed');
+  assert.equal(second.actions, ['close b1', 'collect b2'], 'b1 had been shrunk: closed');
   budget.measure();
   assert.is(readings(), 1, 'read at most every 2 s');
 });
 
-test('pages collected before are shrunk before any is closed; far over, collected ones close too', async () => {
+test('where one step each is not enough, pages made smaller are closed too', async () => {
   const near = pool([page('n1', 10, 'collected'), page('n2', 20)]);
   await readOnce(808, near);
-  assert.equal(near.actions, ['collect n2', 'shrink n1'], '6 + 3 MB make up for 8');
+  assert.equal(near.actions, ['shrink n1', 'collect n2'], '3 + 6 MB make up for 8');
 
   const far = pool([page('f1', 10, 'collected'), page('f2', 20)]);
   await readOnce(830, far);
-  assert.equal(far.actions, ['collect f2', 'shrink f1', 'close f2'], 'collecting and shrinking were not enough');
+  assert.equal(far.actions, ['shrink f1', 'collect f2', 'close f1'], 'the oldest closed once both had a step');
 });
 
 test('a page opened in any pool counts at once; a pool that leaves no longer does', async () => {
