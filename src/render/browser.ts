@@ -185,6 +185,16 @@ export class BrowserHost implements RenderBrowser {
     return this.#pool?.idleCount(workspaceId, deviceScaleFactor) ?? 0;
   }
 
+  /** Pages of the workspace at `deviceScaleFactor`, idle, rendering or being wiped. */
+  pageCount(workspaceId: string, deviceScaleFactor: number): number {
+    return this.#pool?.pageCount(workspaceId, deviceScaleFactor) ?? 0;
+  }
+
+  /** Pages open in this browser, every workspace's and the blank spares. */
+  get pages(): number {
+    return this.#pool?.size ?? 0;
+  }
+
   /** This browser's memory now (its processes' PSS, MB); null when it is not running or cannot be read. */
   readMemoryMb(): Promise<number | null> {
     return this.#treeMemory?.readMb() ?? Promise.resolve(null);

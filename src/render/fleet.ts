@@ -110,22 +110,30 @@ export class BrowserFleet implements RenderBrowser {
 
   // The browser a render goes to: one holding an idle warm page of its workspace that no render
   // sent there is yet to take (pages never pass between browsers, so a workspace stays where its
-  // pages are), else the one running the fewest renders, the first on a tie (it waits for its page
-  // being wiped rather than open one). When every launched browser is busy, the next one is
-  // launched for the renders that follow.
+  // pages are), else the one running the fewest renders. On a tie, one holding a page of the
+  // workspace (the render waits for it to be wiped rather than open one), else the one holding the
+  // fewest pages: workspaces that first come one at a time (no render running anywhere) would
+  // otherwise all open their pages in the first browser and keep rendering there once they come
+  // together. When every launched browser is busy, the next one is launched for the renders that follow.
   #pick(setup: PageSetup): number {
     const launched = this.#hosts.map((_, index) => index).filter((index) => this.#hosts[index].launched);
     const ready = launched.filter((index) => this.#hosts[index].isHealthy());
     const candidates = ready.length > 0 ? ready : [0];
+    const { workspaceId } = setup;
+    const warmPages = workspaceId !== undefined && setup.proxyServer === undefined;
+    const scale = warmPages ? pageMetrics(setup).scale : 1;
+    const rank = (index: number) => {
+      const host = this.#hosts[index];
+      const holds = warmPages && host.pageCount(workspaceId, scale) > 0;
+      return [this.#running[index], holds ? 0 : 1, host.pages];
+    };
     const fewest = (indexes: number[]) =>
-      indexes.reduce((best, index) => (this.#running[index] < this.#running[best] ? index : best));
+      indexes.reduce((best, index) => (before(rank(index), rank(best)) ? index : best));
     const next = this.#hosts.findIndex((host) => !host.launched);
     if (next !== -1 && !this.#closed && candidates.every((index) => this.#running[index] > 0)) {
       this.#hosts[next].start().catch(() => {});
     }
-    const { workspaceId } = setup;
-    if (workspaceId !== undefined && setup.proxyServer === undefined) {
-      const { scale } = pageMetrics(setup);
+    if (warmPages) {
       const warm = candidates.filter(
         (index) => this.#hosts[index].idleCount(workspaceId, scale) > (this.#claims[index].get(workspaceId) ?? 0),
       );
@@ -144,4 +152,10 @@ export class BrowserFleet implements RenderBrowser {
   #launched(): BrowserHost[] {
     return this.#hosts.filter((host, index) => index === 0 || host.launched);
   }
+}
+
+// Whether `a` comes before `b`, compared element by element.
+function before(a: number[], b: number[]): boolean {
+  const at = a.findIndex((value, index) => value !== b[index]);
+  return at !== -1 && a[at] < b[at];
 }

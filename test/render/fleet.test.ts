@@ -1,6 +1,7 @@
 // Several browsers for one worker (BrowserFleet) against real Chromium: the second is launched only
-// once renders overlap; a workspace's renders follow its idle warm page; a page never serves two
-// workspaces on any browser; a browser killed under load is relaunched while the other renders on.
+// once renders overlap; a workspace's renders follow its idle warm page, and new workspaces' pages
+// spread over the browsers; a page never serves two workspaces on any browser; a browser killed
+// under load is relaunched while the other renders on.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -68,6 +69,17 @@ test("a workspace's renders one after another stay on the browser of its warm pa
     const next = await render('ws_follow');
     assert.is(next.browser, first.browser);
   }
+});
+
+test('workspaces that first come one at a time spread their pages over both browsers', async () => {
+  await waitFor(() => bothUp(), 'both browsers up');
+  const workspaces = Array.from({ length: 10 }, (_, i) => `ws_spread_${i}`);
+  const first: Served[] = [];
+  for (const workspace of workspaces) first.push(await render(workspace));
+  assert.is(new Set(first.map(({ browser }) => browser)).size, 2, 'pages opened in both browsers');
+  // Coming together, they follow their pages: both browsers render.
+  const together = await Promise.all(workspaces.map((workspace) => render(workspace, '/slow')));
+  assert.is(new Set(together.map(({ browser }) => browser)).size, 2, 'renders on both browsers');
 });
 
 test('a page serves one workspace only, whichever browser it is on', async () => {
