@@ -114,7 +114,8 @@ export class BrowserFleet implements RenderBrowser {
   // workspace (the render waits for it to be wiped rather than open one), else the one holding the
   // fewest pages: workspaces that first come one at a time (no render running anywhere) would
   // otherwise all open their pages in the first browser and keep rendering there once they come
-  // together. When every launched browser is busy, the next one is launched for the renders that follow.
+  // together. When every launched browser is busy, the next one is launched for the renders that
+  // follow.
   #pick(setup: PageSetup): number {
     const launched = this.#hosts.map((_, index) => index).filter((index) => this.#hosts[index].launched);
     const ready = launched.filter((index) => this.#hosts[index].isHealthy());

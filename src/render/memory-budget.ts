@@ -126,8 +126,8 @@ export class MemoryBudget {
       else compacted.set(warm, this.#compact(pool, warm));
     }
     for (const { pool, warm } of idle) {
-      const mb = compacted.get(warm);
       if (this.fits(moreMb)) return;
+      const mb = compacted.get(warm);
       if (mb === undefined) continue;
       // What its step was counted to free no longer counts: the page does, as it closes.
       this.#compactedMbSinceReading -= mb;
