@@ -2,7 +2,7 @@
 // process on a free loopback port with its own temp directory, stopped by pid. How each is started
 // and known to answer is infra/local-stack.ts's, the launcher `make run` uses too.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,14 +73,39 @@ function installExitHooks(): void {
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
+// The first port of the kernel's ephemeral range: an outgoing connection may take any port from it
+// as its source port, also one a test just found free and has not yet listened on.
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+})();
+const LOWEST_PORT = 10_000;
+
+/**
+ * A port free on 127.0.0.1 now, below the ephemeral range: between this check and a server's listen
+ * no outgoing connection can take it (one did, mid-bench, with thousands of connections open and
+ * closed meanwhile). Random, so that test files running side by side rarely try the same one.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (EPHEMERAL_LOW - LOWEST_PORT));
+    if (await listens(port)) return port;
+  }
+  return listens(0);
+}
+
+// Listens on `port` of 127.0.0.1 and closes at once: the port it got, or 0 when it was taken.
+function listens(port: number): Promise<number> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(0));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
 }
