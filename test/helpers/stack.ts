@@ -72,7 +72,6 @@ function installExitHooks(): void {
   }
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
 // The first port of the kernel's ephemeral range: an outgoing connection may take any port from it
 // as its source port, also one a test just found free and has not yet listened on.
 const EPHEMERAL_LOW = (() => {
