@@ -21,7 +21,7 @@ deps: ## Install what is missing: Debian packages, the pinned Node (.node-versio
 	@infra/local.sh deps
 
 .PHONY: build
-build: ## Bundle the service into dist/ (esbuild; node_modules stay outside): dist/main.js, the entry, loads dist/service.js; it starts without compiling TypeScript
+build: ## Bundle the service into dist/ (infra/build.mjs: esbuild, with the packages a start loads): dist/main.js, the entry, loads dist/service.js; it starts without compiling TypeScript
 	@npm run --silent build
 
 .PHONY: run
