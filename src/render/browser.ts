@@ -246,14 +246,15 @@ export class BrowserHost implements RenderBrowser {
     }
   }
 
-  // Once, after the first render (its fonts and the renderer's libraries are mapped by then), and
-  // after the render's answer: a few ms of reading /proc the render does not wait for.
+  // Once, after the first render (its fonts and the renderer's libraries are mapped by then), and a
+  // second later: ≈ 14 ms of reading /proc that the render's store, record and answer, still to
+  // come when the render returns, do not wait for.
   #recordMappedFiles(): void {
     this.#recorded = true;
     const { dataDir, executablePath } = this.#options;
     const pid = this.#pid;
     if (dataDir === undefined || pid === null) return;
-    setImmediate(() => recordMappedFiles(new RendererKinds().below(pid), { executablePath, dataDir }));
+    setTimeout(() => recordMappedFiles(new RendererKinds().below(pid), { executablePath, dataDir }), 1000).unref();
   }
 
   async #renderOnPage<T>(setup: PageSetup, progress: Progress, aborted: Promise<never>, task: PageTask<T>): Promise<T> {
