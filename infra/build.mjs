@@ -3,8 +3,8 @@
 //
 // The service's bundle holds the packages it loads as it starts, so a start reads and resolves one
 // file where it read ≈ 390 (docs/performance.md, "Starting"). Left in node_modules: the packages it
-// loads only when a feature asks (tracing, mail, blocking, markdown, image conversion: bundling them
-// would add their source to every start's parse), and those that find files beside their own code
+// loads only when a feature asks (the API reference, tracing, mail, blocking, markdown, image
+// conversion: bundling them would add their source to every start's parse), and those that find files beside their own code
 // at run time: Playwright (its browsers.json and its in-process server), pino (its transports run
 // worker threads from its files), the Swagger UI (its static pages).
 import { execFileSync } from 'node:child_process';
@@ -14,7 +14,14 @@ import { build } from 'esbuild';
 const root = path.join(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
 
-const LOADED_WHEN_ASKED = ['@opentelemetry/*', 'nodemailer', '@ghostery/adblocker', 'node-html-markdown', 'sharp'];
+const LOADED_WHEN_ASKED = [
+  '@fastify/swagger',
+  '@opentelemetry/*',
+  'nodemailer',
+  '@ghostery/adblocker',
+  'node-html-markdown',
+  'sharp',
+];
 const FINDS_ITS_FILES = ['playwright-core', 'pino', '@fastify/swagger-ui'];
 
 const common = {

@@ -1,4 +1,5 @@
 // The OpenAPI document and the /docs page: generated from the tables, valid OpenAPI 3.1, served offline.
+import { createRequire } from 'node:module';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -27,6 +28,33 @@ openapi.before(async () => {
   document = answer.json();
 });
 openapi.after(() => app.close());
+
+openapi('the reference is built at its first visit, not at the start, and answers conditional requests', async () => {
+  // This file's own process: nothing before this test asked for /docs (uvu runs a suite in order).
+  const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('swagger-ui'));
+  const fresh = appWithoutRenders(config, { natsLink: { isUp: false } as never });
+  try {
+    await fresh.ready();
+    assert.not.ok(loaded(), 'Swagger UI not loaded by a start');
+    const asset = await fresh.inject({ url: '/docs/static/index.css' });
+    assert.is(asset.statusCode, 200);
+    assert.ok(loaded(), 'loaded by the first visit');
+    assert.match(asset.headers['content-security-policy'] as string, /^default-src 'none'/);
+    assert.is(asset.headers['x-content-type-options'], 'nosniff');
+    const again = await fresh.inject({
+      url: '/docs/static/index.css',
+      headers: { 'if-none-match': asset.headers.etag },
+    });
+    assert.is(again.statusCode, 304);
+    assert.is(again.rawPayload.length, 0);
+    assert.is(again.headers['content-type'], undefined, 'a 304 has no type');
+    const head = await fresh.inject({ method: 'HEAD', url: '/docs/static/index.css' });
+    assert.is(head.statusCode, 200);
+    assert.is(head.headers['content-length'], String(asset.rawPayload.length));
+  } finally {
+    await fresh.close();
+  }
+});
 
 /** Resolves a local $ref. */
 const resolve = (node: Json): Json =>
