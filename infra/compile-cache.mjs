@@ -6,6 +6,8 @@
 // file's path and contents, so a rebuild starts the directory afresh. It also lists, in
 // dist/start-files.txt, the files that loading read (the bundle, each package file, the compiled
 // code), in the order they were read: the entry reads them ahead of a start (src/read-ahead.ts).
+// It loads them as a start does: the entry first, then the V8 flags the entry sets, then the
+// bundle. V8 rejects code cached under other flags, and a first start would compile it all afresh.
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
@@ -23,6 +25,9 @@ module.registerHooks({
     return nextLoad(url, context);
   },
 });
+const { tuneHeap } = await import(pathToFileURL(path.join(dist, 'main.js')).href);
+tuneHeap();
+loaded.length = 0;
 await import(pathToFileURL(path.join(dist, 'service.js')).href);
 module.flushCompileCache();
 const compiled = readdirSync(cache, { recursive: true, withFileTypes: true })

@@ -9,6 +9,10 @@ import { loadConfig, type Config } from './config.ts';
 import { tuneHeap } from './heap.ts';
 import { readAhead, startFiles } from './read-ahead.ts';
 
+// The build loads the bundle after the same V8 flags (infra/compile-cache.mjs): V8 takes compiled
+// code only from a cache written under the flags it runs with.
+export { tuneHeap };
+
 /** The service's bundle, beside this one; a name the bundler leaves alone. */
 const SERVICE = './service.js';
 
