@@ -4,9 +4,9 @@
 // The service's bundle holds the packages it loads as it starts, so a start reads and resolves one
 // file where it read ≈ 390 (docs/performance.md, "Starting"). Left in node_modules: the packages it
 // loads only when a feature asks (the API reference, tracing, mail, blocking, markdown, image
-// conversion: bundling them would add their source to every start's parse), and those that find files beside their own code
-// at run time: Playwright (its browsers.json and its in-process server), pino (its transports run
-// worker threads from its files), the Swagger UI (its static pages).
+// conversion: bundled, their source would add to every start's parse), and those that find files
+// beside their own code at run time: Playwright (its browsers.json and its in-process server), pino
+// (its transports run worker threads from its files), the Swagger UI (its static pages).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';

@@ -50,6 +50,7 @@ export const docsRoutes: FastifyPluginAsync<{ baseUrl: string }> = async (app, {
   app.get('/openapi.json', async (_request, reply) => reply.header('cache-control', 'no-cache').send(documentNow()));
 
   let reference: Promise<FastifyInstance> | undefined;
+  app.addHook('onClose', async () => void (await reference?.catch(() => undefined))?.close());
   const onReference = async (request: FastifyRequest, reply: FastifyReply) => {
     reference ??= referenceServer(documentNow()).catch((err) => {
       reference = undefined;
