@@ -154,18 +154,32 @@ export async function updateJson<T>(
 /** How many writes of a key go without a remembered version once one was found stale. */
 const STALE_PAUSE_WRITES = 16;
 
+/** How long a write of a key waits for this process's write of it before, at most (ms). */
+const TURN_WAIT_MS = 100;
+
+/** Resolves once `before` settles, or after `ms` if it has not by then. */
+function settledOrAfter(before: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([before, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * A bucket's documents as this process last wrote them, to spare the read before its next write of
  * the same key (updateJson's `known`). Worth it where one process does most of a key's writes,
  * such as the usage and recent-renders documents in a stack that runs every role in one process.
  * A version found stale (another process wrote since) costs a failed write; the key then goes
  * STALE_PAUSE_WRITES writes reading first, so a key that several processes write costs little
- * more than reading before every write. A version is taken while a write starts from it:
- * concurrent writes of the key in this process read afresh, and only a later revision replaces a
- * remembered one.
+ * more than reading before every write. This process's writes of one key take turns: each starts
+ * from the version the one before it wrote, where two at once would both read, and one of them
+ * fail and read again. A write waits at most TURN_WAIT_MS for its turn (a write held up by an
+ * outage does not hold up every write queued behind it); one that starts without it reads afresh,
+ * and only a later revision replaces a remembered one.
  */
 export class RememberedWrites<T> {
   readonly #entries: LRUCache<string, Versioned<T> | { pause: number }>;
+  /** Per key, the last write of it this process started, settled or not. */
+  readonly #last = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly bucket: KV,
@@ -174,8 +188,28 @@ export class RememberedWrites<T> {
     this.#entries = boundedCache(entries);
   }
 
-  /** updateJson on `key`, from this process's last write of it when remembered. */
+  /** updateJson on `key`, after this process's write of it before, from its last write when remembered. */
   async update(
+    key: string,
+    change: (current: T | null) => T | undefined,
+  ): Promise<{ value: T | null; changed: boolean; revision?: number; stale: boolean }> {
+    const before = this.#last.get(key);
+    const write = before
+      ? settledOrAfter(before, TURN_WAIT_MS).then(() => this.#update(key, change))
+      : this.#update(key, change);
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#last.set(key, settled);
+    try {
+      return await write;
+    } finally {
+      if (this.#last.get(key) === settled) this.#last.delete(key);
+    }
+  }
+
+  async #update(
     key: string,
     change: (current: T | null) => T | undefined,
   ): Promise<{ value: T | null; changed: boolean; revision?: number; stale: boolean }> {

@@ -223,6 +223,22 @@ test("a ledger's writes start from its own last write, and another process's wri
   assert.is(await ledger.commit(workspaceId, 'r4', createdAt), 'already_settled', 'nor settles twice');
 });
 
+test("a ledger's concurrent writes of one month take turns from its last write: no read, no change lost", async () => {
+  const workspace = allowance(100, 20);
+  const { workspaceId } = workspace;
+  await ledger.reserve(workspace, 'first', at, inAMinute());
+  const ids = Array.from({ length: 10 }, (_, i) => `turn${i}`);
+  const reads = await kvReads(nc, 'usage', async () => {
+    await Promise.all(ids.map((id) => ledger.reserve(workspace, id, at, inAMinute())));
+    await Promise.all([
+      ...ids.map((id) => ledger.commit(workspaceId, id, createdAt)),
+      ledger.release(workspaceId, 'first', createdAt),
+    ]);
+  });
+  assert.is(reads, 0, 'each write started from the one before it');
+  assert.equal(await ledger.month(workspaceId, month), { used: 10, inFlight: 0, days: { '07': 10 } });
+});
+
 test('40 parallel admissions through two processes, each with a month remembered, reserve exactly the quota', async () => {
   const workspace = allowance(6, 100);
   const ledgers = [ledger, other.ledger];
