@@ -37,14 +37,25 @@ export interface RenderRun {
   early: { answered: boolean };
 }
 
-// The machine's steps, on this worker's records, browser and stores; `tell` informs the actor of an early answer.
-function renderActors(deps: RunDeps, outcome: RenderOutcome, run: RenderRun, tell: () => void) {
-  const { answerBy, version, early } = run;
+/** What a render's steps share besides their input: its outcome, its run, how to tell its actor of an early answer. */
+interface RunState {
+  outcome: RenderOutcome;
+  run: RenderRun;
+  tell: () => void;
+}
+
+/** Each running render's state, by its actor's system (every step of one render runs in that system). */
+const runStates = new WeakMap<object, RunState>();
+const stateOf = (system: object): RunState => runStates.get(system)!;
+
+// The machine's steps, on this worker's records, browser and stores.
+function renderActors(deps: RunDeps) {
   return {
-    recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
+    recordStart: fromPromise<void, RecordStartInput>(async ({ input, system }) => {
       // A synchronous caller learns the render id with its answer, so nobody can look at the record
       // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
       if (input.request.answer_by !== undefined) return;
+      const { version } = stateOf(system).run;
       const steps = currentSteps();
       const started = await deps.records.transition(
         input.request,
@@ -54,8 +65,10 @@ function renderActors(deps: RunDeps, outcome: RenderOutcome, run: RenderRun, tel
       version.known = started.version;
     }),
     capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
-    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) =>
-      traced('store', () =>
+    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal, system }) => {
+      const { outcome, run, tell } = stateOf(system);
+      const { answerBy, version, early } = run;
+      return traced('store', () =>
         storeOutput(deps, input, signal, {
           answerBy,
           answered: () => early.answered,
@@ -65,12 +78,20 @@ function renderActors(deps: RunDeps, outcome: RenderOutcome, run: RenderRun, tel
             tell();
           },
         }),
-      ),
-    ),
-    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(({ input, signal }) =>
-      uploadToCustomer(deps, input, answerBy, signal),
+      );
+    }),
+    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(({ input, signal, system }) =>
+      uploadToCustomer(deps, input, stateOf(system).run.answerBy, signal),
     ),
   };
+}
+
+// The machine with a worker's steps, made once per worker: providing them copies the whole machine.
+const machines = new WeakMap<RunDeps, ReturnType<typeof renderMachine.provide>>();
+function machineFor(deps: RunDeps) {
+  let machine = machines.get(deps);
+  if (!machine) machines.set(deps, (machine = renderMachine.provide({ actors: renderActors(deps) })));
+  return machine;
 }
 
 /** Runs one render actor to its verdict; the delivery's signal aborting cancels it, which still ends with an output. */
@@ -80,8 +101,7 @@ export async function runRender(
   run: RenderRun,
   delivery: Delivery<RenderRequest>,
 ): Promise<RenderOutput> {
-  const tell = () => actor.send({ type: 'render.answered' });
-  const actor = createActor(renderMachine.provide({ actors: renderActors(deps, outcome, run, tell) }), {
+  const actor = createActor(machineFor(deps), {
     input: {
       request: run.request,
       answerBy: run.answerBy,
@@ -89,6 +109,7 @@ export async function runRender(
       isLastDelivery: delivery.isLastDelivery,
     },
   });
+  runStates.set(actor.system, { outcome, run, tell: () => actor.send({ type: 'render.answered' }) });
   const output = toPromise(actor);
   const cancel = () => actor.send({ type: 'render.cancel' });
   delivery.signal.addEventListener('abort', cancel, { once: true });
