@@ -89,12 +89,13 @@ await stack.stop();
 await site.close();
 const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
 
-// Which source file a line of the bundle comes from: esbuild heads each module's code with `// src/…`.
+// Which source file or package a line of the bundle comes from: esbuild heads each module's code
+// with its path (`// src/…`, `// node_modules/<package>/…`).
 const moduleAt: string[] = [];
 let current = 'dist/service.js';
 for (const [index, line] of bundle.entries()) {
-  const header = /^\/\/ ((?:src|actors)\/\S+)$/.exec(line);
-  if (header) current = header[1];
+  const header = /^\/\/ ((?:src|actors)\/\S+|node_modules\/\S+)$/.exec(line);
+  if (header) current = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(header[1])?.[1] ?? header[1];
   moduleAt[index] = current;
 }
 const moduleOf = (url: string, lineNumber: number, name: string) => {
