@@ -25,13 +25,18 @@ module.registerHooks({
     return nextLoad(url, context);
   },
 });
+const cached = () => {
+  module.flushCompileCache();
+  return readdirSync(cache, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
+};
+// The entry and its compiled code are read before it starts reading ahead: not listed.
 const { tuneHeap } = await import(pathToFileURL(path.join(dist, 'main.js')).href);
 tuneHeap();
 loaded.length = 0;
+const entryCode = new Set(cached());
 await import(pathToFileURL(path.join(dist, 'service.js')).href);
-module.flushCompileCache();
-const compiled = readdirSync(cache, { recursive: true, withFileTypes: true })
-  .filter((entry) => entry.isFile())
-  .map((entry) => path.join(entry.parentPath, entry.name));
+const compiled = cached().filter((file) => !entryCode.has(file));
 const files = [...new Set([...loaded, ...compiled])].map((file) => path.relative(root, file));
 writeFileSync(path.join(dist, 'start-files.txt'), `${files.join('\n')}\n`);

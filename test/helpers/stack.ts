@@ -93,7 +93,9 @@ export async function freePort(): Promise<number> {
     const port = LOWEST_PORT + Math.floor(Math.random() * (EPHEMERAL_LOW - LOWEST_PORT));
     if (await listens(port)) return port;
   }
-  return listens(0);
+  const port = await listens(0);
+  if (port === 0) throw new Error('no free port on 127.0.0.1');
+  return port;
 }
 
 // Listens on `port` of 127.0.0.1 and closes at once: the port it got, or 0 when it was taken.

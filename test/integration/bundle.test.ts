@@ -18,13 +18,37 @@ bundle.after(async () => {
   await stack?.stop();
 });
 
-bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => {
-  const built = spawnSync('npm', ['run', '--silent', 'build'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  assert.is(built.status, 0, built.stderr);
+bundle(
+  'builds, and primes the compile cache: a first start loads the bundle and its packages without compiling',
+  () => {
+    // Before any start of this build, which would leave compiled code of its own behind.
+    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
+    assert.is(built.status, 0, built.stderr);
+    // As a start loads them: the entry, the V8 flags it sets, then the bundle.
+    const entry = JSON.stringify(`${root}dist/main.js`);
+    const service = JSON.stringify(`${root}dist/service.js`);
+    const loaded = spawnSync(
+      process.execPath,
+      ['--input-type=module', '--eval', `(await import(${entry})).tuneHeap(); await import(${service});`],
+      {
+        env: { ...process.env, NODE_COMPILE_CACHE: `${root}dist/compile-cache`, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+        encoding: 'utf8',
+      },
+    );
+    assert.is(loaded.status, 0, loaded.stderr);
+    // Node says, for each module it loads, whether V8 took the cached code or compiled it afresh.
+    const lines = loaded.stderr.split('\n');
+    const compiled = lines.filter((line) => /was not initialized|was rejected/.test(line) && !line.includes('[eval'));
+    assert.equal(compiled, [], 'every module found in the cache and its code taken');
+    const taken = lines.filter((line) =>
+      /code cache for (ESM|CommonJS) .*(dist\/service\.js|playwright-core).* was accepted/.test(line),
+    );
+    assert.ok(taken.length >= 2, loaded.stderr.slice(0, 2000));
+  },
+);
 
+bundle('starts, renders a screenshot and stops on SIGTERM', async () => {
+  // Run after the test above, whose build wrote dist/ (uvu runs a suite's tests in order).
   const workspace = await createWorkspace(stack);
   const port = await freePort();
   const service = await spawnService(stack, { PORT: String(port) }, 'dist');
@@ -40,32 +64,6 @@ bundle('builds, starts, renders a screenshot and stops on SIGTERM', async () => 
     service.kill('SIGTERM');
   }
   assert.is(await exited, 0, 'a graceful stop');
-});
-
-bundle('the build primes the compile cache: a first start loads the bundle and its packages without compiling', () => {
-  // A build of its own: the test above started the service, which leaves its own compiled code behind.
-  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
-  assert.is(built.status, 0, built.stderr);
-  // As a start loads them: the entry, the V8 flags it sets, then the bundle.
-  const entry = JSON.stringify(`${root}dist/main.js`);
-  const service = JSON.stringify(`${root}dist/service.js`);
-  const loaded = spawnSync(
-    process.execPath,
-    ['--input-type=module', '--eval', `(await import(${entry})).tuneHeap(); await import(${service});`],
-    {
-      env: { ...process.env, NODE_COMPILE_CACHE: `${root}dist/compile-cache`, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
-      encoding: 'utf8',
-    },
-  );
-  assert.is(loaded.status, 0, loaded.stderr);
-  // Node says, for each module it loads, whether V8 took the cached code or compiled it afresh.
-  const lines = loaded.stderr.split('\n');
-  const compiled = lines.filter((line) => /was not initialized|was rejected/.test(line) && !line.includes('[eval'));
-  assert.equal(compiled, [], 'every module found in the cache and its code taken');
-  const taken = lines.filter((line) =>
-    /code cache for (ESM|CommonJS) .*(dist\/service\.js|playwright-core).* was accepted/.test(line),
-  );
-  assert.ok(taken.length >= 2, loaded.stderr.slice(0, 2000));
 });
 
 bundle("the entry loads no package before it reads ahead the start's files", () => {
