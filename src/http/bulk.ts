@@ -8,6 +8,7 @@ import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, type Caller } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { MAX_HEADER_BYTES } from './server.ts';
+import { closestName } from './params.ts';
 import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
 import { openUrlSecrets, sealUrlSecrets } from './url-secrets.ts';
 
@@ -48,8 +49,11 @@ function bulkBody(request: FastifyRequest): { options: Params; requests: Params[
   if (refusal) throw refusal;
   const fields = request.body as Params;
   const unknown = Object.keys(fields).find((key) => !BODY_KEYS.has(key));
-  if (unknown)
-    throw refuse(unknown, 'is not a field of a bulk request (options, requests, execute, optimize, access_key)');
+  if (unknown) {
+    const closest = closestName(unknown, BODY_KEYS);
+    const hint = closest ? `; did you mean \`${closest}\`?` : ' (options, requests, execute, optimize, access_key)';
+    throw refuse(unknown, `is not a field of a bulk request${hint}`);
+  }
   const isObject = (value: unknown): value is Params =>
     typeof value === 'object' && value !== null && !Array.isArray(value);
   const options = fields.options ?? {};

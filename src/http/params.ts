@@ -115,6 +115,47 @@ export interface ParameterTable {
   refusals: (values: Record<string, unknown>) => ParamProblem[];
 }
 
+/**
+ * Levenshtein distance between two names, with an early exit: above `limit` it answers `limit + 1`.
+ * Names are short (≤ 40 characters), so the two-row table is cheap.
+ */
+export function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      rowMin = Math.min(rowMin, current[j]);
+    }
+    if (rowMin > limit) return limit + 1;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/**
+ * The known name closest to `name`, when one is close enough to be what was meant: at most two
+ * edits, and fewer than a third of the name's letters (so `a` does not suggest `url`).
+ */
+export function closestName(name: string, known: Iterable<string>): string | undefined {
+  const limit = Math.min(2, Math.floor(name.length / 3));
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate, limit);
+    if (distance <= limit && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+/** What an unknown parameter is told: "did you mean" the closest known name, when there is one. */
+export function unknownMessage(name: string, known: Iterable<string>): string {
+  const closest = closestName(name, known);
+  return closest ? `is not a known parameter; did you mean \`${closest}\`?` : 'is not a known parameter';
+}
+
 /** The table of /api/take. */
 const takeTable: ParameterTable = { byName: parameterByName, refusals };
 
@@ -135,7 +176,7 @@ export function parseParameters(
   for (const [name, given] of grouped) {
     const parameter = table.byName.get(name);
     if (!parameter) {
-      problems.push({ parameter: name, message: 'is not a known parameter' });
+      problems.push({ parameter: name, message: unknownMessage(name, table.byName.keys()) });
       continue;
     }
     // JSON null means "not given", as a client serialising an optional field would expect.

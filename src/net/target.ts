@@ -24,6 +24,13 @@ export interface TargetPolicy {
 
 const systemLookup: LookupFn = (hostname, options) => dns.promises.lookup(hostname, options);
 
+/**
+ * Said beside a refused private or local address: how an operator renders local pages while
+ * developing, which is what a loopback URL almost always means.
+ */
+export const PRIVATE_TARGETS_HINT =
+  '(to render local or private pages in development, start the service with ALLOW_PRIVATE_TARGETS=true)';
+
 function refused(policy: TargetPolicy, message: string, cause?: unknown): ServiceError {
   const details = { error_details: [{ parameter: policy.param ?? 'url', message }] };
   return new ServiceError('url_not_allowed', details, { cause });
@@ -49,11 +56,13 @@ export async function resolvePublic(host: string, policy: TargetPolicy): Promise
   const isPublic = policy.isPublic ?? isPublicAddress;
   const literal = parseHostLiteral(host);
   if (literal) {
-    if (!policy.allowPrivate && !isPublic(literal)) throw refused(policy, `${literal} is not a public address`);
+    if (!policy.allowPrivate && !isPublic(literal))
+      throw refused(policy, `${literal} is not a public address ${PRIVATE_TARGETS_HINT}`);
     return literal;
   }
   // Resolvers answer loopback for these without asking DNS (RFC 6761), so refuse them up front.
-  if (!policy.allowPrivate && isLocalhostName(host)) throw refused(policy, `${host} is a local name`);
+  if (!policy.allowPrivate && isLocalhostName(host))
+    throw refused(policy, `${host} is a local name ${PRIVATE_TARGETS_HINT}`);
   let addresses: ResolvedAddress[];
   try {
     addresses = await (policy.lookup ?? systemLookup)(host, { all: true, verbatim: true });
@@ -65,7 +74,11 @@ export async function resolvePublic(host: string, policy: TargetPolicy): Promise
   if (!policy.allowPrivate) {
     // One private answer is enough to refuse: a name mixing both is a rebinding attempt.
     const blocked = addresses.find(({ address }) => !isPublic(address));
-    if (blocked) throw refused(policy, `${host} resolves to ${blocked.address}, which is not a public address`);
+    if (blocked)
+      throw refused(
+        policy,
+        `${host} resolves to ${blocked.address}, which is not a public address ${PRIVATE_TARGETS_HINT}`,
+      );
   }
   return addresses[0].address;
 }

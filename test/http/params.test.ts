@@ -688,4 +688,35 @@ params('a POST list given empty is its default: wait_until=[] still waits for lo
   assert.equal(problemsOf({ kind: 'json', body: { html: '<p>x</p>', headers: [], cookies: [] } }), []);
 });
 
+const messagesOf = (raw: RawParams) => {
+  const parsed = parseTakeParams(raw);
+  return 'problems' in parsed ? parsed.problems.map((p) => `${p.parameter} ${p.message}`) : [];
+};
+
+params('an unknown parameter names the closest known one, when one is close', () => {
+  assert.equal(messagesOf(query('url=https://a.example&formt=png')), [
+    'formt is not a known parameter; did you mean `format`?',
+  ]);
+  assert.equal(messagesOf(query('url=https://a.example&viewport_widht=800')), [
+    'viewport_widht is not a known parameter; did you mean `viewport_width`?',
+  ]);
+  assert.equal(messagesOf({ kind: 'json', body: { url: 'https://a.example', Full_Page: true } }), [
+    'Full_Page is not a known parameter; did you mean `full_page`?',
+  ]);
+  // Nothing near: no guess, and a short name is not stretched to fit.
+  assert.equal(messagesOf(query('url=https://a.example&colour=red&a=1')), [
+    'colour is not a known parameter',
+    'a is not a known parameter',
+  ]);
+});
+
+params('a cookie for a public suffix is refused up front, a parent domain is not', () => {
+  assert.equal(messagesOf(query('url=https://shop.example.co.uk/&cookies=a%3Db%3B+Domain%3Dco.uk')), [
+    "cookies a: Domain co.uk is a public suffix, which browsers refuse; leave Domain out for the page's own host",
+  ]);
+  assert.equal(problemsOf(query('url=https://me.github.io/&cookies=a%3Db%3B+Domain%3Dgithub.io')), ['cookies']);
+  assert.equal(problemsOf(query('url=https://a.shop.example.co.uk/&cookies=a%3Db%3B+Domain%3Dexample.co.uk')), []);
+  assert.equal(problemsOf(query('url=http://app.localhost/&cookies=a%3Db%3B+Domain%3Dlocalhost')), []);
+});
+
 params.run();
