@@ -1,5 +1,6 @@
 // Rules over several parameters, or over a value's meaning, that the table's types cannot say:
 // each names every parameter it refuses, so a client fixes them all in one go.
+import { parse as parseDomain } from 'tldts';
 import { devices, presetOptions } from './devices.ts';
 import { isImageFormat, maxImageSide, transparentOn, transparentTakeFormats } from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
@@ -105,6 +106,16 @@ export function canonicalTimeZone(zone: string): string | undefined {
     return undefined;
   }
   return /^[+-]/.test(resolved) ? undefined : resolved;
+}
+
+/**
+ * A domain no site may set a cookie for (`co.uk`, `github.io`): a rule of the Public Suffix List,
+ * its private part included, as Chromium reads it for cookies. A name the list does not know
+ * (`localhost`) is not one.
+ */
+function isPublicSuffix(domain: string): boolean {
+  const parsed = parseDomain(domain, { allowPrivateDomains: true });
+  return parsed.publicSuffix === domain && (parsed.isIcann === true || parsed.isPrivate === true);
 }
 
 const hostOf = (url: unknown) => {
@@ -242,6 +253,14 @@ export const pageRules: Rule[] = [
       if (cookie.domain && host && host !== cookie.domain && !host.endsWith(`.${cookie.domain}`)) {
         return [
           { parameter: 'cookies', message: `${cookie.name}: Domain ${cookie.domain} is not ${host} or a parent of it` },
+        ];
+      }
+      if (cookie.domain && host !== cookie.domain && isPublicSuffix(cookie.domain)) {
+        return [
+          {
+            parameter: 'cookies',
+            message: `${cookie.name}: Domain ${cookie.domain} is a public suffix, which browsers refuse; leave Domain out for the page's own host`,
+          },
         ];
       }
       return [];
