@@ -44,9 +44,11 @@ export interface RenderRequest {
 
 /** One entry of a render's timeline: what happened, when, and the milliseconds since the entry before. */
 export interface TimelineStep {
-  step: 'queued' | 'started' | 'navigated' | 'captured' | 'stored' | 'retry' | 'delivered';
+  step: 'queued' | 'started' | 'navigated' | 'captured' | 'stored' | 'retry' | 'failed' | 'delivered';
   at: string;
   ms: number;
+  /** On the `failed` step: the error the render ended with. */
+  error_code?: string;
 }
 
 /** `record` with `steps` appended to its timeline, each once (a change applied twice adds nothing). */
@@ -61,6 +63,20 @@ export function withSteps(
     const before = timeline.at(-1);
     timeline.push({ step, at: iso, ms: before ? Math.max(0, at.getTime() - Date.parse(before.at)) : 0 });
   }
+  return { ...record, timeline };
+}
+
+/**
+ * A failed record's timeline ends with a `failed` step carrying its error code, after every step
+ * it reached; a record already marked (a change applied twice) is returned as it is.
+ */
+export function withFailedStep(record: RenderRecord): RenderRecord {
+  if (record.status !== 'failed' || record.timeline?.some((known) => known.step === 'failed')) return record;
+  const at = record.finished_at ?? new Date().toISOString();
+  const timeline = [...(record.timeline ?? [])];
+  const before = timeline.at(-1);
+  const ms = before ? Math.max(0, Date.parse(at) - Date.parse(before.at)) : 0;
+  timeline.push({ step: 'failed', at, ms, ...(record.error_code ? { error_code: record.error_code } : {}) });
   return { ...record, timeline };
 }
 

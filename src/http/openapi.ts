@@ -259,15 +259,17 @@ function renderFieldSchemas(codes: ErrorCode[]): Record<RenderViewField, Json> {
     finished_at: { type: 'string', format: 'date-time' },
     timeline: {
       type: 'array',
-      description: 'What happened when: queued, started, navigated, captured, stored, delivered, and each retry.',
+      description:
+        'What happened when: queued, started, navigated, captured, stored, delivered, and each retry; a failed render ends with `failed` and its `error_code` (a webhook delivered after it follows).',
       items: {
         type: 'object',
         required: ['step', 'at', 'ms'],
         properties: {
           step: {
             type: 'string',
-            enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'delivered'],
+            enum: ['queued', 'started', 'navigated', 'captured', 'stored', 'retry', 'failed', 'delivered'],
           },
+          error_code: { type: 'string', description: 'On the `failed` step: the error the render ended with.' },
           at: { type: 'string', format: 'date-time' },
           ms: { type: 'integer', minimum: 0, description: 'Milliseconds since the step before.' },
         },

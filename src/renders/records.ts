@@ -4,6 +4,7 @@ import { errorTable, type ErrorCode } from '../errors.ts';
 import {
   pendingRecord,
   isFinal,
+  withFailedStep,
   withSteps,
   type RenderRecord,
   type RenderRequest,
@@ -67,7 +68,8 @@ export class RenderRecords {
       request.render_id,
       (current) => {
         const record = current ?? pendingRecord(request);
-        return isFinal(record) ? undefined : change(record);
+        // Whatever ended it, a failed render's timeline says so last (docs/api.md).
+        return isFinal(record) ? undefined : withFailedStep(change(record));
       },
       known,
     );

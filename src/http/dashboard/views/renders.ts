@@ -106,7 +106,7 @@ function timeline(record: RenderRecord): Html {
       ? html`<p class="muted">No timeline was recorded for this render.</p>`
       : html`<table id="timeline"><thead><tr><th>Step</th><th>At (UTC)</th><th>Since the step before</th></tr></thead><tbody>${steps.map(
           (step) =>
-            html`<tr data-step="${step.step}"><td>${step.step}</td><td class="small">${step.at.replace('T', ' ').replace('Z', '')}</td><td class="small">${step.ms} ms</td></tr>`,
+            html`<tr data-step="${step.step}"><td>${step.step}${step.error_code ? html` <code>${step.error_code}</code>` : ''}</td><td class="small">${step.at.replace('T', ' ').replace('Z', '')}</td><td class="small">${step.ms} ms</td></tr>`,
         )}</tbody></table>`
   }
 </section>`;
