@@ -21,8 +21,7 @@ import {
   type TakeRequest,
 } from './params.ts';
 import { ServiceError } from '../errors.ts';
-import { renderHandler } from './take.ts';
-import { bodyAfterChecks } from './body.ts';
+import { registerRenderEndpoint, renderHandler } from './take.ts';
 
 /** A validated /api/animate request: the page, the recording, and how to answer. */
 export interface AnimateRequest extends TakeRequest {
@@ -80,6 +79,5 @@ export const animateRoutes: FastifyPluginAsync = async (app) => {
     // A mov of 30 s is hundreds of MB: it goes from the store to the caller without a stop in memory.
     streamsFiles: true,
   });
-  app.get('/api/animate', animate);
-  app.post('/api/animate', bodyAfterChecks, animate);
+  registerRenderEndpoint(app, '/api/animate', animate);
 };

@@ -177,9 +177,22 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
   };
 }
 
-/** Registers GET and POST /api/take; its collaborators are the app's decorators (services.ts). */
+/**
+ * Registers GET, HEAD and POST of a render endpoint. A HEAD renders nothing and charges nothing
+ * (Fastify would otherwise run the GET's handler and drop its body): `405` with `Allow`, as a
+ * link checker or a crawler probing an `<img>` URL is told.
+ */
+export function registerRenderEndpoint(
+  app: FastifyInstance,
+  path: string,
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+): void {
+  app.get(path, { exposeHeadRoute: false }, handler);
+  app.head(path, async (_request, reply) => reply.code(405).header('Allow', 'GET, POST').send());
+  app.post(path, bodyAfterChecks, handler);
+}
+
+/** Registers GET, HEAD and POST /api/take; its collaborators are the app's decorators (services.ts). */
 export const takeRoutes: FastifyPluginAsync = async (app) => {
-  const take = renderHandler(app, { parse: parseTake });
-  app.get('/api/take', take);
-  app.post('/api/take', bodyAfterChecks, take);
+  registerRenderEndpoint(app, '/api/take', renderHandler(app, { parse: parseTake }));
 };
