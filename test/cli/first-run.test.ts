@@ -5,7 +5,14 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 
 const firstRun = suite("make run's first lines");
 let stack: TestStack;
