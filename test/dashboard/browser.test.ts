@@ -1,6 +1,5 @@
 // The dashboard end to end in real Chromium, as a new customer uses it: sign up, verify, keys,
 // a screenshot, the signed-requests setting, a member's limits, rotation, a forged cross-site post.
-// DOCS_SCREENSHOTS=1 also writes docs/dashboard-keys.png and docs/dashboard-usage.png.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -138,7 +137,6 @@ dashboard('the usage page counts this month and lists the latest renders with th
   const table = (await page.textContent('#renders'))!;
   assert.match(table, /host_returned_error/);
   assert.match(table, /succeeded/);
-  if (process.env.DOCS_SCREENSHOTS) await page.screenshot({ path: 'docs/dashboard-usage.png', fullPage: true });
 });
 
 dashboard('a member sees the setting and rotation refused, also when posting the forms by hand', async () => {
@@ -223,10 +221,6 @@ dashboard('rotate the keys after a confirmation: the old ones stop working', asy
   const newQuery = `url=${fixture('/')}&access_key=${newAccess}&viewport_width=400&viewport_height=300`;
   assert.is((await take(signed(oldSecret, newQuery))).json?.error_code, 'signature_is_not_valid');
   assert.is((await take(signed(newSecret, newQuery))).status, 200);
-  if (process.env.DOCS_SCREENSHOTS) {
-    await page.goto(`${service.base}/dashboard/keys`);
-    await page.screenshot({ path: 'docs/dashboard-keys.png', fullPage: true });
-  }
 });
 
 dashboard.run();

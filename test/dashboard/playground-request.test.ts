@@ -142,13 +142,14 @@ request("animation mode: /api/animate's rows, signed alike, and snippets the SDK
 });
 
 request("the format menu offers exactly /api/take's formats, each once, by its own name", () => {
-  const menu = (choices: [string, string][]) => {
+  const menu = (choices: [string, string][], unwritable: ReadonlySet<string> = new Set()) => {
     const page = playgroundPage({
       viewer: { email: 'a@b.test', workspaceId: 'w', workspaceIds: ['w'], csrf: 'c' },
       mode: 'take',
       choices,
       signedUrl: '',
       code: { curl: '', client: '', sdk: '' },
+      unwritable,
     }).text;
     const select = /<select id="field-format"[^>]*>(.*?)<\/select>/s.exec(page)![1];
     const options = [...select.matchAll(/<option( selected)?>([^<]*)<\/option>/g)];
@@ -156,6 +157,11 @@ request("the format menu offers exactly /api/take's formats, each once, by its o
   };
   assert.equal(menu([]).values, takeFormats);
   assert.equal(menu([]).selected, ['png']);
+  // What this machine's image library cannot write is not offered.
+  assert.equal(
+    menu([], new Set(['jp2', 'heif'])).values,
+    takeFormats.filter((f) => f !== 'jp2' && f !== 'heif'),
+  );
   // A shared page's alias selects the format it names.
   assert.equal(menu([['format', 'jpg']]).selected, ['jpeg']);
   for (const format of menu([]).values) {

@@ -11,14 +11,15 @@ body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-se
 a { color:var(--accent); }
 code, .mono { font-family: ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.9em; }
 header.top { background:var(--card); border-bottom:1px solid var(--line); }
-header.top .bar { max-width:960px; margin:0 auto; padding:.75rem 1rem; display:flex; flex-wrap:wrap; gap:.75rem 1.25rem; align-items:center; }
+header.top .bar { max-width:1120px; margin:0 auto; padding:.75rem 1rem; display:flex; flex-wrap:wrap; gap:.75rem 1.25rem; align-items:center; }
 .brand { font-weight:700; letter-spacing:-.01em; color:var(--ink); text-decoration:none; font-size:1.1rem; }
 .brand span { color:var(--accent); }
-nav.tabs { display:flex; flex-wrap:wrap; gap:.25rem; flex:1 1 auto; min-width:0; }
-nav.tabs a { padding:.35rem .7rem; border-radius:8px; text-decoration:none; color:var(--muted); font-weight:500; }
+/* The tabs have a row of their own: one line on a desktop screen, wrapped on a phone so every tab is in view. */
+nav.tabs { display:flex; flex-wrap:nowrap; gap:.25rem; flex:1 1 100%; order:1; min-width:0; overflow-x:auto; }
+nav.tabs a { padding:.35rem .7rem; border-radius:8px; text-decoration:none; color:var(--muted); font-weight:500; white-space:nowrap; }
 nav.tabs a[aria-current="page"] { background:var(--bg); color:var(--ink); }
 .who { margin-left:auto; display:flex; gap:.5rem; align-items:center; flex-wrap:wrap; color:var(--muted); font-size:.9rem; }
-main { max-width:960px; margin:0 auto; padding:1.5rem 1rem 3rem; }
+main { max-width:1120px; margin:0 auto; padding:1.5rem 1rem 3rem; }
 main.narrow { max-width:440px; }
 h1 { font-size:1.5rem; margin:.25rem 0 1rem; letter-spacing:-.01em; }
 h2 { font-size:1.1rem; margin:0 0 .75rem; }
@@ -26,7 +27,7 @@ h2 { font-size:1.1rem; margin:0 0 .75rem; }
 .muted { color:var(--muted); }
 .small { font-size:.875rem; }
 label { display:block; font-weight:500; margin:.75rem 0 .25rem; }
-input[type=email], input[type=password], input[type=text], select { width:100%; padding:.6rem .7rem; border:1px solid var(--line); border-radius:8px; font:inherit; background:#fff; }
+input[type=email], input[type=password], input[type=text], input[type=url], input:not([type]), select { width:100%; padding:.6rem .7rem; border:1px solid var(--line); border-radius:8px; font:inherit; background:#fff; }
 input:focus, select:focus, button:focus-visible { outline:2px solid var(--accent); outline-offset:1px; }
 button, .button { display:inline-block; padding:.55rem 1rem; border-radius:8px; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink); font:inherit; font-weight:600; cursor:pointer; text-decoration:none; }
 button.secondary, .button.secondary { background:#fff; color:var(--accent); }
@@ -50,6 +51,7 @@ table { width:100%; border-collapse:collapse; font-size:.925rem; }
 th, td { text-align:left; padding:.5rem .4rem; border-bottom:1px solid var(--line); vertical-align:top; }
 th { color:var(--muted); font-weight:600; font-size:.8rem; text-transform:uppercase; letter-spacing:.03em; }
 td.url { max-width:280px; overflow-wrap:anywhere; }
+td.capture { width:180px; max-width:180px; } .capture-large { max-width:480px; }
 progress.meter { width:100%; height:10px; appearance:none; -webkit-appearance:none; border:1px solid var(--line); border-radius:999px; overflow:hidden; background:var(--bg); }
 progress.meter::-webkit-progress-bar { background:var(--bg); } progress.meter::-webkit-progress-value { background:var(--accent); } progress.meter::-moz-progress-bar { background:var(--accent); }
 .big { font-size:2rem; font-weight:700; letter-spacing:-.02em; }
@@ -74,8 +76,8 @@ h3 { font-size:.95rem; margin:0; flex:1; }
 .filters a[aria-current="page"] { background:var(--accent); color:var(--accent-ink); }
 @media (min-width:861px) { .playground > #result { position:sticky; top:1rem; max-height:calc(100vh - 2rem); overflow:auto; } }
 @media (max-width:860px) { .playground { grid-template-columns:1fr; } }
-@media (max-width:600px) { .hide-small { display:none; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; }
-  nav.tabs { flex-basis:100%; } table { display:block; overflow-x:auto; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
+@media (max-width:600px) { .hide-small { display:none; } nav.tabs { flex-wrap:wrap; } main { padding:1rem .75rem 2rem; } .card { padding:1rem; } th, td { padding:.45rem .25rem; }
+  table { display:block; overflow-x:auto; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
 `;
 
 /**

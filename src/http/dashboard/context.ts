@@ -150,6 +150,10 @@ const noticeTexts: Record<string, Notice> = {
     text: 'New keys are in force now. The old access key and secret key are refused from this moment.',
   },
   invited: { kind: 'ok', text: 'Invitation sent.' },
+  'invited-to-outbox': {
+    kind: 'ok',
+    text: 'Invitation made. No mail is sent here (SMTP_URL is not set): its link is in the outbox, where npx shutterbus mail outbox shows it.',
+  },
   'role-changed': { kind: 'ok', text: 'Role changed.' },
   removed: { kind: 'ok', text: 'Member removed.' },
   'already-member': { kind: 'warn', text: 'That address is already a member of this workspace.' },

@@ -36,7 +36,8 @@ export async function membersRoutes(app: FastifyInstance, dashboard: Dashboard):
       return reply.redirect('/dashboard/members?notice=already-member', 303);
     const { account: invited } = await membership.add(workspace.workspace_id, email, role, { email: account.email });
     await sendInvitation(dashboard, invited, workspace.workspace_id, { inviter: account.email, role });
-    return reply.redirect('/dashboard/members?notice=invited', 303);
+    const notice = dashboard.config.smtpUrl ? 'invited' : 'invited-to-outbox';
+    return reply.redirect(`/dashboard/members?notice=${notice}`, 303);
   });
 
   app.post('/members/role', async (request, reply) => {

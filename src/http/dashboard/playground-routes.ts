@@ -8,6 +8,8 @@ import { hmacHex } from '../../signing.ts';
 import { rawQueryString } from '../auth.ts';
 import type { Workspace } from '../../workspaces/workspace.ts';
 import type { Dashboard } from './context.ts';
+import { takeFormats } from '../../domain/formats.ts';
+import { unwritableFormat } from '../../render/image.ts';
 import {
   choicesQuery,
   modeOf,
@@ -20,6 +22,12 @@ import {
 import { playgroundPage, type PlaygroundError, type PlaygroundResult } from './views/playground.ts';
 
 const renderIdPattern = /^[0-9a-f-]{36}$/;
+
+/** The formats of the take table this machine's image library cannot write (probed once each). */
+async function unwritableFormats(): Promise<ReadonlySet<string>> {
+  const reasons = await Promise.all(takeFormats.map((format) => unwritableFormat(format)));
+  return new Set(takeFormats.filter((_, index) => reasons[index] !== undefined));
+}
 
 /** Registers GET and POST /playground. */
 export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboard): Promise<void> {
@@ -63,7 +71,7 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
     };
   };
 
-  const page = (
+  const page = async (
     request: FastifyRequest,
     mode: PlaygroundMode,
     choices: Choices,
@@ -78,6 +86,7 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
       result,
       signedUrl: signed.url,
       code: snippets(baseUrl, choices, workspace.access_key, signed.url, mode),
+      unwritable: await unwritableFormats(),
     }).text;
   };
 
@@ -90,7 +99,7 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
       renderId && renderIdPattern.test(renderId)
         ? await resultOf(request.signedIn.workspace, renderId, query.get('cached') === 'true')
         : undefined;
-    return reply.type('text/html; charset=utf-8').send(page(request, mode, choices, result));
+    return reply.type('text/html; charset=utf-8').send(await page(request, mode, choices, result));
   });
 
   // Renders, then sends the browser to the result's own URL (post/redirect/get), or shows the refusal.
@@ -126,7 +135,7 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
     return reply
       .code(answer.statusCode >= 500 ? 502 : 200)
       .type('text/html; charset=utf-8')
-      .send(page(request, mode, choices, error));
+      .send(await page(request, mode, choices, error));
   });
 }
 

@@ -18,16 +18,17 @@ export interface Viewer {
 /** The hidden CSRF field every form carries. */
 export const csrfField = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}">`;
 
+/** The workspace's pages in the order of a first visit, then its settings, the account's own last. */
 const tabs = [
   ['keys', 'Keys'],
-  ['members', 'Members'],
-  ['usage', 'Usage'],
-  ['renders', 'Renders'],
   ['playground', 'Playground'],
-  ['deliveries', 'Deliveries'],
-  ['account', 'Account'],
-  ['storage', 'Storage'],
+  ['renders', 'Renders'],
+  ['usage', 'Usage'],
   ['monitors', 'Monitors'],
+  ['deliveries', 'Deliveries'],
+  ['storage', 'Storage'],
+  ['members', 'Members'],
+  ['account', 'Account'],
 ] as const;
 
 /** A whole HTML document. */
@@ -52,7 +53,6 @@ export function layout(options: {
 <body>
 <header class="top"><div class="bar">
   <a class="brand" href="/dashboard">Shutter<span>bus</span></a>
-  <nav class="tabs">${viewer ? tabs.map(([path, label]) => html`<a href="/dashboard/${path}"${active === path ? html` aria-current="page"` : ''}>${label}</a>`) : ''}<a href="/docs">API reference</a></nav>
   ${
     viewer
       ? html`<div class="who">
@@ -68,6 +68,7 @@ export function layout(options: {
   </div>`
       : ''
   }
+  <nav class="tabs">${viewer ? tabs.map(([path, label]) => html`<a href="/dashboard/${path}"${active === path ? html` aria-current="page"` : ''}>${label}</a>`) : ''}<a href="/docs">API reference</a></nav>
 </div></header>
 <main${narrow ? html` class="narrow"` : ''}>
 ${notices.map((notice) => html`<div class="notice ${notice.kind}" role="status">${notice.text}</div>`)}

@@ -42,7 +42,7 @@ export function monitorsPage(view: MonitorsView): Html {
   const { viewer, monitors, manager, fileUrl } = view;
   const rows = monitors.map(
     (monitor) => html`<tr id="monitor-${monitor.monitor_id}" data-status="${monitor.status}">
-  <td style="width:180px">${monitor.last_file_name ? capture(fileUrl(monitor.last_file_name), 'Last capture') : html`<span class="muted small">no capture yet</span>`}</td>
+  <td class="capture">${monitor.last_file_name ? capture(fileUrl(monitor.last_file_name), 'Last capture') : html`<span class="muted small">no capture yet</span>`}</td>
   <td class="url small"><a href="/dashboard/monitors/${monitor.monitor_id}">${monitor.target}</a><br><span class="mono muted">${monitor.monitor_id}</span></td>
   <td>${pill(monitor)}</td><td class="small">every ${every(monitor.interval)}</td>
   <td class="small">${time(monitor.last_run_at)}</td><td class="small">${monitor.status === 'active' ? time(monitor.next_run_at) : ''}</td>
@@ -85,7 +85,7 @@ export function monitorPage(view: MonitorView): Html {
   <p>${pill(monitor)} <span class="url">${monitor.target}</span> every ${every(monitor.interval)} · threshold ${(monitor.threshold * 100).toFixed(2)} % · webhook <code>${monitor.webhook_url}</code></p>
   <p class="small muted">Last run ${time(monitor.last_run_at) || 'not yet'}${monitor.status === 'active' ? ` · next run at about ${time(monitor.next_run_at)}` : ''}${monitor.last_error_code ? html` · last error: <code>${monitor.last_error_code}</code>` : ''}</p>
   ${manager ? html`<p>${statusForm(viewer, monitor)}</p>` : ''}
-  ${monitor.last_file_name ? html`<div style="max-width:480px">${capture(fileUrl(monitor.last_file_name), 'Last capture')}</div>` : ''}
+  ${monitor.last_file_name ? html`<div class="capture-large">${capture(fileUrl(monitor.last_file_name), 'Last capture')}</div>` : ''}
 </section>
 <section class="card stack">
   <h2>Changes</h2>

@@ -40,6 +40,8 @@ export interface PlaygroundView {
   result?: PlaygroundResult | PlaygroundError;
   signedUrl: string;
   code: { curl: string; client: string; sdk: string };
+  /** The formats this server's image library cannot write (no encoder): left out of the format menu. */
+  unwritable: ReadonlySet<string>;
 }
 
 const groupTitles: Record<string, string> = {
@@ -59,11 +61,17 @@ const groupTitles: Record<string, string> = {
 const copyButton = (target: string) =>
   html`<button class="secondary copy" type="button" data-copy="${target}" hidden>Copy</button>`;
 
-function field(parameter: Parameter, choices: Choices): Html {
+function field(parameter: Parameter, choices: Choices, unwritable: ReadonlySet<string>): Html {
   const { name, type, description } = parameter;
+  const menu = menuValues(parameter).filter((value) => name !== 'format' || !unwritable.has(value));
   const values = choices.filter(([chosen]) => chosen === name).map(([, value]) => value);
   const id = `field-${name}`;
-  const help = html`<span class="muted small">${description}</span>`;
+  // The format menu holds what this server can write: its help names those, not the API's whole list.
+  const text =
+    name === 'format'
+      ? `Output format, one of those this server writes: ${menu.join(', ')}${menu.includes('jpeg') ? ' (jpg is jpeg)' : ''}.`
+      : description;
+  const help = html`<span class="muted small">${text}</span>`;
   if (type.kind === 'boolean') {
     const on = values.length > 0 ? values[0] === 'true' : onByDefault(parameter);
     return html`<div class="switch">${onByDefault(parameter) ? html`<input type="hidden" name="${name}" value="false">` : ''}
@@ -73,7 +81,7 @@ function field(parameter: Parameter, choices: Choices): Html {
   const label = html`<label for="${id}"><code>${name}</code> ${help}</label>`;
   if (type.kind === 'enum') {
     const chosen = menuValue(parameter, values[0] ?? String(parameter.default ?? ''));
-    return html`<div>${label}<select id="${id}" name="${name}">${menuValues(parameter).map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
+    return html`<div>${label}<select id="${id}" name="${name}">${menu.map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
   }
   if (type.kind === 'integer' || type.kind === 'number') {
     const step = type.kind === 'number' ? 'any' : '1';
@@ -105,7 +113,7 @@ function form(view: PlaygroundView): Html {
   // #result: without JavaScript, the answer opens scrolled to the result (a redirect keeps the fragment).
   return html`<form id="playground" class="card stack" method="post" action="/dashboard/playground#result">${csrfField(view.viewer.csrf)}
   ${modes(view)}${view.mode === 'animate' ? html`<input type="hidden" name="mode" value="animate">` : ''}
-  ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices))}</fieldset>`)}
+  ${[...groups].map(([group, fields]) => html`<fieldset class="group"><legend>${groupTitles[group] ?? group}</legend>${fields.map((parameter) => field(parameter, view.choices, view.unwritable))}</fieldset>`)}
   <div class="row render-actions"><button type="submit" id="render">Render</button><button type="button" class="secondary" id="render-cancel" hidden>Cancel</button>
     <span class="mono small" id="render-elapsed" aria-hidden="true"></span><span class="muted small" id="render-state" role="status">Renders with this workspace's keys and counts toward its quota like any screenshot.</span></div>
 </form>`;
@@ -140,7 +148,13 @@ function outcome(result: PlaygroundResult | PlaygroundError): Html {
 </div>`;
 }
 
+/** Whether the form names something to render: without it there is no request to show as code. */
+const hasTarget = (choices: Choices) =>
+  choices.some(([name, value]) => ['url', 'html', 'markdown'].includes(name) && value.trim() !== '');
+
 function code(view: PlaygroundView): Html {
+  if (!hasTarget(view.choices))
+    return html`<div class="stack" id="no-request"><h2>The same request</h2><p class="muted small">Give a <code>url</code>, <code>html</code> or <code>markdown</code>: the request is then shown here as a signed URL, a curl line and code.</p></div>`;
   const block = (id: string, title: string, text: string) =>
     html`<div><div class="row"><h3>${title}</h3>${copyButton(id)}</div><pre id="${id}">${text}</pre></div>`;
   return html`<div class="stack">

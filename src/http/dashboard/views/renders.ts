@@ -62,7 +62,7 @@ export function rendersPage(view: RendersView): Html {
     body: html`<h1>Renders</h1>
 <section class="card stack">
   <div class="row filters" role="navigation" aria-label="Filter by status">${tabs}</div>
-  <p class="small muted">This workspace's latest ${view.total} finished renders, newest first. Open one for its timeline, its output and its webhook; a failed one shows what the page looked like when it failed, for a day.</p>
+  <p class="small muted">${view.total === 0 ? "This workspace's finished renders will be listed here" : `This workspace's latest ${view.total} finished renders`}, newest first. Open one for its timeline, its output and its webhook; a failed one shows what the page looked like when it failed, for a day.</p>
   ${renders.length === 0 ? html`<p class="muted" id="no-renders">${view.total === 0 ? 'No finished renders yet.' : `None of the latest renders ${filter}.`}</p>` : table}
 </section>`,
   });

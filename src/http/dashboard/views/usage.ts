@@ -76,7 +76,7 @@ export function usagePage(view: UsageView): Html {
           (
             r,
           ) => html`<tr><td class="small">${time(r.finished_at ?? r.created_at)}</td><td class="url small">${renderTarget(r)}</td><td>${statusPill(r.status)}</td>
-          <td class="small">${r.error_code ? html`<code>${r.error_code}</code> ${r.error_message ?? ''}` : html`<span class="muted">${r.format}</span>`}</td></tr>`,
+          <td class="small">${r.error_code ? html`<code>${r.error_code}</code> ${r.error_message ?? ''}` : html`<span class="muted">—</span>`}</td></tr>`,
         )}</tbody></table>`
   }
 </section>
