@@ -30,7 +30,7 @@ export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
 // Chromium's memory is read at most this often, and only while renders come and go.
 const MEASURE_EVERY_MS = 2000;
 
-// What each step of compaction frees until the next reading says (docs/performance.md: collecting
+// What each step of compaction frees until the next reading says (docs/performance.md, "Many workspaces": collecting
 // the garbage a light render left ≈ 10 MB, a one-pixel viewport ≈ 3.5 MB more; counted low, as
 // a render may leave less).
 const COLLECTED_MB = 6;
