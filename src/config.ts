@@ -3,6 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { SettingName } from './settings.ts';
 
 /** Which parts of Shutterbus a process runs; each scales on its own. */
 export type Role = 'ingress' | 'render' | 'delivery';
@@ -85,8 +86,10 @@ export type TrustProxy = boolean | readonly string[];
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+/** The environment as the loader may read it: the variables of the settings table (src/settings.ts), no other. */
+type Settings = Readonly<Partial<Record<SettingName, string>>>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+function integer(env: Settings, name: SettingName, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name}: "${raw}" is not a whole number`);
@@ -95,7 +98,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
+function boolean(env: Settings, name: SettingName, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (['true', '1'].includes(raw)) return true;
@@ -137,7 +140,7 @@ function natsServers(raw: string): string[] {
   return servers.map((server) => absoluteUrl('NATS_URL', server, ['nats:', 'tls:']));
 }
 
-function natsAuth(env: Env): Config['natsAuth'] {
+function natsAuth(env: Settings): Config['natsAuth'] {
   const user = env.NATS_USER || undefined;
   const pass = env.NATS_PASSWORD || undefined;
   if (!user && !pass) return undefined;
@@ -146,20 +149,20 @@ function natsAuth(env: Env): Config['natsAuth'] {
   return { user, pass };
 }
 
-function replicas(env: Env): 1 | 3 | 5 {
+function replicas(env: Settings): 1 | 3 | 5 {
   const value = integer(env, 'JETSTREAM_REPLICAS', 1, 1, 5);
   if (value !== 1 && value !== 3 && value !== 5) throw new ConfigError(`JETSTREAM_REPLICAS: ${value} is not 1, 3 or 5`);
   return value;
 }
 
-function secret(env: Env, name: string): string | undefined {
+function secret(env: Settings, name: SettingName): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   if (raw.length < 32) throw new ConfigError(`${name}: use at least 32 characters`);
   return raw;
 }
 
-function previousSecrets(env: Env): string[] {
+function previousSecrets(env: Settings): string[] {
   const raw = env.SECRETS_KEY_PREVIOUS;
   if (raw === undefined || raw === '') return [];
   return raw.split(',').map((part, index) => {
@@ -333,7 +336,8 @@ export function defaultRenderBrowsers(memoryBudgetMb: number): number {
 }
 
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(raw: Env = process.env): Config {
+  const env: Settings = raw;
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST ? hostName(env.HOST) : '127.0.0.1';
   const localNatsPort = integer(env, 'LOCAL_NATS_PORT', 4222, 1, 65535);
@@ -366,7 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumPath: env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH,
     chromiumNoSandbox: boolean(env, 'CHROMIUM_NO_SANDBOX', false),
     chromiumUser: env.CHROMIUM_USER || 'shutterbus-chromium',
-    browserEnv: browserEnv(env),
+    browserEnv: browserEnv(raw),
     rendererMemoryMb: integer(env, 'RENDERER_MEMORY_LIMIT_MB', 1024, 128, 16384),
     roles: roles(env.ROLES || 'ingress,render,delivery'),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', false),

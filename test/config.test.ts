@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -15,6 +15,7 @@ import {
   loadConfig,
   parseDurations,
 } from '../src/config.ts';
+import { settings, settingsTable, type Setting } from '../src/settings.ts';
 
 const refused = (env: Record<string, string>, variable: string) => {
   try {
@@ -221,6 +222,34 @@ test('make run checks the configuration before it starts NATS or the store', asy
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the README and docs/operations.md show the settings table as it is', () => {
+  const between = (page: string, from: number) => {
+    const start = page.indexOf('| variable | default | meaning |', from);
+    return page.slice(start, page.indexOf('\n\n', start));
+  };
+  const readme = readFileSync('README.md', 'utf8');
+  assert.is(between(readme, 0), settingsTable('newcomer'), 'README.md: paste settingsTable("newcomer")');
+  const operations = readFileSync('docs/operations.md', 'utf8');
+  assert.is(
+    between(operations, operations.indexOf('## Settings for operators')),
+    settingsTable('operator', 'docs'),
+    'docs/operations.md: paste settingsTable("operator", "docs")',
+  );
+});
+
+test('every variable of the settings table is one the loader reads, and names are not repeated', () => {
+  const loader = readFileSync('src/config.ts', 'utf8');
+  const names = settings.flatMap((setting: Setting) => setting.names);
+  assert.is(new Set(names).size, names.length);
+  for (const setting of settings as readonly Setting[]) {
+    for (const name of setting.names) {
+      const read = loader.includes(`'${name}'`) || loader.includes(`env.${name}`);
+      if (setting.readBy === 'node') assert.not.ok(read, `${name} is Node's or glibc's, not the loader's`);
+      else assert.ok(read, `${name} is in the table but src/config.ts never reads it`);
+    }
   }
 });
 
