@@ -49,6 +49,7 @@ lint: ## Check formatting and lint with Biome (biome.json); make test runs it to
 	@npx biome ci .
 
 .PHONY: typecheck
-typecheck: ## Type-check the whole tree with tsc, and the in-page code with the DOM library alone
+typecheck: ## Type-check the whole tree with tsc, and the in-page code (the render's, the dashboard's) with the DOM library alone
 	@npx tsc --noEmit
 	@npx tsc --noEmit -p src/render/in-page
+	@npx tsc --noEmit -p src/http/dashboard/in-page

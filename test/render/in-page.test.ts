@@ -20,14 +20,16 @@ const steps = () =>
     .filter((name) => name.endsWith('.ts'))
     .map((name) => ({ name, text: readFileSync(path.join(render, name), 'utf8') }));
 
-test('src/render/in-page type-checks with the DOM library and without Node', () => {
-  const run = spawnSync(
-    process.execPath,
-    ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'src/render/in-page/tsconfig.json'],
-    { cwd: root, encoding: 'utf8' },
-  );
-  assert.is(run.status, 0, `${run.stdout}\n${run.stderr}`.slice(-4000));
-});
+for (const folder of ['src/render/in-page', 'src/http/dashboard/in-page']) {
+  test(`${folder} type-checks with the DOM library and without Node`, () => {
+    const run = spawnSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '--noEmit', '-p', `${folder}/tsconfig.json`],
+      { cwd: root, encoding: 'utf8' },
+    );
+    assert.is(run.status, 0, `${run.stdout}\n${run.stderr}`.slice(-4000));
+  });
+}
 
 test('in-page files import nothing but types, of each other or of src/domain', () => {
   const folder = path.join(render, 'in-page');

@@ -1,4 +1,6 @@
 // The dashboard's one stylesheet and its one script (copy buttons, the playground's in-page render; every page works without it).
+import { inPageSource } from '../../render/in-page.ts';
+import { dashboardScript } from './in-page/script.ts';
 
 /** Served at /dashboard/assets/style.css. */
 export const stylesheet = `
@@ -80,77 +82,5 @@ h3 { font-size:.95rem; margin:0; flex:1; }
   table { display:block; overflow-x:auto; } .playground .render-actions { margin:.75rem -1rem -1rem; padding:.75rem 1rem; } }
 `;
 
-/**
- * Served at /dashboard/assets/copy.js: reveals the copy buttons and copies their target's text; on the
- * playground, renders without leaving the page (the same form post, its answer's result swapped in and
- * scrolled to), showing the time elapsed meanwhile and a Cancel button that stops waiting.
- */
-export const copyScript = `
-function revealCopyButtons(root) {
-  root.querySelectorAll('button[data-copy]').forEach(function (button) { button.hidden = false; });
-}
-revealCopyButtons(document);
-document.addEventListener('click', function (event) {
-  var button = event.target.closest && event.target.closest('button[data-copy]');
-  if (!button) return;
-  var target = document.getElementById(button.getAttribute('data-copy'));
-  if (!target || !navigator.clipboard) return;
-  navigator.clipboard.writeText(target.textContent.trim()).then(function () {
-    var label = button.textContent; button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 1500);
-  });
-});
-var playground = document.getElementById('playground');
-if (playground && window.fetch && window.DOMParser && window.history.pushState && window.AbortController) {
-  var running = null;
-  document.getElementById('render-cancel').addEventListener('click', function () { if (running) running.abort(); });
-  playground.addEventListener('submit', function (event) {
-    event.preventDefault();
-    if (running) return;
-    var button = document.getElementById('render');
-    var cancel = document.getElementById('render-cancel');
-    var state = document.getElementById('render-state');
-    var elapsed = document.getElementById('render-elapsed');
-    var result = document.getElementById('result');
-    var controller = new AbortController();
-    var started = Date.now();
-    var seconds = function () { return ((Date.now() - started) / 1000).toFixed(1) + ' s'; };
-    var tick = function () { elapsed.textContent = seconds(); };
-    running = controller;
-    tick();
-    var timer = setInterval(tick, 100);
-    button.disabled = true; cancel.hidden = false; state.className = 'muted small'; state.textContent = 'Rendering…';
-    result.setAttribute('aria-busy', 'true');
-    fetch(playground.action, { method: 'POST', body: new URLSearchParams(new FormData(playground)), credentials: 'same-origin', signal: controller.signal })
-      .then(function (response) { return response.text().then(function (text) { return { url: response.url, text: text }; }); })
-      .then(function (answer) {
-        var fresh = new DOMParser().parseFromString(answer.text, 'text/html').getElementById('result');
-        if (!fresh) throw new Error('no result in the answer');
-        document.getElementById('result').replaceWith(fresh);
-        revealCopyButtons(fresh);
-        if (answer.url && answer.url !== location.href.split('#')[0]) history.pushState(null, '', answer.url);
-        // A failure reads as one, with its code: never as done.
-        var code = fresh.querySelector('#error-code');
-        if (code) {
-          state.className = 'small failed';
-          state.textContent = (fresh.querySelector('#failure-title') || { textContent: 'Failed' }).textContent + ' after ' + seconds() + ': ' + code.textContent.trim();
-        } else {
-          state.className = 'muted small';
-          state.textContent = 'Rendered in ' + seconds() + '.';
-        }
-        // Into view unless it is there already (beside the form on a wide screen).
-        var box = fresh.getBoundingClientRect();
-        if (box.top < 0 || box.top > window.innerHeight - 80) fresh.scrollIntoView({ block: 'start' });
-      })
-      .catch(function () {
-        if (!controller.signal.aborted) { playground.submit(); return; }
-        state.className = 'small failed';
-        state.textContent = 'Cancelled after ' + seconds() + '. A render that had started still finishes (and counts if it succeeds): it appears on the Renders page.';
-      })
-      .finally(function () {
-        clearInterval(timer); running = null; elapsed.textContent = '';
-        button.disabled = false; cancel.hidden = true; result.removeAttribute('aria-busy');
-      });
-  });
-  window.addEventListener('popstate', function () { location.reload(); });
-}
-`;
+/** Served at /dashboard/assets/copy.js: the dashboard's one script (in-page/script.ts), as the page runs it. */
+export const copyScript = inPageSource(dashboardScript);
