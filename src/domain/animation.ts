@@ -9,6 +9,7 @@ import {
   type Parameter,
   type ParameterGroup,
   type ParameterType,
+  type TakeParameter,
   type ValuesOf,
 } from './parameters.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
@@ -196,7 +197,7 @@ interface NormalisedRecording {
 }
 
 /** The /api/take rows an animation has no use for: it captures neither one image nor a document. */
-const screenshotOnly = new Set([
+const screenshotOnlyNames = [
   'format',
   'image_quality',
   'image_width',
@@ -220,10 +221,16 @@ const screenshotOnly = new Set([
   'vision_prompt',
   'vision_max_tokens',
   'openai_api_key',
-]);
+] as const;
+const screenshotOnly = new Set<string>(screenshotOnlyNames);
+
+/** A row of /api/take that /api/animate has too (the animate options' types come from these). */
+export type SharedParameter = Exclude<TakeParameter, { name: (typeof screenshotOnlyNames)[number] } | { group: 'pdf' }>;
 
 /** The rows of /api/take that /api/animate has too: the very same rows, not copies. */
-export const sharedParameters = parameters.filter((p) => !screenshotOnly.has(p.name) && p.group !== 'pdf');
+export const sharedParameters = parameters.filter(
+  (p): p is SharedParameter => !screenshotOnly.has(p.name) && p.group !== 'pdf',
+);
 
 /**
  * Every row of /api/animate: the page, request, blocking and answer rows of /api/take, then its

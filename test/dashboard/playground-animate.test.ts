@@ -116,7 +116,7 @@ playground('Animation mode: a scrolling mp4 recorded through /api/animate and pl
   assert.is(again.status, 302);
   assert.ok((await call(again.headers.get('location')!)).bytes.equals(file.bytes), 'same bytes from the cache');
   assert.match((await page.textContent('#curl-line'))!, /^curl -L -o animation\.mp4 /);
-  assert.match((await page.textContent('#client-snippet'))!, /scenario: "scroll",[\s\S]*'\/api\/animate'\);/);
+  assert.match((await page.textContent('#client-snippet'))!, /client\.signAnimateUrl\(\{[\s\S]*scenario: "scroll",/);
   assert.match(
     (await page.textContent('#sdk-snippet'))!,
     /AnimateOptions\.html\([\s\S]*\.duration\(2\)[\s\S]*\.scenario\("scroll"\)[\s\S]*generateSignedAnimateURL/,

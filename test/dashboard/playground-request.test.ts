@@ -1,8 +1,8 @@
-// The playground's choices and the code it shows: the shutterbus/client snippet signs exactly the URL shown.
+// The playground's choices and the code it shows: the @shutterbus/client snippet signs exactly the URL shown.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AnimateOptions } from 'screenshotone-api-sdk';
-import { signUrl } from '../../src/client/index.ts';
+import { Shutterbus } from '../../src/client/index.ts';
 import { animateParameters } from '../../src/domain/animation.ts';
 import { takeFormats } from '../../src/domain/formats.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
@@ -62,7 +62,7 @@ request(
   },
 );
 
-request("the signed URL is the one shutterbus/client signs from the snippet's parameters", () => {
+request("the signed URL is the one @shutterbus/client signs from the snippet's parameters", () => {
   const choices = readChoices(
     (name) =>
       ({
@@ -74,21 +74,20 @@ request("the signed URL is the one shutterbus/client signs from the snippet's pa
       })[name] ?? [],
   );
   const signed = signedTakeUrl('http://shots.test', choices, keys);
-  const viaClient = signUrl(
-    {
-      url: 'https://example.com/?q=a&b',
-      viewport_device: 'iPhone 13',
-      dark_mode: true,
-      delay: 1.5,
-      hide_selectors: ['.a', '.b'],
-    },
-    { accessKey: 'ak_test', secretKey: 'sk_test' },
-    'http://shots.test',
-  );
+  const client = new Shutterbus({ accessKey: 'ak_test', secretKey: 'sk_test', baseUrl: 'http://shots.test' });
+  const viaClient = client.signUrl({
+    url: 'https://example.com/?q=a&b',
+    viewport_device: 'iPhone 13',
+    dark_mode: true,
+    delay: 1.5,
+    hide_selectors: ['.a', '.b'],
+  });
   assert.is(signed.url, viaClient);
   assert.is(signed.url, `http://shots.test${signed.path}`);
   const code = snippets('http://shots.test', choices, 'ak_test', signed.url);
   assert.is(code.curl, `curl -L -o shot.png '${signed.url}'`);
+  assert.match(code.client, /^import \{ Shutterbus \} from '@shutterbus\/client';/, 'the package as it is installed');
+  assert.match(code.client, /baseUrl: "http:\/\/shots\.test" \}\);\nconst url = client\.signUrl\(\{/);
   assert.match(code.client, /delay: 1\.5,\n {2}hide_selectors: \[".a", ".b"\],/);
   assert.match(code.sdk, /TakeOptions\.url\("https:\/\/example\.com\/\?q=a&b"\)\n {2}\.viewportDevice\("iPhone 13"\)/);
   assert.match(code.sdk, /\.hideSelectors\(".a", ".b"\)/);
@@ -127,16 +126,15 @@ request("animation mode: /api/animate's rows, signed alike, and snippets the SDK
   ]);
   const signed = signedTakeUrl('http://shots.test', choices, keys, 'animate');
   assert.match(signed.path, /^\/api\/animate\?/);
-  const viaClient = signUrl(
-    { url: 'https://example.com', format: 'gif', duration: 3, scenario: 'scroll' },
-    { accessKey: 'ak_test', secretKey: 'sk_test' },
-    'http://shots.test',
-    '/api/animate',
-  );
+  const viaClient = new Shutterbus({
+    accessKey: 'ak_test',
+    secretKey: 'sk_test',
+    baseUrl: 'http://shots.test',
+  }).signAnimateUrl({ url: 'https://example.com', format: 'gif', duration: 3, scenario: 'scroll' });
   assert.is(signed.url, viaClient);
   const code = snippets('http://shots.test', choices, 'ak_test', signed.url, 'animate');
   assert.is(code.curl, `curl -L -o animation.gif '${signed.url}'`);
-  assert.match(code.client, /"http:\/\/shots\.test", '\/api\/animate'\);$/);
+  assert.match(code.client, /const url = client\.signAnimateUrl\(\{\n {2}url: "https:\/\/example\.com",/);
   assert.match(code.sdk, /AnimateOptions\.url\("https:\/\/example\.com"\)\n {2}\.format\("gif"\)\n {2}\.duration\(3\)/);
   assert.match(code.sdk, /generateSignedAnimateURL\(options\)/);
 });

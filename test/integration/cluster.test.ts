@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { verifyWebhook } from '../../src/client/index.ts';
+import { deliveryIsGenuine as verifyWebhook } from '../../src/client/webhook.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { spawnRoles, startClusterStack, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
 import { call, createWorkspace, type TestStack } from '../helpers/service.ts';

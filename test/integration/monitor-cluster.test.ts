@@ -7,7 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { verifyWebhook } from '../../src/client/index.ts';
+import { deliveryIsGenuine as verifyWebhook } from '../../src/client/webhook.ts';
 import type { RenderRecord, RenderRequest } from '../../src/domain/render.ts';
 import { names } from '../../src/jetstream/topology.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { verifyWebhook } from '../../src/client/index.ts';
+import { deliveryIsGenuine as verifyWebhook } from '../../src/client/webhook.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import {
   call,

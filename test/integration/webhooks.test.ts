@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from '@nats-io/transport-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { verifyWebhook } from '../../src/client/index.ts';
+import { deliveryIsGenuine as verifyWebhook } from '../../src/client/webhook.ts';
 import { DeliveryQueue, type DeliveryRecord } from '../../src/delivery/records.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ensureTopology } from '../../src/jetstream/topology.ts';

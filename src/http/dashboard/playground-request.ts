@@ -172,7 +172,7 @@ function grouped(choices: Choices, mode: PlaygroundMode): [Parameter, string[]][
   });
 }
 
-/** The same request in code: a curl line, `shutterbus/client` and `screenshotone-api-sdk`. */
+/** The same request in code: a curl line, `@shutterbus/client` and `screenshotone-api-sdk`. */
 export function snippets(
   baseUrl: string,
   choices: Choices,
@@ -185,11 +185,12 @@ export function snippets(
   const entries = grouped(choices, mode);
   const params = entries.map(([parameter, values]) => `  ${parameter.name}: ${literal(parameter, values)},`).join('\n');
   const client = [
-    "import { signUrl } from 'shutterbus/client';",
+    "import { Shutterbus } from '@shutterbus/client';",
     '',
-    'const url = signUrl({',
+    `const client = new Shutterbus({ accessKey: ${JSON.stringify(accessKey)}, secretKey: process.env.SHUTTERBUS_SECRET_KEY, baseUrl: ${JSON.stringify(baseUrl)} });`,
+    `const url = client.${animate ? 'signAnimateUrl' : 'signUrl'}({`,
     params,
-    `}, { accessKey: ${JSON.stringify(accessKey)}, secretKey: process.env.SHUTTERBUS_SECRET_KEY }, ${JSON.stringify(baseUrl)}${animate ? ", '/api/animate'" : ''});`,
+    '});',
   ].join('\n');
   const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
   const [first, ...rest] = entries;

@@ -161,7 +161,7 @@ function code(view: PlaygroundView): Html {
   <h2>The same request</h2>
   <div><div class="row"><h3>Signed URL</h3>${copyButton('signed-url')}</div><div class="key"><code id="signed-url">${view.signedUrl}</code></div></div>
   ${block('curl-line', 'curl', view.code.curl)}
-  ${block('client-snippet', 'shutterbus/client', view.code.client)}
+  ${block('client-snippet', '@shutterbus/client', view.code.client)}
   ${block('sdk-snippet', 'screenshotone-api-sdk', view.code.sdk)}
 </div>`;
 }
