@@ -24,6 +24,10 @@ deps: ## Install what is missing: Debian packages, the pinned Node (.node-versio
 build: ## Bundle the service into dist/ (infra/build.mjs: esbuild, with the packages a start loads): dist/main.js, the entry, loads dist/service.js; it starts without compiling TypeScript
 	@npm run --silent build
 
+.PHONY: client
+client: ## Build the client package @shutterbus/client into dist/client/ (infra/client/build.ts); npm pack there makes its tarball
+	@node --import tsx infra/client/build.ts
+
 .PHONY: run
 run: deps build ## Start local NATS + S3 store (unless NATS_URL / S3_ENDPOINT are set), then the service in the foreground; prints the demo keys and a curl line that works offline
 	@infra/local.sh run

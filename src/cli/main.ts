@@ -1,4 +1,5 @@
-// The `shutterbus` operator CLI (docs/operations.md): JSON on stdout, errors as JSON on stderr.
+// The `shutterbus` operator CLI (docs/operations.md): JSON on stdout, errors as one JSON line on
+// stderr; --version, --help and a command that does not exist answer plain text.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -47,7 +48,8 @@ const usage = `usage: shutterbus <command>
   monitors list [--workspace ID]
   monitors remove --id MONITOR_ID
   mail outbox    (mail the dashboard wrote instead of sending, when SMTP_URL is unset)
-  demo    (used by make run: the demo workspace, created on first run)`;
+  demo    (used by make run: the demo workspace, created on first run)
+  --version | --help`;
 
 /** What every command gets. */
 interface Context {
@@ -173,9 +175,17 @@ const commands: Record<string, Command<Context>> = {
   }),
 };
 
+/** A failure: one JSON line on stderr (docs/operations.md), whatever the message holds. */
 function fail(code: string, message: string, exitCode: number): never {
-  process.stderr.write(`${JSON.stringify({ error_code: code, error_message: message })}\n`);
+  const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
+  process.stderr.write(`${JSON.stringify({ error_code: code, error_message: oneLine })}\n`);
   process.exit(exitCode);
+}
+
+/** The project's version, from its package.json. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /** The command named by the leading words of `argv` (two words, else one), and the arguments after them. */
@@ -187,20 +197,30 @@ function commandOf(argv: string[]): { name: string; rest: string[] } | null {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+    process.stdout.write(`${version()}\n`);
+    return;
+  }
   // Help is an answer, not a mistake: plain text on stdout, exit 0.
   if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${usage}\n`);
     return;
   }
   const called = commandOf(argv);
-  if (!called) fail('usage', usage, 2);
+  if (!called) {
+    // Not a command at all: the list of commands, as text a person reads.
+    const what = argv.length === 0 ? 'a command is needed' : `unknown command '${argv.slice(0, 2).join(' ')}'`;
+    process.stderr.write(`shutterbus: ${what}\n\n${usage}\n`);
+    process.exit(2);
+  }
   const chosen = commands[called.name];
   // Every mistake in the command line is found here, before the configuration is read or NATS asked.
   let args: unknown;
   try {
     args = chosen.read(parseFlags(called.rest, chosen.flags));
   } catch (err) {
-    if (err instanceof UsageError) fail('usage', `${err.message}\n${usage}`, 2);
+    if (err instanceof UsageError)
+      fail('usage', `${called.name}: ${err.message} (shutterbus --help lists the commands and their flags)`, 2);
     throw err;
   }
   let config: Config;

@@ -1,5 +1,6 @@
 // The `shutterbus` CLI's command line (docs/operations.md): a mistake in it exits 2 with a usage error,
 // before NATS is asked anything (these runs point NATS_URL at a closed port).
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -25,11 +26,15 @@ async function shutterbus(natsUrl: string, args: string[]) {
   };
 }
 
+// Not a command at all: plain text naming what was given, then the commands.
+const notCommands: [string, string[], RegExp][] = [
+  ['no command', [], /^shutterbus: a command is needed\n/],
+  ['an unknown command', ['nonsense'], /^shutterbus: unknown command 'nonsense'\n/],
+  ['a name inherited by every object', ['constructor'], /^shutterbus: unknown command 'constructor'\n/],
+  ['half a command', ['workspace'], /^shutterbus: unknown command 'workspace'\n/],
+];
+
 const mistakes: [string, string[], RegExp][] = [
-  ['no command', [], /^usage: shutterbus/],
-  ['an unknown command', ['nonsense'], /^usage: shutterbus/],
-  ['a name inherited by every object', ['constructor'], /^usage: shutterbus/],
-  ['half a command', ['workspace'], /^usage: shutterbus/],
   ['a word after the command', ['usage', 'extra', '--workspace', 'ws_0000000000000000'], /'extra'/],
   ['an unknown flag', ['workspace', 'create', '--bogus'], /--bogus/],
   [
@@ -103,18 +108,45 @@ const badValues: [string, string[], RegExp][] = [
   ['monitors remove without --id', ['monitors', 'remove'], /--id is required/],
 ];
 
-// Each run of `cases` exits 2 with error_code "usage", says what is wrong and carries the usage.
+// Each run of `cases` exits 2 with one JSON line, error_code "usage", saying what is wrong and where help is.
 async function assertUsageErrors(natsUrl: string, cases: [string, string[], RegExp][]) {
   const runs = await Promise.all(cases.map(([, args]) => shutterbus(natsUrl, args)));
   cases.forEach(([what, , message], i) => {
-    const { code, stdout, error } = runs[i];
+    const { code, stdout, stderr, error } = runs[i];
     assert.is(code, 2, `${what}: exit code`);
     assert.is(stdout, '', `${what}: nothing on stdout`);
+    assert.is(stderr.split('\n').filter(Boolean).length, 1, `${what}: one line`);
     assert.is(error?.error_code, 'usage', `${what}: error_code`);
     assert.match(error!.error_message, message, `${what}: says what is wrong`);
-    assert.match(error!.error_message, /workspace create \[--plan free\|pro\]/, `${what}: carries the usage`);
+    assert.match(error!.error_message, /shutterbus --help/, `${what}: says where the usage is`);
   });
 }
+
+cli('no command or an unknown one prints the commands as plain text on stderr and exits 2', async ({ natsUrl }) => {
+  const runs = await Promise.all(notCommands.map(([, args]) => shutterbus(natsUrl, args)));
+  notCommands.forEach(([what, , message], i) => {
+    const { code, stdout, stderr } = runs[i];
+    assert.is(code, 2, `${what}: exit code`);
+    assert.is(stdout, '', `${what}: nothing on stdout`);
+    assert.match(stderr, message, `${what}: says what was given`);
+    assert.match(
+      stderr,
+      /\nusage: shutterbus <command>\n {2}workspace create \[--plan free\|pro\]/,
+      `${what}: plain text`,
+    );
+    assert.not.match(stderr, /\\n|"error_code"/, `${what}: not JSON`);
+  });
+});
+
+cli('--version, -v and version print the version and exit 0, without asking NATS', async ({ natsUrl }) => {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  for (const args of [['--version'], ['-v'], ['version']]) {
+    const { code, stdout, stderr } = await shutterbus(natsUrl, args);
+    assert.is(code, 0, args.join(' '));
+    assert.is(stdout, `${version}\n`, args.join(' '));
+    assert.is(stderr, '', `${args.join(' ')}: nothing on stderr`);
+  }
+});
 
 cli(
   'each mistake in the command line exits 2 with error_code "usage" and the usage text, without asking NATS',
