@@ -13,7 +13,7 @@ import type {
 } from './answers.ts';
 import { errorOfAnswer, ShutterbusError } from './errors.ts';
 import type { AnimateOptions, TakeOptions } from './options.ts';
-import { boundSignature, hmacHex, type OptionValue, takeUrl } from './signing.ts';
+import { hmacHex, type OptionValue, signRequest, takeUrl } from './signing.ts';
 
 /** Where the service is and the workspace's keys. */
 export interface ShutterbusConfig {
@@ -203,9 +203,9 @@ export class Shutterbus {
       if (body !== undefined) {
         headers['x-signature'] = call.takeScheme
           ? hmacHex(this.#secretKey, body)
-          : boundSignature(this.#secretKey, call.method, call.path, body);
+          : signRequest(call.method, call.path, body, this.#secretKey);
       } else {
-        const signature = boundSignature(this.#secretKey, call.method, call.path, query);
+        const signature = signRequest(call.method, call.path, query, this.#secretKey);
         query = query === '' ? `signature=${signature}` : `${query}&signature=${signature}`;
       }
     }

@@ -22,6 +22,7 @@ export type {
 } from './answers.ts';
 export { ShutterbusError, type ErrorDetail } from './errors.ts';
 export type { AnimateOptions, TakeOptions } from './options.ts';
+export { signRequest } from './signing.ts';
 export {
   verifyWebhook,
   WebhookVerificationError,

@@ -14,7 +14,7 @@ export function hmacHex(secretKey: string, payload: string): string {
  * A query string of `options` in the order given, a list as its key repeated; `access_key` and
  * `signature` in `options` are left out (the client adds them).
  */
-export function queryOf(options: Readonly<Record<string, OptionValue>>): URLSearchParams {
+function queryOf(options: Readonly<Record<string, OptionValue>>): URLSearchParams {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined || value === null || name === 'signature' || name === 'access_key') continue;
@@ -42,10 +42,11 @@ export function takeUrl(
 }
 
 /**
- * The signature of a request to any endpoint other than /api/take and /api/animate: the HMAC of
- * `METHOD /path`, a newline, then the raw query string (without `signature`) or the raw body. A
- * take URL's or a webhook's signature is never valid there, nor one made for another endpoint.
+ * The signature of a request to any endpoint other than /api/take and /api/animate: the hex HMAC of
+ * `METHOD /path`, a newline, then `payload`, the raw query string without `signature` (GET, DELETE:
+ * sent as `signature=` last) or the raw body (POST, PATCH: sent as `X-Signature`). `path` is the
+ * path as sent, without the query. A take URL's or a webhook's signature is never valid there.
  */
-export function boundSignature(secretKey: string, method: string, path: string, queryOrBody: string): string {
-  return hmacHex(secretKey, `${method.toUpperCase()} ${path}\n${queryOrBody}`);
+export function signRequest(method: string, path: string, payload: string, secretKey: string): string {
+  return hmacHex(secretKey, `${method.toUpperCase()} ${path}\n${payload}`);
 }

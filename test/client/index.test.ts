@@ -6,8 +6,13 @@ import * as assert from 'uvu/assert';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Shutterbus, ShutterbusError, verifyWebhook, WebhookVerificationError } from '../../src/client/index.ts';
-import { boundSignature } from '../../src/client/signing.ts';
+import {
+  Shutterbus,
+  ShutterbusError,
+  signRequest,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../../src/client/index.ts';
 import { deliveryIsGenuine } from '../../src/client/webhook.ts';
 import { webhookHeaders } from '../../src/delivery/send.ts';
 import { signatureMatches, splitSignedQuery } from '../../src/signing.ts';
@@ -82,7 +87,7 @@ test('calls: take signs its exact body; every other endpoint binds its method an
     assert.is(take.body, '{"url":"https://example.com","hide_selectors":[".a"],"full_page":true}');
     assert.is(take.headers['x-access-key'], 'ak_test');
     assert.ok(signatureMatches(keys.secretKey, take.body, String(take.headers['x-signature'])), 'ScreenshotOne scheme');
-    assert.is(usage.url, `/api/usage?signature=${boundSignature(keys.secretKey, 'GET', '/api/usage', '')}`);
+    assert.is(usage.url, `/api/usage?signature=${signRequest('GET', '/api/usage', '', keys.secretKey)}`);
     assert.ok(signatureMatches(keys.secretKey, 'GET /api/usage\n', usage.url.split('signature=')[1]));
     assert.is(patch.body, '{"status":"paused"}');
     assert.ok(

@@ -20,7 +20,7 @@ const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
 /**
  * Whether the service checks contract §5's signatures of the endpoints other than take and animate
  * (method and path bound in), which the client makes when it has the secret key: until it does,
- * those calls are made with the access key alone here.
+ * those calls are made with the access key alone here. Set it once src/http/auth.ts binds them.
  */
 const boundSignaturesChecked = false;
 const accountCalls: Record<string, string> = boundSignaturesChecked ? { ACCOUNT_CALLS_SIGNED: '1' } : {};
