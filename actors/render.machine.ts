@@ -49,6 +49,8 @@ export interface CapturePageInput {
   workspaceId: string;
   /** For an animation: what to record (the render is then a recording, not a screenshot). */
   animation?: AnimationOptions;
+  /** A monitor's tick that compares text: the page's visible text is read beside the capture. */
+  monitorText?: true;
 }
 
 /** Input of the `storeImage` promise actor. */
@@ -73,6 +75,8 @@ export interface StoredImage {
   slices?: RecordedSlice[];
   /** The render's warnings, when it has any. */
   warnings?: RenderWarning[];
+  /** A monitor's tick that compares text: the file of the page's visible text. */
+  monitor_text_file_name?: string;
 }
 
 /**
@@ -218,6 +222,7 @@ export const renderMachine = setup({
           ...(context.request.kind === 'animation' && context.request.animation
             ? { animation: context.request.animation }
             : {}),
+          ...(context.request.monitor?.text ? { monitorText: true as const } : {}),
         }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
         onError: {

@@ -13,6 +13,25 @@ export const monitorFormats: readonly OutputFormat[] = formatNames.filter((forma
 /** The share of pixels that must differ before a change is announced, when none is given. */
 export const DEFAULT_THRESHOLD = 0.01;
 
+/**
+ * Changed pixels that make a change whatever their share of the capture: one digit changed in 20 px
+ * text is about 20 (docs/monitors.md), and a page rendered again, moved by a fraction of a pixel or
+ * compressed as JPEG, has none.
+ */
+export const DEFAULT_MIN_CHANGED_PIXELS = 20;
+
+/** What a monitor compares: its captures' pixels, their visible text, or both (either announces). */
+export const monitorComparisons = ['pixels', 'text', 'both'] as const;
+export type MonitorComparison = (typeof monitorComparisons)[number];
+
+/** True when a monitor compares text, so its ticks keep the page's visible text. */
+export const comparesText = (monitor: Pick<Monitor, 'compare'>) =>
+  monitor.compare === 'text' || monitor.compare === 'both';
+
+/** True when a monitor's pixels decide a change. */
+export const comparesPixels = (monitor: Pick<Monitor, 'compare'>) =>
+  monitor.compare === undefined || monitor.compare === 'pixels' || monitor.compare === 'both';
+
 /** The shortest interval between two ticks (seconds) the API promises: MONITOR_MIN_INTERVAL's default. */
 export const DEFAULT_MIN_INTERVAL_SECONDS = 60;
 
@@ -37,14 +56,24 @@ export function shortestInterval(plan: keyof typeof planMonitorLimits, minInterv
   return minInterval * planMonitorLimits[plan].intervalFactor;
 }
 
+/** One changed line of a page's visible text: an added line has `before: null`, a removed one `after: null`. */
+export interface TextChange {
+  before: string | null;
+  after: string | null;
+}
+
 /** One announced change: both captures and the diff between them. */
 export interface MonitorChange {
   at: string;
   render_id: string;
   changed_share: number;
+  /** The changed pixels, counted as changed_share is. */
+  changed_pixels?: number;
   file_name: string;
   previous_file_name: string;
   diff_file_name: string;
+  /** compare=text or both: the changed lines of the visible text (bounded; empty when only pixels changed). */
+  text_diff?: TextChange[];
 }
 
 /** A monitor's record in the `monitors` bucket, keyed `{workspace_id}.{monitor_id}`. */
@@ -54,6 +83,12 @@ export interface Monitor {
   status: MonitorStatus;
   interval: number;
   threshold: number;
+  /** Changed pixels that make a change whatever their share; DEFAULT_MIN_CHANGED_PIXELS when absent (older records). */
+  min_changed_pixels?: number;
+  /** What is compared; `pixels` when absent. */
+  compare?: MonitorComparison;
+  /** compare=text or both: regular expressions whose matches are left out of the text comparison. */
+  ignore_text?: string[];
   webhook_url: string;
   /** Echoed in every tick's render and in the monitor's webhooks. */
   external_identifier?: string;
@@ -81,6 +116,8 @@ export interface Monitor {
   last_render_id?: string;
   /** The last capture compared against (the baseline of the next comparison). */
   last_file_name?: string;
+  /** The visible text of that capture (compare=text or both), a file of its own. */
+  last_text_file_name?: string;
   last_status?: 'succeeded' | 'failed';
   last_error_code?: string;
   /** The render (and its file) the last comparison was made for: a render announced again is not compared twice. */
@@ -124,6 +161,9 @@ export function publicMonitor(monitor: Monitor, baseUrl: string, detail = true) 
     format: monitor.format,
     interval: monitor.interval,
     threshold: monitor.threshold,
+    min_changed_pixels: monitor.min_changed_pixels ?? DEFAULT_MIN_CHANGED_PIXELS,
+    compare: monitor.compare ?? 'pixels',
+    ...(monitor.ignore_text ? { ignore_text: monitor.ignore_text } : {}),
     webhook_url: monitor.webhook_url,
     ...(monitor.store ? { store: { bucket: monitor.store.bucket, key: monitor.store.key } } : {}),
     ...(monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {}),
@@ -141,9 +181,11 @@ export function publicMonitor(monitor: Monitor, baseUrl: string, detail = true) 
             at: change.at,
             render_id: change.render_id,
             changed_share: change.changed_share,
+            ...(change.changed_pixels !== undefined ? { changed_pixels: change.changed_pixels } : {}),
             file_url: file(change.file_name),
             previous_file_url: file(change.previous_file_name),
             diff_url: file(change.diff_file_name),
+            ...(change.text_diff ? { text_diff: change.text_diff } : {}),
           })),
         }
       : {}),

@@ -85,6 +85,8 @@ export interface PageObservation {
   subRequests: SubRequestOutcome[];
   /** document.body.innerText at capture time. */
   visibleText: string;
+  /** A monitor's tick that compares text: the visible text of the page (or of `selector`), read apart from the page's scripts. */
+  monitorText?: string;
   /** Selectors (selector / scroll_into_view) that matched nothing. */
   missingSelectors: string[];
   /** The output in its format: the image, the PDF, the HTML or the Markdown. */

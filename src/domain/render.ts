@@ -34,8 +34,11 @@ export interface RenderRequest {
    * own subject (a synchronous request without a cache entry, src/renders/done.ts).
    */
   done_to?: string;
-  /** Set for a monitor's tick (docs/monitors.md): which monitor, and the tick's time. */
-  monitor?: { monitor_id: string; tick_at: string; interval: number };
+  /**
+   * Set for a monitor's tick (docs/monitors.md): which monitor, the tick's time, and whether the
+   * page's visible text is kept beside the capture (a monitor that compares text).
+   */
+  monitor?: { monitor_id: string; tick_at: string; interval: number; text?: true };
   /** Also upload the output to the customer's bucket; its secret is sealed. */
   store?: StoreTarget;
   /** The W3C trace context of the request that asked for it, when tracing is on (docs/operations.md). */
@@ -141,6 +144,8 @@ export interface RenderRecord {
   /** The monitor whose tick this render is, and the tick's time. */
   monitor_id?: string;
   monitor_tick_at?: string;
+  /** A monitor's tick that keeps the page's visible text: the file it is in. */
+  monitor_text_file_name?: string;
   /** Ended by the ingress, which answered its caller with an error: never charged, never announced by webhook. */
   abandoned?: boolean;
   /** The request's W3C trace context, so that its webhook delivery joins the same trace. */

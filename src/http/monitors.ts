@@ -2,15 +2,19 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import {
+  DEFAULT_MIN_CHANGED_PIXELS,
   DEFAULT_THRESHOLD,
   MAX_INTERVAL_SECONDS,
+  monitorComparisons,
   monitorFormats,
   newMonitorId,
   planMonitorLimits,
   publicMonitor,
   shortestInterval,
   type Monitor,
+  type MonitorComparison,
 } from '../domain/monitor.ts';
+import { ignoreTextProblem } from '../monitors/text.ts';
 import { formatNamed } from '../domain/formats.ts';
 import type { MonitorManager, MonitorPatch } from '../monitors/manage.ts';
 import type { Sealer } from '../secrets/sealer.ts';
@@ -59,6 +63,30 @@ function thresholdProblem(value: unknown): ParamProblem | undefined {
     : { parameter: 'threshold', message: 'must be a number from 0 to 1' };
 }
 
+/** The most changed pixels `min_changed_pixels` may ask for. */
+const MAX_MIN_CHANGED_PIXELS = 1_000_000_000;
+
+function minChangedPixelsProblem(value: unknown): ParamProblem | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_MIN_CHANGED_PIXELS
+    ? undefined
+    : { parameter: 'min_changed_pixels', message: `must be a whole number from 1 to ${MAX_MIN_CHANGED_PIXELS}` };
+}
+
+function compareProblem(value: unknown): ParamProblem | undefined {
+  return monitorComparisons.includes(value as MonitorComparison)
+    ? undefined
+    : { parameter: 'compare', message: `must be one of ${monitorComparisons.join(', ')}` };
+}
+
+/** Validates `ignore_text` for a monitor comparing `compare`; a problem, or undefined. */
+function ignoreTextIssue(value: unknown, compare: unknown): ParamProblem | undefined {
+  const message = ignoreTextProblem(value);
+  if (message) return { parameter: 'ignore_text', message };
+  if (compare !== 'text' && compare !== 'both')
+    return { parameter: 'ignore_text', message: 'applies only with compare text or both' };
+  return undefined;
+}
+
 /** Registers the monitor routes; the access key is checked as on /api/take. */
 export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (app, { manager, sealer }) => {
   const { config, workspaces, checkTarget } = app;
@@ -80,8 +108,17 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const refusal = bodyRefusalOf(request);
     if (refusal) throw refusal;
     // A JSON null is a parameter not given, as on /api/take.
-    const { interval, threshold: givenThreshold, ...take } = body;
+    const {
+      interval,
+      threshold: givenThreshold,
+      min_changed_pixels: givenMinChangedPixels,
+      compare: givenCompare,
+      ignore_text: givenIgnoreText,
+      ...take
+    } = body;
     const threshold = givenThreshold ?? DEFAULT_THRESHOLD;
+    const minChangedPixels = givenMinChangedPixels ?? DEFAULT_MIN_CHANGED_PIXELS;
+    const compare = givenCompare ?? 'pixels';
     const problems: ParamProblem[] = [];
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);
@@ -92,6 +129,13 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     if (intervalIssue) problems.push(intervalIssue);
     const thresholdIssue = thresholdProblem(threshold);
     if (thresholdIssue) problems.push(thresholdIssue);
+    const minChangedPixelsIssue = minChangedPixelsProblem(minChangedPixels);
+    if (minChangedPixelsIssue) problems.push(minChangedPixelsIssue);
+    const compareIssue = compareProblem(compare);
+    if (compareIssue) problems.push(compareIssue);
+    const ignoreIssue =
+      givenIgnoreText === undefined || givenIgnoreText === null ? undefined : ignoreTextIssue(givenIgnoreText, compare);
+    if (ignoreIssue) problems.push(ignoreIssue);
     if (take.webhook_url === undefined || take.webhook_url === null)
       problems.push({ parameter: 'webhook_url', message: 'is required' });
     if (
@@ -125,6 +169,11 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       status: 'active',
       interval: interval as number,
       threshold: threshold as number,
+      min_changed_pixels: minChangedPixels as number,
+      compare: compare as MonitorComparison,
+      ...(Array.isArray(givenIgnoreText) && givenIgnoreText.length > 0
+        ? { ignore_text: givenIgnoreText as string[] }
+        : {}),
       webhook_url: control.webhook_url!,
       ...(control.external_identifier !== undefined ? { external_identifier: control.external_identifier } : {}),
       ...(control.webhook_sign === false ? { webhook_sign: false as const } : {}),
@@ -164,7 +213,8 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const refusal = bodyRefusalOf(request);
     if (refusal) throw refusal;
     // Another workspace's monitor is not found, whatever the body asks of it.
-    if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
+    const existing = await store.get(workspace.workspace_id, request.params.monitorId);
+    if (!existing) throw notFound();
     const problems: ParamProblem[] = [];
     const patch: MonitorPatch = {};
     for (const [name, value] of Object.entries(body)) {
@@ -180,13 +230,22 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
         const issue = thresholdProblem(value);
         if (issue) problems.push(issue);
         else patch.threshold = value as number;
+      } else if (name === 'min_changed_pixels') {
+        const issue = minChangedPixelsProblem(value);
+        if (issue) problems.push(issue);
+        else patch.min_changed_pixels = value as number;
+      } else if (name === 'ignore_text') {
+        const issue = ignoreTextIssue(value, existing.compare ?? 'pixels');
+        if (issue) problems.push(issue);
+        else patch.ignore_text = value as string[];
       } else if (name === 'webhook_url') {
         if (typeof value === 'string' && value !== '') patch.webhook_url = value;
         else problems.push({ parameter: name, message: 'must be an absolute http or https URL' });
       } else {
         problems.push({
           parameter: name,
-          message: 'cannot be changed (status, interval, threshold and webhook_url can)',
+          message:
+            'cannot be changed (status, interval, threshold, min_changed_pixels, ignore_text and webhook_url can)',
         });
       }
     }

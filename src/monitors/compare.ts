@@ -1,4 +1,7 @@
-// Comparing two captures: a perceptual pixel diff that ignores anti-aliasing noise, and an image of what changed.
+// Comparing two captures: pixelmatch's perceptual diff with its anti-aliasing detector, edges moved by
+// less than a pixel left out, and an image of what changed with each changed region boxed.
+import pixelmatch from 'pixelmatch';
+
 type Sharp = typeof import('sharp').default;
 let sharpModule: Promise<Sharp> | undefined;
 // sharp (and libvips with it) is loaded by the first comparison, never before.
@@ -8,15 +11,38 @@ const loadSharp = () => (sharpModule ??= import('sharp').then((module) => module
 export interface Comparison {
   /** Changed pixels over all pixels of the larger of the two captures, 0–1. */
   changedShare: number;
-  /** A PNG: the new capture faded to grey, changed pixels in red. */
-  diff: Buffer;
+  /** How many pixels changed. */
+  changedPixels: number;
+  /** The changed regions, each a box around changed pixels near one another (pixels of the new capture). */
+  regions: Box[];
+  /** A PNG: the new capture faded to grey, changed pixels in red, each region boxed; made when asked for. */
+  diff(): Promise<Buffer>;
+}
+
+/** A rectangle of the capture, in pixels. */
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 /**
- * Colour distance (YIQ, as the eye weighs it; 0–35215) under which two pixels count as the same:
- * 10 % of the largest distance, squared, so compression and anti-aliasing shades pass.
+ * pixelmatch's threshold: the largest OKLab HyAB distance (1 is black against white) at which two
+ * pixels count as the same colour. Its default, so compression and rounding shades pass.
  */
-const SAME_COLOUR = 35215 * 0.1 * 0.1;
+const SAME_COLOUR = 0.1;
+
+/** How far (0–1) an edge may have moved across a pixel for the pixel to be a blend of its neighbours. */
+const MOVED_AT_MOST = 0.85;
+
+/** How far (RGB distance, 0–441) a colour may be from the blend that explains it. */
+const BLEND_TOLERANCE = 24;
+
+/** Changed pixels this close (px) belong to one region; a region's box is drawn this far outside its pixels. */
+const REGION_CELL = 16;
+const BOX_MARGIN = 3;
+const BOX_LINE = 2;
 
 interface Raster {
   data: Buffer;
@@ -25,91 +51,232 @@ interface Raster {
 }
 
 async function decode(sharp: Sharp, image: Buffer): Promise<Raster> {
-  const { data, info } = await sharp(image).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }
 
-/** Perceptual distance between the pixel at `a` of one raster and at `b` of another (RGB, 3 bytes each). */
-function distance(one: Buffer, a: number, other: Buffer, b: number): number {
-  const r1 = one[a],
-    g1 = one[a + 1],
-    b1 = one[a + 2];
-  const r2 = other[b],
-    g2 = other[b + 1],
-    b2 = other[b + 2];
-  const y = (r1 - r2) * 0.29889531 + (g1 - g2) * 0.58662247 + (b1 - b2) * 0.11448223;
-  const i = (r1 - r2) * 0.59597799 - (g1 - g2) * 0.2741761 - (b1 - b2) * 0.32180189;
-  const q = (r1 - r2) * 0.21147017 - (g1 - g2) * 0.52261711 + (b1 - b2) * 0.31114694;
-  return 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q;
+/** The top left `width` × `height` of a raster (the area both captures cover). */
+function cropped(raster: Raster, width: number, height: number): Buffer {
+  if (raster.width === width && raster.height === height) return raster.data;
+  const out = Buffer.allocUnsafe(width * height * 4);
+  for (let y = 0; y < height; y++)
+    raster.data.copy(out, y * width * 4, y * raster.width * 4, (y * raster.width + width) * 4);
+  return out;
 }
 
-/** How far (0–255, per channel) a colour may stray outside its neighbours' and still count as a blend of them. */
-const BLEND_TOLERANCE = 24;
+/**
+ * True when the colour at (x, y) of `to` is the colour there in `from` blended with one of its 8
+ * neighbours, by at most MOVED_AT_MOST: what an edge moved by a fraction of a pixel draws. A glyph
+ * replaced by another turns pixels from one colour fully to another, which no such blend gives.
+ */
+function blendOfNeighbour(from: Buffer, to: Buffer, width: number, height: number, x: number, y: number): boolean {
+  const at = (y * width + x) * 4;
+  const r = from[at],
+    g = from[at + 1],
+    b = from[at + 2];
+  const tr = to[at] - r,
+    tg = to[at + 1] - g,
+    tb = to[at + 2] - b;
+  for (let ny = Math.max(0, y - 1); ny <= Math.min(height - 1, y + 1); ny++) {
+    for (let nx = Math.max(0, x - 1); nx <= Math.min(width - 1, x + 1); nx++) {
+      const n = (ny * width + nx) * 4;
+      const dr = from[n] - r,
+        dg = from[n + 1] - g,
+        db = from[n + 2] - b;
+      const length = dr * dr + dg * dg + db * db;
+      if (length === 0) continue;
+      // The share of the neighbour's colour that best explains the new one, at most MOVED_AT_MOST.
+      const share = Math.min(MOVED_AT_MOST, Math.max(0, (tr * dr + tg * dg + tb * db) / length));
+      const er = tr - share * dr,
+        eg = tg - share * dg,
+        eb = tb - share * db;
+      if (er * er + eg * eg + eb * eb <= BLEND_TOLERANCE * BLEND_TOLERANCE) return true;
+    }
+  }
+  return false;
+}
+
+/** True when the 3 × 3 pixels around (x, y) of `to` are those of `from` one pixel away in one direction. */
+function movedByOnePixel(from: Buffer, to: Buffer, width: number, height: number, x: number, y: number): boolean {
+  for (let dy = -1; dy <= 1; dy++) {
+    for (let dx = -1; dx <= 1; dx++) {
+      if (dx === 0 && dy === 0) continue;
+      let same = true;
+      for (let py = y - 1; py <= y + 1 && same; py++) {
+        for (let px = x - 1; px <= x + 1 && same; px++) {
+          const fx = px + dx,
+            fy = py + dy;
+          if (px < 0 || py < 0 || px >= width || py >= height || fx < 0 || fy < 0 || fx >= width || fy >= height)
+            continue;
+          const a = (py * width + px) * 4,
+            b = (fy * width + fx) * 4;
+          const dr = to[a] - from[b],
+            dg = to[a + 1] - from[b + 1],
+            db = to[a + 2] - from[b + 2];
+          same = dr * dr + dg * dg + db * db <= BLEND_TOLERANCE * BLEND_TOLERANCE;
+        }
+      }
+      if (same) return true;
+    }
+  }
+  return false;
+}
 
 /**
- * True when the pixel at (x, y) of `one` could be drawn from the pixels around (x, y) in `other`:
- * each channel within the range of the 3 × 3 neighbourhood there. An edge drawn a fraction of a
- * pixel elsewhere, or shaded differently, mixes the colours on either side of it; new content does not.
+ * The changed regions: changed pixels grouped by REGION_CELL-sized cells, cells that touch (or
+ * nearly) joined, each group's changed pixels boxed.
  */
-function blendOfNeighbours(one: Raster, other: Raster, x: number, y: number): boolean {
-  const at = (y * one.width + x) * 3;
-  for (let channel = 0; channel < 3; channel++) {
-    let low = 255;
-    let high = 0;
-    for (let ny = Math.max(0, y - 1); ny <= Math.min(other.height - 1, y + 1); ny++) {
-      for (let nx = Math.max(0, x - 1); nx <= Math.min(other.width - 1, x + 1); nx++) {
-        const value = other.data[(ny * other.width + nx) * 3 + channel];
-        if (value < low) low = value;
-        if (value > high) high = value;
+function regionsOf(changed: Uint8Array, width: number, height: number): Box[] {
+  const columns = Math.ceil(width / REGION_CELL);
+  const rows = Math.ceil(height / REGION_CELL);
+  // Per cell: the bounds of its changed pixels (left, top, right, bottom), or none.
+  const bounds = new Int32Array(columns * rows * 4).fill(-1);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    for (let x = 0; x < width; x++) {
+      if (!changed[row + x]) continue;
+      const cell = (((y / REGION_CELL) | 0) * columns + ((x / REGION_CELL) | 0)) * 4;
+      if (bounds[cell] < 0) {
+        bounds[cell] = bounds[cell + 2] = x;
+        bounds[cell + 1] = bounds[cell + 3] = y;
+      } else {
+        if (x < bounds[cell]) bounds[cell] = x;
+        if (x > bounds[cell + 2]) bounds[cell + 2] = x;
+        bounds[cell + 3] = y;
       }
     }
-    const value = one.data[at + channel];
-    if (value < low - BLEND_TOLERANCE || value > high + BLEND_TOLERANCE) return false;
   }
-  return true;
+  const seen = new Uint8Array(columns * rows);
+  const regions: Box[] = [];
+  for (let start = 0; start < columns * rows; start++) {
+    if (seen[start] || bounds[start * 4] < 0) continue;
+    let [left, top, right, bottom] = [width, height, 0, 0];
+    const stack = [start];
+    seen[start] = 1;
+    while (stack.length > 0) {
+      const cell = stack.pop()!;
+      left = Math.min(left, bounds[cell * 4]);
+      top = Math.min(top, bounds[cell * 4 + 1]);
+      right = Math.max(right, bounds[cell * 4 + 2]);
+      bottom = Math.max(bottom, bounds[cell * 4 + 3]);
+      const cx = cell % columns,
+        cy = (cell / columns) | 0;
+      // Cells up to two apart join: a changed word is one region, not one per letter.
+      for (let ny = Math.max(0, cy - 2); ny <= Math.min(rows - 1, cy + 2); ny++) {
+        for (let nx = Math.max(0, cx - 2); nx <= Math.min(columns - 1, cx + 2); nx++) {
+          const next = ny * columns + nx;
+          if (seen[next] || bounds[next * 4] < 0) continue;
+          seen[next] = 1;
+          stack.push(next);
+        }
+      }
+    }
+    regions.push({ x: left, y: top, width: right - left + 1, height: bottom - top + 1 });
+  }
+  return regions;
+}
+
+/** The diff image (RGB): `after` faded to grey, changed pixels red, each region boxed in red. */
+function drawDiff(after: Raster, changed: Uint8Array, width: number, height: number, regions: Box[]): Buffer {
+  const out = Buffer.alloc(width * height * 3, 255);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const o = i * 3;
+      if (changed[i]) {
+        out[o] = 255;
+        out[o + 1] = out[o + 2] = 0;
+      } else if (x < after.width && y < after.height) {
+        // The unchanged page, faded to a light grey, so the red reads at a glance.
+        const a = (y * after.width + x) * 4;
+        const grey = 0.299 * after.data[a] + 0.587 * after.data[a + 1] + 0.114 * after.data[a + 2];
+        out[o] = out[o + 1] = out[o + 2] = Math.round(180 + grey * 0.29);
+      }
+    }
+  }
+  const paint = (x: number, y: number) => {
+    if (x < 0 || y < 0 || x >= width || y >= height) return;
+    const o = (y * width + x) * 3;
+    out[o] = 230;
+    out[o + 1] = 0;
+    out[o + 2] = 0;
+  };
+  for (const box of regions) {
+    const left = box.x - BOX_MARGIN - BOX_LINE,
+      top = box.y - BOX_MARGIN - BOX_LINE;
+    const right = box.x + box.width - 1 + BOX_MARGIN + BOX_LINE,
+      bottom = box.y + box.height - 1 + BOX_MARGIN + BOX_LINE;
+    for (let line = 0; line < BOX_LINE; line++) {
+      for (let x = left; x <= right; x++) {
+        paint(x, top + line);
+        paint(x, bottom - line);
+      }
+      for (let y = top; y <= bottom; y++) {
+        paint(left + line, y);
+        paint(right - line, y);
+      }
+    }
+  }
+  return out;
 }
 
 /**
- * Compares the previous capture with the current one. A pixel has changed when its colour differs
- * visibly and it is not, in either capture, a blend of the other capture's pixels around it: an edge
- * moved by a pixel or shaded differently (anti-aliasing, compression) is not a change, new content is.
- * Where the captures' sizes differ, the area only one of them covers has changed.
+ * Compares the previous capture with the current one. A pixel has changed when pixelmatch finds its
+ * colour visibly different and not anti-aliasing (its detector: a pixel on an edge whose darker and
+ * lighter sides are runs of one colour in both captures), unless, in either capture, it is a blend
+ * of the other's pixel there and a neighbour's, or the pixels around it are the other's one pixel
+ * away: an edge drawn a fraction of a pixel elsewhere. Where the captures' sizes differ, the area
+ * only one of them covers has changed.
  */
 export async function compareCaptures(previous: Buffer, current: Buffer): Promise<Comparison> {
   const sharp = await loadSharp();
   const [before, after] = await Promise.all([decode(sharp, previous), decode(sharp, current)]);
   const width = Math.max(before.width, after.width);
   const height = Math.max(before.height, after.height);
-  const diff = Buffer.alloc(width * height * 3, 255);
-  let changed = 0;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const out = (y * width + x) * 3;
-      const inBefore = x < before.width && y < before.height;
-      const inAfter = x < after.width && y < after.height;
-      let isChanged = !inBefore || !inAfter;
-      if (!isChanged) {
-        const a = (y * before.width + x) * 3;
-        const b = (y * after.width + x) * 3;
-        isChanged =
-          distance(before.data, a, after.data, b) > SAME_COLOUR &&
-          (!blendOfNeighbours(before, after, x, y) || !blendOfNeighbours(after, before, x, y));
-      }
-      if (isChanged) {
-        changed++;
-        diff[out] = 255;
-        diff[out + 1] = 0;
-        diff[out + 2] = 0;
-      } else if (inAfter) {
-        // The unchanged page, faded to a light grey, so the red reads at a glance.
-        const b = (y * after.width + x) * 3;
-        const grey = 0.299 * after.data[b] + 0.587 * after.data[b + 1] + 0.114 * after.data[b + 2];
-        diff[out] = diff[out + 1] = diff[out + 2] = Math.round(180 + grey * 0.29);
+  const common = { width: Math.min(before.width, after.width), height: Math.min(before.height, after.height) };
+  const was = cropped(before, common.width, common.height);
+  const is = cropped(after, common.width, common.height);
+  // pixelmatch draws the pixels it counts, and only those, in the mask.
+  const mask = new Uint8Array(common.width * common.height * 4);
+  const found = pixelmatch(is, was, mask, common.width, common.height, {
+    threshold: SAME_COLOUR,
+    includeAA: true,
+    diffMask: true,
+  });
+  const changed = new Uint8Array(width * height);
+  let changedPixels = 0;
+  if (found > 0) {
+    for (let y = 0; y < common.height; y++) {
+      for (let x = 0; x < common.width; x++) {
+        const i = y * common.width + x;
+        if (mask[i * 4 + 3] === 0) continue;
+        const { width: w, height: h } = common;
+        const moved =
+          blendOfNeighbour(was, is, w, h, x, y) ||
+          blendOfNeighbour(is, was, w, h, x, y) ||
+          movedByOnePixel(was, is, w, h, x, y) ||
+          movedByOnePixel(is, was, w, h, x, y);
+        if (moved) continue;
+        changed[y * width + x] = 1;
+        changedPixels++;
       }
     }
   }
-  const image = await sharp(diff, { raw: { width, height, channels: 3 } })
-    .png()
-    .toBuffer();
-  return { changedShare: changed / (width * height), diff: image };
+  // The area only one capture covers.
+  for (let y = 0; y < height; y++) {
+    for (let x = y < common.height ? common.width : 0; x < width; x++) {
+      changed[y * width + x] = 1;
+      changedPixels++;
+    }
+  }
+  const regions = changedPixels > 0 ? regionsOf(changed, width, height) : [];
+  return {
+    changedShare: changedPixels / (width * height),
+    changedPixels,
+    regions,
+    diff: () =>
+      sharp(drawDiff(after, changed, width, height, regions), { raw: { width, height, channels: 3 } })
+        .png()
+        .toBuffer(),
+  };
 }

@@ -11,6 +11,8 @@ export interface MonitorPatch {
   status?: MonitorStatus;
   interval?: number;
   threshold?: number;
+  min_changed_pixels?: number;
+  ignore_text?: string[];
   webhook_url?: string;
 }
 
@@ -52,6 +54,8 @@ export class MonitorManager {
         status,
         interval,
         threshold: patch.threshold ?? current.threshold,
+        ...(patch.min_changed_pixels !== undefined ? { min_changed_pixels: patch.min_changed_pixels } : {}),
+        ...(patch.ignore_text !== undefined ? { ignore_text: patch.ignore_text } : {}),
         webhook_url: patch.webhook_url ?? current.webhook_url,
       };
       if (!rescheduled) return next;

@@ -1,12 +1,19 @@
 // After a monitor's render ends: compare it with the last capture and announce a change or a failure.
 import { createHash } from 'node:crypto';
 import { fileUrl } from '../domain/files.ts';
-import { CHANGES_KEPT, type Monitor } from '../domain/monitor.ts';
+import {
+  CHANGES_KEPT,
+  comparesPixels,
+  comparesText,
+  DEFAULT_MIN_CHANGED_PIXELS,
+  type Monitor,
+} from '../domain/monitor.ts';
 import type { RenderRecord } from '../domain/render.ts';
 import type { DeliveryQueue, WebhookPayload } from '../delivery/records.ts';
 import type { Logger } from '../log.ts';
 import { isStoreUnavailable, type FileStore } from '../storage/store.ts';
-import { compareCaptures } from './compare.ts';
+import { compareCaptures, type Comparison } from './compare.ts';
+import { compareTexts, IgnoreTextTimeout, type TextComparison } from './text.ts';
 import type { MonitorStore } from './store.ts';
 
 /** What observing a monitor's renders needs. */
@@ -94,24 +101,29 @@ export class MonitorObserver {
     observed: Pick<Monitor, 'observed' | 'observed_tick_at'>,
   ): Promise<(current: Monitor) => Monitor> {
     const fileName = record.file_name!;
-    const comparison = monitor.last_file_name ? await this.compare(monitor.last_file_name, fileName) : null;
+    const textName = record.monitor_text_file_name;
+    const verdict = monitor.last_file_name ? await this.compare(monitor, fileName, textName) : null;
     let change: Monitor['changes'][number] | undefined;
-    if (comparison && monitor.last_file_name && comparison.changedShare > monitor.threshold) {
+    if (verdict?.changed && monitor.last_file_name) {
+      const { pixels, text } = verdict;
       const diffName = diffFileName(fileName);
-      await this.deps.store.put(diffName, comparison.diff, 'png');
+      await this.deps.store.put(diffName, await pixels.diff(), 'png');
       change = {
         at: record.finished_at ?? new Date().toISOString(),
         render_id: record.render_id,
-        changed_share: Math.round(comparison.changedShare * 1e6) / 1e6,
+        changed_share: Math.round(pixels.changedShare * 1e6) / 1e6,
+        changed_pixels: pixels.changedPixels,
         file_name: fileName,
         previous_file_name: monitor.last_file_name,
         diff_file_name: diffName,
+        ...(comparesText(monitor) ? { text_diff: text?.diff ?? [] } : {}),
       };
     }
     return (current) => ({
       ...current,
       ...observed,
       last_file_name: fileName,
+      last_text_file_name: textName,
       last_status: 'succeeded',
       last_error_code: undefined,
       changes: change ? [change, ...current.changes].slice(0, CHANGES_KEPT) : current.changes,
@@ -149,9 +161,11 @@ export class MonitorObserver {
         monitor_id: monitor.monitor_id,
         render_id: record.render_id,
         changed_share: change.changed_share,
+        ...(change.changed_pixels !== undefined ? { changed_pixels: change.changed_pixels } : {}),
         file_url: url(change.file_name),
         previous_file_url: url(change.previous_file_name),
         diff_url: url(change.diff_file_name),
+        ...(change.text_diff ? { text_diff: change.text_diff } : {}),
         ...identified(monitor),
       },
     });
@@ -173,17 +187,21 @@ export class MonitorObserver {
     );
   }
 
-  /** Compares the baseline with the new capture; a baseline gone from the store (swept) makes the new capture the baseline. */
-  private async compare(previousName: string, currentName: string) {
-    const read = (name: string) =>
-      this.deps.store.read(name).catch((err) => {
-        if (isStoreUnavailable(err)) throw err;
-        return null;
-      });
-    const [previous, current] = await Promise.all([read(previousName), read(currentName)]);
+  /**
+   * Compares the baseline with the new capture, and their texts when the monitor compares text: the
+   * verdict, or null when the baseline is gone from the store (swept: the new capture becomes it).
+   */
+  private async compare(
+    monitor: Monitor,
+    currentName: string,
+    currentTextName: string | undefined,
+  ): Promise<{ changed: boolean; pixels: Comparison; text: TextComparison | null } | null> {
+    const previousName = monitor.last_file_name!;
+    const [previous, current] = await Promise.all([this.read(previousName), this.read(currentName)]);
     if (!previous || !current) return null;
+    let pixels: Comparison;
     try {
-      return await compareCaptures(previous, current);
+      pixels = await compareCaptures(previous, current);
     } catch (err) {
       // Never thrown on: the render's end would be redelivered forever. The capture becomes the baseline.
       this.deps.log.error(
@@ -192,6 +210,33 @@ export class MonitorObserver {
       );
       return null;
     }
+    const minChangedPixels = monitor.min_changed_pixels ?? DEFAULT_MIN_CHANGED_PIXELS;
+    const pixelsChanged =
+      comparesPixels(monitor) && (pixels.changedShare > monitor.threshold || pixels.changedPixels >= minChangedPixels);
+    const text = comparesText(monitor) ? await this.compareText(monitor, currentTextName) : null;
+    return { changed: pixelsChanged || text?.changed === true, pixels, text };
+  }
+
+  /** The texts of the baseline and the new capture compared; null when either is missing or ignore_text ran too long. */
+  private async compareText(monitor: Monitor, currentTextName: string | undefined): Promise<TextComparison | null> {
+    if (!monitor.last_text_file_name || !currentTextName) return null;
+    const [previous, current] = await Promise.all([this.read(monitor.last_text_file_name), this.read(currentTextName)]);
+    if (!previous || !current) return null;
+    try {
+      return compareTexts(previous.toString('utf8'), current.toString('utf8'), monitor.ignore_text);
+    } catch (err) {
+      if (!(err instanceof IgnoreTextTimeout)) throw err;
+      this.deps.log.warn({ monitor_id: monitor.monitor_id }, 'ignore_text took too long: the text was not compared');
+      return null;
+    }
+  }
+
+  /** A stored file, or null when it is gone (swept); a store out of reach throws (the end is redelivered). */
+  private read(name: string): Promise<Buffer | null> {
+    return this.deps.store.read(name).catch((err) => {
+      if (isStoreUnavailable(err)) throw err;
+      return null;
+    });
   }
 }
 

@@ -3,7 +3,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { ServiceError } from '../errors.ts';
 import { isFinal, type RenderRecord, type RenderRequest } from '../domain/render.ts';
-import { nextRunAfter, tickRenderId, type Monitor } from '../domain/monitor.ts';
+import { comparesText, nextRunAfter, tickRenderId, type Monitor } from '../domain/monitor.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import {
   jsonMessage,
@@ -83,7 +83,12 @@ export function monitorTicks(deps: MonitorTickDeps) {
       options: JSON.parse(deps.sealer.open(monitor.sealed_options)) as RenderOptions,
       ...(monitor.store ? { store: monitor.store } : {}),
       ...(monitor.external_identifier !== undefined ? { external_identifier: monitor.external_identifier } : {}),
-      monitor: { monitor_id: monitor.monitor_id, tick_at: tickAt, interval: monitor.interval },
+      monitor: {
+        monitor_id: monitor.monitor_id,
+        tick_at: tickAt,
+        interval: monitor.interval,
+        ...(comparesText(monitor) ? { text: true as const } : {}),
+      },
     };
     const known = await renderQueue.records.get(renderId);
     if (known) {

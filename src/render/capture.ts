@@ -88,6 +88,7 @@ export async function capturePage(
           visibleText,
           missingSelectors,
           image,
+          ...(output.monitorText !== undefined ? { monitorText: output.monitorText } : {}),
           ...(output.file ? { file: output.file } : {}),
           ...(metadata ? { metadata } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),

@@ -18,6 +18,8 @@ export interface Output {
   file?: OutputFile;
   selectorFound: boolean;
   warnings: RenderWarning[];
+  /** The visible text a monitor compares, when its tick asked for it (monitor-text.ts). */
+  monitorText?: string;
 }
 
 /** Makes the output of `options.format` from the page as it stands. */

@@ -10,6 +10,8 @@ import { upstreamProxyOf } from '../net/upstream.ts';
 import { captureAnimation } from './animation.ts';
 import type { RenderBrowser } from './browser.ts';
 import { capturePage } from './capture.ts';
+import { makeOutput } from './output.ts';
+import { withMonitorText } from './monitor-text.ts';
 import { askVision } from './vision.ts';
 
 /** What capturing a render request needs. */
@@ -35,7 +37,7 @@ async function requireGpu(browser: RenderBrowser, options: RenderOptions, log: L
 export function requestCapture(deps: RequestCaptureDeps) {
   const { config, log, browser } = deps;
   return async (
-    { options, workspaceId, animation }: CapturePageInput,
+    { options, workspaceId, animation, monitorText }: CapturePageInput,
     signal: AbortSignal,
   ): Promise<PageObservation> => {
     await requireGpu(browser, options, log);
@@ -48,7 +50,14 @@ export function requestCapture(deps: RequestCaptureDeps) {
       // The render kind of the message: a recording of the page, or a screenshot (the default).
       observation = animation
         ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
-        : await capturePage(browser, options, signal, workspaceId, undefined, route?.url);
+        : await capturePage(
+            browser,
+            options,
+            signal,
+            workspaceId,
+            monitorText ? withMonitorText(makeOutput) : undefined,
+            route?.url,
+          );
     } finally {
       await route?.close();
     }

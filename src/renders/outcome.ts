@@ -41,6 +41,9 @@ export const ended = (output: Exclude<RenderOutput, { status: 'retryLater' }>) =
         size_bytes: output.stored.size_bytes,
         ...(output.stored.metadata ? { metadata: output.stored.metadata } : {}),
         ...(output.stored.slices ? { slices: output.stored.slices } : {}),
+        ...(output.stored.monitor_text_file_name
+          ? { monitor_text_file_name: output.stored.monitor_text_file_name }
+          : {}),
         ...(output.vision !== undefined ? { vision: output.vision } : {}),
         ...(output.stored.warnings ? { warnings: output.stored.warnings } : {}),
         ...(output.uploaded ? { store: output.uploaded } : {}),

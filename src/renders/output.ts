@@ -149,8 +149,13 @@ export async function storeOutput(
   const slices = await storeSlices(put, image, request.options);
   const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
   const recorded = metadata ? { metadata: await storeMetadata(put, metadata) } : {};
+  // A monitor's text, stored as a Markdown file (plain lines are Markdown): the next tick compares with it.
+  const text =
+    observation.monitorText !== undefined
+      ? { monitor_text_file_name: await put('markdown', Buffer.from(observation.monitorText, 'utf8')) }
+      : {};
   markStep('stored');
-  return { file_name: fileName, size_bytes: sizeOf(output), ...recorded, ...said };
+  return { file_name: fileName, size_bytes: sizeOf(output), ...recorded, ...said, ...text };
 }
 
 /** Uploads the output to the customer's bucket (store=true), within the caller's deadline when one waits. */

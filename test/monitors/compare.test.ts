@@ -2,7 +2,7 @@
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nextRunAfter } from '../../src/domain/monitor.ts';
+import { DEFAULT_MIN_CHANGED_PIXELS, nextRunAfter } from '../../src/domain/monitor.ts';
 import { compareCaptures } from '../../src/monitors/compare.ts';
 
 const compare = suite('comparing captures');
@@ -33,7 +33,10 @@ compare('text and lines moved by a fraction of a pixel, or compressed as JPEG, h
 compare('a block that changed colour is the share of the page it covers, and red in the diff', async () => {
   const changed = await compareCaptures(await capture(), await capture({ colour: '#f97316' }));
   assert.ok(Math.abs(changed.changedShare - (100 * 100) / (400 * 200)) < 0.002, String(changed.changedShare));
-  const { data, info } = await sharp(changed.diff).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(await changed.diff())
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   assert.equal([info.width, info.height], [400, 200]);
   const pixel = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
   assert.equal(pixel(50, 150), [255, 0, 0]);
@@ -50,7 +53,39 @@ compare('text that changed is a change', async () => {
       .png()
       .toBuffer();
   const changed = await compareCaptures(await svg('Pricing: 12 € a month'), await svg('Pricing: 19 € a month'));
-  assert.ok(changed.changedShare > 0.0005, String(changed.changedShare));
+  assert.ok(changed.changedShare > 0.0005, String(changed.changedShare * 80000));
+});
+
+compare('a digit replaced by another in place is a change, boxed in the diff', async () => {
+  // 32 px text in a 240 × 64 element: "$19 / month" becoming "$12 / month" changes one glyph.
+  const price = (text: string) =>
+    sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="240" height="64"><rect width="240" height="64" fill="#fff"/><text x="8" y="44" font-family="sans-serif" font-size="32" fill="#111">${text}</text></svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
+  const changed = await compareCaptures(await price('$19 / month'), await price('$12 / month'));
+  assert.ok(changed.changedPixels >= DEFAULT_MIN_CHANGED_PIXELS, `${changed.changedPixels} changed pixels`);
+  assert.is(changed.regions.length, 1, JSON.stringify(changed.regions));
+  const [box] = changed.regions;
+  // The second digit only: right of "$1", left of " / month".
+  assert.ok(box.x > 30 && box.x + box.width < 90, JSON.stringify(box));
+  const { data, info } = await sharp(await changed.diff())
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const red = (x: number, y: number) => {
+    const at = (y * info.width + x) * 3;
+    return data[at] > 200 && data[at + 1] < 40 && data[at + 2] < 40;
+  };
+  // The box's left edge is drawn in red beside the changed pixels, over what did not change.
+  const edge = box.x - 4;
+  assert.ok(red(edge, box.y + Math.floor(box.height / 2)), 'the left edge of the box');
+  assert.not.ok(red(box.x + box.width + 20, box.y + Math.floor(box.height / 2)), 'outside the box');
+  const same = await compareCaptures(await price('$19 / month'), await price('$19 / month'));
+  assert.equal([same.changedPixels, same.regions], [0, []]);
 });
 
 compare('captures of different sizes: the part only one covers has changed', async () => {

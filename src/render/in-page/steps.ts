@@ -30,3 +30,20 @@ export function visibleText(): string {
 export function paintedTwice(): Promise<void> {
   return new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
 }
+
+/**
+ * The visible text of the first element matching `selector` (the body when null), as innerText
+ * lays it out, cut to `limit` characters before it leaves the page. Run in an isolated world: the
+ * page's scripts cannot stand in for innerText or see the call.
+ */
+export function visibleTextOf(selector: string | null, limit: number): string {
+  let root: Element | null = null;
+  try {
+    root = selector === null ? document.body : document.querySelector(selector);
+  } catch {
+    // A selector the CSS engine cannot parse matches nothing here; the capture reports it.
+  }
+  if (!root) return '';
+  const text = root instanceof HTMLElement ? root.innerText : (root.textContent ?? '');
+  return text.length > limit ? text.slice(0, limit) : text;
+}
