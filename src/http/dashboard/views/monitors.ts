@@ -1,5 +1,6 @@
 // The monitors page (each monitor's last capture, its status, pause and resume) and one monitor's history of changes.
-import type { MonitorChange, Monitor } from '../../../domain/monitor.ts';
+import type { MonitorChange, Monitor, TextChange } from '../../../domain/monitor.ts';
+import { DEFAULT_MIN_CHANGED_PIXELS } from '../../../domain/monitor.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, type Notice, type Viewer } from './layout.ts';
 
@@ -67,11 +68,18 @@ export function monitorsPage(view: MonitorsView): Html {
   });
 }
 
+/** The changed lines of a change's text: removed ones struck through, added ones underlined, a changed one both. */
+const textDiff = (lines: TextChange[]) =>
+  html`<tr class="text-diff"><td></td><td colspan="3"><ul class="small mono">${lines.map(
+    (line) =>
+      html`<li>${line.before !== null ? html`<del>${line.before}</del>` : ''}${line.before !== null && line.after !== null ? ' → ' : ''}${line.after !== null ? html`<ins>${line.after}</ins>` : ''}</li>`,
+  )}</ul></td></tr>`;
+
 const changeRow = (change: MonitorChange, fileUrl: (name: string) => string) => html`<tr class="change">
-  <td class="small">${time(change.at)}<br>${(change.changed_share * 100).toFixed(2)} % changed</td>
+  <td class="small">${time(change.at)}<br>${(change.changed_share * 100).toFixed(2)} % changed${change.changed_pixels !== undefined ? html`<br>${change.changed_pixels} pixels` : ''}</td>
   <td>${capture(fileUrl(change.previous_file_name), 'Before')}</td>
   <td>${capture(fileUrl(change.file_name), 'After')}</td>
-  <td>${capture(fileUrl(change.diff_file_name), 'What changed, in red')}</td></tr>`;
+  <td>${capture(fileUrl(change.diff_file_name), 'What changed, in red')}</td></tr>${change.text_diff && change.text_diff.length > 0 ? textDiff(change.text_diff) : ''}`;
 
 /** One monitor: its settings, last capture and the history of its changes with their diffs. */
 export function monitorPage(view: MonitorView): Html {
@@ -82,7 +90,7 @@ export function monitorPage(view: MonitorView): Html {
     active: 'monitors',
     body: html`<h1>Monitor <code>${monitor.monitor_id}</code></h1>
 <section class="card stack">
-  <p>${pill(monitor)} <span class="url">${monitor.target}</span> every ${every(monitor.interval)} · threshold ${(monitor.threshold * 100).toFixed(2)} % · webhook <code>${monitor.webhook_url}</code></p>
+  <p>${pill(monitor)} <span class="url">${monitor.target}</span> every ${every(monitor.interval)} · compares ${monitor.compare ?? 'pixels'} · threshold ${(monitor.threshold * 100).toFixed(2)} % or ${monitor.min_changed_pixels ?? DEFAULT_MIN_CHANGED_PIXELS} pixels · webhook <code>${monitor.webhook_url}</code></p>
   <p class="small muted">Last run ${time(monitor.last_run_at) || 'not yet'}${monitor.status === 'active' ? ` · next run at about ${time(monitor.next_run_at)}` : ''}${monitor.last_error_code ? html` · last error: <code>${monitor.last_error_code}</code>` : ''}</p>
   ${manager ? html`<p>${statusForm(viewer, monitor)}</p>` : ''}
   ${monitor.last_file_name ? html`<div class="capture-large">${capture(fileUrl(monitor.last_file_name), 'Last capture')}</div>` : ''}
