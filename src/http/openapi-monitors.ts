@@ -1,11 +1,19 @@
 // The monitors' part of the OpenAPI document (docs/monitors.md): paths, schemas and the two webhook events.
 import {
+  DEFAULT_MIN_CHANGED_PIXELS,
   DEFAULT_MIN_INTERVAL_SECONDS,
   DEFAULT_THRESHOLD,
+  monitorComparisons,
   MAX_INTERVAL_SECONDS,
   monitorFormats,
   planMonitorLimits,
 } from '../domain/monitor.ts';
+import {
+  IGNORE_TEXT_MAX_LENGTH,
+  IGNORE_TEXT_MAX_PATTERNS,
+  TEXT_DIFF_MAX_BYTES,
+  TEXT_DIFF_MAX_LINES,
+} from '../monitors/text.ts';
 import { answerOnly } from './monitors.ts';
 
 /** A JSON Schema or any other part of the document. */
@@ -27,13 +35,40 @@ const limits = Object.entries(planMonitorLimits)
 /** The interval as the service checks it, at the operator's default floor. */
 const intervalSchema = { type: 'integer', minimum: DEFAULT_MIN_INTERVAL_SECONDS, maximum: MAX_INTERVAL_SECONDS };
 
+const minChangedPixels = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 1_000_000_000,
+  description: `A capture with at least this many changed pixels has changed, whatever their share: one digit changed in 20 px text is about ${DEFAULT_MIN_CHANGED_PIXELS}.`,
+};
+const ignoreText = {
+  type: 'array',
+  maxItems: IGNORE_TEXT_MAX_PATTERNS,
+  items: { type: 'string', minLength: 1, maxLength: IGNORE_TEXT_MAX_LENGTH },
+  description:
+    "With compare text or both: JavaScript regular expressions (Unicode mode) whose matches are left out of each line before the texts are compared (dates, counters). Nested quantifiers are refused; patterns slower than 250 ms on a page leave that tick's text uncompared.",
+};
+const textDiff = {
+  type: 'array',
+  maxItems: TEXT_DIFF_MAX_LINES,
+  description: `With compare text or both: the changed lines of the visible text, in page order, at most ${TEXT_DIFF_MAX_LINES} and ${TEXT_DIFF_MAX_BYTES / 1024} KB; empty when only pixels changed.`,
+  items: {
+    type: 'object',
+    required: ['before', 'after'],
+    properties: {
+      before: { type: ['string', 'null'], description: 'Null for an added line.' },
+      after: { type: ['string', 'null'], description: 'Null for a removed line.' },
+    },
+  },
+};
+
 /** The schemas the monitor paths and events refer to. */
 export function monitorSchemas(takeBody: Json): Json {
   const nullableUri = { type: ['string', 'null'], format: 'uri' };
   return {
     MonitorCreate: {
       type: 'object',
-      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks; store uploads every tick's capture to the same key); plus interval and threshold. webhook_url is required.`,
+      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks; store uploads every tick's capture to the same key); plus interval, threshold, min_changed_pixels, compare and ignore_text. webhook_url is required.`,
       required: ['interval', 'webhook_url'],
       properties: {
         ...(takeBody.properties as Json),
@@ -46,8 +81,17 @@ export function monitorSchemas(takeBody: Json): Json {
           minimum: 0,
           maximum: 1,
           default: DEFAULT_THRESHOLD,
-          description: 'The share of pixels that must differ for monitor.changed.',
+          description: 'A capture whose changed pixels are more than this share of it has changed.',
         },
+        min_changed_pixels: { ...minChangedPixels, default: DEFAULT_MIN_CHANGED_PIXELS },
+        compare: {
+          type: 'string',
+          enum: [...monitorComparisons],
+          default: 'pixels',
+          description:
+            "What a change is: changed pixels (threshold, min_changed_pixels), a line of the page's visible text (or the selector's) added, removed or changed, or either.",
+        },
+        ignore_text: ignoreText,
       },
       additionalProperties: false,
     },
@@ -58,6 +102,8 @@ export function monitorSchemas(takeBody: Json): Json {
         status: { type: 'string', enum: ['active', 'paused'] },
         interval: intervalSchema,
         threshold: { type: 'number', minimum: 0, maximum: 1 },
+        min_changed_pixels: minChangedPixels,
+        ignore_text: ignoreText,
         webhook_url: { type: 'string', format: 'uri' },
         access_key: { type: 'string' },
       },
@@ -69,13 +115,15 @@ export function monitorSchemas(takeBody: Json): Json {
         at: { type: 'string', format: 'date-time' },
         render_id: { type: 'string', format: 'uuid' },
         changed_share: { type: 'number', minimum: 0, maximum: 1 },
+        changed_pixels: { type: 'integer', minimum: 0 },
         file_url: { type: 'string', format: 'uri' },
         previous_file_url: { type: 'string', format: 'uri' },
         diff_url: {
           type: 'string',
           format: 'uri',
-          description: 'A PNG: the new capture in grey, changed pixels in red.',
+          description: 'A PNG: the new capture in grey, changed pixels in red, each changed region boxed in red.',
         },
+        text_diff: textDiff,
       },
     },
     Monitor: {
@@ -88,6 +136,9 @@ export function monitorSchemas(takeBody: Json): Json {
         format: { type: 'string', enum: [...monitorFormats] },
         interval: { type: 'integer' },
         threshold: { type: 'number' },
+        min_changed_pixels: { type: 'integer' },
+        compare: { type: 'string', enum: [...monitorComparisons] },
+        ignore_text: { type: 'array', items: { type: 'string' } },
         webhook_url: { type: 'string', format: 'uri' },
         store: {
           type: 'object',
@@ -124,6 +175,8 @@ export function monitorSchemas(takeBody: Json): Json {
             monitor_id: { type: 'string' },
             render_id: { type: 'string', format: 'uuid' },
             changed_share: { type: 'number', description: 'monitor.changed only.' },
+            changed_pixels: { type: 'integer', description: 'monitor.changed only.' },
+            text_diff: { ...textDiff, description: `monitor.changed only. ${textDiff.description}` },
             file_url: { type: 'string', format: 'uri', description: 'monitor.changed only: the new capture.' },
             previous_file_url: {
               type: 'string',
@@ -162,7 +215,7 @@ export function monitorPaths(security: Json[], errors: (codes: string[]) => Json
         operationId: 'createMonitor',
         summary: 'Create a monitor',
         description:
-          'Renders the page now (the baseline) and then every interval; a tick whose capture differs from the last by more than threshold sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
+          'Renders the page now (the baseline) and then every interval; a tick whose capture changed (more than threshold of its pixels, at least min_changed_pixels of them, or a line of its text, as compare asks) sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
         security,
         requestBody: { required: true, content: json(ref('MonitorCreate')) },
         responses: {
@@ -233,7 +286,9 @@ export function monitorWebhooks(delivery: Json): Json {
     },
   });
   return {
-    'monitor.changed': event("A monitor's capture differs from the last one by more than its threshold"),
+    'monitor.changed': event(
+      "A monitor's capture changed since the last one (its pixels or its text, as compare asks)",
+    ),
     'monitor.failed': event("A monitor's tick failed to render"),
   };
 }

@@ -20,12 +20,26 @@ openapi('every monitor operation is documented with its answers', () => {
   assert.ok(document.paths['/api/monitors/{monitorId}'].get.responses['404']);
 });
 
-openapi("the create body is /api/take's whole body, plus interval and threshold", () => {
+openapi("the create body is /api/take's whole body, plus the monitor's own", () => {
   const create = document.components.schemas.MonitorCreate;
   const take = document.paths['/api/take'].post.requestBody.content['application/json'].schema;
-  const expected = [...Object.keys(take.properties), 'interval', 'threshold'].sort();
+  const own = ['interval', 'threshold', 'min_changed_pixels', 'compare', 'ignore_text'];
+  const expected = [...Object.keys(take.properties), ...own].sort();
   assert.equal(Object.keys(create.properties).sort(), expected);
   assert.equal(create.required, ['interval', 'webhook_url']);
+});
+
+openapi('text comparison: compare, ignore_text, min_changed_pixels, and text_diff in changes and events', () => {
+  const { MonitorCreate, MonitorPatch, MonitorChange, MonitorEvent, Monitor } = document.components.schemas;
+  assert.equal(MonitorCreate.properties.compare.enum, ['pixels', 'text', 'both']);
+  assert.is(MonitorCreate.properties.min_changed_pixels.default, 20);
+  assert.is(MonitorCreate.properties.ignore_text.maxItems, 20);
+  assert.ok(MonitorPatch.properties.min_changed_pixels && MonitorPatch.properties.ignore_text);
+  for (const schema of [MonitorChange.properties.text_diff, MonitorEvent.properties.data.properties.text_diff]) {
+    assert.is(schema.maxItems, 50);
+    assert.equal(schema.items.required, ['before', 'after']);
+  }
+  assert.ok(Monitor.properties.compare && Monitor.properties.min_changed_pixels);
 });
 
 openapi('monitor.changed and monitor.failed are signed like render.ended', () => {
