@@ -3,7 +3,8 @@
 // `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
 // `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
 // the many-workspace rows alone on a stack of their own (bench/tenants-run.ts), `ARGS=animate` the
-// animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts).
+// animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts),
+// `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -46,7 +47,8 @@ if (
   mode === 'png' ||
   mode === 'tenants' ||
   mode === 'animate' ||
-  mode === 'cold'
+  mode === 'cold' ||
+  mode === 'compare'
 ) {
   await import(
     {
@@ -56,13 +58,14 @@ if (
       tenants: './tenants-run.ts',
       animate: './animate-run.ts',
       cold: './cold-run.ts',
+      compare: './monitor-compare.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }

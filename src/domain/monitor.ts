@@ -14,11 +14,11 @@ export const monitorFormats: readonly OutputFormat[] = formatNames.filter((forma
 export const DEFAULT_THRESHOLD = 0.01;
 
 /**
- * Changed pixels that make a change whatever their share of the capture: one digit changed in 20 px
- * text is about 20 (docs/monitors.md), and a page rendered again, moved by a fraction of a pixel or
+ * Changed pixels that make a change whatever their share of the capture: one digit changed in 16 px
+ * text is about 10 (docs/monitors.md), and a page rendered again, moved by a fraction of a pixel or
  * compressed as JPEG, has none.
  */
-export const DEFAULT_MIN_CHANGED_PIXELS = 20;
+export const DEFAULT_MIN_CHANGED_PIXELS = 10;
 
 /** What a monitor compares: its captures' pixels, their visible text, or both (either announces). */
 export const monitorComparisons = ['pixels', 'text', 'both'] as const;

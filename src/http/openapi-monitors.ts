@@ -39,7 +39,7 @@ const minChangedPixels = {
   type: 'integer',
   minimum: 1,
   maximum: 1_000_000_000,
-  description: `A capture with at least this many changed pixels has changed, whatever their share: one digit changed in 20 px text is about ${DEFAULT_MIN_CHANGED_PIXELS}.`,
+  description: `A capture with at least this many changed pixels has changed, whatever their share: one digit changed in 16 px text is about ${DEFAULT_MIN_CHANGED_PIXELS}, in 32 px text about 70.`,
 };
 const ignoreText = {
   type: 'array',

@@ -32,7 +32,7 @@ openapi("the create body is /api/take's whole body, plus the monitor's own", () 
 openapi('text comparison: compare, ignore_text, min_changed_pixels, and text_diff in changes and events', () => {
   const { MonitorCreate, MonitorPatch, MonitorChange, MonitorEvent, Monitor } = document.components.schemas;
   assert.equal(MonitorCreate.properties.compare.enum, ['pixels', 'text', 'both']);
-  assert.is(MonitorCreate.properties.min_changed_pixels.default, 20);
+  assert.is(MonitorCreate.properties.min_changed_pixels.default, 10);
   assert.is(MonitorCreate.properties.ignore_text.maxItems, 20);
   assert.ok(MonitorPatch.properties.min_changed_pixels && MonitorPatch.properties.ignore_text);
   for (const schema of [MonitorChange.properties.text_diff, MonitorEvent.properties.data.properties.text_diff]) {

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DEFAULT_MIN_CHANGED_PIXELS } from '../../src/domain/monitor.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
 import { monitorPages } from '../fixtures/monitor-pages.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
@@ -132,7 +133,7 @@ changes('each change is announced once, with text_diff where text is compared; w
       ignore_text: ['Checked at \\d{4}-\\d{2}-\\d{2}T[\\d:.]+Z'],
     }),
   };
-  assert.is(monitors.digit.min_changed_pixels, 20);
+  assert.is(monitors.digit.min_changed_pixels, DEFAULT_MIN_CHANGED_PIXELS);
   assert.is(monitors.terms.compare, 'text');
   const names = Object.keys(monitors);
   const loads = () => Object.fromEntries(names.map((name) => [name, pages.loadsOf(name)]));
@@ -159,8 +160,10 @@ changes('each change is announced once, with text_diff where text is compared; w
 
   const [digit] = hooksOf('digit');
   assert.is(digit.type, 'monitor.changed');
-  assert.ok(digit.data.changed_pixels >= 20, `the digit: ${digit.data.changed_pixels} changed pixels`);
-  assert.ok(digit.data.changed_share < 0.005, 'a share under the threshold: min_changed_pixels announced it');
+  assert.ok(
+    digit.data.changed_pixels >= DEFAULT_MIN_CHANGED_PIXELS,
+    `the digit: ${digit.data.changed_pixels} changed pixels`,
+  );
   assert.is(digit.data.text_diff, undefined, 'a pixel monitor carries no text_diff');
   assert.equal(hooksOf('word')[0].data.text_diff, [
     {
