@@ -1,4 +1,4 @@
-// Comparing two captures: pixelmatch's perceptual diff with its anti-aliasing detector, edges moved by
+// Comparing two captures: pixelmatch's perceptual diff, anti-aliasing and edges moved by
 // less than a pixel left out, and an image of what changed with each changed region boxed.
 import pixelmatch from 'pixelmatch';
 
@@ -137,14 +137,14 @@ function movedByOnePixel(from: Buffer, to: Buffer, width: number, height: number
 
 /**
  * The changed regions: changed pixels grouped by REGION_CELL-sized cells, cells that touch (or
- * nearly) joined, each group's changed pixels boxed.
+ * nearly) joined, each group's changed pixels boxed. Only rows `from` to `to` (excluded) are looked at.
  */
-function regionsOf(changed: Uint8Array, width: number, height: number): Box[] {
+function regionsOf(changed: Uint8Array, width: number, height: number, from: number, to: number): Box[] {
   const columns = Math.ceil(width / REGION_CELL);
   const rows = Math.ceil(height / REGION_CELL);
   // Per cell: the bounds of its changed pixels (left, top, right, bottom), or none.
   const bounds = new Int32Array(columns * rows * 4).fill(-1);
-  for (let y = 0; y < height; y++) {
+  for (let y = from; y < to; y++) {
     const row = y * width;
     for (let x = 0; x < width; x++) {
       if (!changed[row + x]) continue;
@@ -189,36 +189,49 @@ function regionsOf(changed: Uint8Array, width: number, height: number): Box[] {
   return regions;
 }
 
-/** The diff image (RGB): `after` faded to grey, changed pixels red, each region boxed in red. */
-function drawDiff(after: Raster, changed: Uint8Array, width: number, height: number, regions: Box[]): Buffer {
+/** The share of the page's grey kept in the diff image, over a light grey, so the red reads at a glance. */
+const FADE = 0.29;
+const FADE_FLOOR = 180;
+
+/**
+ * The diff image, a PNG: `after` faded to grey, the changed pixels in rows `from` to
+ * `to` (excluded) and the area only one capture covers red, each region boxed in red.
+ */
+async function drawDiff(
+  sharp: Sharp,
+  after: Raster,
+  changed: Uint8Array,
+  size: { width: number; height: number },
+  rows: { from: number; to: number },
+  regions: Box[],
+): Promise<Buffer> {
+  const { width, height } = size;
   const out = Buffer.alloc(width * height * 3, 255);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const o = i * 3;
-      if (changed[i]) {
-        out[o] = 255;
-        out[o + 1] = out[o + 2] = 0;
-      } else if (x < after.width && y < after.height) {
-        // The unchanged page, faded to a light grey, so the red reads at a glance.
-        const a = (y * after.width + x) * 4;
-        const grey = 0.299 * after.data[a] + 0.587 * after.data[a + 1] + 0.114 * after.data[a + 2];
-        out[o] = out[o + 1] = out[o + 2] = Math.round(180 + grey * 0.29);
-      }
+  const data = after.data;
+  for (let y = 0; y < after.height; y++) {
+    for (let x = 0, a = y * after.width * 4, o = y * width * 3; x < after.width; x++, a += 4, o += 3) {
+      const grey = 0.299 * data[a] + 0.587 * data[a + 1] + 0.114 * data[a + 2];
+      out[o] = out[o + 1] = out[o + 2] = FADE_FLOOR + grey * FADE;
     }
   }
   const paint = (x: number, y: number) => {
     if (x < 0 || y < 0 || x >= width || y >= height) return;
     const o = (y * width + x) * 3;
-    out[o] = 230;
+    out[o] = 255;
     out[o + 1] = 0;
     out[o + 2] = 0;
   };
+  for (let y = rows.from; y < rows.to; y++) {
+    for (let x = 0; x < width; x++) if (changed[y * width + x]) paint(x, y);
+  }
+  for (let y = 0; y < height; y++) {
+    for (let x = y < after.height ? after.width : 0; x < width; x++) paint(x, y);
+  }
   for (const box of regions) {
-    const left = box.x - BOX_MARGIN - BOX_LINE,
-      top = box.y - BOX_MARGIN - BOX_LINE;
-    const right = box.x + box.width - 1 + BOX_MARGIN + BOX_LINE,
-      bottom = box.y + box.height - 1 + BOX_MARGIN + BOX_LINE;
+    const left = box.x - BOX_MARGIN - BOX_LINE;
+    const top = box.y - BOX_MARGIN - BOX_LINE;
+    const right = box.x + box.width - 1 + BOX_MARGIN + BOX_LINE;
+    const bottom = box.y + box.height - 1 + BOX_MARGIN + BOX_LINE;
     for (let line = 0; line < BOX_LINE; line++) {
       for (let x = left; x <= right; x++) {
         paint(x, top + line);
@@ -230,16 +243,20 @@ function drawDiff(after: Raster, changed: Uint8Array, width: number, height: num
       }
     }
   }
-  return out;
+  // Mostly flat grey: a light compression is nearly as small, and several times faster on a tall capture.
+  return sharp(out, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 2 })
+    .toBuffer();
 }
 
 /**
  * Compares the previous capture with the current one. A pixel has changed when pixelmatch finds its
- * colour visibly different and not anti-aliasing (its detector: a pixel on an edge whose darker and
- * lighter sides are runs of one colour in both captures), unless, in either capture, it is a blend
- * of the other's pixel there and a neighbour's, or the pixels around it are the other's one pixel
- * away: an edge drawn a fraction of a pixel elsewhere. Where the captures' sizes differ, the area
- * only one of them covers has changed.
+ * colour visibly different, unless, in either capture, it is a blend of the other's pixel there and
+ * a neighbour's, or the pixels around it are the other's one pixel away: anti-aliasing, or an edge
+ * drawn a fraction of a pixel elsewhere. (pixelmatch's own anti-aliasing detector takes a pixel
+ * beside flat colour in both captures for anti-aliasing whatever the colours, so it drops much of a
+ * glyph replaced by another at the same place: it is off.) Where the captures' sizes differ, the
+ * area only one of them covers has changed.
  */
 export async function compareCaptures(previous: Buffer, current: Buffer): Promise<Comparison> {
   const sharp = await loadSharp();
@@ -278,22 +295,28 @@ export async function compareCaptures(previous: Buffer, current: Buffer): Promis
       }
     }
   }
-  // The area only one capture covers.
+  const regions = band ? regionsOf(changed, width, height, band.first, band.last + 1) : [];
+  // The area only one capture covers: changed, and boxed as one region below and one beside.
   for (let y = 0; y < height; y++) {
     for (let x = y < common.height ? common.width : 0; x < width; x++) {
       changed[y * width + x] = 1;
       changedPixels++;
     }
   }
-  const regions = changedPixels > 0 ? regionsOf(changed, width, height) : [];
+  if (height > common.height) regions.push({ x: 0, y: common.height, width, height: height - common.height });
+  if (width > common.width) regions.push({ x: common.width, y: 0, width: width - common.width, height: common.height });
   return {
     changedShare: changedPixels / (width * height),
     changedPixels,
     regions,
     diff: () =>
-      // Mostly flat grey: a light compression is nearly as small, and several times faster on a tall capture.
-      sharp(drawDiff(after, changed, width, height, regions), { raw: { width, height, channels: 3 } })
-        .png({ compressionLevel: 2 })
-        .toBuffer(),
+      drawDiff(
+        sharp,
+        after,
+        changed,
+        { width, height },
+        band ? { from: band.first, to: band.last + 1 } : { from: 0, to: 0 },
+        regions,
+      ),
   };
 }
