@@ -99,6 +99,29 @@ changes('bad compare, min_changed_pixels and ignore_text are 400 naming each', a
   assert.equal(pixelsOnly.json!.error_details, [
     { parameter: 'ignore_text', message: 'applies only with compare text or both' },
   ]);
+
+  // PATCH changes min_changed_pixels, and ignore_text of a monitor that compares text.
+  const create = (compare: string) =>
+    api('/api/monitors', {
+      method: 'POST',
+      body: { url: `${site.url}/monitor/stable`, interval: 600, webhook_url: `${hookBase}/hook/patched`, compare },
+    });
+  const text = (await create('text')).json!;
+  const pixels = (await create('pixels')).json!;
+  const patched = await api(`/api/monitors/${text.monitor_id}`, {
+    method: 'PATCH',
+    body: { min_changed_pixels: 50, ignore_text: ['\\d+ visitors'] },
+  });
+  assert.is(patched.status, 200, JSON.stringify(patched.json));
+  assert.equal([patched.json!.min_changed_pixels, patched.json!.ignore_text], [50, ['\\d+ visitors']]);
+  const refused = await api(`/api/monitors/${pixels.monitor_id}`, { method: 'PATCH', body: { ignore_text: ['x'] } });
+  assert.equal(refused.json!.error_details, [
+    { parameter: 'ignore_text', message: 'applies only with compare text or both' },
+  ]);
+  const compareFixed = await api(`/api/monitors/${pixels.monitor_id}`, { method: 'PATCH', body: { compare: 'text' } });
+  assert.is(compareFixed.status, 400);
+  for (const monitor of [text, pixels])
+    assert.is((await api(`/api/monitors/${monitor.monitor_id}`, { method: 'DELETE' })).status, 204);
 });
 
 changes('each change is announced once, with text_diff where text is compared; what is no change never', async () => {
