@@ -194,13 +194,7 @@ for (const role of Object.keys(people) as Role[]) {
       for (const path of paths()) {
         for (const problem of await problemsOf(page, `/dashboard/${path}`))
           problems.push(`${width} px /${path}: ${problem}`);
-        if (
-          process.env.DOCS_SCREENSHOTS &&
-          role === 'owner' &&
-          width === 1280 &&
-          !path.includes('/') &&
-          !path.includes('?')
-        )
+        if (process.env.DOCS_SCREENSHOTS && role === 'owner' && width === 1280 && screenshotted.includes(path))
           await page.screenshot({ path: `docs/dashboard-${path}.png`, fullPage: true });
       }
     }
