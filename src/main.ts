@@ -89,7 +89,10 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     ]);
     // A key that cannot open what is sealed in NATS stops the start in one line, not every request later.
     const keySource = sealingKeySource(config);
-    await checkSealingKey(topology, sealer, keySource);
+    await Promise.race([
+      untilJetStreamAnswers(log, 'checking the sealing key', () => checkSealingKey(topology, sealer, keySource)),
+      browserFailed,
+    ]);
     log.info({ key_id: sealer.keyId, from: keySource }, 'sealing key');
     const records = new RenderRecords(topology.renders);
     const recentRenders = new RecentRenders(topology.recentRenders);

@@ -254,7 +254,7 @@ async function main(argv: string[]): Promise<void> {
     );
     // The service's key, or a refusal in one line: never a record sealed under a key the service lacks.
     const keySource = sealingKeySource(config);
-    await checkSealingKey(topology, sealer, keySource);
+    await retryWhile(() => checkSealingKey(topology, sealer, keySource), isNatsUnavailable, until);
     process.stderr.write(`${JSON.stringify({ sealing_key: sealer.keyId, from: keySource })}\n`);
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);

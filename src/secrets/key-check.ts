@@ -9,7 +9,7 @@
 import type { KV } from '@nats-io/kv';
 import { ConfigError } from '../config.ts';
 import { createJson, readJson, updateJson } from '../jetstream/kv-json.ts';
-import type { Topology } from '../jetstream/topology.ts';
+import { names, type Topology } from '../jetstream/topology.ts';
 import { SealError, Sealer } from './sealer.ts';
 
 /** The witness's key in the dashboard bucket. */
@@ -17,7 +17,7 @@ export const WITNESS_KEY = 'sealing_key_witness';
 const WITNESS_TEXT = 'shutterbus sealing key witness';
 
 /** The buckets whose records hold sealed values, and the dashboard bucket the witness lives in. */
-type SealedBuckets = Pick<Topology, 'dashboard' | 'workspaces' | 'monitors'>;
+type SealedBuckets = Pick<Topology, 'jsm' | 'dashboard' | 'workspaces' | 'monitors'>;
 
 /**
  * Checks that `sealer` opens the secrets sealed in NATS; throws a ConfigError naming SECRETS_KEY
@@ -60,7 +60,14 @@ export async function resealWitness(dashboard: KV, sealer: Sealer): Promise<bool
 /** The ids of every key a secret stored in the buckets was sealed with. */
 async function sealedKeyIds(buckets: SealedBuckets): Promise<Set<string>> {
   const ids = new Set<string>();
-  for (const bucket of [buckets.dashboard, buckets.workspaces, buckets.monitors]) {
+  const named = [
+    [names.dashboardBucket, buckets.dashboard],
+    [names.workspacesBucket, buckets.workspaces],
+    [names.monitorsBucket, buckets.monitors],
+  ] as const;
+  for (const [name, bucket] of named) {
+    // An empty bucket (a new deployment's) is not listed: listing opens a consumer on its stream.
+    if ((await buckets.jsm.streams.info(`KV_${name}`)).state.messages === 0) continue;
     for await (const key of await bucket.keys()) {
       collectKeyIds((await readJson<unknown>(bucket, key)).value, ids);
     }
