@@ -52,7 +52,7 @@ export function renderAdmission(deps: AdmissionDeps) {
   /**
    * How long a synchronous caller waits: the render's own timeout and a little time in the queue.
    * Past it the caller gets a 503 and its render is abandoned: a worker that takes it later drops
-   * it unrendered, and one still rendering it ends it failed, uncharged (actors/render.machine.ts).
+   * it unrendered, and one still rendering it stops it then, failed, uncharged (`render.late`).
    * No ack wait is added for a worker lost mid-render: its redelivery answers only a caller whose
    * timeout leaves room for it.
    */
