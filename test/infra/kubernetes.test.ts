@@ -18,6 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config.ts';
 import { names } from '../../src/jetstream/topology.ts';
 import { metrics } from '../../src/metrics.ts';
+import { settings } from '../../src/settings.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = path.join(root, 'infra/kubernetes');
@@ -95,16 +96,9 @@ function objects(): { target: string; items: Manifest[] }[] {
   return ['base', ...overlays].map((target) => ({ target, items: build(target) }));
 }
 
-/** The environment variables the service reads (src/config.ts is the one reader of process.env). */
+/** The environment variables the service (or Node, for it) reads: the settings table (src/settings.ts). */
 function variablesTheCodeReads(): Set<string> {
-  const source = readFileSync(path.join(root, 'src/config.ts'), 'utf8');
-  const found = new Set<string>();
-  for (const pattern of [/\benv\.([A-Z][A-Z0-9_]*)/g, /\(env, '([A-Z][A-Z0-9_]*)'/g]) {
-    for (const match of source.matchAll(pattern)) found.add(match[1]);
-  }
-  const browser = /const BROWSER_ENV_NAMES = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
-  for (const match of browser.matchAll(/'([A-Z_]+)'/g)) found.add(match[1]);
-  return found;
+  return new Set(settings.flatMap((setting) => setting.names));
 }
 
 const k8s = suite('Kubernetes manifests');
@@ -209,13 +203,13 @@ k8s('every variable, port, probe path, stream, consumer and metric they name is 
       const [container] = deployment.spec.template.spec.containers;
       const where = `${target}: ${deployment.metadata.name}`;
       for (const entry of container.env)
-        if (!known.has(entry.name)) problems.push(`${where}: ${entry.name} is no variable of src/config.ts`);
+        if (!known.has(entry.name)) problems.push(`${where}: ${entry.name} is no variable of src/settings.ts`);
       for (const source of container.envFrom ?? []) {
         const ref = source.configMapRef ?? source.secretRef;
         const object = byName(source.configMapRef ? 'ConfigMap' : 'Secret', ref.name);
         // A Secret left out of the overlay (created out of band) is checked where the base has it.
         for (const name of Object.keys(object?.data ?? object?.stringData ?? {}))
-          if (!known.has(name)) problems.push(`${where}: ${ref.name}'s ${name} is no variable of src/config.ts`);
+          if (!known.has(name)) problems.push(`${where}: ${ref.name}'s ${name} is no variable of src/settings.ts`);
       }
       for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe])
         if (!healthPaths.includes(`'${probe.httpGet.path}'`))
