@@ -11,7 +11,9 @@
 // Every end is a final state whose output is the whole verdict: the stored file and its image, the
 // failure, or `retryLater` with the delay the broker is to wait before delivering the request
 // again (the machine keeps no timer of its own). `render.cancel` (the worker is stopping) ends any
-// state in `retryLater` at once, aborting what is under way. `render.answered` (its caller was
+// state in `retryLater` at once, aborting what is under way. `render.late` (the worker's clock
+// reached the caller's deadline, who was answered with a 503 then) ends any state in `failed` as
+// late, aborting what is under way, unless the caller was answered meanwhile. `render.answered` (its caller was
 // answered with the image before it was stored: the store was out of reach) leaves the render with
 // nobody waiting, so no deadline of a caller's ends it any more.
 
@@ -83,7 +85,7 @@ export interface StoredImage {
  * Events a render actor accepts: cancel it (the worker is stopping; the request is delivered again),
  * or its caller was answered already (with the image, before it was stored).
  */
-export type RenderEvent = { type: 'render.cancel' } | { type: 'render.answered' };
+export type RenderEvent = { type: 'render.cancel' } | { type: 'render.late' } | { type: 'render.answered' };
 
 /** A failure as the output carries it; `cause` is for logs only, never recorded or returned. */
 interface FailureVerdict {
@@ -195,6 +197,8 @@ export const renderMachine = setup({
   initial: 'admitting',
   on: {
     'render.cancel': { target: '.retryLater', actions: 'recordCancel' },
+    // Its caller got a 503 at the deadline: nothing of this render will be answered or charged.
+    'render.late': { guard: 'pastAnswerBy', target: '.failed', actions: 'recordLate' },
     'render.answered': { actions: assign({ answerBy: undefined }) },
   },
   states: {

@@ -1,7 +1,7 @@
 // `make bench`: Shutterbus end to end beside a raw Playwright loop on the same pages, and its HTTP
 // answers beside a bare Fastify route, all in one run on this machine. Writes bench/results/latest.json.
 // `make bench ARGS=soak` runs the soak instead (bench/soak.ts), `ARGS=profile` the CPU profile (bench/profile.ts),
-// `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
+// `ARGS=nats` what one render costs NATS (bench/nats-run.ts), `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
 // the many-workspace rows alone on a stack of their own (bench/tenants-run.ts), `ARGS=animate` the
 // animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts),
 // `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts).
@@ -30,6 +30,8 @@ import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { animationLines, measureAnimations } from './animate.ts';
 import { startBenchStack } from './stack.ts';
+import { measureNatsCost, natsCostLines } from './nats-ops.ts';
+import { kvTurnsLines, measureKvTurns } from './kv-turns.ts';
 import { coldStartLine, measureColdStarts } from './cold.ts';
 import {
   alternate,
@@ -48,7 +50,8 @@ if (
   mode === 'tenants' ||
   mode === 'animate' ||
   mode === 'cold' ||
-  mode === 'compare'
+  mode === 'compare' ||
+  mode === 'nats'
 ) {
   await import(
     {
@@ -59,13 +62,14 @@ if (
       animate: './animate-run.ts',
       cold: './cold-run.ts',
       compare: './monitor-compare.ts',
+      nats: './nats-run.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }
@@ -391,6 +395,10 @@ const http = {
 };
 bare.kill('SIGTERM');
 await ingress.stop();
+// What one render costs NATS, from nats-server's own counters (the sizing of docs/operations.md).
+log('nats: messages and KV writes per render');
+const natsCost = await measureNatsCost(stack, site.light);
+const kvTurns = await measureKvTurns();
 log('cold starts: the file cache evicted before each');
 const cold = await measureColdStarts(stack, site.light);
 await stack.stop();
@@ -494,6 +502,9 @@ const lines = [
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
   `start → first screenshot: ${firstShotSeconds.toFixed(2)} s (the file cache warm)`,
   coldStartLine(cold),
+  '',
+  ...natsCostLines(natsCost),
+  ...kvTurnsLines(kvTurns),
   '',
   'targets (the first set)',
 ];
@@ -644,6 +655,8 @@ Object.assign(results, {
   loadMb,
   firstShotSeconds,
   cold,
+  natsCost,
+  kvTurns,
   targets,
   targetsIssue18,
   tenants,

@@ -26,6 +26,8 @@ export interface BenchStack {
   compileCache: string;
   /** When the service was spawned (performance.now()). */
   spawnedAt: number;
+  /** nats-server's HTTP monitoring port (/varz, /jsz). */
+  natsMonitorPort: number;
   /** Every process of the stack: the service's tree (with Chromium), nats-server, s3rver. */
   pids(): number[];
   /** The stack's processes labelled for a CpuMeter: service, chromium <kind>, nats-server, s3rver. */
@@ -57,7 +59,7 @@ async function stopService(service: ChildProcess): Promise<void> {
 
 /** Starts NATS, s3rver and the service (dist bundle) with `extraEnv`; resolves once the service logged its start. */
 export async function startBenchStack(site: BenchSite, extraEnv: Record<string, string> = {}): Promise<BenchStack> {
-  const [nats, s3] = await Promise.all([startNats(), startS3()]);
+  const [nats, s3] = await Promise.all([startNats({ monitor: true }), startS3()]);
   const stack: TestStack = {
     nats,
     s3,
@@ -113,6 +115,7 @@ export async function startBenchStack(site: BenchSite, extraEnv: Record<string, 
     s3: { endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey },
     service,
     spawnedAt,
+    natsMonitorPort: nats.monitorPort!,
     pids: () =>
       [...processTree([service.pid!]), ...Object.values(named())].filter((pid): pid is number => pid !== null),
     labels: () => labelTree([service.pid!], named()),

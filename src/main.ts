@@ -27,7 +27,8 @@ import { RecentRenders } from './renders/recent.ts';
 import { Settlement } from './renders/settlement.ts';
 import { QuotaLedger } from './workspaces/usage.ts';
 import { WorkspaceStore } from './workspaces/workspace.ts';
-import { createSealer } from './secrets/key.ts';
+import { createSealer, sealingKeySource } from './secrets/key.ts';
+import { checkSealingKey } from './secrets/key-check.ts';
 import { queueGauges } from './jetstream/queue-metrics.ts';
 import { startTracing } from './tracing.ts';
 import { addGaugeCollector } from './metrics.ts';
@@ -86,6 +87,13 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
       untilJetStreamAnswers(log, 'creating streams and buckets', () => ensureTopology(nc, config)),
       browserFailed,
     ]);
+    // A key that cannot open what is sealed in NATS stops the start in one line, not every request later.
+    const keySource = sealingKeySource(config);
+    await Promise.race([
+      untilJetStreamAnswers(log, 'checking the sealing key', () => checkSealingKey(topology, sealer, keySource)),
+      browserFailed,
+    ]);
+    log.info({ key_id: sealer.keyId, from: keySource }, 'sealing key');
     const records = new RenderRecords(topology.renders);
     const recentRenders = new RecentRenders(topology.recentRenders);
     const webhooks = new DeliveryQueue(js, topology.deliveries);
@@ -111,6 +119,8 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         check: async () => void (await Promise.all(allStreams.map((stream) => topology.jsm.streams.info(stream)))),
       },
       { name: 'object_store', check: () => store.ping() },
+      // The witness is re-sealed by a rotation: a process left with only the old key says so here.
+      { name: 'secrets_key', check: () => checkSealingKey(topology, sealer, keySource) },
     ];
     for (const gauge of queueGauges(topology.jsm)) addGaugeCollector(gauge);
 

@@ -19,7 +19,8 @@ import { monitorCommands } from './monitors.ts';
 import { replayCommands } from './replay.ts';
 import { storageCommands } from './storage.ts';
 import { webhookCommands } from './webhooks.ts';
-import { createSealer } from '../secrets/key.ts';
+import { createSealer, sealingKeySource } from '../secrets/key.ts';
+import { checkSealingKey, resealWitness } from '../secrets/key-check.ts';
 import { resealSessionSecret } from '../http/dashboard/session.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 
@@ -157,6 +158,7 @@ const commands: Record<string, Command<Context>> = {
   'secrets reseal': command({}, asGiven, async (_flags, context: Context) => ({
     workspaces: await context.workspaces.reseal(),
     session_secret: await resealSessionSecret(context.topology.dashboard, context.sealer),
+    witness: await resealWitness(context.topology.dashboard, context.sealer),
   })),
   demo: command({}, asGiven, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');
@@ -250,6 +252,10 @@ async function main(argv: string[]): Promise<void> {
       isNatsUnavailable,
       until,
     );
+    // The service's key, or a refusal in one line: never a record sealed under a key the service lacks.
+    const keySource = sealingKeySource(config);
+    await retryWhile(() => checkSealingKey(topology, sealer, keySource), isNatsUnavailable, until);
+    process.stderr.write(`${JSON.stringify({ sealing_key: sealer.keyId, from: keySource })}\n`);
     const workspaces = new WorkspaceStore(topology.workspaces, topology.accessKeys, sealer);
     const membership = new Membership(new AccountStore(topology.accounts), workspaces);
     const run = () => chosen.run(args, { config, topology, workspaces, membership, sealer });
@@ -259,6 +265,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (err) {
     await nc.close();
     if (err instanceof ServiceError) fail(err.code, err.message, 1);
+    if (err instanceof ConfigError) fail('configuration_not_valid', err.message, 1);
     if (isNatsUnavailable(err))
       fail('temporary_unavailable', `JetStream did not answer (${(err as Error).message}); retry shortly`, 1);
     fail(

@@ -1,5 +1,6 @@
 // Liveness and readiness: /healthz says the process answers, /readyz that its dependencies do.
 import Fastify, { LogController, type FastifyPluginAsync } from 'fastify';
+import { ConfigError } from '../config.ts';
 import { errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { withTimeout } from '../retry.ts';
@@ -29,13 +30,19 @@ export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessCheck[] }> = as
           return [name, 'ok'] as const;
         } catch (err) {
           request.log.warn({ err, dependency: name }, 'dependency not ready');
-          return [name, 'unavailable'] as const;
+          // What the operator must change (a key this process lacks) is said as the start says it.
+          return [name, 'unavailable', err instanceof ConfigError ? err.message : undefined] as const;
         }
       }),
     );
     const ready = results.every(([, state]) => state === 'ok');
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not_ready', dependencies: Object.fromEntries(results) };
+    const reasons = results.filter(([, , reason]) => reason !== undefined).map(([name, , reason]) => [name, reason]);
+    return {
+      status: ready ? 'ready' : 'not_ready',
+      dependencies: Object.fromEntries(results.map(([name, state]) => [name, state])),
+      ...(reasons.length > 0 ? { reasons: Object.fromEntries(reasons) } : {}),
+    };
   });
 };
 

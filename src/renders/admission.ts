@@ -1,7 +1,6 @@
 // A render request's way from its cache entry to its outcome: the cache claim, the quota's admission,
 // the queue, and the wait for a synchronous caller. The endpoints that render (/api/take, /api/bulk,
 // /api/animate) all go this way (src/http/take-flow.ts builds the request and answers).
-import type { Config } from '../config.ts';
 import type { RenderRequest } from '../domain/render.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { ServiceError } from '../errors.ts';
@@ -12,8 +11,12 @@ import type { RenderQueue } from './queue.ts';
 import type { RenderResult } from './done.ts';
 import type { Settlement } from './settlement.ts';
 
-/** Seconds a synchronous request may wait in the queue beyond its timeout and one ack wait. */
-const QUEUE_GRACE_SECONDS = 5;
+/**
+ * Seconds a synchronous caller waits beyond its render's timeout: time in the queue and on the way.
+ * Whatever the workers are doing (every slot busy, renders stuck on the store), the caller is
+ * answered by then (docs/operations.md, "Outages").
+ */
+const QUEUE_GRACE_SECONDS = 4;
 
 /** What became of a request: a cached file, an accepted asynchronous render, or a render that ended. */
 export type TakeOutcome =
@@ -23,7 +26,6 @@ export type TakeOutcome =
 
 /** What admitting renders needs. */
 export interface AdmissionDeps {
-  config: Pick<Config, 'renderAckWaitSeconds'>;
   renderQueue: RenderQueue;
   settlement: Settlement;
   renderCache: RenderCache;
@@ -39,7 +41,7 @@ export interface Waiting {
 
 /** Admits render requests and queues them (or serves them from their cache entry). */
 export function renderAdmission(deps: AdmissionDeps) {
-  const { config, renderQueue, settlement, renderCache } = deps;
+  const { renderQueue, settlement, renderCache } = deps;
 
   /** The live cache entry of `cacheKey` as an outcome, or null: a redirect, which renders and charges nothing. */
   const cached = async (cacheKey: string): Promise<TakeOutcome | null> => {
@@ -48,10 +50,13 @@ export function renderAdmission(deps: AdmissionDeps) {
   };
 
   /**
-   * How long a synchronous caller waits: the render's own timeout, plus one ack wait (a worker that
-   * dies mid-render is replaced) and a little time in the queue; an outage longer than that is a 503.
+   * How long a synchronous caller waits: the render's own timeout and a little time in the queue.
+   * Past it the caller gets a 503 and its render is abandoned: a worker that takes it later drops
+   * it unrendered, and one still rendering it stops it then, failed, uncharged (`render.late`).
+   * No ack wait is added for a worker lost mid-render: its redelivery answers only a caller whose
+   * timeout leaves room for it.
    */
-  const waitSeconds = (timeout: number) => timeout + config.renderAckWaitSeconds + QUEUE_GRACE_SECONDS;
+  const waitSeconds = (timeout: number) => timeout + QUEUE_GRACE_SECONDS;
 
   /**
    * Waits until the render holding a cache claim is under way (its record exists) or its claim is gone

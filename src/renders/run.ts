@@ -113,11 +113,18 @@ export async function runRender(
   const output = toPromise(actor);
   const cancel = () => actor.send({ type: 'render.cancel' });
   delivery.signal.addEventListener('abort', cancel, { once: true });
+  // At its caller's deadline the caller is answered 503 and the render abandoned: what still runs
+  // of it stops then, freeing its slot (a caller answered early with the image clears the deadline).
+  const late =
+    run.answerBy === undefined
+      ? undefined
+      : setTimeout(() => actor.send({ type: 'render.late' }), Math.max(0, run.answerBy - Date.now()) + 5);
   try {
     actor.start();
     if (delivery.signal.aborted && actor.getSnapshot().status === 'active') cancel();
     return await output;
   } finally {
+    clearTimeout(late);
     delivery.signal.removeEventListener('abort', cancel);
     // A recording's file on disk lives until its render ends: stored, uploaded, or failed.
     await discardRecording(actor.getSnapshot().context.observation?.file);

@@ -31,6 +31,11 @@ function generatedKey(dataDir: string): string {
   return key;
 }
 
+/** Where the process's key comes from, as the start and the CLI say it. */
+export function sealingKeySource(config: Pick<Config, 'secretsKey' | 'dataDir'>): string {
+  return config.secretsKey ? 'SECRETS_KEY' : `the development key in ${generatedKeyPath(config.dataDir)}`;
+}
+
 /** The process's sealer: from SECRETS_KEY (+ SECRETS_KEY_PREVIOUS), else the generated development key. */
 export function createSealer(
   config: Pick<Config, 'secretsKey' | 'secretsKeyPrevious' | 'production' | 'dataDir'>,

@@ -7,8 +7,15 @@ const prefix = 'sealed:v1:';
 const ivBytes = 12;
 const tagBytes = 16;
 
-/** A sealed value that cannot be opened: tampered with, or sealed under a key this process lacks. */
-export class SealError extends Error {}
+/** A sealed value that cannot be opened: tampered with, or sealed under a key this process lacks (`missingKeyId`). */
+export class SealError extends Error {
+  constructor(
+    message: string,
+    readonly missingKeyId?: string,
+  ) {
+    super(message);
+  }
+}
 
 interface Key {
   id: string;
@@ -48,6 +55,7 @@ export class Sealer {
     if (!key)
       throw new SealError(
         `sealed with a key this process does not have (${id}); set SECRETS_KEY or SECRETS_KEY_PREVIOUS`,
+        id,
       );
     const body = Buffer.from(encoded ?? '', 'base64url');
     if (body.length < ivBytes + tagBytes) throw new SealError('sealed value is truncated');
@@ -64,9 +72,24 @@ export class Sealer {
     }
   }
 
+  /** The id of the key this process seals with (what a sealed value names; reveals nothing of the key). */
+  get keyId(): string {
+    return this.#current.id;
+  }
+
+  /** True when this process holds the key `keyId` (its current key or a previous one). */
+  holds(keyId: string): boolean {
+    return this.#byId.has(keyId);
+  }
+
   /** True when `sealed` was sealed under a key other than the current one (a rotation re-seals it). */
   isStale(sealed: string): boolean {
     return !sealed.startsWith(`${prefix}${this.#current.id}:`);
+  }
+
+  /** The id of the key `sealed` names. */
+  static keyIdOf(sealed: string): string {
+    return sealed.slice(prefix.length).split(':', 1)[0];
   }
 
   static isSealed(value: unknown): value is string {

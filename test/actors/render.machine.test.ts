@@ -317,6 +317,48 @@ test('render.cancel aborts the capture and hands the request back at once, even 
   assert.is(output.status === 'retryLater' && output.delayMs, 0);
 });
 
+test('render.late at the deadline aborts a capture still running and ends it failed late; before it, nothing', async () => {
+  let aborted = false;
+  const answerBy = Date.now() + 200;
+  const { actor, seen } = renderActor(
+    { answerBy, isLastDelivery: false },
+    (signal) =>
+      new Promise((_, reject) => {
+        signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)));
+      }),
+  );
+  const done = toPromise(actor);
+  actor.start();
+  await waitFor(() => actor.getSnapshot().matches('capturing'), 'the capture under way', 1000, 1);
+  actor.send({ type: 'render.late' });
+  assert.ok(actor.getSnapshot().matches('capturing'), 'before the deadline it changes nothing');
+  await waitFor(() => Date.now() > answerBy, 'the deadline passed', 1000, 5);
+  actor.send({ type: 'render.late' });
+  const output = await done;
+  assert.ok(aborted, 'the capture saw its signal abort');
+  assert.equal(seen.steps, ['recordStart', 'capturePage']);
+  assertFailed(output, 'temporary_unavailable');
+  assert.is(output.status === 'failed' && output.error_message, LATE.message);
+});
+
+test('render.late after the caller was answered with the image changes nothing', async () => {
+  const answerBy = Date.now() + 50;
+  let finishStore!: () => void;
+  const { actor } = renderActor(
+    { answerBy },
+    {},
+    () => new Promise((resolve) => (finishStore = () => resolve({ file_name: 'abc.png', size_bytes: 14 }))),
+  );
+  const done = toPromise(actor);
+  actor.start();
+  await waitFor(() => actor.getSnapshot().matches('storing'), 'storing', 1000, 1);
+  actor.send({ type: 'render.answered' });
+  await waitFor(() => Date.now() > answerBy, 'the deadline passed', 1000, 5);
+  actor.send({ type: 'render.late' });
+  finishStore();
+  assert.is((await done).status, 'succeeded');
+});
+
 test('a storage outage is retried later; a storage failure on the last delivery is final', async () => {
   const unavailable = async (): Promise<StoredImage> => {
     throw new ServiceError('temporary_unavailable');

@@ -26,9 +26,13 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-/** Starts NATS, the S3 store and the fixture site. */
-export async function startStack(): Promise<TestStack> {
-  const [nats, s3, site] = await Promise.all([startNats(), startS3(), startFixtureSite()]);
+/** Starts NATS (`natsMonitor`: with its monitoring port), the S3 store and the fixture site. */
+export async function startStack(options: { natsMonitor?: boolean } = {}): Promise<TestStack> {
+  const [nats, s3, site] = await Promise.all([
+    startNats({ monitor: options.natsMonitor }),
+    startS3(),
+    startFixtureSite(),
+  ]);
   const env = {
     NATS_URL: nats.url,
     S3_ENDPOINT: s3.endpoint,

@@ -22,6 +22,8 @@ export interface NatsServer extends Partial<Restartable> {
   port: number;
   /** JetStream's store directory (what a grep for secrets at rest reads). */
   dir?: string;
+  /** The HTTP monitoring port (/varz, /jsz), when it was asked for. */
+  monitorPort?: number;
   stop(): Promise<void>;
 }
 
@@ -219,15 +221,20 @@ async function startOnFreePort(
   throw lastError;
 }
 
-/** Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory. */
-export async function startNats(): Promise<NatsServer> {
+/**
+ * Starts nats-server with JetStream on a free 127.0.0.1 port and a fresh store directory;
+ * `monitor`: with its HTTP monitoring port too (/varz, /jsz: what KEDA and the bench read).
+ */
+export async function startNats(options: { monitor?: boolean } = {}): Promise<NatsServer> {
+  const monitorPort = options.monitor ? await freePort() : undefined;
+  const extra = monitorPort === undefined ? [] : ['-m', String(monitorPort)];
   const { port, dir, owned, kill, restart } = await startOnFreePort(
     'nats-server',
     'shutterbus-nats-',
-    (port, dir) => natsServer.command(port, dir),
+    (port, dir) => natsServer.command(port, dir, extra),
     natsServer.answers,
   );
-  return { url: `nats://127.0.0.1:${port}`, port, dir, stop: owned.stop, kill, restart };
+  return { url: `nats://127.0.0.1:${port}`, port, dir, monitorPort, stop: owned.stop, kill, restart };
 }
 
 /** Starts the s3rver store (infra/s3rver.js) on a free 127.0.0.1 port and a fresh directory. */

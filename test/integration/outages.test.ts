@@ -2,6 +2,8 @@
 // started again. Callers get 503 with Retry-After, never a 500; accepted renders end succeeded once
 // the dependency is back; a caller answered with an error is never charged.
 import type { ChildProcess } from 'node:child_process';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
@@ -16,6 +18,7 @@ import {
 } from '../helpers/service.ts';
 import { pause, waitFor } from '../helpers/wait.ts';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
+import { names } from '../../src/jetstream/topology.ts';
 
 const outages = suite('NATS and the object store die under a running service');
 let stack: TestStack;
@@ -23,7 +26,7 @@ let service: TestService;
 let workspace: Workspace;
 let auth: { headers: Record<string, string> };
 const spawned: ChildProcess[] = [];
-// A short ack wait keeps a synchronous caller's patience (timeout + ack wait + 5 s) short.
+// A short ack wait: what a killed NATS held comes back soon.
 const settings = { RENDER_ACK_WAIT: '5', RENDER_CONCURRENCY: '4' };
 
 outages.before(async () => {
@@ -49,6 +52,14 @@ const usage = async () =>
 const settledUsage = async () => {
   await waitFor(async () => (await usage()).in_flight === 0, 'no reservation left', 20_000, 500);
   return usage();
+};
+const consumerState = async () => {
+  const nc = await connect({ servers: stack.nats.url });
+  try {
+    return await (await jetstreamManager(nc)).consumers.info(names.renderStream, names.renderConsumer);
+  } finally {
+    await nc.close();
+  }
 };
 const statusOf = async (renderId: string) => (await call(`${service.base}/api/renders/${renderId}`, auth)).json?.status;
 
@@ -202,6 +213,59 @@ outages(
     );
   },
 );
+
+outages('every slot held by renders stuck on the store: a sync caller is answered within timeout + 5 s', async () => {
+  const before = await settledUsage();
+  const hitsBefore = stack.site.hits.get('/slow') ?? 0;
+  const tallBefore = stack.site.hits.get('/tall') ?? 0;
+  await stack.s3.kill();
+  await waitFor(
+    async () => (await readiness()).dependencies.object_store === 'unavailable',
+    '/readyz notices the store',
+  );
+  // As many asynchronous renders as the worker has slots: each captures its page, then holds its
+  // slot waiting for the store (up to 3 minutes).
+  const held = await Promise.all(
+    Array.from({ length: Number(settings.RENDER_CONCURRENCY) }, (_, i) =>
+      take({ async: 'true', url: `${stack.site.url}/slow?ms=50&held=${i}` }),
+    ),
+  );
+  for (const answer of held) assert.is(answer.status, 202);
+  await waitFor(
+    () => (stack.site.hits.get('/slow') ?? 0) >= hitsBefore + held.length,
+    'every slot captured its page and waits for the store',
+    30_000,
+  );
+
+  const asked = Date.now();
+  const answer = await take({ timeout: '10', url: `${stack.site.url}/tall` });
+  const seconds = (Date.now() - asked) / 1000;
+  assertUnavailable(answer, 'a sync render that found no free slot');
+  assert.ok(seconds < 10 + 5, `answered within its timeout and 5 s: ${seconds} s`);
+  const askedId = answer.headers.get('x-render-id');
+  assert.ok(askedId, 'the refused render is named');
+  assert.is(await statusOf(askedId!), 'failed', 'its render ended with its answer');
+
+  await stack.s3.restart();
+  for (const { json } of held) {
+    await waitFor(
+      async () => (await statusOf(json!.render_id)) === 'succeeded',
+      'a held render stored its image once the store was back',
+      90_000,
+      500,
+    );
+  }
+  // Its request is still in the stream: the worker that reaches it drops it unrendered.
+  await waitFor(
+    async () => (await consumerState()).num_pending + (await consumerState()).num_ack_pending === 0,
+    'the stream worked through',
+    30_000,
+    500,
+  );
+  assert.is((stack.site.hits.get('/tall') ?? 0) - tallBefore, 0, 'the refused render never ran');
+  const after = await settledUsage();
+  assert.is(after.used, before.used + held.length, 'the held renders charged, the refused one not');
+});
 
 outages('a process started while NATS is down waits for it, then starts', async () => {
   await stack.nats.kill!();
