@@ -129,7 +129,7 @@ function contentsOf(page: PDFPage): PDFObject[] {
 /**
  * The documents one after the other in one PDF: their pages, their outlines one after the other in
  * one outline, and, where they are tagged, their structure trees one after the other in one.
- * The document information is left empty; the language is the first document's that has one.
+ * The title and the language are the first document's that has one.
  */
 export async function mergePdfs(documents: Uint8Array[]): Promise<Uint8Array> {
   const merged = await PDFDocument.create({ updateMetadata: false });
@@ -139,6 +139,8 @@ export async function mergePdfs(documents: Uint8Array[]): Promise<Uint8Array> {
     const source = await loadPdf(bytes);
     const language = languageOf(source);
     if (language !== undefined && languageOf(merged) === undefined) merged.setLanguage(language);
+    const title = titleOf(source);
+    if (title !== undefined && titleOf(merged) === undefined) merged.setTitle(title);
     const copier = PDFObjectCopier.for(source.context, merged.context);
     const keyOffset = structure.nextKey;
     // Pages first: the outline's and the structure's references to them then find the copies.
