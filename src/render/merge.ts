@@ -65,6 +65,9 @@ export async function captureMerge(
       return { pdf: observation.image, warnings: observation.warnings ?? [] };
     } catch (error) {
       if (signal.aborted) throw error;
+      // Stopped for a source before it that failed, whose error the merge reports.
+      if (stops[index].signal.aborted)
+        return { failure: new ServiceError('temporary_unavailable', {}, { cause: error }) };
       if (timeout.aborted) throw new ServiceError('timeout_error', {}, { cause: error });
       if (error instanceof ServiceError)
         return { failure: new ServiceError(error.code, { ...error.details, source: index }, { cause: error }) };

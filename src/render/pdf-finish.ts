@@ -71,7 +71,7 @@ export async function finishPdf(
   let bytes = pdf;
   if (editsObjects(options)) bytes = await editObjects(bytes, options, page);
   deadline.throwIfAborted();
-  if (options.pdf_archive !== undefined) bytes = await toArchive(bytes, options.pdf_archive, deadline);
+  if (options.pdf_archive !== undefined) bytes = await toArchive(bytes, options, deadline);
   if (encrypts(options)) bytes = await encrypt(bytes, options, deadline);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
@@ -79,11 +79,14 @@ export async function finishPdf(
 async function editObjects(bytes: Uint8Array, options: FinishOptions, page: PageFacts | undefined) {
   const pdf = await loadPdf(bytes);
   const accessible = options.pdf_accessible;
+  // PDF/A gets its document information from Ghostscript (documentInfo), which drops what pdf-lib writes there.
+  const info: Partial<FinishOptions> = options.pdf_archive === undefined ? options : {};
   setFacts(pdf, {
-    title: options.pdf_title ?? (accessible && titleOf(pdf) === undefined ? page?.title : undefined),
-    author: options.pdf_author,
-    subject: options.pdf_subject,
-    keywords: options.pdf_keywords,
+    // Chromium titles a page without a <title> with its URL (about:blank for a document): the page's facts know better.
+    title: info.pdf_title ?? (accessible ? (page?.title ?? titleOf(pdf)) : undefined),
+    author: info.pdf_author,
+    subject: info.pdf_subject,
+    keywords: info.pdf_keywords,
     ...(accessible ? { language: page?.language ?? DEFAULT_LANGUAGE, displayTitle: true } : {}),
   });
   if (options.pdf_watermark !== undefined)
@@ -114,10 +117,18 @@ const PDFA_DEFINITION = `
  * pdfaid part and conformance; colours as RGB, images kept lossless. -dSAFER: it reads only its
  * inputs and the profile, and writes only its output.
  */
-async function toArchive(bytes: Uint8Array, level: 'a-1b' | 'a-2b' | 'a-3b', deadline: AbortSignal) {
+async function toArchive(bytes: Uint8Array, options: FinishOptions, deadline: AbortSignal) {
+  const level = options.pdf_archive!;
   return inScratch(async (folder) => {
-    const [input, definition, output] = ['in.pdf', 'pdfa.ps', 'out.pdf'].map((name) => join(folder, name));
-    await Promise.all([writeFile(input, bytes), writeFile(definition, PDFA_DEFINITION)]);
+    const [input, definition, info, output] = ['in.pdf', 'pdfa.ps', 'info.ps', 'out.pdf'].map((name) =>
+      join(folder, name),
+    );
+    await Promise.all([
+      writeFile(input, bytes),
+      writeFile(definition, PDFA_DEFINITION),
+      // After the input: the information asked for wins over the print's own.
+      writeFile(info, documentInfo(options)),
+    ]);
     await runPdfTool(
       GHOSTSCRIPT,
       [
@@ -138,11 +149,32 @@ async function toArchive(bytes: Uint8Array, level: 'a-1b' | 'a-2b' | 'a-3b', dea
         `-sOutputFile=${output}`,
         definition,
         input,
+        info,
       ],
       deadline,
     );
     return readFile(output);
   });
+}
+
+/**
+ * The document information asked for, as a pdfmark, which Ghostscript writes into both the
+ * information and the XMP (PDF/A keeps them alike). Ghostscript 10.0 (Debian 12) drops from PDF/A
+ * any such text beyond printable ASCII: a field of other characters is left out (docs/capture.md).
+ */
+function documentInfo(options: FinishOptions): string {
+  const given: [string, string | undefined][] = [
+    ['Title', options.pdf_title],
+    ['Author', options.pdf_author],
+    ['Subject', options.pdf_subject],
+    ['Keywords', options.pdf_keywords],
+  ];
+  const fields = given.filter(
+    (field): field is [string, string] => field[1] !== undefined && /^[\x20-\x7e]*$/.test(field[1]),
+  );
+  if (fields.length === 0) return '';
+  const literal = (text: string) => `(${text.replace(/[\\()]/g, '\\$&')})`;
+  return `[ ${fields.map(([name, value]) => `/${name} ${literal(value)}`).join(' ')} /DOCINFO pdfmark\n`;
 }
 
 /**
