@@ -25,6 +25,7 @@ import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
 import type { RenderWarning } from '../src/domain/warnings.ts';
 import type { StoreResult } from '../src/domain/storage.ts';
 import type { AnimationOptions } from '../src/domain/animation.ts';
+import type { SourceOptions } from '../src/domain/merge.ts';
 import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
@@ -53,6 +54,8 @@ export interface CapturePageInput {
   animation?: AnimationOptions;
   /** A monitor's tick that compares text: the page's visible text is read beside the capture. */
   monitorText?: true;
+  /** For a merge: its sources, each rendered to PDF, then merged into one (`options` are the merged file's). */
+  sources?: SourceOptions[];
 }
 
 /** Input of the `storeImage` promise actor. */
@@ -227,6 +230,7 @@ export const renderMachine = setup({
             ? { animation: context.request.animation }
             : {}),
           ...(context.request.monitor?.text ? { monitorText: true as const } : {}),
+          ...(context.request.kind === 'merge' && context.request.sources ? { sources: context.request.sources } : {}),
         }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
         onError: {

@@ -4,7 +4,8 @@
 // `ARGS=nats` what one render costs NATS (bench/nats-run.ts), `ARGS=png` Chromium's PNG encoding with and without its fast path (bench/png-speed.ts), `ARGS=tenants`
 // the many-workspace rows alone on a stack of their own (bench/tenants-run.ts), `ARGS=animate` the
 // animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts),
-// `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts).
+// `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts),
+// `ARGS=pdf` the PDF rows (bench/pdf-run.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ import {
 import { startBenchSite } from './site.ts';
 import { measureRules } from './blocking.ts';
 import { animationLines, measureAnimations } from './animate.ts';
+import { measurePdfs, pdfLines } from './pdf.ts';
 import { startBenchStack } from './stack.ts';
 import { measureNatsCost, natsCostLines } from './nats-ops.ts';
 import { kvTurnsLines, measureKvTurns } from './kv-turns.ts';
@@ -51,7 +53,8 @@ if (
   mode === 'animate' ||
   mode === 'cold' ||
   mode === 'compare' ||
-  mode === 'nats'
+  mode === 'nats' ||
+  mode === 'pdf'
 ) {
   await import(
     {
@@ -63,13 +66,14 @@ if (
       cold: './cold-run.ts',
       compare: './monitor-compare.ts',
       nats: './nats-run.ts',
+      pdf: './pdf-run.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }
@@ -325,6 +329,10 @@ variants['full_page app shell (4,600 px scroller)'] = await loop(() => takeWith(
 log('animations: /api/animate');
 const animations = await measureAnimations(stack, site.heavy, site.light);
 
+// PDFs: a plain PDF, a PDF/A-2b and a 10-source merge of the heavy page, side by side.
+log('pdfs: plain, PDF/A-2b, a merge of 10');
+const pdfs = await measurePdfs(stack, site.heavy);
+
 // Many workspaces: the light page at c=4 for one workspace, 24 round-robin and a Zipf-like mix over
 // 200, interleaved in rounds on this stack, with its memory during each loop.
 log('many workspaces: the light page at c=4');
@@ -476,6 +484,7 @@ const lines = [
   ),
   '',
   ...animationLines(animations),
+  ...pdfLines(pdfs),
   ...tenantLines(tenants, row),
   rawRoundRobinLine(rawRoundRobin),
   '',
@@ -650,6 +659,7 @@ Object.assign(results, {
   rules,
   variants,
   animations,
+  pdfs,
   http,
   idleMb,
   loadMb,

@@ -4,9 +4,10 @@
 // The service's bundle holds the packages it loads as it starts, so a start reads and resolves one
 // file where it read ≈ 390 (docs/performance.md, "Starting"). Left in node_modules: the packages it
 // loads only when a feature asks (the API reference, tracing, mail, blocking, markdown, image
-// conversion: bundled, their source would add to every start's parse), and those that find files
-// beside their own code at run time: Playwright (its browsers.json and its in-process server), pino
-// (its transports run worker threads from its files), the Swagger UI (its static pages).
+// conversion, PDF documents: bundled, their source would add to every start's parse), and those
+// that find files beside their own code at run time: Playwright (its browsers.json and its
+// in-process server), pino (its transports run worker threads from its files), the Swagger UI (its
+// static pages).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -21,6 +22,8 @@ const LOADED_WHEN_ASKED = [
   '@ghostery/adblocker',
   'node-html-markdown',
   'sharp',
+  'pdf-lib',
+  '@pdf-lib/fontkit',
 ];
 const FINDS_ITS_FILES = ['playwright-core', 'pino', '@fastify/swagger-ui'];
 

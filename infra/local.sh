@@ -64,6 +64,9 @@ ensure_debian_packages() {
   fi
   # Animations (/api/animate) are encoded by Debian's ffmpeg (H.264, VP9, ProRes, MPEG-4, gif).
   [[ -x /usr/bin/ffmpeg && -x /usr/bin/ffprobe ]] || missing+=(ffmpeg)
+  # PDF/A is made by Debian's Ghostscript (its sRGB profile comes with it), encryption by qpdf.
+  [[ -x /usr/bin/gs && -f /usr/share/color/icc/ghostscript/srgb.icc ]] || missing+=(ghostscript)
+  [[ -x /usr/bin/qpdf ]] || missing+=(qpdf)
   [[ ${#missing[@]} -eq 0 ]] && return 0
 
   local sudo=()

@@ -49,10 +49,14 @@ let batchedStdout: BatchedStdout | undefined;
  * censored, should one ever be logged by mistake. Nothing logs them on purpose.
  */
 const secretFields = {
-  paths: ['storage_secret_access_key', 'secret_access_key', 'secretKey', 'secretAccessKey'].flatMap((name) => [
-    name,
-    `*.${name}`,
-  ]),
+  paths: [
+    'storage_secret_access_key',
+    'secret_access_key',
+    'secretKey',
+    'secretAccessKey',
+    'pdf_password',
+    'pdf_owner_password',
+  ].flatMap((name) => [name, `*.${name}`]),
   censor: '[redacted]',
 };
 

@@ -514,7 +514,54 @@ const captureRules: Rule[] = [
             },
           ];
     }),
+  // The document operations make a PDF's file (docs/capture.md, "PDF for archives and documents").
+  (values) => {
+    const format = String(values.format ?? 'png');
+    if (format === 'pdf') return [];
+    return pdfDocumentOptions
+      .filter((name) => given(values, name) && values[name] !== false)
+      .map((parameter) => ({ parameter, message: `only with format=pdf (it is set on the PDF file)` }));
+  },
+  (values) =>
+    unmet(values, [
+      ['pdf_watermark_opacity', 'pdf_watermark', given(values, 'pdf_watermark')],
+      ['pdf_watermark_layer', 'pdf_watermark', given(values, 'pdf_watermark')],
+    ]),
+  // PDF/A forbids encryption; and its converter, Ghostscript, does not keep a tagged PDF's structure.
+  (values) => {
+    if (!given(values, 'pdf_archive')) return [];
+    return [
+      ...['pdf_password', 'pdf_owner_password', 'pdf_permissions']
+        .filter((name) => given(values, name))
+        .map((parameter) => ({ parameter, message: 'not with pdf_archive: PDF/A forbids encryption' })),
+      ...(values.pdf_accessible === true
+        ? [
+            {
+              parameter: 'pdf_accessible',
+              message:
+                'not with pdf_archive: the PDF/A conversion does not keep the tags (a-1b, a-2b, a-3b are not tagged)',
+            },
+          ]
+        : []),
+    ];
+  },
 ];
+
+/** The options that act on the PDF file rather than on the print (src/render/pdf-finish.ts). */
+export const pdfDocumentOptions = [
+  'pdf_archive',
+  'pdf_accessible',
+  'pdf_title',
+  'pdf_author',
+  'pdf_subject',
+  'pdf_keywords',
+  'pdf_watermark',
+  'pdf_watermark_opacity',
+  'pdf_watermark_layer',
+  'pdf_password',
+  'pdf_owner_password',
+  'pdf_permissions',
+] as const;
 
 // A PDF page is at most 14,400 units (200 in) a side; past a few hundred inches Chromium's print fails.
 const MAX_PAPER_INCHES = 200;

@@ -108,6 +108,21 @@ const cssLength = text(
   'a CSS length in px, in, cm or mm (e.g. 10mm)',
 );
 
+/** A PDF's metadata text (title, author, subject, keywords). */
+const pdfInfo = text(
+  1000,
+  /^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$/,
+  'free of control characters other than tab and line breaks',
+);
+/** A PDF password: AES-256 takes at most 127 bytes of UTF-8; one line, as the encrypting tool reads it. */
+const pdfPassword: TextType = {
+  kind: 'string',
+  maxLength: 127,
+  inBytes: true,
+  pattern: /^[^\x00-\x1f\x7f]*$/,
+  patternText: 'free of control characters',
+};
+
 /** The longest `timeout` and `delay` of a synchronous render, and of an asynchronous one (ScreenshotOne's limits). */
 export const SYNC_MAX_TIMEOUT = 90;
 export const ASYNC_MAX_TIMEOUT = 600;
@@ -843,6 +858,82 @@ const rows = [
     group: 'pdf',
     role: 'option',
     description: "A tagged, accessible PDF (its structure from the document's).",
+  },
+  // The document operations of docs/capture.md, "PDF for archives and documents" (src/render/pdf-finish.ts).
+  {
+    name: 'pdf_archive',
+    type: oneOf('a-1b', 'a-2b', 'a-3b'),
+    group: 'pdf',
+    role: 'option',
+    description:
+      'PDF/A of this part and conformance (Ghostscript): fonts embedded, an sRGB output intent, XMP pdfaid metadata; not with pdf_password, pdf_owner_password, pdf_permissions or pdf_accessible.',
+  },
+  {
+    name: 'pdf_accessible',
+    type: flag,
+    default: false,
+    group: 'pdf',
+    role: 'option',
+    description:
+      "A tagged PDF whose language (the page's lang, else en) and title (pdf_title, else the page's title, else its URL) are set, the title displayed.",
+  },
+  { name: 'pdf_title', type: pdfInfo, group: 'pdf', role: 'option', description: "The PDF's title (its metadata)." },
+  { name: 'pdf_author', type: pdfInfo, group: 'pdf', role: 'option', description: "The PDF's author." },
+  { name: 'pdf_subject', type: pdfInfo, group: 'pdf', role: 'option', description: "The PDF's subject." },
+  {
+    name: 'pdf_keywords',
+    type: pdfInfo,
+    group: 'pdf',
+    role: 'option',
+    description: "The PDF's keywords, as one text (e.g. invoice, 2026).",
+  },
+  {
+    name: 'pdf_watermark',
+    type: text(200, /^[^\x00-\x1f\x7f]*$/, 'one line free of control characters'),
+    group: 'pdf',
+    role: 'option',
+    description: 'A text stamped across the middle of every page, turned 45°.',
+  },
+  {
+    name: 'pdf_watermark_opacity',
+    type: number(0, 1),
+    default: 0.2,
+    group: 'pdf',
+    role: 'option',
+    description: 'Opacity of pdf_watermark, 0 (invisible) to 1.',
+  },
+  {
+    name: 'pdf_watermark_layer',
+    type: oneOf('over', 'under'),
+    default: 'over',
+    group: 'pdf',
+    role: 'option',
+    description: "pdf_watermark over the page's content, or under it (hidden where the page paints a background).",
+  },
+  // Plain text only in the ingress's memory and in the worker that encrypts: sealed in the stream.
+  {
+    name: 'pdf_password',
+    type: pdfPassword,
+    group: 'pdf',
+    role: 'option',
+    description:
+      'Encrypt the PDF (AES-256): it opens only with this password. Never logged, returned or kept in plain text.',
+  },
+  {
+    name: 'pdf_owner_password',
+    type: pdfPassword,
+    group: 'pdf',
+    role: 'option',
+    description:
+      'Encrypt the PDF (AES-256) with this owner password, which lifts pdf_permissions; unset, a random one nobody learns.',
+  },
+  {
+    name: 'pdf_permissions',
+    type: listOf(oneOf('print', 'copy', 'modify'), 3),
+    group: 'pdf',
+    role: 'option',
+    description:
+      'Encrypt the PDF (AES-256) permitting only these to a reader without the owner password; with a password and without this list, everything is permitted.',
   },
 
   {

@@ -5,6 +5,7 @@ import type { OutputFormat, RenderOptions } from './options.ts';
 import type { RenderWarning } from './warnings.ts';
 import type { StoreResult, StoreTarget } from './storage.ts';
 import type { AnimationOptions } from './animation.ts';
+import type { SourceOptions } from './merge.ts';
 
 /** What the ingress publishes to the render stream: one durable message per accepted request. */
 export interface RenderRequest {
@@ -12,10 +13,15 @@ export interface RenderRequest {
   workspace_id: string;
   created_at: string;
   options: RenderOptions;
-  /** What the render makes: a screenshot (also when absent) or an animation (docs/animate.md). */
-  kind?: 'screenshot' | 'animation';
+  /**
+   * What the render makes: a screenshot (also when absent), an animation (docs/animate.md) or one
+   * PDF merged from several (POST /api/pdf/merge).
+   */
+  kind?: 'screenshot' | 'animation' | 'merge';
   /** The recording and its choreography, for an animation. */
   animation?: AnimationOptions;
+  /** For a merge: each source's options, as they differ from `options` (src/domain/merge.ts). */
+  sources?: SourceOptions[];
   webhook_url?: string;
   external_identifier?: string;
   /** false: the webhook goes without signature headers (webhook_sign). */
@@ -157,6 +163,11 @@ export interface RenderRecord {
 /** True once a render has ended, one way or the other. */
 export function isFinal(record: Pick<RenderRecord, 'status'>): boolean {
   return record.status === 'succeeded' || record.status === 'failed';
+}
+
+/** How many renders a request is charged as: one per source of a merge, else one. */
+export function rendersCharged(request: Pick<RenderRequest, 'kind' | 'sources'>): number {
+  return request.kind === 'merge' ? Math.max(1, request.sources?.length ?? 1) : 1;
 }
 
 /** The first record of an accepted request. */

@@ -25,6 +25,7 @@ import { endSpan, startSpan, tracingOn, type TraceCarrier } from '../tracing.ts'
 import { bulkRoutes } from './bulk.ts';
 import { accountRoutes } from './account.ts';
 import { animateRoutes } from './animate.ts';
+import { pdfMergeRoutes } from './pdf-merge.ts';
 
 /** Largest accepted request body (docs/api.md). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -208,6 +209,7 @@ export function buildApp(deps: AppDeps) {
   app.register(bulkRoutes);
   app.register(accountRoutes);
   app.register(animateRoutes);
+  app.register(pdfMergeRoutes);
   app.register(rendersRoutes);
   app.register(filesRoutes);
   if (monitors) app.register(monitorsRoutes, monitors);

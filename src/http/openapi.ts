@@ -3,6 +3,7 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import { contentTypes, formatFacts, formatNames } from '../domain/formats.ts';
 import { animateParameters } from '../domain/animation.ts';
+import { MERGE_MAX_SOURCES } from '../domain/merge.ts';
 import {
   parameterByName,
   parameters,
@@ -595,6 +596,30 @@ const takeDescription = () =>
 const animateDescription = () =>
   `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`;
 
+/** What POST /api/pdf/merge says of itself. */
+const mergeDescription = () =>
+  `Prints 1 to ${MERGE_MAX_SOURCES} documents (each \`sources\` entry a url, html or markdown with its own /api/take options) in parallel and merges them in order into one PDF, with one outline (each source's after the one before) and, where tagged, one structure tree. The other fields of the body are shared by every source, and the merged file's: how it is answered (response_type, async, webhook_url, store…), its \`timeout\` (the whole merge's) and its document operations (pdf_archive, pdf_title, pdf_watermark, pdf_password…), which a source may not set. Charged one screenshot per source; the quota is checked for all of them up front. The first source (in order) that fails fails the merge with its error, \`error_details.source\` naming it (counted from 0). The checks, signature, answers and webhooks of POST /api/take.`;
+
+/** The body of a merge: the shared /api/take parameters and the sources, each with its own. */
+function mergeBodySchema(): Json {
+  const shared = bodySchema();
+  return {
+    ...shared,
+    description: 'The parameters shared by every source, and the sources. null means not given.',
+    properties: {
+      ...(shared.properties as Json),
+      sources: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MERGE_MAX_SOURCES,
+        description: 'The documents, in the order they are merged: each a url, html or markdown, with its own options.',
+        items: bodySchema(),
+      },
+    },
+    required: ['sources'],
+  };
+}
+
 /** A POST's signature: over its raw body. */
 const signatureHeader = {
   name: 'X-Signature',
@@ -714,6 +739,26 @@ export function openApiDocument(baseUrl: string): Json {
         },
       },
       '/api/animate': renderOperations('animate', 'Record a page', animateDescription(), animateParameters),
+      '/api/pdf/merge': {
+        post: {
+          tags: ['render'],
+          operationId: 'pdfMerge',
+          summary: 'Merge documents into one PDF',
+          description: mergeDescription(),
+          security,
+          parameters: [signatureHeader],
+          requestBody: {
+            required: true,
+            description: 'At most 1 MiB.',
+            content: { 'application/json': { schema: mergeBodySchema() } },
+          },
+          responses: takeResponses(
+            formatNames
+              .filter((format) => formatFacts(format).take?.capture === 'pdf')
+              .map((format) => ({ format, contentType: contentTypes[format] })),
+          ),
+        },
+      },
       '/api/renders/{renderId}': {
         get: {
           tags: ['render'],

@@ -6,7 +6,13 @@ import { Sealer, SealError } from '../secrets/sealer.ts';
 import type { RawParams } from './params.ts';
 
 /** The parameters whose values are credentials: sealed in a URL. */
-const urlSecrets = new Set(['storage_secret_access_key', 'proxy', 'openai_api_key']);
+const urlSecrets = new Set([
+  'storage_secret_access_key',
+  'proxy',
+  'openai_api_key',
+  'pdf_password',
+  'pdf_owner_password',
+]);
 
 /** `params` with each credential sealed for `workspaceId`'s requests (unchanged without a sealer). */
 export function sealUrlSecrets<T extends Record<string, unknown>>(

@@ -8,8 +8,9 @@ import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
 import { openCdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
-import { type Article, readArticle } from './in-page/document.ts';
+import { type Article, readArticle, readDocumentFacts } from './in-page/document.ts';
 import { documentSize, letOutScroller } from './screenshot.ts';
+import type { PageFacts } from './pdf-finish.ts';
 import { untilAborted } from './steps.ts';
 
 /** The margin a header or footer template gets when its side's margin is not given: room for a line or two. */
@@ -54,7 +55,7 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
     preferCSSPageSize: options.pdf_prefer_css_page_size,
     outline: options.pdf_outline,
     // Chromium builds the outline from the tagged structure: an outline needs the tags too.
-    tagged: options.pdf_tagged || options.pdf_outline,
+    tagged: options.pdf_tagged || options.pdf_outline || options.pdf_accessible,
     ...(options.pdf_page_ranges !== undefined ? { pageRanges: options.pdf_page_ranges.replace(/\s+/g, '') } : {}),
     ...(templates
       ? {
@@ -89,6 +90,16 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
     }
     throw error;
   });
+}
+
+/** The page's title (its URL when it has none) and language, for an accessible PDF (src/render/pdf-finish.ts). */
+export async function readPageFacts(page: Page, deadline: AbortSignal): Promise<PageFacts> {
+  const { title, language } = await untilAborted(deadline, page.evaluate(inPage(readDocumentFacts)));
+  const url = page.url();
+  return {
+    title: title || (/^https?:/.test(url) ? url : 'Untitled document'),
+    ...(language ? { language } : {}),
+  };
 }
 
 const MARGINS = ['pdf_margin', 'pdf_margin_top', 'pdf_margin_right', 'pdf_margin_bottom', 'pdf_margin_left'] as const;

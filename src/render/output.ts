@@ -5,7 +5,9 @@ import { formatFacts } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import type { OutputFile } from '../storage/output-store.ts';
-import { extractMarkdown, printPdf, serialiseHtml } from './document.ts';
+import { extractMarkdown, printPdf, readPageFacts, serialiseHtml } from './document.ts';
+import { finishesPdf, finishPdf } from './pdf-finish.ts';
+import { traced } from '../tracing.ts';
 import { finishImage } from './image.ts';
 import type { Progress } from './progress.ts';
 import { capture } from './screenshot.ts';
@@ -34,8 +36,18 @@ export async function makeOutput(
   switch (formatFacts(options.format).take?.capture) {
     case 'pdf': {
       const fontsLoaded = await awaitFonts(page, session, progress);
+      const printed = await printPdf(page, options, deadline);
       return {
-        bytes: await printPdf(page, options, deadline),
+        bytes: finishesPdf(options)
+          ? await traced('pdf document', async () =>
+              finishPdf(
+                printed,
+                options,
+                deadline,
+                options.pdf_accessible ? await readPageFacts(page, deadline) : undefined,
+              ),
+            )
+          : printed,
         selectorFound: true,
         warnings: fontsLoaded ? [] : [warning('fonts_not_loaded')],
       };

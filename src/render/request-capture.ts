@@ -12,6 +12,7 @@ import type { RenderBrowser } from './browser.ts';
 import { capturePage } from './capture.ts';
 import { makeOutput } from './output.ts';
 import { withMonitorText } from './monitor-text.ts';
+import { captureMerge } from './merge.ts';
 import { askVision } from './vision.ts';
 
 /** What capturing a render request needs. */
@@ -37,7 +38,7 @@ async function requireGpu(browser: RenderBrowser, options: RenderOptions, log: L
 export function requestCapture(deps: RequestCaptureDeps) {
   const { config, log, browser } = deps;
   return async (
-    { options, workspaceId, animation, monitorText }: CapturePageInput,
+    { options, workspaceId, animation, monitorText, sources }: CapturePageInput,
     signal: AbortSignal,
   ): Promise<PageObservation> => {
     await requireGpu(browser, options, log);
@@ -47,17 +48,19 @@ export function requestCapture(deps: RequestCaptureDeps) {
     const route = upstream ? await deps.egress!.route(upstream) : undefined;
     let observation: PageObservation;
     try {
-      // The render kind of the message: a recording of the page, or a screenshot (the default).
+      // The render kind of the message: a recording of the page, a merge of documents, or a screenshot (the default).
       observation = animation
         ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
-        : await capturePage(
-            browser,
-            options,
-            signal,
-            workspaceId,
-            monitorText ? withMonitorText(makeOutput) : undefined,
-            route?.url,
-          );
+        : sources
+          ? await captureMerge(browser, options, sources, signal, workspaceId, route?.url)
+          : await capturePage(
+              browser,
+              options,
+              signal,
+              workspaceId,
+              monitorText ? withMonitorText(makeOutput) : undefined,
+              route?.url,
+            );
     } finally {
       await route?.close();
     }

@@ -1,6 +1,6 @@
 // A render's money, from admission to settlement: the one owner of its quota reservation's whole life.
 import type { Config } from '../config.ts';
-import type { RenderRecord, RenderRequest } from '../domain/render.ts';
+import { rendersCharged, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { RenderRecords } from './records.ts';
 import type { Logger } from '../log.ts';
 import type { RecentRenders } from './recent.ts';
@@ -44,7 +44,7 @@ export class Settlement {
       concurrency: planConcurrency[workspace.plan],
     };
     try {
-      await this.ledger.reserve(allowance, request.render_id, createdAt, lapsesAt);
+      await this.ledger.reserve(allowance, request.render_id, createdAt, lapsesAt, rendersCharged(request));
     } catch (err) {
       if (request.cache) await this.cache.abandon(request.cache.key, request.render_id).catch(() => undefined);
       throw err;

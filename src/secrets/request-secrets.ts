@@ -5,7 +5,12 @@ import type { RenderOptions } from '../domain/options.ts';
 import { Sealer } from './sealer.ts';
 
 /** The render options that carry a customer's credentials. */
-export const secretOptions = ['proxy', 'openai_api_key'] as const satisfies readonly (keyof RenderOptions)[];
+export const secretOptions = [
+  'proxy',
+  'openai_api_key',
+  'pdf_password',
+  'pdf_owner_password',
+] as const satisfies readonly (keyof RenderOptions)[];
 
 /** The request as the stream may hold it: every secret option sealed (the request is not changed). */
 export function sealRequestSecrets(request: RenderRequest, sealer: Sealer | undefined): RenderRequest {

@@ -16,6 +16,8 @@ interface MonthUsage {
   lapsed?: Record<string, number>;
   /** Successful screenshots per UTC day of the month ("01"…"31"), counted with `used`. */
   days?: Record<string, number>;
+  /** Renders charged as more than one (a merge: one per source): render id → how many, until settled. */
+  weights?: Record<string, number>;
 }
 
 /** The UTC month of a moment, as YYYY-MM. */
@@ -40,8 +42,20 @@ const live = (usage: MonthUsage | null, now: number): MonthUsage => {
     reservations: Object.fromEntries(reservations.filter(([, lapses]) => lapses > now)),
     ...(lapsed.length > 0 ? { lapsed: Object.fromEntries(lapsed) } : {}),
     ...(usage?.days ? { days: usage.days } : {}),
+    ...weightsOf(usage?.weights, reservations.concat(lapsed)),
   };
 };
+
+// The weights of the renders still reserved or remembered as lapsed.
+function weightsOf(weights: Record<string, number> | undefined, held: [string, number][]) {
+  if (!weights) return {};
+  const ids = new Set(held.map(([id]) => id));
+  const kept = Object.entries(weights).filter(([id]) => ids.has(id));
+  return kept.length > 0 ? { weights: Object.fromEntries(kept) } : {};
+}
+
+// What a render is charged as: its weight, 1 unless reserved as more.
+const weightOf = (usage: MonthUsage, renderId: string) => usage.weights?.[renderId] ?? 1;
 
 /**
  * What a settlement found: the reservation; a reservation that had lapsed (its render outlived it,
@@ -71,15 +85,17 @@ export class QuotaLedger {
    * workspace already has `concurrency` renders in flight; otherwise holds a slot for `renderId`
    * until the render ends or, should its end never be settled, until `lapsesAt` (ms).
    */
-  async reserve(allowance: Allowance, renderId: string, at: Date, lapsesAt: number): Promise<void> {
+  async reserve(allowance: Allowance, renderId: string, at: Date, lapsesAt: number, weight = 1): Promise<void> {
     const now = Date.now();
     await this.#writes.update(keyOf(allowance.workspaceId, monthOf(at)), (current) => {
       const usage = live(current, now);
       const inFlight = Object.keys(usage.reservations).length;
+      const held = Object.keys(usage.reservations).reduce((sum, id) => sum + weightOf(usage, id), 0);
       // Renders in flight hold their slots: counting them keeps concurrent admissions under the quota.
-      if (usage.used + inFlight >= allowance.quota) throw new ServiceError('screenshots_limit_reached');
+      if (usage.used + held + weight > allowance.quota) throw new ServiceError('screenshots_limit_reached');
       if (inFlight >= allowance.concurrency) throw new ServiceError('concurrency_limit_reached', {}, { retryAfter: 2 });
       usage.reservations[renderId] = lapsesAt;
+      if (weight > 1) usage.weights = { ...usage.weights, [renderId]: weight };
       return usage;
     });
   }
@@ -147,13 +163,16 @@ export class QuotaLedger {
       if (outcome === 'already_settled') return undefined;
       const { [renderId]: _held, ...reservations } = usage.reservations;
       const { [renderId]: _lapsed, ...lapsed } = usage.lapsed ?? {};
+      const { [renderId]: _weight, ...weights } = usage.weights ?? {};
+      const charged = charge * weightOf(usage, renderId);
       const day = new Date(createdAt).toISOString().slice(8, 10);
-      const days = charge ? { ...usage.days, [day]: (usage.days?.[day] ?? 0) + 1 } : usage.days;
+      const days = charged ? { ...usage.days, [day]: (usage.days?.[day] ?? 0) + charged } : usage.days;
       return {
-        used: usage.used + charge,
+        used: usage.used + charged,
         reservations,
         ...(Object.keys(lapsed).length > 0 ? { lapsed } : {}),
         ...(days ? { days } : {}),
+        ...(Object.keys(weights).length > 0 ? { weights } : {}),
       };
     });
     return outcome;

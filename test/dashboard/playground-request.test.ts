@@ -94,6 +94,25 @@ request("the signed URL is the one @shutterbus/client signs from the snippet's p
   assert.is(choicesQuery(choices).includes('access_key'), false, 'the page URL never holds a key');
 });
 
+request('a PDF with document operations: the client snippet has them, the SDK snippet names them aside', () => {
+  const choices: [string, string][] = [
+    ['url', 'https://example.com/'],
+    ['format', 'pdf'],
+    ['pdf_archive', 'a-2b'],
+    ['pdf_watermark', 'DRAFT'],
+  ];
+  const code = snippets('http://shots.test', choices, 'ak_test', 'http://shots.test/api/take?x');
+  assert.match(code.client, /pdf_archive: "a-2b",\n {2}pdf_watermark: "DRAFT",/);
+  assert.match(code.sdk, /\.format\("pdf"\);/);
+  assert.not.match(code.sdk, /pdfArchive|pdfWatermark/);
+  assert.match(code.sdk, /Not in ScreenshotOne's SDK \(use the client above\): pdf_archive, pdf_watermark/);
+  assert.ok(playgroundFields().some((field) => field.name === 'pdf_archive'));
+  assert.not.ok(
+    playgroundFields().some((field) => field.name === 'pdf_password'),
+    'no password in a URL the page shows',
+  );
+});
+
 request("animation mode: /api/animate's rows, signed alike, and snippets the SDK's AnimateOptions can run", () => {
   const fields = playgroundFields('animate');
   for (const field of fields) assert.ok(animateParameters.includes(field), field.name);

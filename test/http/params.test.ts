@@ -275,6 +275,40 @@ params('every parameter of the table is parsed from it: a good value passes, a b
       ['format', 'pdf'],
       ['pdf_page_ranges', '1-3,5'],
     ],
+    // The document operations (docs/capture.md, "PDF for archives and documents").
+    ...Object.fromEntries(
+      [
+        ['pdf_archive', 'a-2b'],
+        ['pdf_accessible', 'true'],
+        ['pdf_title', 'Report'],
+        ['pdf_author', 'Ann'],
+        ['pdf_subject', 'Accounts'],
+        ['pdf_keywords', 'a, b'],
+        ['pdf_watermark', 'DRAFT'],
+        ['pdf_password', 'secret'],
+        ['pdf_owner_password', 'owner'],
+        ['pdf_permissions', 'print'],
+      ].map(([name, value]) => [
+        name,
+        [
+          ['format', 'pdf'],
+          [name, value],
+        ],
+      ]),
+    ),
+    ...Object.fromEntries(
+      [
+        ['pdf_watermark_opacity', '0.5'],
+        ['pdf_watermark_layer', 'under'],
+      ].map(([name, value]) => [
+        name,
+        [
+          ['format', 'pdf'],
+          ['pdf_watermark', 'DRAFT'],
+          [name, value],
+        ],
+      ]),
+    ),
     pdf_scale: [
       ['format', 'pdf'],
       ['pdf_scale', '0.5'],

@@ -1,4 +1,4 @@
-// The secret render options (proxy, openai_api_key) cross the RENDERS stream sealed: sealed by the
+// The secret render options (proxy, openai_api_key, pdf_password, pdf_owner_password) cross the RENDERS stream sealed: sealed by the
 // ingress, opened by the worker, refused rather than sent in plain text when no sealer is at hand.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -30,6 +30,15 @@ test('proxy and openai_api_key are sealed in the message and opened for the rend
   assert.is(plain.options.proxy, 'http://user:secret-pass@proxy.example:8080', 'the request itself is not changed');
   const opened = openRequestSecrets(JSON.parse(text), sealer);
   assert.equal(opened.options, plain.options);
+});
+
+test("a PDF's passwords are sealed in the message and opened for the render", () => {
+  const plain = request({ format: 'pdf', pdf_password: 'open-secret', pdf_owner_password: 'owner-secret' });
+  const sealed = sealRequestSecrets(plain, sealer);
+  const text = JSON.stringify(sealed);
+  assert.not.match(text, 'open-secret');
+  assert.not.match(text, 'owner-secret');
+  assert.equal(openRequestSecrets(JSON.parse(text), sealer).options, plain.options);
 });
 
 test('a request without secrets is passed as it is, with or without a sealer', () => {

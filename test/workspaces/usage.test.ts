@@ -263,4 +263,25 @@ test('40 parallel admissions through two processes, each with a month remembered
   assert.equal(await ledger.month(workspace.workspaceId, month), { used: 5, inFlight: 1, days: { '07': 5 } });
 });
 
+test('a render weighed as several (a merge, one per source) holds and is charged that many', async () => {
+  const quota = allowance(5, 3);
+  await ledger.reserve(quota, 'merge', at, inAMinute(), 3);
+  // 3 held of 5: a second merge of 3 does not fit, one screenshot does.
+  assert.equal(await refusal(ledger.reserve(quota, 'too-big', at, inAMinute(), 3)), {
+    code: 'screenshots_limit_reached',
+    status: 402,
+  });
+  await ledger.reserve(quota, 'one', at, inAMinute());
+  assert.is(await ledger.commit(quota.workspaceId, 'merge', createdAt), 'settled');
+  assert.is(await ledger.used(quota.workspaceId, month), 3);
+  // Settled twice, charged once; a failed merge is charged nothing.
+  assert.is(await ledger.commit(quota.workspaceId, 'merge', createdAt), 'already_settled');
+  assert.is(await ledger.used(quota.workspaceId, month), 3);
+  await ledger.release(quota.workspaceId, 'one', createdAt);
+  await ledger.reserve(quota, 'failing', at, inAMinute(), 2);
+  await ledger.release(quota.workspaceId, 'failing', createdAt);
+  assert.is(await ledger.used(quota.workspaceId, month), 3);
+  assert.is((await ledger.month(quota.workspaceId, month)).days['07'], 3);
+});
+
 usage.run();

@@ -4,6 +4,7 @@
 import { animateParameters } from '../../domain/animation.ts';
 import { fileExtension } from '../../domain/files.ts';
 import { formatNamed } from '../../domain/formats.ts';
+import { pdfDocumentOptions } from '../../domain/combinations.ts';
 import { parameters, type Parameter } from '../../domain/parameters.ts';
 import { hmacHex } from '../../signing.ts';
 
@@ -26,6 +27,15 @@ const offered = [
   'block_trackers',
   'block_chats',
   'cache',
+  // A PDF's document operations; not its passwords, which a URL the page shows would carry.
+  'pdf_archive',
+  'pdf_accessible',
+  'pdf_title',
+  'pdf_author',
+  'pdf_watermark',
+  'pdf_watermark_opacity',
+  'pdf_watermark_layer',
+  'pdf_permissions',
   // To the workspace's default storage: its keys never appear in a URL the page shows.
   'store',
   'storage_path',
@@ -60,6 +70,9 @@ const offeredForAnimation = [
   'store',
   'storage_path',
 ];
+
+/** Rows the playground offers that ScreenshotOne's SDK has no setter for. */
+const sdkLacks = new Set<string>(pdfDocumentOptions);
 
 /** What the playground makes: a screenshot (/api/take) or an animation (/api/animate). */
 export type PlaygroundMode = 'take' | 'animate';
@@ -193,24 +206,30 @@ export function snippets(
     '});',
   ].join('\n');
   const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-  const [first, ...rest] = entries;
+  // ScreenshotOne's SDK has no setter for Shutterbus's own PDF document options: they are named in a comment.
+  const own = entries.filter(([parameter]) => sdkLacks.has(parameter.name));
+  const [first, ...rest] = entries.filter(([parameter]) => !sdkLacks.has(parameter.name));
   const options = animate ? 'AnimateOptions' : 'TakeOptions';
   const start =
     first && (first[0].name === 'url' || first[0].name === 'html')
       ? `${options}.${first[0].name}(${literal(first[0], first[1])})`
       : `${options}.url("https://example.com")`;
-  const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : entries).map(
-    ([parameter, values]) =>
+  const calls = (first && (first[0].name === 'url' || first[0].name === 'html') ? rest : [first, ...rest])
+    .flatMap((entry) => (entry ? [entry] : []))
+    .map(([parameter, values]) =>
       parameter.type.kind === 'list'
         ? `\n  .${camel(parameter.name)}(${values.map((value) => JSON.stringify(value)).join(', ')})`
         : `\n  .${camel(parameter.name)}(${literal(parameter, values)})`,
-  );
+    );
   const sdk = [
     `import { Client, ${options} } from 'screenshotone-api-sdk';`,
     '',
     `const client = new Client(${JSON.stringify(accessKey)}, process.env.SHUTTERBUS_SECRET_KEY, ${JSON.stringify(`${baseUrl}/api`)});`,
     `const options = ${start}${calls.join('')};`,
     `const url = await client.${animate ? 'generateSignedAnimateURL' : 'generateSignedTakeURL'}(options);`,
+    ...(own.length > 0
+      ? [`// Not in ScreenshotOne's SDK (use the client above): ${own.map(([parameter]) => parameter.name).join(', ')}`]
+      : []),
   ].join('\n');
   return { curl: `curl -L -o ${animate ? 'animation' : 'shot'}.${extensionOf(format)} '${signedUrl}'`, client, sdk };
 }

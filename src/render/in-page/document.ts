@@ -39,3 +39,8 @@ export function readArticle(Readability: Readability, shadowHtml: string | null)
   if (article?.content) return { title: article.title || document.title, content: article.content };
   return { title: document.title, content: document.body ? document.body.innerHTML : '' };
 }
+
+/** The document's title and language (`<html lang>`), trimmed; empty when it gives none. */
+export function readDocumentFacts(): { title: string; language: string } {
+  return { title: document.title.trim(), language: document.documentElement.lang.trim() };
+}
