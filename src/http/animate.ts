@@ -64,6 +64,8 @@ export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } 
 /** Registers GET and POST /api/animate; its collaborators are the app's decorators (services.ts). */
 export const animateRoutes: FastifyPluginAsync = async (app) => {
   const animate = renderHandler<AnimateRequest>(app, {
+    // ScreenshotOne's scheme, as on /api/take: the query string or body alone is signed.
+    signatures: 'query',
     parse: (raw) => {
       const parsed = parseAnimateParams(raw);
       if ('problems' in parsed) throw new ServiceError('request_not_valid', { error_details: parsed.problems });

@@ -45,10 +45,36 @@ export interface Caller {
 }
 
 /**
+ * What a signature signs (docs/api.md, "Signatures"). `query`: ScreenshotOne's scheme, the raw
+ * query string (GET) or raw body (POST) alone, for `/api/take` and `/api/animate` only. `request`:
+ * every other endpoint, where the method and path are signed too, so that a signature is valid for
+ * the one endpoint and method it was made for.
+ */
+export type SignatureScope = 'query' | 'request';
+
+/** The raw path exactly as sent, without the query string. */
+function rawPath(request: FastifyRequest): string {
+  const url = request.raw.url ?? '';
+  const at = url.indexOf('?');
+  return at === -1 ? url : url.slice(0, at);
+}
+
+/** What is signed: the payload alone (`query` scope), or `METHOD /path` + a newline + the payload. */
+function signedPayload(request: FastifyRequest, scope: SignatureScope, payload: string | Uint8Array) {
+  if (scope === 'query') return payload;
+  return Buffer.concat([Buffer.from(`${request.method} ${rawPath(request)}\n`), Buffer.from(payload)]);
+}
+
+/**
  * Runs the checks of docs/api.md up to the parameters: access key (401), email verification (403),
  * a sent signature that does not match (403), a required signature that was not sent (403).
  */
-export async function authenticate(request: FastifyRequest, raw: RawParams, cache: WorkspaceCache): Promise<Caller> {
+export async function authenticate(
+  request: FastifyRequest,
+  raw: RawParams,
+  cache: WorkspaceCache,
+  scope: SignatureScope = 'request',
+): Promise<Caller> {
   const workspace = await identify(request, cache, raw);
   if (!keysUsable(workspace)) throw new ServiceError('email_not_verified');
 
@@ -72,7 +98,7 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
       );
     }
     if (split !== 'absent') {
-      if (!signatureMatches(workspace.secret_key, split.signed, split.signature))
+      if (!signatureMatches(workspace.secret_key, signedPayload(request, scope, split.signed), split.signature))
         throw new ServiceError('signature_is_not_valid');
       signed = true;
       signedQuery = split.signed;
@@ -81,7 +107,8 @@ export async function authenticate(request: FastifyRequest, raw: RawParams, cach
     const header = request.headers['x-signature'];
     if (header !== undefined) {
       const presented = Array.isArray(header) ? '' : header;
-      if (!signatureMatches(workspace.secret_key, request.rawBody ?? new Uint8Array(), presented)) {
+      const body = request.rawBody ?? new Uint8Array();
+      if (!signatureMatches(workspace.secret_key, signedPayload(request, scope, body), presented)) {
         throw new ServiceError('signature_is_not_valid');
       }
       signed = true;

@@ -598,7 +598,7 @@ const animateDescription = () =>
 
 /** What POST /api/pdf/merge says of itself. */
 const mergeDescription = () =>
-  `Prints 1 to ${MERGE_MAX_SOURCES} documents (each \`sources\` entry a url, html or markdown with its own /api/take options) in parallel and merges them in order into one PDF, with one outline (each source's after the one before) and, where tagged, one structure tree. The other fields of the body are shared by every source, and the merged file's: how it is answered (response_type, async, webhook_url, store…), its \`timeout\` (the whole merge's) and its document operations (pdf_archive, pdf_title, pdf_watermark, pdf_password…), which a source may not set. Charged one screenshot per source; the quota is checked for all of them up front. The first source (in order) that fails fails the merge with its error, \`error_details.source\` naming it (counted from 0). The checks, signature, answers and webhooks of POST /api/take.`;
+  `Prints 1 to ${MERGE_MAX_SOURCES} documents (each \`sources\` entry a url, html or markdown with its own /api/take options) in parallel and merges them in order into one PDF, with one outline (each source's after the one before) and, where tagged, one structure tree. The other fields of the body are shared by every source, and the merged file's: how it is answered (response_type, async, webhook_url, store…), its \`timeout\` (the whole merge's) and its document operations (pdf_archive, pdf_title, pdf_watermark, pdf_password…), which a source may not set. Charged one screenshot per source; the quota is checked for all of them up front. The first source (in order) that fails fails the merge with its error, \`error_details.source\` naming it (counted from 0). The checks, answers and webhooks of POST /api/take; its X-Signature is over \`POST /api/pdf/merge\`, a newline and the raw body.`;
 
 /** The body of a merge: the shared /api/take parameters and the sources, each with its own. */
 function mergeBodySchema(): Json {
@@ -620,12 +620,19 @@ function mergeBodySchema(): Json {
   };
 }
 
-/** A POST's signature: over its raw body. */
+/** A POST's signature on /api/take and /api/animate: over its raw body. */
 const signatureHeader = {
   name: 'X-Signature',
   in: 'header',
   description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret key.',
   schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+};
+
+/** A POST's or PATCH's signature on every other endpoint: over its method, path and raw body. */
+const scopedSignatureHeader = {
+  ...signatureHeader,
+  description:
+    'Lowercase hex HMAC-SHA256, keyed with the secret key, of `METHOD /path`, a newline, and the raw body (docs/api.md, "Signatures").',
 };
 
 /** GET and POST of an endpoint that renders (/api/take, /api/animate): its table's parameters, the answers of a render. */
@@ -666,7 +673,7 @@ export function openApiDocument(baseUrl: string): Json {
       version: packageJson.version,
       summary: 'Screenshots of web pages over HTTP, with signed URLs and signed webhooks.',
       description:
-        'A GET is signed over its raw query string up to `&signature=`, which comes last; a POST over its raw body, in `X-Signature` (lowercase hex HMAC-SHA256 keyed with the secret key). Checks run in this order: access key (401), email verification (403), signature (403), parameters (400), quota (402), rate (429). A failed request is never charged.',
+        'On /api/take and /api/animate a GET is signed over its raw query string up to `&signature=`, which comes last, and a POST over its raw body, in `X-Signature` (lowercase hex HMAC-SHA256 keyed with the secret key). Every other endpoint signs `METHOD /path`, a newline, then the raw query string up to `&signature=` (GET, DELETE) or the raw body (POST, PATCH, in `X-Signature`): a signature is valid for the one endpoint and method it was made for. Checks run in this order: access key (401), email verification (403), signature (403), parameters (400), quota (402), rate (429). A failed request is never charged.',
       license: { name: packageJson.license, identifier: packageJson.license },
     },
     servers: [{ url: baseUrl }],
@@ -682,9 +689,9 @@ export function openApiDocument(baseUrl: string): Json {
           tags: ['render'],
           operationId: 'bulk',
           summary: 'Up to 20 renders in one request',
-          description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key and X-Signature as on POST /api/take.`,
+          description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key as on POST /api/take; X-Signature over \`POST /api/bulk\`, a newline and the raw body.`,
           security,
-          parameters: [signatureHeader],
+          parameters: [scopedSignatureHeader],
           requestBody: {
             required: true,
             description: 'At most 1 MiB.',
@@ -746,7 +753,7 @@ export function openApiDocument(baseUrl: string): Json {
           summary: 'Merge documents into one PDF',
           description: mergeDescription(),
           security,
-          parameters: [signatureHeader],
+          parameters: [scopedSignatureHeader],
           requestBody: {
             required: true,
             description: 'At most 1 MiB.',

@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.ts';
 import type { RenderResult } from '../renders/done.ts';
 import type { TakeOutcome } from '../renders/admission.ts';
 import { contentTypes } from '../domain/options.ts';
-import { authenticate, rawQueryString } from './auth.ts';
+import { authenticate, rawQueryString, type SignatureScope } from './auth.ts';
 import type { RawParams, TakeRequest } from './params.ts';
 import { openUrlSecrets } from './url-secrets.ts';
 import { cacheKeyFor, parseTake, refuseUncachedCacheOptions, takeFlow, type RenderEndpoint } from './take-flow.ts';
@@ -46,6 +46,11 @@ export interface RenderRoute<R extends TakeRequest> extends RenderEndpoint<R> {
   parse(raw: RawParams): R;
   /** A file the render did not hand over inline is streamed from the store, not read into memory (a video). */
   streamsFiles?: boolean;
+  /**
+   * What a signature signs (docs/api.md, "Signatures"): `query`, ScreenshotOne's scheme, for
+   * /api/take and /api/animate alone; every other endpoint binds its method and path (the default).
+   */
+  signatures?: SignatureScope;
 }
 
 /**
@@ -135,7 +140,7 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     // A POST body that cannot be read is refused after the caller's checks (docs/api.md, "Errors").
     const refusal = request.method === 'POST' ? bodyRefusalOf(request) : undefined;
     const raw: RawParams = refusal ? { kind: 'json', body: {} } : rawParams(request);
-    const caller = await authenticate(request, raw, workspaces);
+    const caller = await authenticate(request, raw, workspaces, route.signatures ?? 'request');
     if (refusal) throw refusal;
     // A bulk request's URL carries the customer's credentials sealed for this workspace.
     const takeRequest = parseWithQuery(route, openUrlSecrets(raw, caller.workspace.workspace_id, app.sealer), request);
@@ -194,5 +199,6 @@ export function registerRenderEndpoint(
 
 /** Registers GET, HEAD and POST /api/take; its collaborators are the app's decorators (services.ts). */
 export const takeRoutes: FastifyPluginAsync = async (app) => {
-  registerRenderEndpoint(app, '/api/take', renderHandler(app, { parse: parseTake }));
+  // ScreenshotOne's scheme: the query string or body alone is signed.
+  registerRenderEndpoint(app, '/api/take', renderHandler(app, { parse: parseTake, signatures: 'query' }));
 };

@@ -103,7 +103,8 @@ for (const path of ['/api/take', '/api/bulk', '/api/animate']) {
       // A signature over the body bytes as sent matches: the caller got through, and the body is the problem.
       const answer = await send(path, contentType, body, {
         'x-access-key': strict.access_key,
-        'x-signature': hmacHex(strict.secret_key, body),
+        // Bulk binds its method and path into what is signed (docs/api.md, "Signatures").
+        'x-signature': hmacHex(strict.secret_key, path === '/api/bulk' ? `POST ${path}\n${body}` : body),
       });
       assert.is(answer.status, 400, JSON.stringify(answer.json));
       assert.is(answer.json?.error_code, 'request_not_valid');
@@ -121,7 +122,9 @@ order('GET /api/usage and /api/animate: 401, 403 email, 403 not valid, 403 requi
     const answer = await call(`${service.base}${path}?${query}`);
     return `${answer.status} ${answer.json?.error_code ?? ''}`.trim();
   };
-  const signed = (workspace: Workspace, query: string) => `${query}&signature=${hmacHex(workspace.secret_key, query)}`;
+  // /api/usage binds its method and path into what is signed; /api/animate signs the query alone.
+  const signed = (workspace: Workspace, query: string, path: string) =>
+    `${query}&signature=${hmacHex(workspace.secret_key, path === '/api/usage' ? `GET ${path}\n${query}` : query)}`;
   for (const [path, params] of [
     ['/api/usage', ''],
     // No url: past the caller's checks it is the parameters' 400.
@@ -139,7 +142,7 @@ order('GET /api/usage and /api/animate: 401, 403 email, 403 not valid, 403 requi
       path,
     );
     assert.is(await get(path, `${params}access_key=${strict.access_key}`), '403 signature_is_required', path);
-    const through = await get(path, signed(strict, `${params}access_key=${strict.access_key}`));
+    const through = await get(path, signed(strict, `${params}access_key=${strict.access_key}`, path));
     assert.is(through, path === '/api/usage' ? '200' : '400 request_not_valid', path);
   }
 });

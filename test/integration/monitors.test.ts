@@ -176,7 +176,7 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
   });
   assert.is(badPatch.status, 400);
 
-  // A PATCH is signed over its body, as a POST is.
+  // A PATCH is signed over its method, path and body (docs/api.md, "Signatures").
   const body = JSON.stringify({ status: 'active' });
   const patch = (signature: string) =>
     call(`${service.base}/api/monitors/${id}`, {
@@ -184,10 +184,10 @@ monitors('create, list, show, pause, delete; another workspace gets 404', async 
       headers: { 'x-access-key': workspace.access_key, 'content-type': 'application/json', 'x-signature': signature },
       body,
     });
-  const forged = await patch(hmacHex(workspace.secret_key, `${body} `));
+  const forged = await patch(hmacHex(workspace.secret_key, body));
   assert.is(forged.status, 403);
   assert.is(forged.json!.error_code, 'signature_is_not_valid');
-  const signed = await patch(hmacHex(workspace.secret_key, body));
+  const signed = await patch(hmacHex(workspace.secret_key, `PATCH /api/monitors/${id}\n${body}`));
   assert.is(signed.status, 200, JSON.stringify(signed.json));
   assert.is(signed.json!.status, 'active');
 

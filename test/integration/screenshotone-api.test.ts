@@ -105,7 +105,7 @@ test('bulk URLs are signed with the secret key: they work where signatures are r
     (w: Workspace) => ({ ...w, require_signed_requests: true }),
   );
   await nc.close();
-  // The body is signed as any POST is (X-Signature over the raw body).
+  // Bulk's X-Signature is over its method, path and raw body (docs/api.md, "Signatures").
   const body = JSON.stringify({
     access_key: workspace.access_key,
     options: { html: '<p>signed</p>', viewport_width: 300, viewport_height: 200 },
@@ -113,7 +113,10 @@ test('bulk URLs are signed with the secret key: they work where signatures are r
   });
   const bulk = await call(`${service.base}/api/bulk`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-signature': hmacHex(workspace.secret_key, body) },
+    headers: {
+      'content-type': 'application/json',
+      'x-signature': hmacHex(workspace.secret_key, `POST /api/bulk\n${body}`),
+    },
     body,
   });
   assert.is(bulk.status, 200, bulk.bytes.toString());
