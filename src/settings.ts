@@ -271,7 +271,7 @@ export const settings = [
     names: ['SMTP_URL'],
     default: 'none',
     meaning:
-      "the dashboard's mail server, sent through nodemailer: `smtps://user:pass@host:465` (TLS from the first byte) or `smtp://[user:pass@]host:587` (upgraded with STARTTLS whenever the server offers it, and the certificate must verify; add `?requireTLS=true` to refuse a server without STARTTLS). A send fails after 5 s without a connection or greeting, or 15 s of silence. Unset, mail goes to the log and `npx shutterbus mail outbox`",
+      "the dashboard's mail server, sent through nodemailer: `smtps://user:pass@host:465` (TLS from the first byte) or `smtp://[user:pass@]host:587` (upgraded with STARTTLS whenever the server offers it, and the certificate must verify; add `?requireTLS=true` to refuse a server without STARTTLS). A send fails after 5 s without a connection or greeting, or 15 s of silence. Unset, mail goes to the outbox stream (sealed like every secret at rest), where `npx shutterbus mail outbox` shows it; the log names each message",
     audience: 'newcomer',
   },
   {

@@ -12,6 +12,14 @@ export function signatureMatches(secretKey: string, payload: string | Uint8Array
   return timingSafeEqual(Buffer.from(hmacHex(secretKey, payload), 'hex'), Buffer.from(presented, 'hex'));
 }
 
+/**
+ * What a request to any endpoint but /api/take and /api/animate signs (docs/api.md, "Signatures"):
+ * `METHOD /path`, a newline, then the raw query string up to `&signature=` or the raw body.
+ */
+export function scopedPayload(method: string, path: string, payload: string | Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${method.toUpperCase()} ${path}\n`), Buffer.from(payload)]);
+}
+
 /** A parameter name as URLSearchParams reads it (`+` a space, `%XX` decoded); as sent when it does not decode. */
 function decodedName(name: string): string {
   if (!name.includes('%') && !name.includes('+')) return name;

@@ -10,7 +10,14 @@ export interface Account {
   /** scrypt hash; null for someone invited who has not chosen a password yet. */
   password_hash: string | null;
   verified: boolean;
+  /** The workspaces this account opens: its own, and invitations it claimed (docs/security.md). */
   workspace_ids: string[];
+  /**
+   * Workspaces the address was invited to (a member's invitation, the CLI's `--owner` or `member
+   * add`) and has not claimed yet: claimed only through the link mailed to the address, or the
+   * operator's `member verify`, never by whoever holds the account's password.
+   */
+  invited_ids?: string[];
   /** Changes whenever a password is set, so an invitation link works once. */
   token_nonce: string;
   created_at: string;
@@ -69,24 +76,38 @@ export class AccountStore {
     });
   }
 
-  /** Records that the account belongs to a workspace. */
+  /** Records that the account belongs to a workspace (its invitation there, if any, claimed). */
   async join(email: string, workspaceId: string): Promise<Account> {
     return this.update(email, (current) =>
-      current.workspace_ids.includes(workspaceId)
+      current.workspace_ids.includes(workspaceId) && !current.invited_ids?.includes(workspaceId)
         ? current
-        : { ...current, workspace_ids: [...current.workspace_ids, workspaceId] },
+        : {
+            ...current,
+            workspace_ids: [...current.workspace_ids.filter((id) => id !== workspaceId), workspaceId],
+            invited_ids: (current.invited_ids ?? []).filter((id) => id !== workspaceId),
+          },
     );
   }
 
-  /** Records that the account left a workspace. */
+  /** Records an invitation to a workspace, to be claimed through the mailed link; nothing if it belongs already. */
+  async invite(email: string, workspaceId: string): Promise<Account> {
+    return this.update(email, (current) =>
+      current.workspace_ids.includes(workspaceId) || current.invited_ids?.includes(workspaceId)
+        ? current
+        : { ...current, invited_ids: [...(current.invited_ids ?? []), workspaceId] },
+    );
+  }
+
+  /** Records that the account left a workspace (or its invitation there was taken back). */
   async leave(email: string, workspaceId: string): Promise<Account> {
     return this.update(email, (current) => ({
       ...current,
       workspace_ids: current.workspace_ids.filter((id) => id !== workspaceId),
+      invited_ids: (current.invited_ids ?? []).filter((id) => id !== workspaceId),
     }));
   }
 
-  /** Sets a new password (the invitation link's nonce is spent with it). */
+  /** Sets a new password (the mailed links' nonce is spent with it). */
   async setPassword(email: string, passwordHash: string): Promise<Account> {
     return this.update(email, (current) => ({ ...current, password_hash: passwordHash, token_nonce: nonce() }));
   }

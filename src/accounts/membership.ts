@@ -73,24 +73,28 @@ export class Membership {
         ? { outcome: 'invited', account: existing }
         : { outcome: 'taken' };
     }
-    const workspace = await this.createWorkspace({ plan: 'free', owner: email });
-    return { outcome: 'created', account: (await this.accounts.get(email))!, workspace };
+    // The account's own workspace: it opens once the address is confirmed (requireSignIn).
+    const workspace = await this.workspaces.create({ plan: 'free', owner: email });
+    return { outcome: 'created', account: await this.accounts.join(email, workspace.workspace_id), workspace };
   }
 
   /**
-   * Creates a workspace, its owner a member with an account (an invitation if the address has none).
-   * The owner starts unverified in it (docs/operations.md), whatever the address proved elsewhere.
+   * Creates a workspace (the CLI's `workspace create`), its owner an invitation: the address is a
+   * member, unverified (docs/operations.md), and the workspace opens to the account only once it
+   * claims it through the mailed link or the operator's `member verify`. An account someone made
+   * with the address beforehand does not get it by its password.
    */
   async createWorkspace(input: { plan: Plan; quota?: number; owner?: string }): Promise<Workspace> {
     const workspace = await this.workspaces.create(input);
-    if (input.owner) await this.accounts.join(input.owner, workspace.workspace_id);
+    if (input.owner) await this.accounts.invite(input.owner, workspace.workspace_id);
     return workspace;
   }
 
   /**
-   * Adds a member (or changes the role of one already there). An owner or admin may add; only an
-   * owner may add an owner. The address gets an account if it had none, so it sees the workspace
-   * once it signs in; `account.password_hash === null` says it has yet to choose a password.
+   * Adds a member (or, for the operator, changes the role of one already there, keeping an owner).
+   * An owner or admin may add; only an owner may add an owner. The address is invited: a member,
+   * unverified, with an account (made if it had none) that opens the workspace only once it claims
+   * the invitation (`claim`, through the mailed link; or the operator's `member verify`).
    */
   async add(
     workspaceId: string,
@@ -110,21 +114,22 @@ export class Membership {
       }
     };
     allowed(await this.workspaces.require(workspaceId));
-    // The account first, so the member's `verified` starts in step with it.
-    const account = await this.accounts.join(address, workspaceId);
     let added = false;
     const workspace = await this.workspaces.update(workspaceId, (current) => {
       allowed(current);
       const existing = current.members.find((m) => m.email === address);
       added = !existing;
       if (existing && !isOperator(actor)) return current;
-      const members = existing
-        ? current.members.map((m) =>
-            m.email === address ? { ...m, role, verified: account.verified || m.verified } : m,
-          )
-        : [...current.members, { email: address, role, verified: account.verified }];
-      return { ...current, members };
+      // A new member is unverified until the invitation is claimed, whatever the account proved elsewhere.
+      if (!existing) return { ...current, members: [...current.members, { email: address, role, verified: false }] };
+      return keepAnOwner({
+        ...current,
+        members: current.members.map((m) => (m.email === address ? { ...m, role } : m)),
+      });
     });
+    const account = added
+      ? await this.accounts.invite(address, workspaceId)
+      : await this.accounts.update(address, () => undefined);
     return { workspace, member: workspace.members.find((m) => m.email === address)!, account, added };
   }
 
@@ -153,17 +158,42 @@ export class Membership {
     return workspace;
   }
 
-  /** An operator's word that a member's address is verified, in that workspace (`shutterbus member verify`). */
+  /**
+   * An operator's word that a member's address is verified, in that workspace (`shutterbus member
+   * verify`): its invitation there is claimed. The account still opens it only once the address is
+   * confirmed (requireSignIn), so a password someone chose for the address before proves nothing.
+   */
   async verifyMember(workspaceId: string, email: string): Promise<Member> {
     const address = normalizeEmail(email);
     const workspace = await this.workspaces.update(workspaceId, (current) => {
       if (!current.members.some((m) => m.email === address)) throw notMember(address, workspaceId);
       return { ...current, members: current.members.map((m) => (m.email === address ? { ...m, verified: true } : m)) };
     });
+    await this.accounts.join(address, workspaceId);
     return workspace.members.find((m) => m.email === address)!;
   }
 
-  /** The mailbox proved (its link was followed): the account is verified, and its membership in every workspace. */
+  /**
+   * The mailbox proved it holds the address through a link that also settled the password (an
+   * invitation's or a password link's, docs/security.md): every invitation of the address is
+   * claimed, and the account and its memberships are verified. An invitation taken back since (no
+   * member any more) is dropped.
+   */
+  async claim(email: string): Promise<Account> {
+    const address = normalizeEmail(email);
+    for (const workspaceId of (await this.accounts.get(address))?.invited_ids ?? []) {
+      const workspace = await this.workspaces.get(workspaceId);
+      if (workspace?.members.some((m) => m.email === address)) await this.accounts.join(address, workspaceId);
+      else await this.accounts.leave(address, workspaceId);
+    }
+    return this.verify(address);
+  }
+
+  /**
+   * The mailbox proved (a confirmation link was followed): the account is verified, and its
+   * membership in every workspace it opens. Invitations stay unclaimed: the sign-up's confirmation
+   * link says nothing about who chose the account's password.
+   */
   async verify(email: string): Promise<Account> {
     const account = await this.accounts.update(email, (current) =>
       current.verified ? current : { ...current, verified: true },

@@ -21,7 +21,10 @@ import { storageCommands } from './storage.ts';
 import { webhookCommands } from './webhooks.ts';
 import { createSealer, sealingKeySource } from '../secrets/key.ts';
 import { checkSealingKey, resealWitness } from '../secrets/key-check.ts';
-import { resealSessionSecret } from '../http/dashboard/session.ts';
+import { resealSessionSecret, resolveSessionSecret } from '../http/dashboard/session.ts';
+import { invitationMail } from '../http/dashboard/invitations.ts';
+import { createMailer } from '../mail/mailer.ts';
+import { Outbox } from '../mail/outbox.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 
 /**
@@ -67,6 +70,29 @@ function email(value: string | undefined, name: string): string {
   return normalizeEmail(address);
 }
 
+/**
+ * Mails `address` the link that claims its invitation to `workspaceId` (docs/security.md): the CLI
+ * adds an address, only the mailbox's owner gets in. A mail server that fails is reported on
+ * stderr; the operator's `member verify` claims it instead.
+ */
+async function mailInvitation(context: Context, address: string, workspaceId: string): Promise<void> {
+  const { config, topology, sealer, membership } = context;
+  const account = await membership.accounts.get(address);
+  if (!account) return;
+  const secret = await resolveSessionSecret(config.sessionSecret, topology.dashboard, sealer);
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    outbox: new Outbox(topology.jsm, sealer),
+    log: { info: () => {} },
+  });
+  await mailer.send(invitationMail(secret, config.baseUrl, account, workspaceId)).catch((err) => {
+    process.stderr.write(
+      `${JSON.stringify({ warning: `the invitation mail to ${address} was not sent: ${(err as Error).message}` })}\n`,
+    );
+  });
+}
+
 const workspaceFlag = { workspace: { type: 'string' } } as const;
 const asFlag = { as: { type: 'string' } } as const;
 
@@ -88,7 +114,11 @@ const commands: Record<string, Command<Context>> = {
         owner: flags.owner === undefined ? undefined : email(flags.owner, 'owner'),
       };
     },
-    async (input, { membership }: Context) => describeWorkspace(await membership.createWorkspace(input)),
+    async (input, context: Context) => {
+      const workspace = await context.membership.createWorkspace(input);
+      if (input.owner) await mailInvitation(context, input.owner, workspace.workspace_id);
+      return describeWorkspace(workspace);
+    },
   ),
   'workspace show': command(
     workspaceFlag,
@@ -105,8 +135,10 @@ const commands: Record<string, Command<Context>> = {
     }),
     async ({ workspaceId, address, role }, context: Context) => {
       const { workspace_id } = await context.workspaces.require(workspaceId);
-      // The same service as the dashboard's: the address gets an account, and sees the workspace once it signs up.
-      return (await context.membership.add(workspace_id, address, role, { operator: true })).member;
+      // The same service as the dashboard's: the address is invited, and mailed the link that claims it.
+      const { member, added } = await context.membership.add(workspace_id, address, role, { operator: true });
+      if (added) await mailInvitation(context, address, workspace_id);
+      return member;
     },
   ),
   'member verify': command(

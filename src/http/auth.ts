@@ -1,7 +1,7 @@
 // Who is asking: the access key, the email rule and the signature, checked in the documented order.
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { signatureMatches, splitSignedQuery } from '../signing.ts';
+import { scopedPayload, signatureMatches, splitSignedQuery } from '../signing.ts';
 import type { WorkspaceCache } from '../workspaces/cache.ts';
 import { keysUsable, type Workspace } from '../workspaces/workspace.ts';
 import type { RawParams } from './params.ts';
@@ -61,8 +61,7 @@ function rawPath(request: FastifyRequest): string {
 
 /** What is signed: the payload alone (`query` scope), or `METHOD /path` + a newline + the payload. */
 function signedPayload(request: FastifyRequest, scope: SignatureScope, payload: string | Uint8Array) {
-  if (scope === 'query') return payload;
-  return Buffer.concat([Buffer.from(`${request.method} ${rawPath(request)}\n`), Buffer.from(payload)]);
+  return scope === 'query' ? payload : scopedPayload(request.method, rawPath(request), payload);
 }
 
 /**

@@ -9,7 +9,12 @@ export interface Mailer {
 }
 
 /** The mailer the configuration asks for. */
-export function createMailer(options: { smtpUrl?: string; from: string; outbox: Outbox; log: Logger }): Mailer {
+export function createMailer(options: {
+  smtpUrl?: string;
+  from: string;
+  outbox: Outbox;
+  log: Pick<Logger, 'info'>;
+}): Mailer {
   const { smtpUrl, from, outbox, log } = options;
   const sendSmtp = smtpUrl ? smtpSender(smtpUrl) : null;
   return {
@@ -19,11 +24,12 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
         log.info({ to: message.to, subject: message.subject, message_id: messageId }, 'mail sent');
         return;
       }
-      // No SMTP: development and tests read the link from the log or `shutterbus mail outbox`.
+      // No SMTP: development and tests read the link with `shutterbus mail outbox`; the log names
+      // the message only, since its link is as good as a password.
       await outbox.append({ ...message, created_at: new Date().toISOString() });
       log.info(
-        { to: message.to, subject: message.subject, text: message.text },
-        'mail written to the outbox (SMTP_URL is not set)',
+        { to: message.to, subject: message.subject },
+        'mail written to the outbox (SMTP_URL is not set): npx shutterbus mail outbox shows it',
       );
     },
   };

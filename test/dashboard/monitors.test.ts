@@ -20,7 +20,7 @@ pages.after(async () => {
 });
 
 async function signUp(email: string): Promise<{ visitor: Visitor; workspaceId: string }> {
-  const visitor = await signUpAt(service.base, email);
+  const visitor = await signUpAt(service.base, email, { confirm: stack });
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await visitor.get('/dashboard/keys')).text)![1];
   return { visitor, workspaceId };
 }

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
 import { startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
 import { startS3, type S3Server } from '../helpers/stack.ts';
-import { signUp as signUpAt } from '../helpers/visitor.ts';
+import { mailedLink, signUp as signUpAt } from '../helpers/visitor.ts';
 
 const page = suite('dashboard storage page');
 const keys = {
@@ -30,7 +30,7 @@ page.after(async () => {
   await stack?.stop();
 });
 
-const signUp = (email: string) => signUpAt(service.base, email);
+const signUp = (email: string) => signUpAt(service.base, email, { confirm: stack });
 
 const fields = (secret = keys.secretKey) => ({
   endpoint: customer.endpoint,
@@ -103,6 +103,8 @@ page('a member sees the page but cannot change the storage', async () => {
     'member',
   );
   assert.is(added.code, 0, added.stderr);
+  // The invitation is claimed through its mailed link, opened where the member is signed in.
+  assert.is((await member.get(await mailedLink(stack, 'storage-member@example.com', '/dashboard/accept'))).status, 303);
   await member.get('/dashboard/keys');
   assert.is((await member.post('/dashboard/switch', { workspace_id: workspaceId })).status, 303);
   const seen = await member.get('/dashboard/storage');

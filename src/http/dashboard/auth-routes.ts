@@ -3,26 +3,20 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { emailPattern, type Account } from '../../accounts/accounts.ts';
 import { hashPassword, passwordMatches, passwordProblem } from '../../accounts/password.ts';
 import { normalizeEmail, type Role } from '../../workspaces/workspace.ts';
-import { clientIp, field, noticesOf, requireSignIn, sessionOf, type Dashboard } from './context.ts';
+import { clientIp, field, noticesOf, sessionOf, type Dashboard } from './context.ts';
 import type { Html } from './views/html.ts';
 import type { TokenBody } from './tokens.ts';
+import { invitationMail, type InviteToken } from './invitations.ts';
 import { checkMailPage, choosePasswordPage, credentialsPage, messagePage } from './views/auth.ts';
 
+export type { InviteToken } from './invitations.ts';
+
 const DAY_MS = 24 * 3600 * 1000;
-const INVITE_LIFETIME_MS = 7 * DAY_MS;
 
 /** A verification link's token. */
 interface VerifyToken extends TokenBody {
   purpose: 'verify';
   email: string;
-}
-
-/** An invitation link's token; `nonce` ties it to the account until a password is chosen. */
-export interface InviteToken extends TokenBody {
-  purpose: 'invite';
-  email: string;
-  nonce: string;
-  ws: string;
 }
 
 /** The link of the "this address has an account" mail; `nonce` makes it work once. */
@@ -75,8 +69,8 @@ async function sendAccountExists(dashboard: Dashboard, email: string): Promise<v
 }
 
 /**
- * Mails an invitation link to an account added to `workspaceId`: where an address without a
- * password chooses one, and where any address proves its mailbox. A failing mail server is logged.
+ * Mails an invitation link to an account added to `workspaceId` (invitations.ts): where the
+ * mailbox's owner claims it. A failing mail server is logged.
  */
 export async function sendInvitation(
   dashboard: Dashboard,
@@ -84,23 +78,8 @@ export async function sendInvitation(
   workspaceId: string,
   by?: { inviter: string; role: Role },
 ): Promise<void> {
-  const token = dashboard.sessions.sealLink<InviteToken>({
-    purpose: 'invite',
-    email: account.email,
-    nonce: account.token_nonce,
-    ws: workspaceId,
-    exp: Date.now() + INVITE_LIFETIME_MS,
-  });
-  const link = `${dashboard.config.baseUrl}/dashboard/accept?token=${token}`;
-  const why = by
-    ? `${by.inviter} added you as ${by.role === 'admin' ? 'an' : 'a'} ${by.role} of the Shutterbus workspace ${workspaceId}.`
-    : `You were added to the Shutterbus workspace ${workspaceId}, and someone asked to sign up with this address.`;
   await dashboard.mailer
-    .send({
-      to: account.email,
-      subject: by ? `${by.inviter} invited you to a Shutterbus workspace` : 'Your invitation to Shutterbus',
-      text: `Hello,\n\n${why}\n\n${account.password_hash === null ? 'Choose a password and confirm your address here' : 'Confirm your address here, then sign in as usual'} (the link works for seven days):\n\n${link}\n\nShutterbus`,
-    })
+    .send(invitationMail(dashboard.sessionSecret, dashboard.config.baseUrl, account, workspaceId, by))
     .catch((err) => dashboard.log.warn({ err, to: account.email }, 'invitation mail failed'));
 }
 
@@ -216,11 +195,13 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
     );
   });
 
-  // The one page here for members only: asking again for the link mailed at sign-up.
-  app.post('/verify/resend', { preHandler: requireSignIn(dashboard) }, async (request, reply) => {
-    const current = request.signedIn;
-    if (current.account.verified) return reply.redirect('/dashboard/keys', 303);
-    const wait = limits.mailByEmail.hit(current.account.email);
+  // The one page here for a signed-in account, confirmed or not: asking again for the link mailed at sign-up.
+  app.post('/verify/resend', async (request, reply) => {
+    const session = await sessions.live(request);
+    const account = session?.email ? await accounts.get(session.email) : null;
+    if (!account || account.password_hash === null) return reply.redirect('/dashboard/sign-in', 303);
+    if (account.verified) return reply.redirect('/dashboard/keys', 303);
+    const wait = limits.mailByEmail.hit(account.email);
     if (wait)
       return send(
         reply,
@@ -232,7 +213,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
         }),
         429,
       );
-    await sendVerification(dashboard, current.account.email);
+    await sendVerification(dashboard, account.email);
     return reply.redirect(`/dashboard/keys?notice=${dashboard.config.smtpUrl ? 'link-sent' : 'link-in-outbox'}`, 303);
   });
 
@@ -259,14 +240,18 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
       400,
     );
 
+  // An invitation's link: the mailbox's owner claims it, by being signed in to the account already
+  // (who knows its password and holds the mailbox), or else by choosing the account's password, which
+  // replaces any password someone chose for the address before and ends every session of it.
   app.get('/accept', async (request, reply) => {
     const raw = (request.query as Record<string, string>).token;
     const found = await openAccountLink<InviteToken>('invite', raw);
     if (!found) return invalidLink(reply, 'This invitation');
-    if (found.account.password_hash !== null) {
-      // Someone with an account already: the link proves the mailbox, and the workspace is in their list.
-      await membership.verify(found.account.email);
-      return reply.redirect('/dashboard/sign-in?notice=verified', 303);
+    const signedInAs = (await sessions.live(request))?.email;
+    if (found.account.password_hash !== null && signedInAs === found.account.email) {
+      await membership.claim(found.account.email);
+      await sessions.signIn(reply, found.account.email, found.token.ws);
+      return reply.redirect('/dashboard/keys', 303);
     }
     const session = sessionOf(dashboard, request, reply);
     return send(
@@ -278,7 +263,7 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
   app.post('/accept', async (request, reply) => {
     const raw = field(request, 'token');
     const found = await openAccountLink<InviteToken>('invite', raw);
-    if (!found || found.account.password_hash !== null) return invalidLink(reply, 'This invitation');
+    if (!found) return invalidLink(reply, 'This invitation');
     const problem = passwordProblem(field(request, 'password'));
     if (problem) {
       const session = sessionOf(dashboard, request, reply);
@@ -293,8 +278,10 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
         400,
       );
     }
+    // The link is spent with the password (a new nonce), and nobody signed in with an earlier one stays.
     await accounts.setPassword(found.account.email, await hashPassword(field(request, 'password')));
-    await membership.verify(found.account.email);
+    await sessions.endAll(found.account.email);
+    await membership.claim(found.account.email);
     await sessions.signIn(reply, found.account.email, found.token.ws);
     return reply.redirect('/dashboard/keys', 303);
   });
@@ -330,10 +317,11 @@ export async function authRoutes(app: FastifyInstance, dashboard: Dashboard): Pr
         400,
       );
     }
-    // The link is spent with the password (a new nonce), the mailbox is proven, and every earlier session ends.
+    // The link is spent with the password (a new nonce), every earlier session ends, and the mailbox
+    // is proven with the password settled: its invitations are claimed.
     await accounts.setPassword(account.email, await hashPassword(field(request, 'password')));
-    await membership.verify(account.email);
     await sessions.endAll(account.email);
+    await membership.claim(account.email);
     await sessions.signIn(reply, account.email, account.workspace_ids[0]);
     return reply.redirect('/dashboard/keys?notice=password-changed', 303);
   });

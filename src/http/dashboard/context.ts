@@ -16,7 +16,7 @@ import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspa
 import type { WindowLimiter } from './rate-limit.ts';
 import type { SignInGuard } from './sign-in-guard.ts';
 import type { Session, Sessions } from './session.ts';
-import { messagePage } from './views/auth.ts';
+import { confirmAddressPage, messagePage } from './views/auth.ts';
 import type { Notice, Viewer } from './views/layout.ts';
 
 /** What the dashboard needs from the rest of the system. */
@@ -98,6 +98,16 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
     const session = await dashboard.sessions.live(request);
     const account = session?.email ? await dashboard.accounts.get(session.email) : null;
     if (!session || !account || account.password_hash === null) return reply.redirect('/dashboard/sign-in', 303);
+    // Whoever typed an address into the sign-up form holds its password, not its mailbox: an
+    // account opens no workspace until the address is confirmed (docs/security.md).
+    if (!account.verified) {
+      const page = confirmAddressPage({
+        csrf: dashboard.sessions.csrfToken(session),
+        email: account.email,
+        notices: noticesOf(request),
+      });
+      return reply.code(403).type('text/html; charset=utf-8').send(page.text);
+    }
     // The session's workspace first, then any other: a member removed from one still reaches the rest.
     const candidates = [
       ...new Set(

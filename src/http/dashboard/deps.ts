@@ -31,7 +31,7 @@ export async function createDashboardDeps(options: {
   renders: RenderRecords;
 }): Promise<DashboardDeps> {
   const { config, log, topology, workspaces, ledger, recentRenders, deliveries, sealer, monitors } = options;
-  const outbox = new Outbox(topology.jsm);
+  const outbox = new Outbox(topology.jsm, sealer);
   const accounts = new AccountStore(topology.accounts);
   return {
     config,

@@ -4,7 +4,7 @@
 // and the render id, to share with a member.
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hmacHex } from '../../signing.ts';
+import { hmacHex, scopedPayload } from '../../signing.ts';
 import { rawQueryString } from '../auth.ts';
 import type { Workspace } from '../../workspaces/workspace.ts';
 import type { Dashboard } from './context.ts';
@@ -41,8 +41,8 @@ export async function playgroundRoutes(app: FastifyInstance, dashboard: Dashboar
   ): Promise<PlaygroundResult | PlaygroundError> => {
     const status = await app.inject({
       method: 'GET',
-      // Signed (over the empty query) like the playground's render, for a workspace that requires it.
-      url: `/api/renders/${renderId}?signature=${hmacHex(workspace.secret_key, '')}`,
+      // Signed (over its method, path and the empty query) like the playground's render, for a workspace that requires it.
+      url: `/api/renders/${renderId}?signature=${hmacHex(workspace.secret_key, scopedPayload('GET', `/api/renders/${renderId}`, ''))}`,
       headers: { 'x-access-key': workspace.access_key },
     });
     const record = status.json() as Record<string, string | undefined>;

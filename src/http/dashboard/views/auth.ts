@@ -45,7 +45,8 @@ export function choosePasswordPage(options: {
     notices: options.notices,
     body: html`<div class="card">
   <h1>${invitation ? 'Join your team on Shutterbus' : 'Choose a new password'}</h1>
-  <p class="muted small">Choose a password for <strong>${options.email}</strong>. This also confirms your email address${invitation ? '' : ' and signs out every other session of the account'}.</p>
+  <p class="muted small">Choose a password for <strong>${options.email}</strong>. This also confirms your email address and signs out every other session of the account.</p>
+  ${invitation ? html`<p class="muted small">Have an account here and want to keep its password? <a href="/dashboard/sign-in">Sign in</a> first, then open the invitation link again.</p>` : ''}
   <form method="post" action="/dashboard/${invitation ? 'accept' : 'password'}">${csrfField(options.csrf)}
     <input type="hidden" name="token" value="${options.token}">
     <label for="password">Password</label>
@@ -53,6 +54,21 @@ export function choosePasswordPage(options: {
     <p class="muted small">At least 10 characters.</p>
     <p><button type="submit">${invitation ? 'Join' : 'Save the password'}</button></p>
   </form>
+</div>`,
+  });
+}
+
+/** What an account whose address is not confirmed yet sees instead of any workspace (docs/security.md). */
+export function confirmAddressPage(options: { csrf: string; email: string; notices?: Notice[] }): Html {
+  return layout({
+    title: 'Confirm your address',
+    narrow: true,
+    notices: options.notices,
+    body: html`<div class="card stack">
+  <h1>Confirm your address</h1>
+  <div class="notice warn">Follow the link we mailed to <strong>${options.email}</strong> to confirm it. Until then this account opens no workspace.</div>
+  <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(options.csrf)}<button type="submit">Send the link again</button></form>
+  <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(options.csrf)}<button class="link" type="submit">Sign out</button></form>
 </div>`,
   });
 }
