@@ -41,6 +41,24 @@ test("a PDF's passwords are sealed in the message and opened for the render", ()
   assert.equal(openRequestSecrets(JSON.parse(text), sealer).options, plain.options);
 });
 
+test('authorization, cookies and headers are sealed item by item and opened for the render', () => {
+  const plain = request({
+    authorization: 'Bearer secret-token',
+    cookies: ['session=secret-cookie; Path=/', 'other=2'],
+    headers: ['X-Api-Key: secret-header', 'sealed:v1:written by the customer'],
+  });
+  const sealed = sealRequestSecrets(plain, sealer);
+  const text = JSON.stringify(sealed);
+  for (const secret of ['secret-token', 'secret-cookie', 'secret-header', 'other=2', 'written by the customer'])
+    assert.not.match(text, secret);
+  assert.is(sealed.options.cookies.length, 2, 'a list keeps its shape');
+  assert.ok(sealed.options.headers.every((item) => Sealer.isSealed(item)));
+  assert.equal(openRequestSecrets(JSON.parse(text), sealer).options, plain.options);
+  // A message written before they were sealed opens as it is.
+  const legacy = request({ authorization: 'Bearer old', cookies: ['a=1'], headers: ['A: b'] });
+  assert.equal(openRequestSecrets(legacy, sealer).options, legacy.options);
+});
+
 test('a request without secrets is passed as it is, with or without a sealer', () => {
   const plain = request({});
   assert.is(sealRequestSecrets(plain, undefined), plain);
