@@ -34,10 +34,11 @@ playground.before(async () => {
   await page.fill('#email', email);
   await page.fill('#password', password);
   await page.click('button[type=submit]');
-  state.workspaceId = (await page.textContent('.who .mono'))!.trim();
   const outbox = await shutterbus(stack, 'mail', 'outbox');
   const message = [...outbox.json.messages].reverse().find((m: { to: string }) => m.to === email);
   await page.goto(/https?:\/\/\S+\/dashboard\/\S+/.exec(message.text)![0]);
+  await page.goto(`${service.base}/dashboard/keys`);
+  state.workspaceId = (await page.textContent('.who .mono'))!.trim();
   state.page = page;
 });
 playground.after(async () => {

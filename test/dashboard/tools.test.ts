@@ -72,9 +72,10 @@ tools('an owner signs up and verifies; the playground renders a device in dark m
   await page.fill('#email', owner);
   await page.fill('#password', password);
   await page.click('button[type=submit]');
+  await page.goto(await mailedLink(owner));
+  await page.goto(`${service.base}/dashboard/keys`);
   state.accessKey = (await page.textContent('#access-key'))!.trim();
   state.workspaceId = (await page.textContent('.who .mono'))!.trim();
-  await page.goto(await mailedLink(owner));
 
   await page.goto(`${service.base}/dashboard/playground`);
   assert.is(await page.locator('nav >> text=Playground').getAttribute('aria-current'), 'page');

@@ -5,6 +5,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mailedLink } from '../helpers/visitor.ts';
 import { closePage } from '../helpers/pages.ts';
 import { freePort } from '../helpers/stack.ts';
 import { hmacHex } from '../../src/signing.ts';
@@ -61,6 +62,9 @@ userContent.before(async () => {
   await page.fill('#password', 'a long enough password');
   await page.click('button[type=submit]');
   assert.match(page.url(), /\/dashboard\/keys/);
+  await page.goto(`${service.base}${await mailedLink(stack, 'victim@example.com', '/dashboard/verify')}`);
+  await page.goto(`${service.base}/dashboard/keys`);
+  assert.is(await page.locator('#access-key').count(), 1, 'the victim opens a workspace of their own');
   await closePage(page);
 });
 userContent.after(async () => {

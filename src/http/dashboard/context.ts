@@ -104,6 +104,7 @@ export function requireSignIn(dashboard: Dashboard): preHandlerAsyncHookHandler 
       const page = confirmAddressPage({
         csrf: dashboard.sessions.csrfToken(session),
         email: account.email,
+        mailed: Boolean(dashboard.config.smtpUrl),
         notices: noticesOf(request),
       });
       return reply.code(403).type('text/html; charset=utf-8').send(page.text);

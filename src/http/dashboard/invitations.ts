@@ -42,6 +42,6 @@ export function invitationMail(
   return {
     to: account.email,
     subject: by ? `${by.inviter} invited you to a Shutterbus workspace` : 'Your invitation to Shutterbus',
-    text: `Hello,\n\n${why}\n\nJoin with this link (it works for seven days): you choose the password of your Shutterbus account there, which also confirms your address. If you have an account and want to keep its password, sign in first at ${baseUrl}/dashboard/sign-in, then open the link.\n\n${link}\n\nShutterbus`,
+    text: `Hello,\n\n${why}\n\nJoin with this link (it works for seven days):\n\n${link}\n\nYou choose the password of your Shutterbus account there, which also confirms your address. If you have an account and want to keep its password, sign in first at ${baseUrl}/dashboard/sign-in, then open the link.\n\nShutterbus`,
   };
 }

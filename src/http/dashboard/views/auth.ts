@@ -58,17 +58,26 @@ export function choosePasswordPage(options: {
   });
 }
 
-/** What an account whose address is not confirmed yet sees instead of any workspace (docs/security.md). */
-export function confirmAddressPage(options: { csrf: string; email: string; notices?: Notice[] }): Html {
+/**
+ * What an account whose address is not confirmed yet sees instead of any workspace (docs/security.md).
+ * `mailed`: SMTP_URL is set; otherwise the link is in the outbox.
+ */
+export function confirmAddressPage(options: { csrf: string; email: string; mailed: boolean; notices?: Notice[] }): Html {
+  const resend = (label: string) =>
+    html`<form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(options.csrf)}<button class="link" type="submit">${label}</button></form>`;
   return layout({
     title: 'Confirm your address',
     narrow: true,
     notices: options.notices,
     body: html`<div class="card stack">
   <h1>Confirm your address</h1>
-  <div class="notice warn">Follow the link we mailed to <strong>${options.email}</strong> to confirm it. Until then this account opens no workspace.</div>
-  <form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(options.csrf)}<button type="submit">Send the link again</button></form>
-  <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(options.csrf)}<button class="link" type="submit">Sign out</button></form>
+  <div class="notice warn"><strong>This account opens no workspace until its address is confirmed.</strong>
+    ${
+      options.mailed
+        ? html`We sent a link to <strong>${options.email}</strong>; open it to continue. ${resend('Send the link again')}`
+        : html`No mail is sent from this installation (<code>SMTP_URL</code> is not set): the link for <strong>${options.email}</strong> is in <code>npx shutterbus mail outbox</code>; open it to continue. ${resend('Make a new link')}`
+    }</div>
+  <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(options.csrf)}<button class="secondary" type="submit">Sign out</button></form>
 </div>`,
   });
 }
