@@ -23,6 +23,7 @@ import { authenticate, rawQueryString } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
 import { storeTargetFor } from './store.ts';
+import { targetChecks } from './take-flow.ts';
 
 /** What the monitor routes need beside the app's decorators. */
 export interface MonitorRouteOptions {
@@ -91,6 +92,7 @@ function ignoreTextIssue(value: unknown, compare: unknown): ParamProblem | undef
 export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (app, { manager, sealer }) => {
   const { config, workspaces, checkTarget } = app;
   const { store } = manager;
+  const checkTakeTargets = targetChecks(app);
 
   const caller = async (request: FastifyRequest, raw?: RawParams) =>
     (
@@ -150,17 +152,10 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       problems.push({ parameter: 'format', message: `must be one of ${monitorFormats.join(', ')} for a monitor` });
     }
     if (problems.length > 0 || !('request' in parsed)) throw notValid(problems);
-    const limit = planMonitorLimits[workspace.plan].monitors;
-    if ((await store.list(workspace.workspace_id)).length >= limit) {
-      throw notValid([
-        { parameter: 'monitors', message: `the ${workspace.plan} plan allows at most ${limit} monitors` },
-      ]);
-    }
     const { options, control } = parsed.request;
     const storeTarget = storeTargetFor(control, options.format, workspace, sealer);
-    if (options.url !== undefined) await checkTarget(options.url, 'url');
-    await checkTarget(control.webhook_url!, 'webhook_url');
-    if (storeTarget) await checkTarget(storeTarget.endpoint, 'storage_endpoint');
+    // The checks of /api/take past its parameters, the same path: addresses, proxy, country, format.
+    await checkTakeTargets(parsed.request, storeTarget);
 
     const now = new Date().toISOString();
     const monitor: Monitor = {
@@ -189,7 +184,13 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       next_run_at: now,
       changes: [],
     };
-    await manager.create(monitor);
+    // The plan's count is claimed atomically with the write: concurrent creates never pass it.
+    const limit = planMonitorLimits[workspace.plan].monitors;
+    if ((await manager.create(monitor, limit)) === 'full') {
+      throw notValid([
+        { parameter: 'monitors', message: `the ${workspace.plan} plan allows at most ${limit} monitors` },
+      ]);
+    }
     reply.code(201);
     return publicMonitor(monitor, config.filesBaseUrl);
   });

@@ -82,16 +82,17 @@ export function failureAnswer(raw: unknown): { status: number; body: ReturnType<
   return { status: statusOf(err.code), body };
 }
 
-/** The steps of a render request, built over the app's collaborators (services.ts). */
-export function takeFlow(app: FastifyInstance) {
-  const { config, checkTarget, sealer } = app;
-  const admission = renderAdmission(app);
-  const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
-
-  const checkTargets = async (
-    { options, control }: TakeRequest,
+/**
+ * The checks of a render request beyond its parameters' own rules: every address it names obeys the
+ * address rules of url, `ip_country_code` names a configured proxy, the format can be written. One
+ * path for every endpoint that renders or keeps a request to render later (/api/monitors).
+ */
+export function targetChecks(app: FastifyInstance) {
+  const { config, checkTarget } = app;
+  return async (
+    { options, control }: Pick<TakeRequest, 'options' | 'control'>,
     store: StoreTarget | undefined,
-    others: [string, string][],
+    others: [string, string][] = [],
   ) => {
     for (const [address, parameter] of others) await checkTarget(address, parameter);
     if (options.url !== undefined) await checkTarget(options.url, 'url');
@@ -112,6 +113,14 @@ export function takeFlow(app: FastifyInstance) {
     const unwritable = await unwritableFormat(options.format);
     if (unwritable) throw refuse('format', unwritable);
   };
+}
+
+/** The steps of a render request, built over the app's collaborators (services.ts). */
+export function takeFlow(app: FastifyInstance) {
+  const { config, sealer } = app;
+  const admission = renderAdmission(app);
+  const urlOf = (fileName: string) => fileUrl(config.filesBaseUrl, fileName);
+  const checkTargets = targetChecks(app);
 
   /**
    * Serves `take` from the cache, or admits, queues and (unless asynchronous) waits for its render

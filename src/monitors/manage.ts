@@ -26,9 +26,14 @@ export class MonitorManager {
     private readonly js: JetStreamClient,
   ) {}
 
-  /** Writes a new monitor and starts its ticks; a failed start removes it again. */
-  async create(monitor: Monitor): Promise<Monitor> {
-    if (!(await this.store.create(monitor))) throw new Error('monitor id collision');
+  /**
+   * Writes a new monitor and starts its ticks; a failed start removes it again. `full`: its workspace
+   * holds `limit` monitors already (counted atomically, MonitorStore.create).
+   */
+  async create(monitor: Monitor, limit?: number): Promise<Monitor | 'full'> {
+    const created = await this.store.create(monitor, limit);
+    if (created === 'full') return created;
+    if (created === 'taken') throw new Error('monitor id collision');
     try {
       await this.startTicks(monitor);
     } catch (err) {
