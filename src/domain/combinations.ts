@@ -190,9 +190,10 @@ export const pageRules: Rule[] = [
         ]
       : [];
   },
-  // And within the format's own longest side (WebP's 16383 px).
+  // And within the format's own longest side (WebP's 16383 px), at the scale the page renders at:
+  // a device preset's included.
   (values) => {
-    const scale = Number(values.device_scale_factor ?? 1);
+    const { scale } = viewportOf(values);
     const side = maxImageSide(String(values.format ?? 'png'));
     return ['clip_width', 'clip_height']
       .filter((name) => Number(values[name] ?? 0) * scale > side)

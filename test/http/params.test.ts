@@ -685,6 +685,13 @@ params("the pixel cap counts a device preset's scale and size, not the defaults"
     problemsOf(query(`${url}&viewport_device=iphone_13&clip_x=0&clip_y=0&clip_width=3840&clip_height=2000`)),
     ['clip_height'],
   );
+  // And within WebP's longest side: 6000 px at the iPhone's scale 3 is 18,000, refused up front
+  // (it failed after three attempts as a 500); 5000 at scale 3 is 15,000 and fits.
+  const webpClip = (width: number) =>
+    `${url}&viewport_device=iphone_13&format=webp&clip_x=0&clip_y=0&clip_width=${width}&clip_height=10`;
+  assert.equal(problemsOf(query(webpClip(6000))), ['clip_width']);
+  assert.equal(problemsOf(query(webpClip(5000))), []);
+  assert.equal(problemsOf(query(`${webpClip(6000)}&device_scale_factor=1`)), []);
   for (const device of devices.all())
     assert.equal(problemsOf(query(`${url}&viewport_device=${encodeURIComponent(device.name)}`)), [], device.name);
 });
