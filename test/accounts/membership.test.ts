@@ -58,7 +58,9 @@ membership(
 
     // A confirmation of the address alone claims nothing.
     await members.verify('cli.member@example.com');
-    assert.not.ok((await members.accounts.get('cli.member@example.com'))?.workspace_ids.includes(workspace.workspace_id));
+    assert.not.ok(
+      (await members.accounts.get('cli.member@example.com'))?.workspace_ids.includes(workspace.workspace_id),
+    );
 
     await members.claim('cli.member@example.com');
     const after = await members.workspaces.get(workspace.workspace_id);
@@ -73,29 +75,32 @@ membership(
   },
 );
 
-membership('a claim verifies an address in every workspace it belongs to; an invitation starts unverified', async () => {
-  const first = await members.signUp('two@example.com', 'scrypt-hash');
-  assert.is(first.outcome, 'created');
-  const second = await members.createWorkspace({ plan: 'free', owner: 'other@example.com' });
-  await members.add(second.workspace_id, 'two@example.com', 'admin', { email: 'other@example.com' });
-  await members.claim('two@example.com');
-  for (const id of [first.outcome === 'created' ? first.workspace.workspace_id : '', second.workspace_id]) {
-    const workspace = await members.workspaces.get(id);
-    assert.is(workspace?.members.find((m) => m.email === 'two@example.com')?.verified, true, id);
-  }
-  // Invited after the address was confirmed: unverified there until that invitation is claimed too,
-  // and so is the owner of a new workspace (docs/operations.md).
-  const third = await members.createWorkspace({ plan: 'free', owner: 'third@example.com' });
-  const { member } = await members.add(third.workspace_id, 'two@example.com', 'member', { operator: true });
-  assert.is(member.verified, false);
-  const fourth = await members.createWorkspace({ plan: 'free', owner: 'two@example.com' });
-  assert.is(fourth.members[0].verified, false);
-  // An invitation taken back before it is claimed is dropped by the claim.
-  await members.remove(third.workspace_id, 'two@example.com', { operator: true });
-  const claimed = await members.claim('two@example.com');
-  assert.not.ok(claimed.workspace_ids.includes(third.workspace_id));
-  assert.ok(claimed.workspace_ids.includes(fourth.workspace_id));
-});
+membership(
+  'a claim verifies an address in every workspace it belongs to; an invitation starts unverified',
+  async () => {
+    const first = await members.signUp('two@example.com', 'scrypt-hash');
+    assert.is(first.outcome, 'created');
+    const second = await members.createWorkspace({ plan: 'free', owner: 'other@example.com' });
+    await members.add(second.workspace_id, 'two@example.com', 'admin', { email: 'other@example.com' });
+    await members.claim('two@example.com');
+    for (const id of [first.outcome === 'created' ? first.workspace.workspace_id : '', second.workspace_id]) {
+      const workspace = await members.workspaces.get(id);
+      assert.is(workspace?.members.find((m) => m.email === 'two@example.com')?.verified, true, id);
+    }
+    // Invited after the address was confirmed: unverified there until that invitation is claimed too,
+    // and so is the owner of a new workspace (docs/operations.md).
+    const third = await members.createWorkspace({ plan: 'free', owner: 'third@example.com' });
+    const { member } = await members.add(third.workspace_id, 'two@example.com', 'member', { operator: true });
+    assert.is(member.verified, false);
+    const fourth = await members.createWorkspace({ plan: 'free', owner: 'two@example.com' });
+    assert.is(fourth.members[0].verified, false);
+    // An invitation taken back before it is claimed is dropped by the claim.
+    await members.remove(third.workspace_id, 'two@example.com', { operator: true });
+    const claimed = await members.claim('two@example.com');
+    assert.not.ok(claimed.workspace_ids.includes(third.workspace_id));
+    assert.ok(claimed.workspace_ids.includes(fourth.workspace_id));
+  },
+);
 
 membership('the operator verifies one member of one workspace', async () => {
   const first = await members.createWorkspace({ plan: 'free', owner: 'op@example.com' });

@@ -182,7 +182,10 @@ accounts(
   async () => {
     await signUp('sessions@example.com', '198.51.100.5');
     // Confirmed: an account whose address is not opens no page of a workspace (docs/security.md).
-    assert.is((await fetch(`${service.base}${await mailedLink(stack, 'sessions@example.com', '/dashboard/verify')}`)).status, 200);
+    assert.is(
+      (await fetch(`${service.base}${await mailedLink(stack, 'sessions@example.com', '/dashboard/verify')}`)).status,
+      200,
+    );
     const desk = new Browser('198.51.100.5');
     assert.is((await desk.signIn('sessions@example.com')).status, 303);
     assert.is((await desk.get('/dashboard/keys')).status, 200);

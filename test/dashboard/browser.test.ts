@@ -59,39 +59,42 @@ const take = (query: string) => call(`${service.base}/api/take?${query}`);
 const fixture = (path: string) => encodeURIComponent(`${stack.site.url}${path}`);
 const signed = (secret: string, query: string) => `${query}&signature=${hmacHex(secret, query)}`;
 
-dashboard('sign up, see that nothing opens before the address is confirmed, confirm it, take a screenshot', async () => {
-  const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
-  state.ownerPage = page;
-  await page.goto(`${service.base}/dashboard`);
-  assert.match(page.url(), /\/dashboard\/sign-in$/);
-  await page.click('text=Create an account');
-  await page.fill('#email', owner);
-  await page.fill('#password', password);
-  await page.click('button[type=submit]');
-  assert.match((await page.textContent('h1'))!, /Check your mail/);
-  await page.click('a.button:has-text("Sign in")');
-  await page.fill('#email', owner);
-  await page.fill('#password', password);
-  await page.click('button[type=submit]');
-  assert.match(page.url(), /\/dashboard\/keys/);
-  // An account whose address is not confirmed opens no workspace (docs/security.md).
-  assert.match((await page.textContent('h1'))!, /Confirm your address/);
-  assert.is(await page.locator('#access-key').count(), 0);
+dashboard(
+  'sign up, see that nothing opens before the address is confirmed, confirm it, take a screenshot',
+  async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
+    state.ownerPage = page;
+    await page.goto(`${service.base}/dashboard`);
+    assert.match(page.url(), /\/dashboard\/sign-in$/);
+    await page.click('text=Create an account');
+    await page.fill('#email', owner);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+    assert.match((await page.textContent('h1'))!, /Check your mail/);
+    await page.click('a.button:has-text("Sign in")');
+    await page.fill('#email', owner);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+    assert.match(page.url(), /\/dashboard\/keys/);
+    // An account whose address is not confirmed opens no workspace (docs/security.md).
+    assert.match((await page.textContent('h1'))!, /Confirm your address/);
+    assert.is(await page.locator('#access-key').count(), 0);
 
-  const mail = await mailTo(owner);
-  assert.match(mail.subject, /Confirm your email/);
-  await page.goto(mail.link);
-  assert.match((await page.textContent('h1'))!, /Email confirmed/);
-  await page.goto(`${service.base}/dashboard/keys`);
-  const accessKey = (await page.textContent('#access-key'))!.trim();
-  assert.match(accessKey, /^ak_/);
-  assert.is(await page.locator('.notice.warn').count(), 0, 'the keys work once confirmed');
+    const mail = await mailTo(owner);
+    assert.match(mail.subject, /Confirm your email/);
+    await page.goto(mail.link);
+    assert.match((await page.textContent('h1'))!, /Email confirmed/);
+    await page.goto(`${service.base}/dashboard/keys`);
+    const accessKey = (await page.textContent('#access-key'))!.trim();
+    assert.match(accessKey, /^ak_/);
+    assert.is(await page.locator('.notice.warn').count(), 0, 'the keys work once confirmed');
 
-  const shot = await take(`url=${fixture('/')}&access_key=${accessKey}&viewport_width=400&viewport_height=300`);
-  assert.is(shot.status, 200, JSON.stringify(shot.json));
-  assert.is(shot.contentType, 'image/png');
-  state.accessKey = accessKey;
-});
+    const shot = await take(`url=${fixture('/')}&access_key=${accessKey}&viewport_width=400&viewport_height=300`);
+    assert.is(shot.status, 200, JSON.stringify(shot.json));
+    assert.is(shot.contentType, 'image/png');
+    state.accessKey = accessKey;
+  },
+);
 
 dashboard('reveal the secret; the example URL on the page is signed with it', async () => {
   const page = state.ownerPage!;

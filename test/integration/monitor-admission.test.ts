@@ -4,7 +4,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Workspace } from '../../src/workspaces/workspace.ts';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 
 const admission = suite('monitor admission: the checks of /api/take, the plan counted atomically');
 let stack: TestStack;
@@ -58,7 +65,10 @@ admission('12 concurrent creates on a free workspace (3 monitors) make exactly 3
   const statuses = answers.map((answer) => answer.status).sort();
   assert.equal(statuses, [201, 201, 201, ...Array(9).fill(400)], JSON.stringify(answers.map((a) => a.json)));
   for (const refused of answers.filter((answer) => answer.status === 400))
-    assert.equal(refused.json!.error_details.map((d: { parameter: string }) => d.parameter), ['monitors']);
+    assert.equal(
+      refused.json!.error_details.map((d: { parameter: string }) => d.parameter),
+      ['monitors'],
+    );
   const listed = await call(`${service.base}/api/monitors`, { headers: { 'x-access-key': workspace.access_key } });
   assert.is(listed.json!.monitors.length, 3);
 
@@ -69,8 +79,14 @@ admission('12 concurrent creates on a free workspace (3 monitors) make exactly 3
     headers: { 'x-access-key': workspace.access_key },
   });
   assert.is(removed.status, 204);
-  assert.is((await post('/api/monitors', workspace, { html: '<p>again</p>', webhook_url: webhook, interval: 3600 })).status, 201);
-  assert.is((await post('/api/monitors', workspace, { html: '<p>over</p>', webhook_url: webhook, interval: 3600 })).status, 400);
+  assert.is(
+    (await post('/api/monitors', workspace, { html: '<p>again</p>', webhook_url: webhook, interval: 3600 })).status,
+    201,
+  );
+  assert.is(
+    (await post('/api/monitors', workspace, { html: '<p>over</p>', webhook_url: webhook, interval: 3600 })).status,
+    400,
+  );
 });
 
 admission.run();

@@ -4,7 +4,14 @@
 import { execFileSync } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { call, createWorkspace, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
+import {
+  call,
+  createWorkspace,
+  startService,
+  startStack,
+  type TestService,
+  type TestStack,
+} from '../helpers/service.ts';
 import { outboxOf, Visitor } from '../helpers/visitor.ts';
 
 const atRest = suite('request credentials and mail tokens at rest');

@@ -62,7 +62,12 @@ export function choosePasswordPage(options: {
  * What an account whose address is not confirmed yet sees instead of any workspace (docs/security.md).
  * `mailed`: SMTP_URL is set; otherwise the link is in the outbox.
  */
-export function confirmAddressPage(options: { csrf: string; email: string; mailed: boolean; notices?: Notice[] }): Html {
+export function confirmAddressPage(options: {
+  csrf: string;
+  email: string;
+  mailed: boolean;
+  notices?: Notice[];
+}): Html {
   const resend = (label: string) =>
     html`<form class="inline" method="post" action="/dashboard/verify/resend">${csrfField(options.csrf)}<button class="link" type="submit">${label}</button></form>`;
   return layout({
