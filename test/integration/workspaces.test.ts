@@ -288,8 +288,14 @@ auth('render status: the email rule and signatures hold on GET /api/renders/{id}
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  // The signature of a query with no other parameter is over the empty string.
-  assert.is(codeOf(await status(workspace, `signature=${hmacHex(workspace.secret_key, '')}`)), 'not_found');
+  // Signed over its method, path and the empty query (docs/api.md, "Signatures"); a take-style
+  // signature over the empty string alone is not valid here.
+  const scoped = hmacHex(workspace.secret_key, `GET /api/renders/${unknown}\n`);
+  assert.is(codeOf(await status(workspace, `signature=${scoped}`)), 'not_found');
+  assert.is(
+    codeOf(await status(workspace, `signature=${hmacHex(workspace.secret_key, '')}`)),
+    'signature_is_not_valid',
+  );
 });
 
 auth('rotated keys stop working; only owners and admins rotate', async () => {
