@@ -64,7 +64,7 @@ export interface Config {
   otlpEndpoint?: string;
   /** Earlier SECRETS_KEY values, kept only to open what they sealed until it is sealed again. */
   secretsKeyPrevious: readonly string[];
-  /** smtp:// or smtps:// server for the dashboard's mail; unset: mail goes to the log and the outbox. */
+  /** smtp:// or smtps:// server for the dashboard's mail; unset: mail goes to the (sealed) outbox stream. */
   smtpUrl?: string;
   /** Sender of the dashboard's mail. */
   mailFrom: string;
