@@ -65,7 +65,7 @@ identity('a stranger registered first gets nothing of a dashboard invitation; th
   const boss = await signUp(service.base, 'boss@corp.test', { confirm: stack });
   const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec((await boss.get('/dashboard/keys')).text)![1];
   const invited = await boss.post('/dashboard/members/invite', { email: 'newhire@corp.test', role: 'admin' });
-  assert.is(invited.location, '/dashboard/members?notice=invited');
+  assert.is(invited.location, '/dashboard/members?notice=invited-to-outbox');
   const workspace = (await shutterbus(stack, 'workspace', 'show', '--workspace', workspaceId)).json as {
     workspace_id: string;
     secret_key: string;
@@ -177,11 +177,12 @@ identity('sign-up, sign-in and invitation answer the same whoever registered fir
   }
   assert.equal(refusals[1], refusals[0]);
   assert.equal(refusals[2], refusals[0]);
-  // Invitation: the same answer for a new address, an account, and an invitation elsewhere.
+  // Invitation: the same answer for a new address, an account, and an invitation elsewhere (no
+  // SMTP_URL here: the answer says the invitation is in the outbox).
   for (const email of ['unknown@corp.test', 'early@corp.test', 'pending@corp.test']) {
     await boss.get('/dashboard/members');
     const answer = await boss.post('/dashboard/members/invite', { email, role: 'member' });
-    assert.is(answer.location, '/dashboard/members?notice=invited', email);
+    assert.is(answer.location, '/dashboard/members?notice=invited-to-outbox', email);
   }
 });
 
