@@ -19,10 +19,10 @@ const fixtures = path.join(root, 'test/fixtures/client-package');
 const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
 /**
  * Whether the service checks contract §5's signatures of the endpoints other than take and animate
- * (method and path bound in), which the client makes when it has the secret key: until it does,
- * those calls are made with the access key alone here. Set it once src/http/auth.ts binds them.
+ * (method and path bound in), which the client makes when it has the secret key: src/http/auth.ts
+ * binds them, so those calls are signed here too.
  */
-const boundSignaturesChecked = false;
+const boundSignaturesChecked = true;
 const accountCalls: Record<string, string> = boundSignaturesChecked ? { ACCOUNT_CALLS_SIGNED: '1' } : {};
 const statusKeys: Record<string, string> = boundSignaturesChecked ? {} : { SHUTTERBUS_SECRET_KEY: '' };
 
