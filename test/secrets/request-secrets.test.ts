@@ -59,6 +59,19 @@ test('authorization, cookies and headers are sealed item by item and opened for 
   assert.equal(openRequestSecrets(legacy, sealer).options, legacy.options);
 });
 
+test("a merge's sources have their secret options sealed too", () => {
+  const plain: RenderRequest = {
+    ...request({ format: 'pdf', pdf_password: 'merge-secret' }),
+    kind: 'merge',
+    sources: [{}, { authorization: 'Bearer source-token', headers: ['X-Key: source-header'], url: null }],
+  };
+  const text = JSON.stringify(sealRequestSecrets(plain, sealer));
+  for (const secret of ['merge-secret', 'source-token', 'source-header']) assert.not.match(text, secret);
+  const opened = openRequestSecrets(JSON.parse(text), sealer);
+  assert.equal(opened.sources, plain.sources);
+  assert.equal(opened.options, plain.options);
+});
+
 test('a request without secrets is passed as it is, with or without a sealer', () => {
   const plain = request({});
   assert.is(sealRequestSecrets(plain, undefined), plain);
