@@ -40,8 +40,12 @@ stop: ## Stop the service and the local NATS + S3 store that `make run` started
 status: ## Show which local processes are running
 	@infra/local.sh status
 
+.PHONY: image
+image: ## Build the production image localhost/shutterbus:local (infra/production/Dockerfile) with podman; installs podman and makes the debian:bookworm-slim base from Debian's packages when it cannot be pulled
+	@infra/image.sh build
+
 .PHONY: test
-test: deps ## Run every test suite (filter: make test ARGS=net); last line: N passed, N failed
+test: deps ## Run every test suite (filter: make test ARGS=net), the image's after building it (make image); last line: N passed, N failed
 	@node --import tsx test/run.ts $(ARGS)
 
 .PHONY: bench
