@@ -114,6 +114,10 @@ build() {
   local version revision
   version="$(node -p 'require("./package.json").version' 2>/dev/null || sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)"
   revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  local source_args=() origin
+  origin="$(git config --get remote.origin.url 2>/dev/null || true)"
+  # An https origin without credentials in it; else the Dockerfile's default.
+  if [[ "$origin" == https://* && "$origin" != *@* ]]; then source_args=(--build-arg "SOURCE=${origin%.git}"); fi
   say "building $IMAGE (Node $NODE_VERSION, revision ${revision:0:12})"
   # The context's leave-outs are infra/production/Dockerfile.dockerignore (podman reads
   # .containerignore and .dockerignore at the context's root: both name that file's rules).
@@ -124,6 +128,7 @@ build() {
     --build-arg "NPM_REGISTRY=$NPM_REGISTRY" \
     --build-arg "VERSION=$version" \
     --build-arg "REVISION=$revision" \
+    "${source_args[@]}" \
     --secret "id=ca-bundle,src=$CA_BUNDLE" \
     --tag "$IMAGE" .
 }
