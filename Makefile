@@ -40,12 +40,16 @@ stop: ## Stop the service and the local NATS + S3 store that `make run` started
 status: ## Show which local processes are running
 	@infra/local.sh status
 
+.PHONY: image
+image: ## Build the production image localhost/shutterbus:local (infra/production/Dockerfile) with podman; installs podman and makes the debian:bookworm-slim base from Debian's packages when it cannot be pulled
+	@infra/image.sh build
+
 .PHONY: test
-test: deps ## Run every test suite (filter: make test ARGS=net); last line: N passed, N failed
+test: deps ## Run every test suite (filter: make test ARGS=net), the image's after building it (make image); last line: N passed, N failed
 	@node --import tsx test/run.ts $(ARGS)
 
 .PHONY: bench
-bench: deps build ## Run the benchmark suite (≈15 min); ARGS=soak: 2,000 mixed renders (<15 min); ARGS=profile: CPU profile per shot; ARGS=cold: first shot on a cold file cache; ARGS=compare: a monitor's comparison of a 1280×4000 capture; ARGS=nats: NATS messages and KV writes per render; ARGS=pdf: plain PDF, PDF/A, 10-source merge
+bench: deps build ## Run the benchmark suite (≈15 min); ARGS=soak: 2,000 mixed renders (<15 min); ARGS=profile: CPU profile per shot; ARGS=cold: first shot on a cold file cache; ARGS=compare: a monitor's comparison of a 1280×4000 capture; ARGS=nats: NATS messages and KV writes per render; ARGS=pdf: plain PDF, PDF/A, 10-source merge; ARGS=image: the production image's size and start
 	@node --import tsx bench/run.ts $(ARGS)
 
 .PHONY: lint

@@ -5,7 +5,8 @@
 // the many-workspace rows alone on a stack of their own (bench/tenants-run.ts), `ARGS=animate` the
 // animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts),
 // `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts),
-// `ARGS=pdf` the PDF rows (bench/pdf-run.ts).
+// `ARGS=pdf` the PDF rows (bench/pdf-run.ts),
+// `ARGS=image` the production image's size and start (bench/image-run.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,7 @@ import { startBenchStack } from './stack.ts';
 import { measureNatsCost, natsCostLines } from './nats-ops.ts';
 import { kvTurnsLines, measureKvTurns } from './kv-turns.ts';
 import { coldStartLine, measureColdStarts } from './cold.ts';
+import { imageLines, measureImage } from './image.ts';
 import {
   alternate,
   measureRawRoundRobin,
@@ -54,7 +56,8 @@ if (
   mode === 'cold' ||
   mode === 'compare' ||
   mode === 'nats' ||
-  mode === 'pdf'
+  mode === 'pdf' ||
+  mode === 'image'
 ) {
   await import(
     {
@@ -67,13 +70,14 @@ if (
       compare: './monitor-compare.ts',
       nats: './nats-run.ts',
       pdf: './pdf-run.ts',
+      image: './image-run.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf|image] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }
@@ -411,6 +415,8 @@ log('cold starts: the file cache evicted before each');
 const cold = await measureColdStarts(stack, site.light);
 await stack.stop();
 await site.close();
+log('the production image: its size and start → first screenshot');
+const image = await measureImage();
 
 // The table: every figure beside its baseline, and the targets of issues 6 and 18.
 const bestOf = (page: string) =>
@@ -511,6 +517,7 @@ const lines = [
   `stack memory (PSS: service + Chromium + nats-server + s3rver): idle ${idleMb.toFixed(0)} MB, under load ${loadMb.toFixed(0)} MB`,
   `start → first screenshot: ${firstShotSeconds.toFixed(2)} s (the file cache warm)`,
   coldStartLine(cold),
+  ...imageLines(image),
   '',
   ...natsCostLines(natsCost),
   ...kvTurnsLines(kvTurns),
@@ -667,6 +674,7 @@ Object.assign(results, {
   cold,
   natsCost,
   kvTurns,
+  image,
   targets,
   targetsIssue18,
   tenants,

@@ -4,7 +4,7 @@
 // Usage: node --import tsx test/run.ts [substring ...]   (only files whose path contains one)
 // The last line printed is always "N passed, N failed"; the exit code is 1 when anything failed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,13 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
  */
 const jobs = Math.max(1, Number(process.env.TEST_JOBS) || Math.min(2, availableParallelism()));
 const fileTimeoutMs = 5 * 60_000;
+/**
+ * Work some files need done first, once, outside any file's time limit, before the files run: the
+ * production image (a cold build on a new machine takes minutes; an unchanged one, seconds).
+ */
+const setups: { for: (file: string) => boolean; what: string; command: string[] }[] = [
+  { for: (file) => file.startsWith('test/image/'), what: 'the production image', command: ['infra/image.sh', 'build'] },
+];
 /** After uvu printed its summary, how long a file may keep running (open handles) before it is killed. */
 const lingerAfterSummaryMs = 10_000;
 /** Shows an error thrown in a suite's `before` hook (uvu hides it) and, on SIGUSR2, where the file is. */
@@ -152,6 +159,28 @@ function runFile(file: string): Promise<FileResult> {
   });
 }
 
+/** Runs a set-up step, its output kept in a log file; null when it worked, else the note its files fail with. */
+async function runSetup(what: string, command: string[]): Promise<string | null> {
+  const started = Date.now();
+  const log = path.join(root, '.data', `setup-${path.basename(command[0]).replace(/\W+/g, '-')}.log`);
+  mkdirSync(path.dirname(log), { recursive: true });
+  const out = openSync(log, 'w');
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ['ignore', out, out] });
+    child.once('error', () => resolve(null));
+    child.once('close', resolve);
+  });
+  closeSync(out);
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  if (code === 0) {
+    console.log(`set-up: ${what} (${command.join(' ')}): ${seconds}s, log in ${path.relative(root, log)}`);
+    return null;
+  }
+  const tail = readFileSync(log, 'utf8').split('\n').slice(-30).join('\n');
+  console.log(`set-up: ${what} (${command.join(' ')}) failed after ${seconds}s:\n${tail}`);
+  return `set-up failed: ${what}, see ${path.relative(root, log)}`;
+}
+
 async function main(): Promise<number> {
   const filters = process.argv.slice(2);
   const files = findTestFiles(path.join(root, 'test')).filter(
@@ -159,7 +188,13 @@ async function main(): Promise<number> {
   );
   const started = Date.now();
   const results: FileResult[] = [];
-  const queue = [...files];
+  const failedSetups = new Map<string, string>();
+  for (const setup of setups.filter((setup) => files.some(setup.for))) {
+    const note = await runSetup(setup.what, setup.command);
+    if (note) for (const file of files.filter(setup.for)) failedSetups.set(file, note);
+  }
+  for (const [file, note] of failedSetups) results.push({ file, output: '', passed: 0, failed: 1, seconds: 0, note });
+  const queue = files.filter((file) => !failedSetups.has(file));
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       // A file that hangs until its time limit is killed and counted as failed: a hang is a bug to

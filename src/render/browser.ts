@@ -14,7 +14,7 @@ import { pageMetrics, type MetricsOptions } from './emulation.ts';
 import { askBrowserOnce, cdp } from './cdp.ts';
 import { Progress } from './progress.ts';
 import { metrics } from '../metrics.ts';
-import { DEFAULT_BROWSER_USER, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
+import { DEFAULT_BROWSER_USER, killBrowserProcess, planLaunch, sandboxFailure, type LaunchPlan } from './sandbox.ts';
 import { RendererMemoryWatch } from './renderer-memory.ts';
 import { RendererKinds, TreeMemory } from './processes.ts';
 import type { MemoryBudget } from './memory-budget.ts';
@@ -388,6 +388,11 @@ export class BrowserHost implements RenderBrowser {
         chromiumSandbox: plan.chromiumSandbox,
         env: { ...env, ...(fonts ? { FONTCONFIG_FILE: fonts } : {}) },
         args: [...chromiumArgs(proxyServer, memoryMb), this.#marker],
+        // The service closes its browsers itself, after its renders have drained: Playwright's own
+        // handlers would close them at the signal, under the renders in flight.
+        handleSIGTERM: false,
+        handleSIGINT: false,
+        handleSIGHUP: false,
       });
     } catch (error) {
       this.#log({ level: 'error', msg: 'browser launch failed', err: String(error) });
@@ -413,9 +418,15 @@ export class BrowserHost implements RenderBrowser {
     this.#memoryWatch =
       this.#pid === null
         ? null
-        : new RendererMemoryWatch(this.#pid, memoryMb, (pid, mb) => {
-            this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });
-          });
+        : new RendererMemoryWatch(
+            this.#pid,
+            memoryMb,
+            (pid, mb) => {
+              this.#log({ level: 'warn', msg: 'renderer over its memory limit; killed', pid, mb, limitMb: memoryMb });
+            },
+            undefined,
+            (pid) => killBrowserProcess(plan, pid),
+          );
     browser.on('disconnected', () => this.#onDisconnected(browser));
     this.#log({
       level: 'info',
@@ -466,14 +477,8 @@ export class BrowserHost implements RenderBrowser {
     const pid = this.#pid;
     if (pid === null) return;
     // Playwright starts Chromium as a process-group leader; the group holds its renderers.
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-        return;
-      } catch {
-        // The group may already be gone; try the single process.
-      }
-    }
+    // The group may already be gone; then the single process.
+    for (const target of [-pid, pid]) if (killBrowserProcess(this.#plan, target)) return;
   }
 
   #log(entry: object): void {

@@ -25,6 +25,7 @@ export class RendererMemoryWatch {
   readonly #browserPid: number;
   readonly #limitBytes: number;
   readonly #onKill: (pid: number, mb: number) => void;
+  readonly #kill: (pid: number) => boolean;
   readonly #kinds = new RendererKinds();
   // The children files that listed a process at the last walk, kept open until the next.
   #parents: ProcFile[] = [];
@@ -39,14 +40,19 @@ export class RendererMemoryWatch {
 
   readonly #walkEveryMs: number;
 
-  /** `walkEveryMs`: how often the whole tree is walked (WALK_EVERY_MS unless a test says otherwise). */
+  /**
+   * `walkEveryMs`: how often the whole tree is walked (WALK_EVERY_MS unless a test says otherwise);
+   * `kill`: sends a renderer SIGKILL, false when it was gone (through the switch to the browser's user in the image).
+   */
   constructor(
     browserPid: number,
     limitMb: number,
     onKill: (pid: number, mb: number) => void,
     walkEveryMs = WALK_EVERY_MS,
+    kill: (pid: number) => boolean = killProcess,
   ) {
     this.#walkEveryMs = walkEveryMs;
+    this.#kill = kill;
     this.#browserPid = browserPid;
     this.#limitBytes = limitMb * 1024 * 1024;
     this.#onKill = onKill;
@@ -104,11 +110,7 @@ export class RendererMemoryWatch {
       const resident = Number((statm.read() ?? '0 0').split(' ')[1]) * PAGE_BYTES;
       if (resident <= this.#limitBytes) continue;
       this.#lastKill = Date.now();
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        continue; // Gone meanwhile.
-      }
+      if (!this.#kill(pid)) continue; // Gone meanwhile.
       this.#onKill(pid, Math.round(resident / 1024 / 1024));
     }
     for (const [pid, statm] of this.#statm) {
@@ -129,5 +131,14 @@ export class RendererMemoryWatch {
     const below = this.#kinds.below(this.#browserPid, parents).slice(1);
     this.#parents = parents.map((path) => new ProcFile(path));
     return below;
+  }
+}
+
+function killProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
   }
 }
