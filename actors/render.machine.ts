@@ -21,7 +21,7 @@ import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
 import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
-import type { RecordedSlice, RenderRequest } from '../src/domain/render.ts';
+import type { RecordedSlice, RenderRequest, SavedFiles } from '../src/domain/render.ts';
 import type { RenderWarning } from '../src/domain/warnings.ts';
 import type { StoreResult } from '../src/domain/storage.ts';
 import type { AnimationOptions } from '../src/domain/animation.ts';
@@ -78,6 +78,8 @@ export interface StoredImage {
   metadata?: RecordedMetadata;
   /** full_page_slices: each slice stored as a file of its own. */
   slices?: RecordedSlice[];
+  /** save_formats: each file's name, by format. */
+  saved?: SavedFiles;
   /** The render's warnings, when it has any. */
   warnings?: RenderWarning[];
   /** A monitor's tick that compares text: the file of the page's visible text. */

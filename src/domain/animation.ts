@@ -216,6 +216,10 @@ const screenshotOnlyNames = [
   'selector_scroll_into_view',
   'capture_beyond_viewport',
   'metadata_image_size',
+  'mask_selectors',
+  'mask_color',
+  'save_formats',
+  'save_profile',
   // Outside ScreenshotOne's animate schema, so refused there as here: nothing silently ignored.
   'error_on_selector_not_found',
   'vision_prompt',

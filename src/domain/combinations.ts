@@ -2,7 +2,14 @@
 // each names every parameter it refuses, so a client fixes them all in one go.
 import { parse as parseDomain } from 'tldts';
 import { devices, presetOptions } from './devices.ts';
-import { isImageFormat, maxImageSide, transparentOn, transparentTakeFormats } from './formats.ts';
+import {
+  formatFacts,
+  formatNamed,
+  isImageFormat,
+  maxImageSide,
+  transparentOn,
+  transparentTakeFormats,
+} from './formats.ts';
 import { MAX_CAPTURE_PIXELS } from './options.ts';
 import { ASYNC_MAX_DELAY, ASYNC_MAX_TIMEOUT, SYNC_MAX_DELAY, SYNC_MAX_TIMEOUT } from './parameters.ts';
 import { storageEndpointProblem, storagePathProblem } from './storage.ts';
@@ -411,6 +418,8 @@ const captureRules: Rule[] = [
       'image_height',
       'image_quality',
       'metadata_image_size',
+      'mask_selectors',
+      'mask_color',
     ];
     return imageOnly
       .filter((name) => given(values, name) && values[name] !== false)
@@ -443,6 +452,20 @@ const captureRules: Rule[] = [
       .filter((name) => given(values, name) && values[name] !== false && !image)
       .map((parameter) => ({ parameter, message: `not with format=${format}: it needs an image format` }));
   },
+  // The page kept beside a picture or a print of it: a document format is the page already.
+  (values) => {
+    const format = String(values.format ?? 'png');
+    const named = formatNamed(format);
+    const pictured = named !== undefined && ['image', 'document'].includes(formatFacts(named).kind);
+    return given(values, 'save_formats') && !pictured
+      ? [{ parameter: 'save_formats', message: `not with format=${format}: it needs an image format or pdf` }]
+      : [];
+  },
+  (values) =>
+    unmet(values, [
+      ['mask_color', 'mask_selectors', given(values, 'mask_selectors')],
+      ['save_profile', 'url (a page with an origin)', given(values, 'url')],
+    ]),
   (values) => {
     if (values.full_page_slices !== true) return [];
     const height = Number(values.full_page_slice_height ?? 4000);

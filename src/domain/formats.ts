@@ -6,7 +6,7 @@
 export type FormatKind = 'image' | 'document' | 'text' | 'animation';
 
 /** What makes a format's output on /api/take: a screenshot, the printed PDF, the serialised DOM or the Markdown of the main content. */
-export type TakeCapture = 'screenshot' | 'pdf' | 'html' | 'markdown';
+export type TakeCapture = 'screenshot' | 'pdf' | 'html' | 'markdown' | 'mhtml';
 
 /** The formats Chromium encodes a screenshot in itself. */
 export type ChromiumImageFormat = 'png' | 'jpeg' | 'webp';
@@ -59,6 +59,8 @@ export interface FormatFacts {
   vision?: boolean;
   /** A monitor can compare two of its captures pixel by pixel (docs/monitors.md). */
   monitor?: boolean;
+  /** save_formats may store it beside an image or PDF render's output (docs/capture.md). */
+  saved?: boolean;
 }
 
 /** The table, in the order the API reference lists the formats. */
@@ -141,12 +143,27 @@ export const formatTable = {
     },
   },
   pdf: { contentType: 'application/pdf', extension: 'pdf', kind: 'document', take: { capture: 'pdf' } },
-  html: { contentType: 'text/html; charset=utf-8', extension: 'html', kind: 'text', take: { capture: 'html' } },
+  html: {
+    contentType: 'text/html; charset=utf-8',
+    extension: 'html',
+    kind: 'text',
+    take: { capture: 'html' },
+    saved: true,
+  },
   markdown: {
     contentType: 'text/markdown; charset=utf-8',
     extension: 'md',
     kind: 'text',
     take: { capture: 'markdown' },
+    saved: true,
+  },
+  // Chromium's single-file archive of the page as rendered (Page.captureSnapshot).
+  mhtml: {
+    contentType: 'multipart/related',
+    extension: 'mhtml',
+    kind: 'text',
+    take: { capture: 'mhtml' },
+    saved: true,
   },
   mp4: { contentType: 'video/mp4', extension: 'mp4', kind: 'animation', animate: {} },
   webm: { contentType: 'video/webm', extension: 'webm', kind: 'animation', animate: {} },
@@ -189,6 +206,12 @@ export const animationFormats = [
   ...where((facts) => facts.animate !== undefined && facts.kind === 'animation'),
   ...where((facts) => facts.animate !== undefined && facts.kind !== 'animation'),
 ] as AnimationFormat[];
+
+/** The formats save_formats may store beside an image or PDF render's output. */
+export const savedFormats = where((facts) => facts.saved) as SavedFormat[];
+
+/** A format save_formats may name. */
+export type SavedFormat = { [F in OutputFormat]: Table[F] extends { saved: true } ? F : never }[OutputFormat];
 
 /** The output formats that are images (the others are a PDF, text or a video). */
 export const imageFormats: readonly OutputFormat[] = where((facts) => facts.kind === 'image');

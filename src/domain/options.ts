@@ -10,7 +10,7 @@ import {
   type TakeParameter,
   type ValuesOf,
 } from './parameters.ts';
-import type { OutputFormat } from './formats.ts';
+import type { OutputFormat, SavedFormat } from './formats.ts';
 
 // The formats, with their content types, are the format registry's (src/domain/formats.ts).
 export {
@@ -93,6 +93,8 @@ export interface PageObservation {
   image: Buffer;
   /** The output on disk instead of in `image` (then empty): a recording, streamed into the store. */
   file?: { path: string; size: number };
+  /** save_formats: the page in each format asked, from the same visit as the output; absent when none. */
+  saved?: { format: SavedFormat; bytes: Buffer }[];
   /** What the metadata_* options asked for, gathered in the same page visit; absent when none. */
   metadata?: PageMetadata;
   /** The vision API's answer about the capture (vision_prompt). */

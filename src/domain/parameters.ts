@@ -1,6 +1,7 @@
 // Every /api/take parameter in one declarative table: the parser, the defaults, the validation
 // messages, the API reference and the options' TypeScript types are all derived from it.
-import { takeFormatNames } from './formats.ts';
+import { savedFormats, takeFormatNames } from './formats.ts';
+import { PROFILE_NAME_PATTERN, PROFILE_NAME_TEXT } from './profile.ts';
 
 /**
  * A text value: non-empty, at most `maxLength` characters (bytes of UTF-8 with `inBytes`: a size
@@ -310,6 +311,22 @@ const rows = [
       "Set-Cookie strings set before navigation; domain and path default to the target URL's; another site's Domain is refused.",
   },
   {
+    name: 'profile',
+    type: text(64, PROFILE_NAME_PATTERN, PROFILE_NAME_TEXT),
+    group: 'request',
+    role: 'option',
+    description:
+      "A profile of the workspace's (POST /api/profiles): its cookies and local storage loaded into the render's page, for the profile's own origins only.",
+  },
+  {
+    name: 'save_profile',
+    type: text(64, PROFILE_NAME_PATTERN, PROFILE_NAME_TEXT),
+    group: 'request',
+    role: 'option',
+    description:
+      "Store the render's end state (cookies, local storage of the page's origin) as the workspace's profile of this name, replacing one of the same name.",
+  },
+  {
     name: 'bypass_csp',
     type: flag,
     default: false,
@@ -399,6 +416,15 @@ const rows = [
     group: 'page',
     role: 'option',
     description: 'Elements matching these selectors get display: none !important.',
+  },
+  {
+    name: 'remove_selectors',
+    type: listOf(text(1000)),
+    default: [],
+    group: 'page',
+    role: 'option',
+    description:
+      'Elements matching these selectors are removed from the document before the capture, also inside open shadow roots; the page reflows without them.',
   },
   {
     name: 'click',
@@ -690,6 +716,32 @@ const rows = [
       "Open and closed shadow roots are part of the page's content (format html and markdown, metadata_content), and hide_selectors reach into them.",
   },
   {
+    name: 'disable_animations',
+    type: flag,
+    default: false,
+    group: 'capture',
+    role: 'option',
+    description:
+      'A still capture: CSS animations, transitions and Web Animations finished (infinite ones held at their start), videos paused at their first frame, the text caret hidden.',
+  },
+  {
+    name: 'mask_selectors',
+    type: listOf(text(1000)),
+    default: [],
+    group: 'capture',
+    role: 'option',
+    description:
+      'Each element matching these selectors (also inside shadow roots) is covered by a solid box of mask_color in the image; nothing outside it is covered.',
+  },
+  {
+    name: 'mask_color',
+    type: text(9, /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'a hex colour: #RGB, #RRGGBB or #RRGGBBAA'),
+    default: '#FF00FF',
+    group: 'capture',
+    role: 'option',
+    description: 'The colour of the mask_selectors boxes.',
+  },
+  {
     name: 'request_gpu_rendering',
     type: flag,
     default: false,
@@ -753,6 +805,16 @@ const rows = [
     group: 'output',
     role: 'control',
     description: 'Answer the bytes with Content-Disposition: attachment and this file name.',
+  },
+
+  {
+    name: 'save_formats',
+    type: listOf(oneOf(...savedFormats), 3),
+    default: [],
+    group: 'output',
+    role: 'option',
+    description:
+      "With an image or pdf format: these files of the page, from the same render, stored beside the output; their URLs under saved in the answers, and in the customer's bucket with store (same key, each its extension).",
   },
 
   {

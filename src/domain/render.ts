@@ -2,6 +2,7 @@
 import type { ErrorCode, ErrorDetails } from '../errors.ts';
 import type { RecordedMetadata } from './metadata.ts';
 import type { OutputFormat, RenderOptions } from './options.ts';
+import type { SavedFormat } from './formats.ts';
 import type { RenderWarning } from './warnings.ts';
 import type { StoreResult, StoreTarget } from './storage.ts';
 import type { AnimationOptions } from './animation.ts';
@@ -103,10 +104,23 @@ export function publicSlices(slices: RecordedSlice[], urlOf: (fileName: string) 
   return slices.map(({ file_name, ...slice }) => ({ ...slice, url: urlOf(file_name) }));
 }
 
-/** The render's answers beyond the file (slices, vision), as every answer shows them. */
-export function publicExtras(record: Pick<RenderRecord, 'slices' | 'vision'>, urlOf: (fileName: string) => string) {
+/** save_formats' files of a render: each file's name, by format. */
+export type SavedFiles = Partial<Record<SavedFormat, string>>;
+
+/** The render's answers beyond the file (slices, saved files, vision), as every answer shows them. */
+export function publicExtras(
+  record: Pick<RenderRecord, 'slices' | 'saved' | 'vision'>,
+  urlOf: (fileName: string) => string,
+) {
   return {
     ...(record.slices ? { slices: publicSlices(record.slices, urlOf) } : {}),
+    ...(record.saved
+      ? {
+          saved: Object.fromEntries(
+            Object.entries(record.saved).map(([format, fileName]) => [format, urlOf(fileName as string)]),
+          ),
+        }
+      : {}),
     ...(record.vision !== undefined ? { vision: record.vision } : {}),
   };
 }
@@ -131,6 +145,8 @@ export interface RenderRecord {
   metadata?: RecordedMetadata;
   /** full_page_slices: each slice stored as a file of its own, top to bottom. */
   slices?: RecordedSlice[];
+  /** save_formats: the page's files beside the output, by format, once succeeded. */
+  saved?: SavedFiles;
   /** The vision API's answer (vision_prompt), once succeeded. */
   vision?: string;
   /** What the caller should know about the output, once succeeded (docs/capture.md); absent when nothing. */

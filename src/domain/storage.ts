@@ -85,6 +85,16 @@ export function objectKeyOf(storagePath: string, format: OutputFormat): string {
   return endings.some((ending) => path.endsWith(ending)) ? storagePath : `${storagePath}.${facts.extension}`;
 }
 
+/**
+ * The key of a file stored beside the output (save_formats): the output's key with `format`'s
+ * extension in place of the output's (`shots/home.png` → `shots/home.html`).
+ */
+export function siblingKeyOf(key: string, outputFormat: OutputFormat, format: OutputFormat): string {
+  const ending = `.${formatTable[outputFormat].extension}`;
+  const base = key.endsWith(ending) ? key.slice(0, -ending.length) : key;
+  return `${base}.${formatTable[format].extension}`;
+}
+
 /** The longest object key S3 takes, in bytes of UTF-8. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
 

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document of the public HTTP API, generated from the parameter table, the
 // output formats and the error table: never a hand-kept copy of any of them (docs/operations.md).
 import packageJson from '../../package.json' with { type: 'json' };
-import { contentTypes, formatFacts, formatNames } from '../domain/formats.ts';
+import { contentTypes, formatFacts, formatNames, savedFormats } from '../domain/formats.ts';
 import { animateParameters } from '../domain/animation.ts';
 import { MERGE_MAX_SOURCES } from '../domain/merge.ts';
 import {
@@ -236,6 +236,13 @@ function renderFieldSchemas(codes: ErrorCode[]): Record<RenderViewField, Json> {
     },
     metadata: ref('Metadata'),
     slices: ref('Slices'),
+    saved: {
+      type: 'object',
+      description:
+        "save_formats: the page's files from the same render, each served like the output; with store=true also in your bucket under the output's key with each file's extension.",
+      properties: Object.fromEntries(savedFormats.map((format) => [format, { type: 'string', format: 'uri' }])),
+      additionalProperties: false,
+    },
     vision: ref('Vision'),
     warnings: ref('Warnings'),
     store: ref('Store'),

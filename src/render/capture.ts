@@ -15,6 +15,7 @@ import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSub
 import type { Progress } from './progress.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
+import { stillPage } from './still.ts';
 import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 
 /** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
@@ -62,6 +63,7 @@ export async function capturePage(
         await traced('page actions', () => runPageActions(page, rendered, progress));
         await settle(rendered.delay, deadline);
         await blocking.beforeCapture(progress);
+        await stillPage(session, rendered, progress);
         const missingSelectors: string[] = [];
         if (
           rendered.scroll_into_view &&
@@ -90,6 +92,7 @@ export async function capturePage(
           image,
           ...(output.monitorText !== undefined ? { monitorText: output.monitorText } : {}),
           ...(output.file ? { file: output.file } : {}),
+          ...(output.saved ? { saved: output.saved } : {}),
           ...(metadata ? { metadata } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),
         };

@@ -3,10 +3,10 @@
 // the page and converted by node-html-markdown here).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
-import { openCdp } from './cdp.ts';
+import { cdp, openCdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
 import { type Article, readArticle, readDocumentFacts } from './in-page/document.ts';
 import { documentSize, letOutScroller } from './screenshot.ts';
@@ -128,6 +128,15 @@ function pixels(length: string | undefined): number {
  * With `includeShadowDom`, open and closed shadow roots too, as declarative shadow roots
  * (`<template shadowrootmode>`), read over CDP (a page script cannot reach a closed root).
  */
+/**
+ * The page as Chromium archives it (CDP Page.captureSnapshot): one MHTML file holding the document
+ * as rendered and every sub-resource it shows, readable offline.
+ */
+export async function archivePage(session: CDPSession, deadline: AbortSignal): Promise<Buffer> {
+  const { data } = await untilAborted(deadline, cdp(session).Page.captureSnapshot({ format: 'mhtml' }));
+  return Buffer.from(data, 'utf8');
+}
+
 export async function serialiseHtml(page: Page, deadline: AbortSignal, includeShadowDom = false): Promise<string> {
   if (!includeShadowDom) return untilAborted(deadline, page.content());
   const session = await untilAborted(deadline, openCdp(page));

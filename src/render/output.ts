@@ -1,11 +1,11 @@
 // The render's output in the format asked for: a screenshot (converted and scaled as asked), the
 // printed PDF, the serialised HTML or the Markdown of the main content.
 import type { CDPSession, Page } from 'playwright-core';
-import { formatFacts } from '../domain/formats.ts';
+import { formatFacts, type SavedFormat } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import type { OutputFile } from '../storage/output-store.ts';
-import { extractMarkdown, printPdf, readPageFacts, serialiseHtml } from './document.ts';
+import { archivePage, extractMarkdown, printPdf, readPageFacts, serialiseHtml } from './document.ts';
 import { finishesPdf, finishPdf } from './pdf-finish.ts';
 import { traced } from '../tracing.ts';
 import { finishImage } from './image.ts';
@@ -13,9 +13,17 @@ import type { Progress } from './progress.ts';
 import { capture } from './screenshot.ts';
 import { awaitFonts } from './steps.ts';
 
+/** One file of save_formats: the page in that format, from the same render as the output. */
+export interface SavedFile {
+  format: SavedFormat;
+  bytes: Buffer;
+}
+
 /** The output file's bytes, whether `selector` (an image's, when asked for) matched an element, and the render's warnings. */
 export interface Output {
   bytes: Buffer;
+  /** save_formats' files, in the order asked; absent when none was asked for. */
+  saved?: SavedFile[];
   /** The output on disk instead, when too large for memory (a recording); `bytes` is then empty. */
   file?: OutputFile;
   selectorFound: boolean;
@@ -24,13 +32,41 @@ export interface Output {
   monitorText?: string;
 }
 
-/** Makes the output of `options.format` from the page as it stands. */
+/** Makes the output of `options.format` from the page as it stands, then save_formats' files of the same page. */
 export async function makeOutput(
   page: Page,
   options: RenderOptions,
   progress: Progress,
   session: CDPSession,
 ): Promise<Output> {
+  const output = await makeMain(page, options, progress, session);
+  if (options.save_formats.length === 0) return output;
+  const saved: SavedFile[] = [];
+  for (const format of new Set(options.save_formats)) {
+    saved.push({ format, bytes: await documentOf(format, page, options, progress.signal, session) });
+  }
+  return { ...output, saved };
+}
+
+/** The page as a document of `format` (html, markdown or mhtml): the output of that format, or a file of save_formats. */
+async function documentOf(
+  format: SavedFormat,
+  page: Page,
+  options: RenderOptions,
+  deadline: AbortSignal,
+  session: CDPSession,
+): Promise<Buffer> {
+  switch (formatFacts(format).take?.capture) {
+    case 'html':
+      return Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8');
+    case 'markdown':
+      return Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8');
+    default:
+      return archivePage(session, deadline);
+  }
+}
+
+async function makeMain(page: Page, options: RenderOptions, progress: Progress, session: CDPSession): Promise<Output> {
   const deadline = progress.signal;
   // Which capture makes the format is the format registry's (src/domain/formats.ts).
   switch (formatFacts(options.format).take?.capture) {
@@ -53,14 +89,10 @@ export async function makeOutput(
       };
     }
     case 'html':
-      return {
-        bytes: Buffer.from(await serialiseHtml(page, deadline, options.include_shadow_dom), 'utf8'),
-        selectorFound: true,
-        warnings: [],
-      };
     case 'markdown':
+    case 'mhtml':
       return {
-        bytes: Buffer.from(await extractMarkdown(page, deadline, options.include_shadow_dom), 'utf8'),
+        bytes: await documentOf(options.format as SavedFormat, page, options, deadline, session),
         selectorFound: true,
         warnings: [],
       };

@@ -16,6 +16,7 @@ import {
   showSection,
 } from './in-page/screenshot.ts';
 import type { Progress, UndoStack } from './progress.ts';
+import { holdStillNow, maskElements } from './still.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
 
 /** The captured image, whether `selector` (when asked for) matched an element, and what the caller should know. */
@@ -96,6 +97,9 @@ export async function capture(
       await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
     if (!(await awaitFonts(page, session, progress))) warnings.push(warning('fonts_not_loaded'));
+    // A full page's scroll may have set more in motion; the masks go where the elements are now.
+    if (options.disable_animations && options.full_page) await holdStillNow(session, progress);
+    await maskElements(session, options, progress, undo);
     // The whole page's rectangle, when that is what is captured.
     const pageClip = options.full_page && options.selector === undefined ? clip : undefined;
     if (pageClip && options.full_page_algorithm === 'by_sections') {

@@ -44,6 +44,7 @@ export const ended = (output: Exclude<RenderOutput, { status: 'retryLater' }>) =
         ...(output.stored.monitor_text_file_name
           ? { monitor_text_file_name: output.stored.monitor_text_file_name }
           : {}),
+        ...(output.stored.saved ? { saved: output.stored.saved } : {}),
         ...(output.vision !== undefined ? { vision: output.vision } : {}),
         ...(output.stored.warnings ? { warnings: output.stored.warnings } : {}),
         ...(output.uploaded ? { store: output.uploaded } : {}),

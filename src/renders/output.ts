@@ -5,7 +5,9 @@ import { LATE, type StoredImage, type StoreImageInput, type UploadOutputInput } 
 import { DEFAULT_FILE_LIFETIME_SECONDS, newFileName } from '../domain/files.ts';
 import type { PageMetadata, RecordedMetadata } from '../domain/metadata.ts';
 import type { OutputFormat, RenderOptions } from '../domain/options.ts';
-import { isFinal, type RenderRequest } from '../domain/render.ts';
+import { isFinal, type RenderRequest, type SavedFiles } from '../domain/render.ts';
+import type { PageObservation } from '../domain/options.ts';
+import { siblingKeyOf } from '../domain/storage.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -124,6 +126,13 @@ async function storeSlices(put: PutFile, image: Buffer, options: RenderOptions) 
   );
 }
 
+/** save_formats: each of the page's files stored beside the output; their names by format. */
+async function storeSaved(put: PutFile, saved: PageObservation['saved']): Promise<SavedFiles | undefined> {
+  if (!saved || saved.length === 0) return undefined;
+  const names = await Promise.all(saved.map(async ({ format, bytes }) => [format, await put(format, bytes)] as const));
+  return Object.fromEntries(names);
+}
+
 /** metadata_content is a file of its own, beside the output: records and messages stay small. */
 async function storeMetadata(put: PutFile, metadata: PageMetadata): Promise<RecordedMetadata> {
   const { content, ...fields } = metadata;
@@ -147,7 +156,12 @@ export async function storeOutput(
   const output = observation.file ?? image;
   const fileName = await put(request.options.format, output);
   const slices = await storeSlices(put, image, request.options);
-  const said = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(slices ? { slices } : {}) };
+  const saved = await storeSaved(put, observation.saved);
+  const said = {
+    ...(warnings && warnings.length > 0 ? { warnings } : {}),
+    ...(slices ? { slices } : {}),
+    ...(saved ? { saved } : {}),
+  };
   const recorded = metadata ? { metadata: await storeMetadata(put, metadata) } : {};
   // A monitor's text, stored as a Markdown file (plain lines are Markdown): the next tick compares with it.
   const text =
@@ -172,12 +186,13 @@ export async function uploadToCustomer(
       ? Date.now() + UPLOAD_PATIENCE_MS
       : Math.min(answerBy - 1000, Date.now() + SYNC_UPLOAD_PATIENCE_MS);
   const deadline = answerBy === undefined ? undefined : answerBy - 1000;
-  return uploadOutput(target, observation.file ?? observation.image, options.format, {
-    ...deps.customerBuckets,
-    until,
-    deadline,
-    signal,
-  });
+  const policy = { ...deps.customerBuckets, until, deadline, signal };
+  const uploaded = await uploadOutput(target, observation.file ?? observation.image, options.format, policy);
+  // save_formats' files go beside it: the same key, each with its own extension.
+  for (const { format, bytes } of observation.saved ?? []) {
+    await uploadOutput({ ...target, key: siblingKeyOf(target.key, options.format, format) }, bytes, format, policy);
+  }
+  return uploaded;
 }
 
 /**

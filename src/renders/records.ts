@@ -109,6 +109,7 @@ export class RenderRecords {
         size_bytes: _size,
         metadata: _metadata,
         slices: _slices,
+        saved: _saved,
         vision: _vision,
         warnings: _warnings,
         store: _store,

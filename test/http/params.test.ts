@@ -156,6 +156,10 @@ params('every parameter of the table is parsed from it: a good value passes, a b
       ['geolocation_accuracy', '10'],
     ],
     headers: [['headers', 'X-Test: 1']],
+    mask_color: [
+      ['mask_selectors', '#card'],
+      ['mask_color', '#00FF00'],
+    ],
     cookies: [['cookies', 'session=abc; Path=/']],
     cache_key: [['cache_key', 'v2']],
     metadata_content_format: [
@@ -394,6 +398,28 @@ params('every parameter of the table is parsed from it: a good value passes, a b
     }
   }
   assert.equal(failing, [], 'parameters whose good value was refused');
+});
+
+params('still captures and saved formats: their values and what they do not combine with', () => {
+  assert.equal(
+    problemsOf(
+      query(
+        'url=https://a.example&disable_animations=true&remove_selectors=.ad&mask_selectors=%23a&mask_selectors=.b&mask_color=%23123',
+      ),
+    ),
+    [],
+  );
+  assert.equal(problemsOf(query('url=https://a.example&mask_selectors=%23a&mask_color=red')), ['mask_color']);
+  assert.equal(problemsOf(query('url=https://a.example&mask_color=%23FFFFFF')), ['mask_color']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&mask_selectors=%23a')), ['mask_selectors']);
+  assert.equal(problemsOf(query('url=https://a.example&format=pdf&save_formats=html&save_formats=mhtml')), []);
+  assert.equal(problemsOf(query('url=https://a.example&format=webp&save_formats=markdown')), []);
+  assert.equal(problemsOf(query('url=https://a.example&format=html&save_formats=mhtml')), ['save_formats']);
+  assert.equal(problemsOf(query('url=https://a.example&save_formats=png')), ['save_formats']);
+  assert.equal(problemsOf(query('url=https://a.example&format=mhtml')), []);
+  assert.equal(problemsOf(query('url=https://a.example&profile=work-1&save_profile=next_1')), []);
+  assert.equal(problemsOf(query('url=https://a.example&profile=a%20b')), ['profile']);
+  assert.equal(problemsOf(query('html=<p>x</p>&save_profile=x')), ['save_profile']);
 });
 
 params('combinations and meanings: every offending parameter named at once', () => {
