@@ -34,6 +34,7 @@ import { startTracing } from './tracing.ts';
 import { addGaugeCollector } from './metrics.ts';
 import type { Sealer } from './secrets/sealer.ts';
 import { MonitorManager } from './monitors/manage.ts';
+import { ProfileStore } from './profiles/store.ts';
 import { MonitorObserver } from './monitors/observe.ts';
 import { startMonitorScheduler } from './monitors/schedule.ts';
 import { MonitorStore } from './monitors/store.ts';
@@ -189,6 +190,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
         sealer,
         egress: proxy,
         customerBuckets,
+        profiles: new ProfileStore(topology.profiles, sealer),
       });
       closers.push(() => worker.stop());
       const scheduler = await startMonitorScheduler({
@@ -281,6 +283,7 @@ async function prepareIngress(
     });
     const services = {
       config,
+      profiles: new ProfileStore(topology.profiles, sealer),
       renderQueue,
       fileStore: deps.store,
       workspaces,

@@ -1,5 +1,12 @@
 // A workspace's profiles: named browser states (cookies, local storage) a render loads to see a page
 // behind a login (docs/profiles.md). Names and shapes only; the store is src/profiles/.
+import { ServiceError } from '../errors.ts';
+
+/** The 400 of a `profile` the workspace has not got (another workspace's included). */
+export const unknownProfile = () =>
+  new ServiceError('request_not_valid', {
+    error_details: [{ parameter: 'profile', message: 'is not a profile of this workspace (POST /api/profiles)' }],
+  });
 
 /** What a profile's name may be: it is part of a KV key and of a URL path. */
 export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -14,6 +14,7 @@ import { healthRoutes, type ReadinessCheck } from './health.ts';
 import { homeRoutes } from './home.ts';
 import { KeyRefusals } from './key-refusals.ts';
 import { monitorsRoutes, type MonitorRouteOptions } from './monitors.ts';
+import { profilesRoutes } from './profiles.ts';
 import { rendersRoutes } from './renders.ts';
 import { RepeatViews } from './repeat-views.ts';
 import { createHttpServer } from './server.ts';
@@ -213,6 +214,7 @@ export function buildApp(deps: AppDeps) {
   app.register(rendersRoutes);
   app.register(filesRoutes);
   if (monitors) app.register(monitorsRoutes, monitors);
+  app.register(profilesRoutes);
   // The API reference: /openapi.json and /docs, public and without NATS.
   app.register(docsRoutes, { baseUrl: services.config.baseUrl });
   app.register(homeRoutes, { dashboard: dashboard !== undefined });

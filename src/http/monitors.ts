@@ -23,7 +23,7 @@ import { authenticate, rawQueryString } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
 import { storeTargetFor } from './store.ts';
-import { targetChecks } from './take-flow.ts';
+import { checkProfile, targetChecks } from './take-flow.ts';
 
 /** What the monitor routes need beside the app's decorators. */
 export interface MonitorRouteOptions {
@@ -156,6 +156,7 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     const storeTarget = storeTargetFor(control, options.format, workspace, sealer);
     // The checks of /api/take past its parameters, the same path: addresses, proxy, country, format.
     await checkTakeTargets(parsed.request, storeTarget);
+    await checkProfile(app, workspace.workspace_id, options.profile);
 
     const now = new Date().toISOString();
     const monitor: Monitor = {

@@ -10,6 +10,7 @@ import type { RenderCache } from '../renders/cache.ts';
 import type { Settlement } from '../renders/settlement.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import type { RepeatViews } from './repeat-views.ts';
+import type { ProfileStore } from '../profiles/store.ts';
 
 /** What the API routes use from the rest of the system. */
 export interface IngressServices {
@@ -25,6 +26,8 @@ export interface IngressServices {
   repeatViews: RepeatViews;
   /** Seals secrets that ride a request (a storage secret) before they leave the ingress; without it, store=true is refused. */
   sealer?: Sealer;
+  /** The workspaces' profiles (/api/profiles, and `profile` checked before a render is queued); without it there are none. */
+  profiles?: ProfileStore;
 }
 
 declare module 'fastify' {
@@ -44,6 +47,7 @@ export const ingressServices = fp(
     app.decorate('checkTarget', services.checkTarget);
     app.decorate('repeatViews', services.repeatViews);
     app.decorate('sealer', services.sealer);
+    app.decorate('profiles', services.profiles);
   },
   { name: 'shutterbus-ingress-services', fastify: '5.x' },
 );

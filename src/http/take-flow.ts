@@ -1,6 +1,7 @@
 // The HTTP side of a render request, shared by /api/take, /api/bulk and /api/animate: from validated
 // parameters to a render request (target checks, its store, its cache key), handed to the renders'
 // admission (src/renders/admission.ts), and the JSON answer of its outcome.
+import { unknownProfile } from '../domain/profile.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { errorBody, ServiceError, statusOf, type ErrorCode } from '../errors.ts';
@@ -115,6 +116,12 @@ export function targetChecks(app: FastifyInstance) {
   };
 }
 
+/** `profile` names one of the workspace's profiles, or the request is a 400 naming it. */
+export async function checkProfile(app: FastifyInstance, workspaceId: string, name: string | undefined): Promise<void> {
+  if (name === undefined) return;
+  if (!app.profiles || !(await app.profiles.get(workspaceId, name))) throw unknownProfile();
+}
+
 /** The steps of a render request, built over the app's collaborators (services.ts). */
 export function takeFlow(app: FastifyInstance) {
   const { config, sealer } = app;
@@ -140,6 +147,7 @@ export function takeFlow(app: FastifyInstance) {
     const { workspace } = caller;
     const store = storeTargetFor(take.control, take.options.format, workspace, sealer);
     await checkTargets(take, store, endpoint.targets?.(take) ?? []);
+    await checkProfile(app, workspace.workspace_id, take.options.profile);
 
     const createdAt = new Date();
     const renderRequest: RenderRequest = {

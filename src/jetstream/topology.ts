@@ -62,6 +62,8 @@ export const names = {
   renderGiveUpConsumer: 'render-give-ups',
   /** Monitors (docs/monitors.md): their records, and one tick message per monitor, re-delivered when due. */
   monitorsBucket: 'monitors',
+  /** Profiles (docs/profiles.md): each workspace's named browser states, sealed. */
+  profilesBucket: 'profiles',
   monitorTickStream: 'MONITOR_TICKS',
   monitorTickSubject: (workspaceId: string, monitorId: string) => `sb.monitor.tick.${workspaceId}.${monitorId}`,
   monitorTickSubjects: 'sb.monitor.tick.>',
@@ -90,6 +92,7 @@ export interface Topology {
   recentRenders: KV;
   sessions: KV;
   monitors: KV;
+  profiles: KV;
 }
 
 /** Creates (or updates to the current config) the streams, consumers and buckets; safe to run on every start. */
@@ -135,6 +138,7 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
   // A session lives 14 days at most; the bucket's age limit clears those never signed out.
   const sessions = await bucket(names.sessionsBucket, { history: 1, ttl: SESSION_RETENTION_SECONDS * 1000 });
   const monitors = await bucket(names.monitorsBucket, { history: 1 });
+  const profiles = await bucket(names.profilesBucket, { history: 1 });
   // The outbox is capped: it is for reading links in development, not an archive.
   await ensureStream(jsm, replicas, {
     name: names.mailStream,
@@ -157,6 +161,7 @@ export async function ensureTopology(nc: NatsConnection, config: Config): Promis
     recentRenders,
     sessions,
     monitors,
+    profiles,
   };
 }
 
@@ -179,6 +184,7 @@ export const allStreams: readonly string[] = [
     names.recentRendersBucket,
     names.sessionsBucket,
     names.monitorsBucket,
+    names.profilesBucket,
   ].map((bucket) => `KV_${bucket}`),
 ];
 

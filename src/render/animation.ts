@@ -1,6 +1,7 @@
 // An animated capture on a warm page of the workspace: the page prepared as for a screenshot
 // (capture.ts), then recorded (recorder.ts). At most one recording per CPU runs in a process;
 // the others wait for a turn before they take a page (docs/animate.md).
+import type { ProfileUse } from './profile.ts';
 import { availableParallelism } from 'node:os';
 import type { AnimationOptions } from '../domain/animation.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
@@ -72,6 +73,7 @@ export function captureAnimation(
   signal: AbortSignal,
   workspaceId?: string,
   proxyServer?: string,
+  profile: ProfileUse = {},
   turns = recordingTurns,
 ): Promise<PageObservation> {
   return turns.run(signal, async () => {
@@ -82,6 +84,7 @@ export function captureAnimation(
       workspaceId,
       (page, pageOptions, progress, session) => recordAnimation(page, pageOptions, animation, progress, session),
       proxyServer,
+      profile,
     );
     // A render cancelled meanwhile takes no file: nobody else would remove it.
     if (signal.aborted) {

@@ -16,6 +16,7 @@ import type { Progress } from './progress.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
 import { stillPage } from './still.ts';
+import { loadProfile, readProfile, type ProfileUse } from './profile.ts';
 import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 
 /** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
@@ -30,7 +31,8 @@ export type OutputMaker = (
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
  * `options.timeout` (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
  * `make` makes the output: the screenshot or document of `options.format`, or a recording;
- * `proxyServer`: an egress route of the render's own (proxy, ip_country_code).
+ * `proxyServer`: an egress route of the render's own (proxy, ip_country_code); `profile`: the
+ * stored state to load first (profile) and where the state the page ends with goes (save_profile).
  */
 export async function capturePage(
   host: RenderBrowser,
@@ -39,6 +41,7 @@ export async function capturePage(
   workspaceId?: string,
   make: OutputMaker = makeOutput,
   proxyServer?: string,
+  profile: ProfileUse = {},
 ): Promise<PageObservation> {
   return host.withPage(
     { ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) },
@@ -55,6 +58,7 @@ export async function capturePage(
         const metrics = await applyEmulation(page, session, options, progress);
         const rendered = withMetrics(options, metrics);
         await applyRequestSettings(page, session, rendered, progress);
+        if (profile.load) await loadProfile(page, session, profile.load, progress);
         const blocking = await applyBlocking(page, rendered, progress);
         const navigation = await traced('navigate', () => navigate(page, rendered, deadline, session));
         markStep('navigated');
@@ -73,6 +77,7 @@ export async function capturePage(
         }
         const output = await traced('capture', () => make(page, rendered, progress, session));
         markStep('captured');
+        if (profile.save) await profile.save(await readProfile(session, progress));
         // The text as captured: a full page's scroll has loaded what loads on scroll (its changes
         // to the page undone by now). Reading it lays the page out once more: only for a content rule.
         const needsText = rendered.fail_if_content_missing.length > 0 || rendered.fail_if_content_contains.length > 0;

@@ -14,6 +14,9 @@ import { makeOutput } from './output.ts';
 import { withMonitorText } from './monitor-text.ts';
 import { captureMerge } from './merge.ts';
 import { askVision } from './vision.ts';
+import type { ProfileUse } from './profile.ts';
+import type { ProfileStore } from '../profiles/store.ts';
+import { unknownProfile } from '../domain/profile.ts';
 
 /** What capturing a render request needs. */
 export interface RequestCaptureDeps {
@@ -22,6 +25,28 @@ export interface RequestCaptureDeps {
   browser: RenderBrowser;
   /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
   egress?: Pick<EgressProxy, 'route'>;
+  /** The workspaces' profiles, for renders with profile or save_profile. */
+  profiles?: Pick<ProfileStore, 'open' | 'put'>;
+}
+
+/**
+ * What the render does with profiles: the state of `profile` to load (one deleted since the
+ * request was accepted is a 400 naming it), and `save_profile`'s store for the state it ends with.
+ */
+async function profileUse(
+  profiles: RequestCaptureDeps['profiles'],
+  options: RenderOptions,
+  workspaceId: string,
+): Promise<ProfileUse> {
+  if (options.profile === undefined && options.save_profile === undefined) return {};
+  if (!profiles) throw new Error('a profile was asked for and this worker has no profile store');
+  const load = options.profile === undefined ? undefined : await profiles.open(workspaceId, options.profile);
+  if (options.profile !== undefined && !load) throw unknownProfile();
+  const name = options.save_profile;
+  return {
+    ...(load ? { load } : {}),
+    ...(name !== undefined ? { save: async (state) => void (await profiles.put(workspaceId, name, state)) } : {}),
+  };
 }
 
 /**
@@ -42,6 +67,7 @@ export function requestCapture(deps: RequestCaptureDeps) {
     signal: AbortSignal,
   ): Promise<PageObservation> => {
     await requireGpu(browser, options, log);
+    const profile = await profileUse(deps.profiles, options, workspaceId);
     // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
     const upstream = upstreamProxyOf(options, config.geoProxies);
     if (upstream && !deps.egress) throw new Error('a proxy was asked for and this worker has no egress proxy');
@@ -50,7 +76,7 @@ export function requestCapture(deps: RequestCaptureDeps) {
     try {
       // The render kind of the message: a recording of the page, a merge of documents, or a screenshot (the default).
       observation = animation
-        ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url)
+        ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url, profile)
         : sources
           ? await captureMerge(browser, options, sources, signal, workspaceId, route?.url)
           : await capturePage(
@@ -60,6 +86,7 @@ export function requestCapture(deps: RequestCaptureDeps) {
               workspaceId,
               monitorText ? withMonitorText(makeOutput) : undefined,
               route?.url,
+              profile,
             );
     } finally {
       await route?.close();

@@ -34,6 +34,8 @@ export interface RenderWorkerDeps extends Omit<RenderMessageDeps, 'capturePage'>
   browser: RenderBrowser;
   /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
   egress?: RequestCaptureDeps['egress'];
+  /** The workspaces' profiles, for renders with profile or save_profile. */
+  profiles?: RequestCaptureDeps['profiles'];
 }
 
 /** What handling render messages needs; the page capture is passed in, so tests need no browser. */
