@@ -11,8 +11,8 @@ import type { Progress, UndoStack } from './progress.ts';
 
 /** Hides the caret wherever the page draws one, whatever colour the page gave it. */
 const CARET_CSS = '*, *::before, *::after { caret-color: transparent !important; }';
-/** The longest a video's seek back to its first frame is waited for. */
-const SEEK_MS = 2000;
+/** The longest a video's load and seek back to its first frame are waited for. */
+const SEEK_MS = 5000;
 /** The attribute the mask boxes carry, so that they alone are taken off. */
 const MASK_MARKER = 'data-shutterbus-mask';
 

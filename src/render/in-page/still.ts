@@ -42,9 +42,10 @@ export async function holdStill(caretCss: string, seekMs: number): Promise<Still
     video.autoplay = false;
     video.pause();
     if (video.currentTime !== 0) {
-      const seeked = event(video, 'seeked');
+      // The frame sought is on the screen once the compositor presents it, not when seeked fires.
+      const presented = new Promise((resolve) => video.requestVideoFrameCallback(resolve));
       video.currentTime = 0;
-      await seeked;
+      await presented;
     }
   };
   for (const root of roots) {
@@ -64,14 +65,17 @@ export async function holdStill(caretCss: string, seekMs: number): Promise<Still
   return { animations: animations.length, videos };
 }
 
-/** Finishes `animation`, or holds it at its start when it never ends. */
+/**
+ * Finishes `animation`, or holds it at its start when it never ends: its first iteration's first
+ * moment, after its delay (before it, a negative delay included, it may show something else).
+ */
 export function settle(animation: Animation): void {
   const end = animation.effect?.getComputedTiming().endTime;
   if (typeof end === 'number' && Number.isFinite(end)) {
     animation.finish();
   } else {
     animation.pause();
-    animation.currentTime = 0;
+    animation.currentTime = Number(animation.effect?.getTiming().delay ?? 0) / Math.abs(animation.playbackRate || 1);
   }
 }
 
