@@ -17,6 +17,7 @@ import { errorTable, type ErrorCode } from '../errors.ts';
 import { renderViewFields, type RenderViewField, type RenderViewUse } from '../renders/view.ts';
 import { BULK_MAX_REQUESTS } from './bulk.ts';
 import { monitorPaths, monitorSchemas, monitorWebhooks } from './openapi-monitors.ts';
+import { profilePaths, profileSchemas } from './openapi-profiles.ts';
 
 /** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
 type Json = Record<string, unknown>;
@@ -688,6 +689,7 @@ export function openApiDocument(baseUrl: string): Json {
       { name: 'render', description: 'Render a page, read a render, fetch its file.' },
       { name: 'account', description: "The workspace's usage and the device presets." },
       { name: 'monitors', description: 'Render a page on a schedule and be told when it changes.' },
+      { name: 'profiles', description: 'Named browser states that renders load to capture pages behind a login.' },
     ],
     paths: {
       '/api/take': renderOperations('take', 'Render a page', takeDescription()),
@@ -796,6 +798,7 @@ export function openApiDocument(baseUrl: string): Json {
         },
       },
       ...monitorPaths(security, (codes) => errorResponses(codes as ErrorCode[])),
+      ...profilePaths(security, (codes) => errorResponses(codes as ErrorCode[])),
       '/files/{fileName}': {
         get: {
           tags: ['render'],
@@ -890,7 +893,7 @@ export function openApiDocument(baseUrl: string): Json {
       },
     }),
     components: {
-      schemas: { ...schemas(), ...monitorSchemas(bodySchema()) },
+      schemas: { ...schemas(), ...monitorSchemas(bodySchema()), ...profileSchemas() },
       securitySchemes: {
         AccessKeyHeader: {
           type: 'apiKey',

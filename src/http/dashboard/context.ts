@@ -10,6 +10,7 @@ import type { RenderRecords } from '../../renders/records.ts';
 import type { Logger } from '../../log.ts';
 import type { Mailer } from '../../mail/mailer.ts';
 import type { MonitorManager } from '../../monitors/manage.ts';
+import type { ProfileStore } from '../../profiles/store.ts';
 import type { RecentRender, RecentRenders } from '../../renders/recent.ts';
 import type { QuotaLedger } from '../../workspaces/usage.ts';
 import type { Member, Workspace, WorkspaceStore } from '../../workspaces/workspace.ts';
@@ -39,6 +40,8 @@ export interface DashboardDeps {
   sealer?: Sealer;
   /** The workspace's monitors, for the monitors pages and their pause button; absent: no such pages. */
   monitors?: Pick<MonitorManager, 'store' | 'change'>;
+  /** The workspace's profiles, for the profiles page; absent: no such page. */
+  profiles?: Pick<ProfileStore, 'list' | 'put' | 'remove'>;
   /** The render records, for a render's own page (its timeline, output and failure capture); absent in tests of other pages. */
   renders?: Pick<RenderRecords, 'get'>;
 }
@@ -178,6 +181,8 @@ const noticeTexts: Record<string, Notice> = {
     text: 'Saved: store=true now uploads to this storage when a request names none of its own.',
   },
   'storage-cleared': { kind: 'ok', text: 'Cleared: store=true now needs the storage_* parameters in each request.' },
+  'profile-saved': { kind: 'ok', text: 'Profile saved: renders with profile=NAME load it.' },
+  'profile-removed': { kind: 'ok', text: 'Profile removed: a render naming it is refused.' },
   'monitor-paused': { kind: 'ok', text: 'Monitor paused: it renders nothing until it is resumed.' },
   'monitor-active': { kind: 'ok', text: 'Monitor resumed: its next tick comes one interval after its last.' },
 };

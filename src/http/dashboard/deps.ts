@@ -1,4 +1,5 @@
 // Builds the dashboard's collaborators from the ingress's own (one ledger, one delivery queue per process).
+import { ProfileStore } from '../../profiles/store.ts';
 import { AccountStore } from '../../accounts/accounts.ts';
 import { Membership } from '../../accounts/membership.ts';
 import { SessionStore } from '../../accounts/sessions.ts';
@@ -47,6 +48,7 @@ export async function createDashboardDeps(options: {
     deliveries,
     sealer,
     ...(monitors ? { monitors } : {}),
+    profiles: new ProfileStore(topology.profiles, sealer),
     renders: options.renders,
   };
 }

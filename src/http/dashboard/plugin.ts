@@ -12,6 +12,7 @@ import { membersRoutes } from './members-routes.ts';
 import { monitorsRoutes } from './monitors-routes.ts';
 import { playgroundRoutes } from './playground-routes.ts';
 import { storageRoutes } from './storage-routes.ts';
+import { profilesRoutes } from './profiles-routes.ts';
 import { rendersRoutes } from './renders-routes.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { SignInGuard } from './sign-in-guard.ts';
@@ -161,5 +162,6 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     await memberPages.register(accountRoutes, dashboard);
     await memberPages.register(storageRoutes, dashboard);
     await memberPages.register(monitorsRoutes, dashboard);
+    await memberPages.register(profilesRoutes, dashboard);
   });
 }

@@ -27,6 +27,7 @@ const tabs = [
   ['monitors', 'Monitors'],
   ['deliveries', 'Deliveries'],
   ['storage', 'Storage'],
+  ['profiles', 'Profiles'],
   ['members', 'Members'],
   ['account', 'Account'],
 ] as const;
