@@ -1,13 +1,15 @@
 // The playground's choices and the code it shows: the @shutterbus/client snippet signs exactly the URL shown.
+import { pdfDocumentOptions } from '../../src/domain/combinations.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AnimateOptions } from 'screenshotone-api-sdk';
+import { AnimateOptions, TakeOptions } from 'screenshotone-api-sdk';
 import { Shutterbus } from '../../src/client/index.ts';
 import { animateParameters } from '../../src/domain/animation.ts';
 import { takeFormats } from '../../src/domain/formats.ts';
 import { parameterByName } from '../../src/domain/parameters.ts';
 import {
   choicesQuery,
+  notInScreenshotOneSdk,
   playgroundFields,
   readChoices,
   signedTakeUrl,
@@ -91,6 +93,20 @@ request("the signed URL is the one @shutterbus/client signs from the snippet's p
   assert.match(code.client, /delay: 1\.5,\n {2}hide_selectors: \[".a", ".b"\],/);
   assert.match(code.sdk, /TakeOptions\.url\("https:\/\/example\.com\/\?q=a&b"\)\n {2}\.viewportDevice\("iPhone 13"\)/);
   assert.match(code.sdk, /\.hideSelectors\(".a", ".b"\)/);
+  // Shutterbus's own options: in the client's snippet; named, never called, in the SDK's.
+  const own = readChoices((name) => ({ url: ['https://example.com'], disable_animations: ['true'] })[name] ?? []);
+  const ownCode = snippets('http://shots.test', own, 'ak_test', signedTakeUrl('http://shots.test', own, keys).url);
+  assert.match(ownCode.client, /disable_animations: true,/);
+  assert.match(ownCode.sdk, /Not in ScreenshotOne's SDK .*: disable_animations/);
+  assert.not.match(ownCode.sdk, /\.disableAnimations\(/);
+  // Every other offered row has its setter on the SDK's TakeOptions, which the snippet calls.
+  const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  for (const field of playgroundFields('take')) {
+    if (['url', 'html'].includes(field.name)) continue;
+    const setter = typeof (TakeOptions.prototype as unknown as Record<string, unknown>)[camel(field.name)];
+    const own = notInScreenshotOneSdk.includes(field.name) || pdfDocumentOptions.includes(field.name);
+    assert.is(setter === 'function', !own, field.name);
+  }
   assert.is(choicesQuery(choices).includes('access_key'), false, 'the page URL never holds a key');
 });
 

@@ -22,6 +22,12 @@ const offered = [
   'timeout',
   'wait_for_selector',
   'hide_selectors',
+  'remove_selectors',
+  'disable_animations',
+  'mask_selectors',
+  'mask_color',
+  'save_formats',
+  'profile',
   'block_ads',
   'block_cookie_banners',
   'block_trackers',
@@ -71,8 +77,21 @@ const offeredForAnimation = [
   'storage_path',
 ];
 
+/**
+ * Shutterbus's own options the playground offers, beyond ScreenshotOne's: its SDK has no setter for
+ * them, so its snippet names them in a comment; the URL and the client carry them.
+ */
+export const notInScreenshotOneSdk = [
+  'remove_selectors',
+  'disable_animations',
+  'mask_selectors',
+  'mask_color',
+  'save_formats',
+  'profile',
+];
+
 /** Rows the playground offers that ScreenshotOne's SDK has no setter for. */
-const sdkLacks = new Set<string>(pdfDocumentOptions);
+const sdkLacks = new Set<string>([...pdfDocumentOptions, ...notInScreenshotOneSdk]);
 
 /** What the playground makes: a screenshot (/api/take) or an animation (/api/animate). */
 export type PlaygroundMode = 'take' | 'animate';
@@ -206,7 +225,7 @@ export function snippets(
     '});',
   ].join('\n');
   const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-  // ScreenshotOne's SDK has no setter for Shutterbus's own PDF document options: they are named in a comment.
+  // ScreenshotOne's SDK has no setter for Shutterbus's own options: they are named in a comment.
   const own = entries.filter(([parameter]) => sdkLacks.has(parameter.name));
   const [first, ...rest] = entries.filter(([parameter]) => !sdkLacks.has(parameter.name));
   const options = animate ? 'AnimateOptions' : 'TakeOptions';
