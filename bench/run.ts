@@ -294,6 +294,10 @@ const variantOptions: Record<string, Record<string, string>> = {
     scripts: 'document.title = "bench"',
   },
   'wait_until networkidle0': { wait_until: 'networkidle0' },
+  // Still captures (docs/capture.md): the page held still, parts masked or removed.
+  disable_animations: { disable_animations: 'true' },
+  'mask_selectors, remove_selectors': { mask_selectors: 'h1', remove_selectors: 'footer' },
+  'save_formats html': { save_formats: 'html', response_type: 'json' },
   'full_page (scroll on)': { full_page: 'true' },
   'metadata: title, og, icon, fonts': {
     metadata_page_title: 'true',
@@ -303,7 +307,7 @@ const variantOptions: Record<string, Record<string, string>> = {
     response_type: 'json',
   },
   ...Object.fromEntries(
-    ['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown'].map((format) => [
+    ['jpeg', 'webp', 'gif', 'avif', 'tiff', 'pdf', 'html', 'markdown', 'mhtml'].map((format) => [
       `format ${format}`,
       { format },
     ]),
@@ -555,6 +559,12 @@ const targets = {
     met: blocking.block_ads.p50 <= blocking.none.p50,
   },
   first_shot_seconds: { value: firstShotSeconds, goal: '≤ 3', met: firstShotSeconds <= 3 },
+  // A plain png with disable_animations beside one without, in the same loop (p50 ratio).
+  disable_animations_vs_plain: {
+    value: ratio(variants.disable_animations.p50, variants['plain png'].p50),
+    goal: '(reported)',
+    met: true,
+  },
 };
 const targetsIssue18 = {
   light_vs_B: {
