@@ -1,5 +1,6 @@
 // The `shutterbus` operator CLI (docs/operations.md): JSON on stdout, errors as one JSON line on
 // stderr; --version, --help and a command that does not exist answer plain text.
+import { ProfileStore } from '../profiles/store.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -191,6 +192,7 @@ const commands: Record<string, Command<Context>> = {
     workspaces: await context.workspaces.reseal(),
     session_secret: await resealSessionSecret(context.topology.dashboard, context.sealer),
     witness: await resealWitness(context.topology.dashboard, context.sealer),
+    profiles: await new ProfileStore(context.topology.profiles, context.sealer).reseal(),
   })),
   demo: command({}, asGiven, async (_flags, context: Context) => {
     const file = path.join(context.config.dataDir, 'demo-workspace.json');

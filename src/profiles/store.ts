@@ -53,6 +53,20 @@ export class ProfileStore {
     return profiles.sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** Seals every profile sealed under a previous key with the current one (after a SECRETS_KEY rotation); how many. */
+  async reseal(): Promise<number> {
+    let resealed = 0;
+    for await (const key of await this.bucket.keys('>')) {
+      const { changed } = await updateJson<ProfileRecord>(this.bucket, key, (current) =>
+        current && this.sealer.isStale(current.sealed_state)
+          ? { ...current, sealed_state: this.sealer.seal(this.sealer.open(current.sealed_state)) }
+          : undefined,
+      );
+      if (changed) resealed++;
+    }
+    return resealed;
+  }
+
   /** Deletes the workspace's profile `name`; true when this call deleted it. */
   async remove(workspaceId: string, name: string): Promise<boolean> {
     if (!PROFILE_NAME_PATTERN.test(name)) return false;
