@@ -13,6 +13,8 @@ import type { Progress, UndoStack } from './progress.ts';
 const CARET_CSS = '*, *::before, *::after { caret-color: transparent !important; }';
 /** The longest a video's load and seek back to its first frame are waited for. */
 const SEEK_MS = 5000;
+/** The longest a video's first frame is waited for on the screen once sought (one already there is not shown again). */
+const PRESENT_MS = 500;
 /** The attribute the mask boxes carry, so that they alone are taken off. */
 const MASK_MARKER = 'data-shutterbus-mask';
 
@@ -30,7 +32,7 @@ export async function stillPage(session: CDPSession, options: RenderOptions, pro
 
 /** disable_animations, again right before the image is taken (a full page's scroll may have started more). */
 export async function holdStillNow(session: CDPSession, progress: Progress): Promise<void> {
-  const answer = await progress.race(evaluateIsolated(session, holdStill, [CARET_CSS, SEEK_MS], [settle]));
+  const answer = await progress.race(evaluateIsolated(session, holdStill, [CARET_CSS, SEEK_MS, PRESENT_MS], [settle]));
   if (!isCounts(answer, ['animations', 'videos'])) throw new Error('holdStill answered something else');
 }
 

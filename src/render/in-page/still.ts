@@ -6,10 +6,10 @@ export type Stilled = { animations: number; videos: number };
 /**
  * Holds the page still for its capture: every animation (CSS animations and transitions, Web
  * Animations, in shadow trees too) finished, an infinite one paused at its start; every video
- * paused at its first frame (waited for, at most `seekMs`); the text caret made transparent by a
+ * paused at its first frame (waited for, at most `seekMs`, its presentation at most `presentMs`); the text caret made transparent by a
  * constructed style sheet `caretCss` in the document and each open shadow root.
  */
-export async function holdStill(caretCss: string, seekMs: number): Promise<Stilled> {
+export async function holdStill(caretCss: string, seekMs: number, presentMs: number): Promise<Stilled> {
   // What starts from now on (a transition a script sets off, an animation a class adds) ends as it starts.
   const stop = (event: Event) => {
     const target = event.target;
@@ -41,12 +41,16 @@ export async function holdStill(caretCss: string, seekMs: number): Promise<Still
     }
     video.autoplay = false;
     video.pause();
-    if (video.currentTime !== 0) {
-      // The frame sought is on the screen once the compositor presents it, not when seeked fires.
-      const presented = new Promise((resolve) => video.requestVideoFrameCallback(resolve));
-      video.currentTime = 0;
-      await presented;
-    }
+    // Sought even when at 0 already: a video that has not started may not have shown its first
+    // frame yet. The frame is on the screen once the compositor presents it, not when seeked fires;
+    // a frame already presented is not presented again, so that wait is short.
+    const seeked = event(video, 'seeked');
+    video.currentTime = 0;
+    await seeked;
+    await new Promise((resolve) => {
+      video.requestVideoFrameCallback(resolve);
+      setTimeout(resolve, presentMs);
+    });
   };
   for (const root of roots) {
     for (const video of root.querySelectorAll('video')) {
