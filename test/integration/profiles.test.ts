@@ -240,4 +240,20 @@ profiles('the profile is in no answer and nowhere in NATS in plain text', async 
   }
 });
 
+profiles('the OpenAPI document has the profile paths and the new render options', async () => {
+  const document = (await call(`${service.base}/openapi.json`)).json!;
+  assert.ok(document.paths['/api/profiles'].post && document.paths['/api/profiles'].get);
+  assert.ok(document.paths['/api/profiles/{name}'].delete);
+  const text = JSON.stringify(document.paths['/api/take']);
+  for (const name of [
+    'profile',
+    'save_profile',
+    'disable_animations',
+    'mask_selectors',
+    'remove_selectors',
+    'save_formats',
+  ])
+    assert.ok(text.includes(`"${name}"`), name);
+});
+
 profiles.run();
