@@ -104,7 +104,7 @@ request("the signed URL is the one @shutterbus/client signs from the snippet's p
   for (const field of playgroundFields('take')) {
     if (['url', 'html'].includes(field.name)) continue;
     const setter = typeof (TakeOptions.prototype as unknown as Record<string, unknown>)[camel(field.name)];
-    const own = notInScreenshotOneSdk.includes(field.name) || pdfDocumentOptions.includes(field.name);
+    const own = [...notInScreenshotOneSdk, ...pdfDocumentOptions].includes(field.name);
     assert.is(setter === 'function', !own, field.name);
   }
   assert.is(choicesQuery(choices).includes('access_key'), false, 'the page URL never holds a key');
