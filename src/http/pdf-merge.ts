@@ -26,6 +26,12 @@ const mergeWide = new Set<string>([
 ]);
 
 type Params = Record<string, unknown>;
+
+/**
+ * Options of one page's render that a merge of several does not take: a profile loaded into (or
+ * saved from) one page of many, and files of one page kept beside the merged PDF.
+ */
+const notOnMerge = new Set(['profile', 'save_profile', 'save_formats']);
 const isObject = (value: unknown): value is Params =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -44,6 +50,8 @@ export function parseMerge(raw: RawParams): MergeRequest {
     add({ parameter: 'format', message: 'a merge makes a pdf: give format=pdf or none' });
   for (const name of Object.keys(shared).filter((name) => name.startsWith('metadata_')))
     add({ parameter: name, message: "not on a merge: the merged file has no page's metadata" });
+  for (const name of Object.keys(shared).filter((name) => notOnMerge.has(name)))
+    add({ parameter: name, message: 'not on a merge: it is for a render of one page' });
 
   const parsed = sources.map((source: unknown, index) => {
     const at = `sources[${index}]`;
@@ -56,6 +64,8 @@ export function parseMerge(raw: RawParams): MergeRequest {
         add({ parameter: `${at}.${name}`, message: "is the merge's: give it beside sources, for all of them" });
       else if (name.startsWith('metadata_'))
         add({ parameter: `${at}.${name}`, message: "not on a merge: the merged file has no page's metadata" });
+      else if (notOnMerge.has(name))
+        add({ parameter: `${at}.${name}`, message: 'not on a merge: it is for a render of one page' });
     }
     const result = parseTakeParams({ kind: 'json', body: { ...shared, ...source, format: 'pdf' } });
     if ('problems' in result) {

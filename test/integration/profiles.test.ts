@@ -240,6 +240,18 @@ profiles('the profile is in no answer and nowhere in NATS in plain text', async 
   }
 });
 
+profiles('a PDF merge takes no profile: one page of many is not signed in alone', async () => {
+  const merged = await api('/api/pdf/merge', workspace, {
+    method: 'POST',
+    body: { profile: 'ada', sources: [{ url: `${site.url}/still/dashboard`, save_profile: 'x' }] },
+  });
+  assert.is(merged.status, 400);
+  assert.equal(merged.json!.error_details.map((d: { parameter: string }) => d.parameter).sort(), [
+    'profile',
+    'sources[0].save_profile',
+  ]);
+});
+
 profiles('the OpenAPI document has the profile paths and the new render options', async () => {
   const document = (await call(`${service.base}/openapi.json`)).json!;
   assert.ok(document.paths['/api/profiles'].post && document.paths['/api/profiles'].get);
