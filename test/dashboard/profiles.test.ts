@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shutterbus } from '../helpers/cli.ts';
 import { call, startService, startStack, type TestService, type TestStack } from '../helpers/service.ts';
-import { signUp as signUpAt } from '../helpers/visitor.ts';
+import { mailedLink, signUp as signUpAt } from '../helpers/visitor.ts';
 
 const page = suite('dashboard profiles page');
 let stack: TestStack;
@@ -19,7 +19,7 @@ page.after(async () => {
   await stack?.stop();
 });
 
-const signUp = (email: string) => signUpAt(service.base, email);
+const signUp = (email: string) => signUpAt(service.base, email, { confirm: stack });
 const SECRET = 'session-value-never-shown-4f2';
 const state = JSON.stringify({
   cookies: [{ name: 'session', value: SECRET, domain: 'app.example.com', path: '/', secure: true }],
@@ -41,8 +41,6 @@ page('an owner adds and removes a profile; its state is never shown; the API lis
   assert.match(shown.text, 'Profile saved');
   assert.match(shown.text, 'https://app.example.com');
   assert.not.match(shown.text, SECRET);
-  const workspaceId = /<span class="mono">(ws_[0-9a-f]+)<\/span>/.exec(keysPage)![1];
-  await shutterbus(stack, 'member', 'verify', '--workspace', workspaceId, '--email', 'profiles-owner@example.com');
   const accessKey = /<code id="access-key">([^<]+)<\/code>/.exec(keysPage)![1];
   const listed = await call(`${service.base}/api/profiles`, { headers: { 'x-access-key': accessKey } });
   assert.is(listed.status, 200, listed.bytes.toString());
@@ -72,6 +70,11 @@ page('a member sees the page but cannot change the profiles', async () => {
     'member',
   );
   assert.is(added.code, 0, added.stderr);
+  // The invitation is claimed through its mailed link, opened where the member is signed in.
+  assert.is(
+    (await member.get(await mailedLink(stack, 'profiles-member@example.com', '/dashboard/accept'))).status,
+    303,
+  );
   await member.get('/dashboard/keys');
   assert.is((await member.post('/dashboard/switch', { workspace_id: workspaceId })).status, 303);
   const seen = await member.get('/dashboard/profiles');
