@@ -41,16 +41,27 @@ export async function holdStill(caretCss: string, seekMs: number, presentMs: num
     }
     video.autoplay = false;
     video.pause();
-    // Sought even when at 0 already: a video that has not started may not have shown its first
-    // frame yet. The frame is on the screen once the compositor presents it, not when seeked fires;
-    // a frame already presented is not presented again, so that wait is short.
+    // The frame on the screen is the one the compositor last presented, which trails seeked (and,
+    // on a busy machine, a frame still playing when pause() was called): frames are waited for
+    // until the one presented is the first. One that is there already is not presented again:
+    // a video that never played is waited for briefly, at most `presentMs`.
+    const presented = () =>
+      new Promise<number | null>((resolve) => {
+        video.requestVideoFrameCallback((_, frame) => resolve(frame.mediaTime));
+        setTimeout(() => resolve(null), presentMs);
+      });
+    const played = video.currentTime !== 0;
     const seeked = event(video, 'seeked');
     video.currentTime = 0;
     await seeked;
-    await new Promise((resolve) => {
-      video.requestVideoFrameCallback(resolve);
-      setTimeout(resolve, presentMs);
-    });
+    if (!played) {
+      await presented();
+      return;
+    }
+    for (;;) {
+      const mediaTime = await presented();
+      if (mediaTime === null || mediaTime < 0.001) return;
+    }
   };
   for (const root of roots) {
     for (const video of root.querySelectorAll('video')) {
