@@ -52,7 +52,7 @@ export const settings = [
   {
     names: ['S3_ENDPOINT'],
     default: '`http://127.0.0.1:$LOCAL_S3_PORT`',
-    meaning: 'S3-compatible object store (MinIO in production)',
+    meaning: 'S3-compatible object store (SeaweedFS, MinIO, AWS S3 or R2 in production)',
     audience: 'newcomer',
   },
   {

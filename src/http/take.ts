@@ -184,8 +184,8 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
 
 /**
  * Registers GET, HEAD and POST of a render endpoint. A HEAD renders nothing and charges nothing
- * (Fastify would otherwise run the GET's handler and drop its body): `405` with `Allow`, as a
- * link checker or a crawler probing an `<img>` URL is told.
+ * (Fastify would otherwise run the GET's handler and drop its body): after the key's check, like
+ * every request, `405` with `Allow`, as a link checker or a crawler probing an `<img>` URL is told.
  */
 export function registerRenderEndpoint(
   app: FastifyInstance,
@@ -193,7 +193,10 @@ export function registerRenderEndpoint(
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
 ): void {
   app.get(path, { exposeHeadRoute: false }, handler);
-  app.head(path, async (_request, reply) => reply.code(405).header('Allow', 'GET, POST').send());
+  app.head(path, async (request, reply) => {
+    await authenticate(request, rawParams(request), app.workspaces, 'query');
+    return reply.code(405).header('Allow', 'GET, POST').send();
+  });
   app.post(path, bodyAfterChecks, handler);
 }
 

@@ -81,7 +81,7 @@ function field(parameter: Parameter, choices: Choices, unwritable: ReadonlySet<s
   const label = html`<label for="${id}"><code>${name}</code> ${help}</label>`;
   if (type.kind === 'enum') {
     const chosen = menuValue(parameter, values[0] ?? String(parameter.default ?? ''));
-    return html`<div>${label}<select id="${id}" name="${name}">${menu.map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
+    return html`<div>${label}<select id="${id}" name="${name}">${parameter.default === undefined ? html`<option value=""${chosen === '' ? html` selected` : ''}>(not set)</option>` : ''}${menu.map((value) => html`<option${value === chosen ? html` selected` : ''}>${value}</option>`)}</select></div>`;
   }
   if (type.kind === 'integer' || type.kind === 'number') {
     const step = type.kind === 'number' ? 'any' : '1';
