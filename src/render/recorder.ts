@@ -10,7 +10,7 @@ import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type Animation
 import { transparentOn } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { cdp, type CdpEvent } from './cdp.ts';
-import { startChoreography, pause } from './choreography.ts';
+import { startChoreography, pause, type TargetCheck } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
 import { inPage } from './in-page.ts';
 import { paintedTwice } from './in-page/steps.ts';
@@ -36,6 +36,7 @@ export async function recordAnimation(
   animation: AnimationOptions,
   progress: Progress,
   session: CDPSession,
+  checkTarget?: TargetCheck,
 ): Promise<Output> {
   const deadline = progress.signal;
   const format = options.format as AnimationFormat;
@@ -44,7 +45,7 @@ export async function recordAnimation(
   let recorded = false;
   try {
     const frames = join(dir, 'frames.nut');
-    await recordFrames(page, options, animation, progress, session, frames, alpha);
+    await recordFrames(page, options, animation, progress, session, frames, alpha, checkTarget);
     const output = join(dir, `animation.${format}`);
     const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
     const frame = {
@@ -96,6 +97,7 @@ async function recordFrames(
   session: CDPSession,
   file: string,
   alpha: boolean,
+  checkTarget?: TargetCheck,
 ): Promise<void> {
   const deadline = progress.signal;
   const interval = 1000 / FRAME_RATE;
@@ -168,7 +170,7 @@ async function recordFrames(
       await Page.stopScreencast().catch(() => {});
       await progress.race(Page.startScreencast(screencast));
     };
-    const choreography = startChoreography(page, options, animation, deadline, restartScreencast);
+    const choreography = startChoreography(page, options, animation, deadline, restartScreencast, checkTarget);
     undo.defer(async () => choreography.stop());
     let finished = false;
     let failure: unknown;
