@@ -17,6 +17,7 @@ import { navigate } from '../../src/render/steps.ts';
 import { hostilePages, LIAR_COLOUR } from '../fixtures/hostile-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { pixelAt } from '../helpers/video.ts';
+import { imageSize } from '../../src/render/image.ts';
 
 const test = suite('the page is hostile');
 const WIDTH = 320;
@@ -112,6 +113,22 @@ test('the same link under rules that allow it is followed: the check is of the a
     rig.site.received.slice(from).some((request) => request.search === '?private'),
     'the link was followed',
   );
+});
+
+test("a page's rewritten getters do not decide a content rule or its metadata: both are read in an isolated world", async () => {
+  const observation = await rig.render('/liar/facts', { fail_if_content_contains: ['forbidden'] });
+  assert.match(observation.visibleText, /forbidden/, 'the text the page shows, not its innerText getter');
+  const facts = await rig.render('/liar/facts', { metadata_page_title: true });
+  assert.is(facts.metadata?.page_title, 'Truth', 'the title in the DOM, not the getter');
+});
+
+test('sizes and boxes the page lies about are finite numbers before they size a capture', async () => {
+  const full = await rig.render('/liar/facts', { full_page: true, viewport_width: 320, viewport_height: 240 });
+  const fullSize = await imageSize(full.image);
+  assert.ok(fullSize.width >= 1 && fullSize.height >= 1, `a full page of ${JSON.stringify(fullSize)}`);
+  // The box the page reported has no area: the selector is as good as missing, never a capture of NaN.
+  const element = await rig.render('/liar/facts', { selector: '#box', viewport_width: 320, viewport_height: 240 });
+  assert.equal(element.missingSelectors, ['#box']);
 });
 
 test('every navigation the service makes refuses every scheme but http(s), whoever chose the URL', async () => {
