@@ -79,7 +79,12 @@ const rows = [
     'Output format: mp4 (H.264), webm (VP9), mov (ProRes 4444), avi (MPEG-4) or gif.',
     { default: 'mp4', group: 'output' },
   ),
-  row('duration', { kind: 'number', min: 1, max: MAX_ANIMATION_SECONDS }, 'Seconds of recording.', { default: 5 }),
+  row(
+    'duration',
+    { kind: 'number', min: 1, max: MAX_ANIMATION_SECONDS },
+    'Seconds of recording; width × height × 25 fps × duration is at most 1280 × 720 × 25 × 30 pixels × frames.',
+    { default: 5 },
+  ),
   row(
     'width',
     integer(16, 3840),
