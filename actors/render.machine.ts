@@ -114,7 +114,7 @@ export type RenderOutput =
       vision?: string;
       uploaded?: StoreResult;
     }
-  | ({ status: 'failed'; stored?: StoredImage } & FailureVerdict)
+  | ({ status: 'failed' } & FailureVerdict)
   | ({ status: 'retryLater'; delayMs: number } & FailureVerdict);
 
 /** The render actor's memory. */
@@ -311,9 +311,8 @@ export const renderMachine = setup({
       };
       if (context.retryDelayMs !== undefined)
         return { status: 'retryLater', delayMs: context.retryDelayMs, ...verdict };
-      // A refused upload keeps the service's own file (docs/storage.md); any other failure has none.
-      const kept = stored && code === 'storage_upload_failed' ? { stored } : {};
-      return { status: 'failed', ...verdict, ...kept };
+      // A failed render hands out nothing it made, a refused upload's own copy included (docs/storage.md).
+      return { status: 'failed', ...verdict };
     }
     return {
       status: 'succeeded',

@@ -21,6 +21,7 @@ import type { Logger } from '../log.ts';
 import type { WorkspaceStore } from '../workspaces/workspace.ts';
 import type { DeliveryJob, DeliveryQueue, DeliveryRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
+import { destinationOf, FairShares } from './shares.ts';
 import { metrics } from '../metrics.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
@@ -41,6 +42,8 @@ export interface DeliveryMessageDeps {
   /** Where a delivered webhook is written into its render's timeline. */
   renders?: Pick<RenderRecords, 'addStep'>;
   sendWebhook: typeof sendWebhook;
+  /** The process's slots shared between workspaces and destinations; by default DELIVERY_CONCURRENCY of them. */
+  shares?: FairShares;
 }
 
 /** A running delivery worker. */
@@ -50,6 +53,14 @@ export interface DeliveryWorker {
 
 /** Deliveries sent at once by one process. */
 const DELIVERY_CONCURRENCY = 16;
+/**
+ * Slots a workspace or a destination that is already sending never takes (FairShares): a webhook
+ * of anyone else starts at once while others' receivers stall.
+ */
+const DELIVERY_RESERVE = 4;
+/** How long a delivery over its share waits before it is tried again (no attempt is counted), and its jitter. */
+const OVER_SHARE_DELAY_MS = 1000;
+const OVER_SHARE_JITTER_MS = 500;
 /** Deliveries of a job whose record cannot be found (about an hour of retries) before it is terminated and logged. */
 const MISSING_RECORD_PATIENCE = 120;
 
@@ -67,6 +78,7 @@ export const decodeDeliveryJob = jsonMessage<DeliveryJob>({
 export function deliveryMessages(deps: DeliveryMessageDeps) {
   const { config, log, deliveries, workspaces } = deps;
   const policy = { allowPrivate: config.allowPrivateTargets };
+  const shares = deps.shares ?? new FairShares(DELIVERY_CONCURRENCY, DELIVERY_RESERVE);
 
   // Changes the record only while it is still in the job's round: a redrive or replay started a new one.
   const settle = (job: DeliveryJob, change: (current: DeliveryRecord) => DeliveryRecord) =>
@@ -130,7 +142,8 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
     return output;
   };
 
-  return async (delivery: Delivery<DeliveryJob>): Promise<Disposition> => {
+  /** One delivery within its share: resumed from its record, one attempt, its verdict recorded. */
+  const handleDelivery = async (delivery: Delivery<DeliveryJob>): Promise<Disposition> => {
     const job = delivery.message;
     const record = await deliveries.get(job.id);
     if (!record) {
@@ -185,6 +198,20 @@ export function deliveryMessages(deps: DeliveryMessageDeps) {
         'webhook dead-lettered',
       );
     return { kind: 'ack' };
+  };
+
+  return async (delivery: Delivery<DeliveryJob>): Promise<Disposition> => {
+    const job = delivery.message;
+    // Over its workspace's or its destination's share: back to the stream at once, the slot free
+    // for someone else's webhook, before anything is read for it.
+    const claim = shares.claim({ workspace: job.workspace_id, destination: destinationOf(job.webhook_url) });
+    if (!claim)
+      return { kind: 'retry', delayMs: OVER_SHARE_DELAY_MS + Math.floor(Math.random() * OVER_SHARE_JITTER_MS) };
+    try {
+      return await handleDelivery(delivery);
+    } finally {
+      claim.release();
+    }
   };
 }
 

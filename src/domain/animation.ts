@@ -39,6 +39,16 @@ export type ScrollEasing = (typeof scrollEasings)[number];
 /** The longest recording in seconds, also with `scroll_complete` lengthening it. */
 export const MAX_ANIMATION_SECONDS = 30;
 
+/** Frames per second of every recording (docs/animate.md). */
+export const RECORDING_FRAME_RATE = 25;
+
+/**
+ * The most pixels × frames one recording may make, checked before it starts (docs/animate.md,
+ * "Cost"): 1280 × 720 at 25 fps for 30 s, or 1920 × 1080 for 13 s, or 3840 × 2160 for 3 s. The
+ * larger of the frames recorded and the output counts, as ffmpeg handles both.
+ */
+export const RECORDING_PIXEL_FRAME_BUDGET = 1280 * 720 * RECORDING_FRAME_RATE * MAX_ANIMATION_SECONDS;
+
 const flag = { kind: 'boolean' } as const;
 const integer = (min: number, max: number) => ({ kind: 'integer', min, max }) as const;
 const milliseconds = integer(0, MAX_ANIMATION_SECONDS * 1000);
@@ -69,7 +79,12 @@ const rows = [
     'Output format: mp4 (H.264), webm (VP9), mov (ProRes 4444), avi (MPEG-4) or gif.',
     { default: 'mp4', group: 'output' },
   ),
-  row('duration', { kind: 'number', min: 1, max: MAX_ANIMATION_SECONDS }, 'Seconds of recording.', { default: 5 }),
+  row(
+    'duration',
+    { kind: 'number', min: 1, max: MAX_ANIMATION_SECONDS },
+    'Seconds of recording; width × height × 25 fps × duration is at most 1280 × 720 × 25 × 30 pixels × frames.',
+    { default: 5 },
+  ),
   row(
     'width',
     integer(16, 3840),
@@ -304,9 +319,69 @@ const animationRules: Rule[] = [
       : [],
 ];
 
+/**
+ * What a recording of `values` will cost in pixels × frames: the larger of its frames (the clip of
+ * a gif, else the viewport, at the device scale as the recorder captures it) and its output, times
+ * RECORDING_FRAME_RATE times `duration`. The viewport is as the render will have it: given, else the
+ * device preset's, else the default.
+ */
+export function recordingCost(values: Record<string, unknown>): {
+  width: number;
+  height: number;
+  pixelFrames: number;
+} {
+  const preset = given(values, 'viewport_device') ? devices.find(String(values.viewport_device)) : undefined;
+  let width = Number(values.viewport_width ?? preset?.viewport.width ?? 1280);
+  let height = Number(values.viewport_height ?? preset?.viewport.height ?? 720);
+  if (values.viewport_landscape === true && width < height) [width, height] = [height, width];
+  const mobile = values.viewport_mobile ?? preset?.isMobile ?? false;
+  const scale = mobile === true ? 1 : Number(values.device_scale_factor ?? preset?.deviceScaleFactor ?? 1);
+  const clipped = CLIP.every((name) => given(values, name)) && values.format === 'gif';
+  const frame = clipped
+    ? { width: Number(values.clip_width) * scale, height: Number(values.clip_height) * scale }
+    : { width: width * scale, height: height * scale };
+  const output = outputSize(
+    { width: values.width, height: values.height, aspect_ratio: values.aspect_ratio } as AnimationOptions,
+    frame,
+    (values.format ?? 'mp4') as AnimationFormat,
+  );
+  const largest = frame.width * frame.height >= output.width * output.height ? frame : output;
+  const seconds = Number(values.duration ?? 5);
+  return {
+    width: Math.round(largest.width),
+    height: Math.round(largest.height),
+    pixelFrames: Math.round(largest.width * largest.height * RECORDING_FRAME_RATE * seconds),
+  };
+}
+
+// The budget of one recording (RECORDING_PIXEL_FRAME_BUDGET): refused up front, naming the duration
+// and every size the request gave.
+const budgetRule: Rule = (values) => {
+  const cost = recordingCost(values);
+  if (cost.pixelFrames <= RECORDING_PIXEL_FRAME_BUDGET) return [];
+  const seconds = Number(values.duration ?? 5);
+  const fits = Math.floor(RECORDING_PIXEL_FRAME_BUDGET / (cost.width * cost.height * RECORDING_FRAME_RATE));
+  const message =
+    `${cost.width} × ${cost.height} px at ${RECORDING_FRAME_RATE} fps for ${seconds} s is ${cost.pixelFrames.toLocaleString('en')} ` +
+    `pixels × frames, over the budget of ${RECORDING_PIXEL_FRAME_BUDGET.toLocaleString('en')} (1280 × 720 for 30 s): ` +
+    (fits >= 1 ? `record at most ${fits} s at this size, or a smaller size` : 'record a smaller size');
+  const sizes = [
+    'width',
+    'height',
+    'viewport_width',
+    'viewport_height',
+    'device_scale_factor',
+    'clip_width',
+    'clip_height',
+  ];
+  return ['duration', ...sizes.filter((name) => given(values, name))].map((parameter) => ({ parameter, message }));
+};
+
 /** Every refusal of the /api/animate rules in parsed values. */
 export function animateRefusals(values: Record<string, unknown>): Refusal[] {
-  return [...pageRules, ...animationRules].flatMap((rule) => rule(values));
+  const refusals = [...pageRules, ...animationRules].flatMap((rule) => rule(values));
+  // The budget only of a request otherwise valid: its sizes are then numbers of their ranges.
+  return refusals.length > 0 ? refusals : budgetRule(values);
 }
 
 /**

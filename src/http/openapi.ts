@@ -226,7 +226,7 @@ function renderFieldSchemas(codes: ErrorCode[]): Record<RenderViewField, Json> {
       type: 'string',
       format: 'uri',
       description:
-        "The file, fetched without an access key. A failed render has one only when the upload to your storage was refused: the service's own copy.",
+        'The file, fetched without an access key. A succeeded render only: a failed one hands out no output.',
     },
     size_bytes: { type: 'integer' },
     screenshot_url: { type: 'string', format: 'uri', description: "The same as file_url, under ScreenshotOne's name." },
@@ -261,7 +261,7 @@ function renderFieldSchemas(codes: ErrorCode[]): Record<RenderViewField, Json> {
       type: 'string',
       format: 'uri',
       description:
-        'A failed render: a JPEG of the page as it was when it failed, kept for a day (absent when the page never loaded).',
+        'A failed render: a JPEG of the page as it was when it failed, at most 480 px a side, kept for a day (absent when the page never loaded).',
     },
     external_identifier: { type: 'string' },
     created_at: { type: 'string', format: 'date-time' },
@@ -329,11 +329,6 @@ function schemas(): Json {
         matched_string: {
           type: 'string',
           description: 'content_missing_specified_string, content_contains_specified_string.',
-        },
-        file_url: {
-          type: 'string',
-          format: 'uri',
-          description: "storage_upload_failed: the service's own copy, kept.",
         },
       },
     },

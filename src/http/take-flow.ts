@@ -173,16 +173,11 @@ export function takeFlow(app: FastifyInstance) {
     return admission.submit(renderRequest, workspace, { async: take.control.async, takesUnstored });
   };
 
-  /** A failed render's error, as the caller hears it; a refused upload says where the service's own copy is. */
-  const failure = (record: RenderRecord) => {
-    const kept =
-      record.error_code === 'storage_upload_failed' && record.file_name ? { file_url: urlOf(record.file_name) } : {};
-    return new ServiceError(
-      (record.error_code ?? 'internal_application_error') as ErrorCode,
-      { ...record.error_details, ...kept },
-      { message: record.error_message },
-    );
-  };
+  /** A failed render's error, as the caller hears it: no file of it, whatever failed. */
+  const failure = (record: RenderRecord) =>
+    new ServiceError((record.error_code ?? 'internal_application_error') as ErrorCode, record.error_details ?? {}, {
+      message: record.error_message,
+    });
 
   /** The JSON answer of a succeeded render (src/renders/view.ts). */
   const succeeded = (record: RenderRecord, cached: boolean) => renderView(record, urlOf, 'answer', { cached });

@@ -6,7 +6,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
-import { resolvePublic, type TargetPolicy } from './target.ts';
+import { checkTargetUrl, resolvePublic, type TargetPolicy } from './target.ts';
 
 /** Options of the egress proxy; `isPublic` exists for tests only (see TargetPolicy). */
 export interface EgressProxyOptions extends Omit<TargetPolicy, 'param'> {
@@ -36,6 +36,12 @@ export interface EgressProxy {
    * render's browser context `proxy: { server: route.url }`; close the route after the render.
    */
   route(upstream: UpstreamProxy): Promise<EgressRoute>;
+  /**
+   * Checks a URL the render is about to navigate to under this proxy's own address rules, before
+   * the browser is told of it (a link the page chose, docs/security.md): an absolute http(s) URL
+   * whose host passes them, else the refusal naming `param`.
+   */
+  checkTarget(raw: string, param: string): Promise<URL>;
   close(): Promise<void>;
 }
 
@@ -472,6 +478,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     url,
     socksUrl,
     browserProxy: `http=${socksUrl};https=${url};socks=${socksUrl}`,
+    checkTarget: (raw, param) => checkTargetUrl(raw, { ...options, param }),
     async route(upstream) {
       const routeServer = http.createServer();
       const own = serve(routeServer, upstreamOf(upstream));

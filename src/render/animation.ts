@@ -7,6 +7,7 @@ import type { AnimationOptions } from '../domain/animation.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import type { RenderBrowser } from './browser.ts';
 import { capturePage } from './capture.ts';
+import type { TargetCheck } from './choreography.ts';
 import { discardRecording, recordAnimation } from './recorder.ts';
 
 export { discardRecording };
@@ -61,10 +62,21 @@ export class RecordingTurns {
 /** This process's turns: one recording per CPU (a recording keeps Chromium's compositor and ffmpeg busy). */
 export const recordingTurns = new RecordingTurns(availableParallelism());
 
+/** Where a recording's page goes besides its request: its proxy, the check of a navigation the page chose, its turns. */
+export interface RecordingSetup {
+  /** The customer's or a country's proxy route of the egress proxy. */
+  proxyServer?: string;
+  /** The egress proxy's address rules for a link the page chose (choreography.ts); by default the scheme only. */
+  checkTarget?: TargetCheck;
+  /** The browser profile the page is loaded with (capturePage's). */
+  profile?: ProfileUse;
+  turns?: RecordingTurns;
+}
+
 /**
- * Records `animation` of the page of `options` for `workspaceId`, in a turn of `turns`; what the
+ * Records `animation` of the page of `options` for `workspaceId`, in a turn of `setup.turns`; what the
  * page showed, its output the encoded file on disk (`file`; its owner removes it with discardRecording). Bounded and cancelled as capturePage is; the page's
- * traffic leaves through `proxyServer` when given (the customer's or a country's proxy).
+ * traffic leaves through `setup.proxyServer` when given (the customer's or a country's proxy).
  */
 export function captureAnimation(
   host: RenderBrowser,
@@ -72,9 +84,7 @@ export function captureAnimation(
   animation: AnimationOptions,
   signal: AbortSignal,
   workspaceId?: string,
-  proxyServer?: string,
-  profile: ProfileUse = {},
-  turns = recordingTurns,
+  { proxyServer, checkTarget, profile = {}, turns = recordingTurns }: RecordingSetup = {},
 ): Promise<PageObservation> {
   return turns.run(signal, async () => {
     const observation = await capturePage(
@@ -82,7 +92,8 @@ export function captureAnimation(
       options,
       signal,
       workspaceId,
-      (page, pageOptions, progress, session) => recordAnimation(page, pageOptions, animation, progress, session),
+      (page, pageOptions, progress, session) =>
+        recordAnimation(page, pageOptions, animation, progress, session, checkTarget),
       proxyServer,
       profile,
     );

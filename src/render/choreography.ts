@@ -6,6 +6,8 @@ import type { AnimationOptions } from '../domain/animation.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { inPage } from './in-page.ts';
 import { easingCurves, hintedLink, scrollPage, type ScrollPlan } from './in-page/scroll.ts';
+import { checkTargetUrl } from '../net/target.ts';
+import { evaluateIsolated } from './playwright.ts';
 import { navigate, untilAborted } from './steps.ts';
 
 function scrollPlan(animation: AnimationOptions, elapsedMs: number): ScrollPlan {
@@ -42,6 +44,36 @@ export function pause(ms: number, deadline: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Checks a URL a render is about to navigate to by the request's own address rules: an absolute
+ * http(s) URL whose host passes them (the egress proxy's checkTarget on a worker); throws the
+ * refusal naming `param`.
+ */
+export type TargetCheck = (raw: string, param: string) => Promise<URL>;
+
+/** Without an egress proxy (a browser of the tests'): the scheme and form of the URL, every address allowed. */
+export const webUrlOnly: TargetCheck = (raw, param) => checkTargetUrl(raw, { allowPrivate: true, param });
+
+/**
+ * The link the hints name on `page`, or null. The page chose it and the page is hostile
+ * (docs/security.md): it is looked for in an isolated world, where the page's rewrites of
+ * `RegExp`, `String` or an anchor's `href` getter do not reach, and what comes back is checked in
+ * Node like `scroll_navigate_to_url` at the ingress before anything navigates to it. A link that
+ * fails the check fails the render with its refusal (url_not_allowed naming
+ * scroll_navigate_link_hints).
+ */
+async function linkOfPage(
+  page: Page,
+  hints: readonly string[],
+  checkTarget: TargetCheck,
+  signal: AbortSignal,
+): Promise<string | null> {
+  const link = await untilAborted(signal, evaluateIsolated(page, inPage(hintedLink), hints));
+  if (link === null) return null;
+  if (typeof link !== 'string') throw new Error('the link search answered something other than a URL');
+  return (await untilAborted(signal, checkTarget(link, 'scroll_navigate_link_hints'))).href;
+}
+
 /** A running scenario: its end (or failure), and how to stop it when the recording ends first. */
 export interface Choreography {
   done: Promise<void>;
@@ -62,6 +94,7 @@ export function startChoreography(
   animation: AnimationOptions,
   deadline: AbortSignal,
   onNavigated: () => Promise<void>,
+  checkTarget: TargetCheck = webUrlOnly,
 ): Choreography {
   const stopped = new AbortController();
   const stop = () => stopped.abort(new Error('the recording ended'));
@@ -81,7 +114,7 @@ export function startChoreography(
     await pause(afterMs, signal);
     const target =
       animation.scroll_navigate_to_url ??
-      (await untilAborted(signal, page.evaluate(inPage(hintedLink), animation.scroll_navigate_link_hints)));
+      (await linkOfPage(page, animation.scroll_navigate_link_hints, checkTarget, signal));
     if (!target) return first;
     await navigate(page, { ...options, url: target, html: undefined, markdown: undefined }, signal);
     await first;

@@ -9,6 +9,7 @@ import { ServiceError } from '../errors.ts';
 import { cdp, openCdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
 import { type Article, readArticle, readDocumentFacts } from './in-page/document.ts';
+import { evaluateIsolated } from './playwright.ts';
 import { documentSize, letOutScroller } from './screenshot.ts';
 import type { PageFacts } from './pdf-finish.ts';
 import { untilAborted } from './steps.ts';
@@ -94,7 +95,10 @@ export async function printPdf(page: Page, options: RenderOptions, deadline: Abo
 
 /** The page's title (its URL when it has none) and language, for an accessible PDF (src/render/pdf-finish.ts). */
 export async function readPageFacts(page: Page, deadline: AbortSignal): Promise<PageFacts> {
-  const { title, language } = await untilAborted(deadline, page.evaluate(inPage(readDocumentFacts)));
+  // Read in an isolated world, and taken as strings only: the page's word about itself (docs/security.md).
+  const facts = await untilAborted(deadline, evaluateIsolated(page, inPage(readDocumentFacts), undefined));
+  const title = typeof facts?.title === 'string' ? facts.title : '';
+  const language = typeof facts?.language === 'string' ? facts.language : '';
   const url = page.url();
   return {
     title: title || (/^https?:/.test(url) ? url : 'Untitled document'),

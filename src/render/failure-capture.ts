@@ -1,4 +1,6 @@
-// What the page looked like when a render failed: a small JPEG of the viewport, taken only on the
+// What the page looked like when a render failed: a small JPEG of the viewport, scaled down to at
+// most FAILURE_CAPTURE_MAX_SIDE px a side so that it tells what went wrong and is never a substitute
+// for the render a failure does not charge for (docs/security.md), taken only on the
 // way out of a failed render whose page was navigated (docs/dashboard.md, "Renders"). It reaches
 // the worker through async context, as the render's steps do, so the page steps and the render
 // actor carry nothing extra, and a render that succeeds costs nothing.
@@ -6,13 +8,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Page } from 'playwright-core';
 import { renderRules, type RenderRuleName } from '../../actors/render.rules.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import { thumbnail } from './image.ts';
 import { untilAborted } from './steps.ts';
 
 /** How long a failure capture is kept: a day, enough to look at it, too short to pile up. */
 export const FAILURE_CAPTURE_LIFETIME_SECONDS = 24 * 3600;
 
-/** JPEG quality of a failure capture: enough to recognise the page, a few tens of KB. */
-const QUALITY = 40;
+/** JPEG quality of a failure capture: enough to recognise the page, a few KB. */
+const QUALITY = 35;
+/** The longest side of a failure capture, in pixels: a thumbnail, whatever the viewport. */
+export const FAILURE_CAPTURE_MAX_SIDE = 480;
 /** The longest a failure capture may take; a page too busy to paint by then is left without one. */
 const CAPTURE_LIMIT_MS = 2000;
 
@@ -43,10 +48,11 @@ export async function takeFailureCapture(page: Page, deadline: AbortSignal): Pro
   const slot = current.getStore();
   if (!slot || slot.image || deadline.aborted || page.isClosed()) return;
   try {
-    slot.image = await untilAborted(
+    const shot = await untilAborted(
       deadline,
-      page.screenshot({ type: 'jpeg', quality: QUALITY, timeout: CAPTURE_LIMIT_MS, scale: 'css' }),
+      page.screenshot({ type: 'jpeg', quality: 80, timeout: CAPTURE_LIMIT_MS, scale: 'css' }),
     );
+    slot.image = await thumbnail(shot, FAILURE_CAPTURE_MAX_SIDE, QUALITY);
   } catch {
     // A page that cannot be captured any more leaves the render without a failure capture, nothing else.
   }

@@ -3,13 +3,13 @@
 import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { ServiceError } from '../errors.ts';
-import type { AnimationFormat } from '../domain/animation.ts';
+import { RECORDING_FRAME_RATE, type AnimationFormat } from '../domain/animation.ts';
 
 /** The ffmpeg binary: Debian's, installed by infra/local.sh and the production image. */
 export const FFMPEG = '/usr/bin/ffmpeg';
 
 /** Frames per second of every recording (docs/animate.md). */
-export const FRAME_RATE = 25;
+export const FRAME_RATE = RECORDING_FRAME_RATE;
 
 /** A running ffmpeg: its stdin, and its end (rejects on a non-zero exit, the limit or the deadline). */
 export interface FfmpegRun {
@@ -22,7 +22,8 @@ const STDERR_KEPT = 4096;
 
 /**
  * Runs ffmpeg with `args`; it is killed (SIGKILL) when `deadline` aborts or after `limitMs`.
- * `done` rejects with the deadline's reason, or with an internal error naming the exit.
+ * `done` rejects with the deadline's reason, with timeout_error when its own limit passed (the
+ * cost of a recording is bounded: docs/animate.md), or with an internal error naming the exit.
  */
 export function runFfmpeg(args: string[], deadline: AbortSignal, limitMs: number): FfmpegRun {
   const child = spawn(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], {
@@ -35,7 +36,11 @@ export function runFfmpeg(args: string[], deadline: AbortSignal, limitMs: number
   // A closed pipe (ffmpeg gone) surfaces as the exit below, not as an unhandled stream error.
   child.stdin.on('error', () => {});
   const kill = () => child.kill('SIGKILL');
-  const limit = setTimeout(kill, limitMs);
+  let overLimit = false;
+  const limit = setTimeout(() => {
+    overLimit = true;
+    kill();
+  }, limitMs);
   deadline.addEventListener('abort', kill, { once: true });
   const done = new Promise<void>((resolve, reject) => {
     child.once('error', (error) => reject(new ServiceError('internal_application_error', {}, { cause: error })));
@@ -44,6 +49,14 @@ export function runFfmpeg(args: string[], deadline: AbortSignal, limitMs: number
       deadline.removeEventListener('abort', kill);
       if (code === 0) return resolve();
       if (deadline.aborted) return reject(deadline.reason);
+      if (overLimit)
+        return reject(
+          new ServiceError(
+            'timeout_error',
+            {},
+            { cause: new Error(`ffmpeg over its ${limitMs} ms limit: ${stderr.trim()}`) },
+          ),
+        );
       reject(
         new ServiceError(
           'internal_application_error',

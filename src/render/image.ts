@@ -19,6 +19,15 @@ function loadSharp(): Promise<Sharp> {
   return sharpModule;
 }
 
+/** `image` scaled down to fit `maxSide` px a side (never up), as a JPEG of `quality`: a thumbnail. */
+export async function thumbnail(image: Buffer, maxSide: number, quality: number): Promise<Buffer> {
+  const sharp = await loadSharp();
+  return sharp(image)
+    .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
+    .jpeg({ quality })
+    .toBuffer();
+}
+
 /** The format Chromium captures in: png, jpeg and webp directly, the other images from a png (src/domain/formats.ts). */
 export function captureFormat(format: OutputFormat): ChromiumImageFormat {
   return chromiumFormat(format);

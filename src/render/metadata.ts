@@ -6,6 +6,7 @@ import { imageFormats, type RenderOptions } from '../domain/options.ts';
 import { extractMarkdown, serialiseHtml } from './document.ts';
 import { imageSize } from './image.ts';
 import { inPage } from './in-page.ts';
+import { evaluateIsolated } from './playwright.ts';
 import { readPageFacts } from './in-page/metadata.ts';
 import { untilAborted, type Navigation } from './steps.ts';
 
@@ -27,7 +28,8 @@ export async function gatherMetadata(
     fonts: options.metadata_fonts,
   };
   if (Object.values(asks).some(Boolean)) {
-    Object.assign(metadata, await untilAborted(deadline, page.evaluate(inPage(readPageFacts), asks)));
+    // In an isolated world: the page's DOM as it is, not as its rewritten getters tell it.
+    Object.assign(metadata, await untilAborted(deadline, evaluateIsolated(page, inPage(readPageFacts), asks)));
   }
   if (options.metadata_http_response_status_code) metadata.http_response_status_code = navigation.mainStatus;
   if (options.metadata_http_response_headers) metadata.http_response_headers = navigation.mainHeaders ?? {};

@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import type * as PlaywrightCore from 'playwright-core';
 import type { BrowserContext, CDPSession, Page, Request, Response } from 'playwright-core';
+import { ServiceError } from '../errors.ts';
 
 export const { chromium, errors } = createRequire(import.meta.url)('playwright-core') as typeof PlaywrightCore;
 
@@ -215,6 +216,28 @@ export function mainFrameUrl(page: Page): string {
   return typeof frame?.url === 'function' ? frame.url() : page.url();
 }
 
+/**
+ * The one gate of every navigation the service makes (gotoDocument): an absolute http(s) URL, or
+ * the wipe's about:blank. `file:`, `chrome:`, `view-source:`, `javascript:`, `data:` and every other
+ * scheme are refused in Node before Chromium hears of them, whoever chose the URL; Chromium itself
+ * refuses them to a page's own navigations. Throws url_not_allowed.
+ */
+export function assertWebNavigation(url: string): void {
+  if (url === 'about:blank') return;
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol === 'http:' || protocol === 'https:') return;
+  throw new ServiceError(
+    'url_not_allowed',
+    { error_details: [{ parameter: 'url', message: 'only http and https pages are navigated to' }] },
+    { cause: new Error(`a navigation to ${protocol || 'an unreadable URL'} refused`) },
+  );
+}
+
 /** What `Page.navigate` answers. */
 export type NavigateResult = { loaderId?: string; errorText?: string; isDownload?: boolean };
 
@@ -233,6 +256,7 @@ export async function gotoDocument(
   waitUntil: 'load' | 'domcontentloaded' | 'commit',
   navigate?: (url: string) => Promise<NavigateResult>,
 ): Promise<DocumentResponse | null> {
+  assertWebNavigation(url);
   const frame = serverMainFrame(page);
   const fired = frame?._firedLifecycleEvents;
   if (!navigate || !frame || !fired || typeof frame.on !== 'function') {
@@ -344,4 +368,25 @@ export function batchPipeWrites(browser: object): void {
     if (queued === '') queueMicrotask(flush);
     queued += `${JSON.stringify(message)}\0`;
   };
+}
+
+// The server frame's evaluation in a world of the caller's choosing (not public, looked up).
+type WorldEvaluation = (
+  expression: string,
+  options: { isFunction: boolean; world: 'utility' },
+  arg: unknown,
+) => Promise<unknown>;
+
+/**
+ * Runs `fn(arg)` in `page`'s main frame in Playwright's utility world: an isolated world of its
+ * own, sharing the page's DOM but none of its JavaScript, so a page that rewrote `RegExp`, a
+ * prototype's getter or `JSON` changes nothing of what `fn` computes (docs/security.md, "The page
+ * is hostile"). Its result is still the page's word about its DOM: the caller checks it. Throws
+ * when the server's frame is out of reach: there is no falling back to the page's own world.
+ */
+export async function evaluateIsolated<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<Awaited<R>> {
+  const frame = serverMainFrame(page) as (ServerFrame & { _evaluateExpression?: WorldEvaluation }) | undefined;
+  if (typeof frame?._evaluateExpression !== 'function')
+    throw new Error('no isolated world in reach for an in-page helper');
+  return (await frame._evaluateExpression(String(fn), { isFunction: true, world: 'utility' }, arg)) as Awaited<R>;
 }

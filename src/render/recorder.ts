@@ -6,11 +6,18 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
-import { MAX_ANIMATION_SECONDS, outputSize, type AnimationFormat, type AnimationOptions } from '../domain/animation.ts';
+import {
+  MAX_ANIMATION_SECONDS,
+  outputSize,
+  RECORDING_PIXEL_FRAME_BUDGET,
+  type AnimationFormat,
+  type AnimationOptions,
+} from '../domain/animation.ts';
+import { ServiceError } from '../errors.ts';
 import { transparentOn } from '../domain/formats.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { cdp, type CdpEvent } from './cdp.ts';
-import { startChoreography, pause } from './choreography.ts';
+import { startChoreography, pause, type TargetCheck } from './choreography.ts';
 import { encoderArgs, FRAME_RATE, frameFilter, runFfmpeg, type FrameGeometry } from './ffmpeg.ts';
 import { inPage } from './in-page.ts';
 import { paintedTwice } from './in-page/steps.ts';
@@ -22,6 +29,28 @@ const FIRST_FRAME_WAIT_MS = 2000;
 
 /** Share of the time left that the encoding after the recording is given; the rest is recording. */
 const ENCODE_RESERVE = { minMs: 3000, perRecordedSecondMs: 400 };
+
+/**
+ * The wall time of one recording's ffmpegs, tied to what it records (docs/animate.md, "Cost"): the
+ * frames' copy may take the recording's own length and `copySlackMs` more; the encoding
+ * `encodeBaseMs`, plus `encodeAtBudgetMs` for a recording of the whole budget, in proportion.
+ */
+export const RECORDING_TIME = { copySlackMs: 15_000, encodeBaseMs: 30_000, encodeAtBudgetMs: 240_000 };
+
+/** The most one recording may write to disk, its frames and its output together. */
+export const RECORDING_DISK_LIMIT_BYTES = 1024 * 1024 * 1024;
+
+/** A recording that outgrew RECORDING_DISK_LIMIT_BYTES: the render ends, as a page that outgrows its memory does. */
+function overDisk(): ServiceError {
+  return new ServiceError('page_memory_exceeded', {
+    error_details: [
+      {
+        parameter: 'duration',
+        message: `the recording outgrew its ${RECORDING_DISK_LIMIT_BYTES / 1024 / 1024} MB on disk: record fewer seconds or a smaller size`,
+      },
+    ],
+  });
+}
 
 /**
  * Records `animation` of the page as it stands (navigated, its actions done) and returns the
@@ -36,6 +65,7 @@ export async function recordAnimation(
   animation: AnimationOptions,
   progress: Progress,
   session: CDPSession,
+  checkTarget?: TargetCheck,
 ): Promise<Output> {
   const deadline = progress.signal;
   const format = options.format as AnimationFormat;
@@ -44,7 +74,6 @@ export async function recordAnimation(
   let recorded = false;
   try {
     const frames = join(dir, 'frames.nut');
-    await recordFrames(page, options, animation, progress, session, frames, alpha);
     const output = join(dir, `animation.${format}`);
     const scale = options.viewport_mobile ? 1 : options.device_scale_factor;
     const frame = {
@@ -64,7 +93,34 @@ export async function recordAnimation(
           }
         : undefined;
     const geometry: FrameGeometry = { ...(crop ? { crop } : {}), ...outputSize(animation, crop ?? frame, format) };
-    await encode(frames, output, format, geometry, alpha, dir, deadline, options.timeout * 1000);
+    // What each frame costs: the larger of the frame and the output (the ingress's recordingCost).
+    const pixelsPerFrame = Math.max(frame.width * frame.height, geometry.width * geometry.height);
+    const { count, bytes } = await recordFrames(
+      page,
+      options,
+      animation,
+      progress,
+      session,
+      frames,
+      alpha,
+      pixelsPerFrame,
+      checkTarget,
+    );
+    const encodeLimitMs =
+      RECORDING_TIME.encodeBaseMs +
+      Math.ceil((RECORDING_TIME.encodeAtBudgetMs * pixelsPerFrame * count) / RECORDING_PIXEL_FRAME_BUDGET);
+    await encode(
+      frames,
+      output,
+      format,
+      geometry,
+      alpha,
+      dir,
+      deadline,
+      encodeLimitMs,
+      RECORDING_DISK_LIMIT_BYTES - bytes,
+    );
+    if ((await stat(output)).size >= RECORDING_DISK_LIMIT_BYTES - bytes) throw overDisk();
     // Only the output stays: the frames are as large as the video or larger.
     await rm(frames, { force: true });
     const file = { path: output, size: (await stat(output)).size };
@@ -96,16 +152,23 @@ async function recordFrames(
   session: CDPSession,
   file: string,
   alpha: boolean,
-): Promise<void> {
+  pixelsPerFrame: number,
+  checkTarget?: TargetCheck,
+): Promise<{ count: number; bytes: number }> {
   const deadline = progress.signal;
   const interval = 1000 / FRAME_RATE;
   const minFrames = Math.round(animation.duration * FRAME_RATE);
-  // The encoding needs time after the recording: scroll_complete lengthens a recording only as far as the deadline leaves time for it.
+  // The encoding needs time after the recording: scroll_complete lengthens a recording only as far
+  // as the deadline leaves time for it, and the budget pixels for it (the ingress checked `duration`).
   const recordable = (ms: number) =>
     Math.floor((ms - ENCODE_RESERVE.minMs - (ms / 1000) * ENCODE_RESERVE.perRecordedSecondMs) / interval);
-  const maxFrames = Math.max(1, Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, recordable(progress.timeLeft())));
+  const budgeted = Math.max(minFrames, Math.floor(RECORDING_PIXEL_FRAME_BUDGET / pixelsPerFrame));
+  const maxFrames = Math.max(
+    1,
+    Math.min(MAX_ANIMATION_SECONDS * FRAME_RATE, budgeted, recordable(progress.timeLeft())),
+  );
   const codec = alpha ? 'png' : 'mjpeg';
-  // The render's deadline kills ffmpeg; its own limit, the render's whole timeout, bounds it should that fail.
+  // The render's deadline kills ffmpeg; its own limit, the longest recording it may get and a slack, bounds it should that fail.
   const ffmpeg = runFfmpeg(
     [
       '-f',
@@ -124,7 +187,7 @@ async function recordFrames(
       file,
     ],
     deadline,
-    options.timeout * 1000,
+    Math.max(minFrames, maxFrames) * interval + RECORDING_TIME.copySlackMs,
   );
   // Awaited below once the frames are written; a recording that fails first reports its own error.
   ffmpeg.done.catch(() => {});
@@ -143,6 +206,9 @@ async function recordFrames(
   // What the recording sets on the page, undone once it ends under the render's one rule: a failed
   // undo discards the page (docs/architecture.md), the recording stands.
   const undo = progress.scope();
+  // Frames written to ffmpeg, and their bytes (the frames' file is that large, give or take its container).
+  let written = 0;
+  let bytes = 0;
   try {
     if (alpha) {
       undo.defer(() => Emulation.setDefaultBackgroundColorOverride({}));
@@ -168,7 +234,7 @@ async function recordFrames(
       await Page.stopScreencast().catch(() => {});
       await progress.race(Page.startScreencast(screencast));
     };
-    const choreography = startChoreography(page, options, animation, deadline, restartScreencast);
+    const choreography = startChoreography(page, options, animation, deadline, restartScreencast, checkTarget);
     undo.defer(async () => choreography.stop());
     let finished = false;
     let failure: unknown;
@@ -178,7 +244,6 @@ async function recordFrames(
     );
 
     const startedAt = performance.now();
-    let written = 0;
     // `duration` in full (a deadline that comes first fails the render); with scroll_complete, on
     // until the scroll is done, as long as the deadline leaves time to encode.
     const lengthens = () => animation.scenario === 'scroll' && animation.scroll_complete && !finished;
@@ -189,6 +254,8 @@ async function recordFrames(
       const due = Math.min(wanted(), Math.floor((performance.now() - startedAt) / interval) + 1);
       while (written < due) {
         // A late tick writes the frames it missed: the video keeps the page's own pace.
+        bytes += latest!.length;
+        if (bytes >= RECORDING_DISK_LIMIT_BYTES) throw overDisk();
         if (!ffmpeg.stdin.write(latest!)) await progress.race(once(ffmpeg.stdin, 'drain'));
         written += 1;
       }
@@ -199,10 +266,12 @@ async function recordFrames(
     ffmpeg.stdin.end();
   }
   await ffmpeg.done;
+  return { count: written, bytes };
 }
 
 // The recorded frames encoded to `format`: one pass for a video; for a gif a palette made from the
-// frames first, then the frames mapped onto it.
+// frames first, then the frames mapped onto it. Both within `limit` ms in all; the output is cut at
+// `maxBytes` (ffmpeg's -fs), which the caller then refuses.
 async function encode(
   frames: string,
   output: string,
@@ -212,18 +281,22 @@ async function encode(
   dir: string,
   deadline: AbortSignal,
   limit: number,
+  maxBytes: number,
 ): Promise<void> {
   const filter = frameFilter(geometry);
+  const until = Date.now() + limit;
+  const left = () => Math.max(1, until - Date.now());
+  const bounded = ['-fs', String(Math.max(1, maxBytes))];
   if (format !== 'gif') {
     await runFfmpeg(
-      ['-i', frames, '-vf', filter, '-r', String(FRAME_RATE), ...encoderArgs(format, alpha), '-y', output],
+      ['-i', frames, '-vf', filter, '-r', String(FRAME_RATE), ...encoderArgs(format, alpha), ...bounded, '-y', output],
       deadline,
-      limit,
+      left(),
     ).done;
     return;
   }
   const palette = join(dir, 'palette.png');
-  await runFfmpeg(['-i', frames, '-vf', `${filter},palettegen=stats_mode=diff`, '-y', palette], deadline, limit).done;
+  await runFfmpeg(['-i', frames, '-vf', `${filter},palettegen=stats_mode=diff`, '-y', palette], deadline, left()).done;
   await runFfmpeg(
     [
       '-i',
@@ -236,10 +309,11 @@ async function encode(
       String(FRAME_RATE),
       '-f',
       'gif',
+      ...bounded,
       '-y',
       output,
     ],
     deadline,
-    limit,
+    left(),
   ).done;
 }

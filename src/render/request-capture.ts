@@ -24,7 +24,7 @@ export interface RequestCaptureDeps {
   log: Logger;
   browser: RenderBrowser;
   /** The egress proxy the browser is behind: a render with a proxy of its own gets a route on it. */
-  egress?: Pick<EgressProxy, 'route'>;
+  egress?: Pick<EgressProxy, 'route' | 'checkTarget'>;
   /** The workspaces' profiles, for renders with profile or save_profile. */
   profiles?: Pick<ProfileStore, 'open' | 'put'>;
 }
@@ -76,7 +76,11 @@ export function requestCapture(deps: RequestCaptureDeps) {
     try {
       // The render kind of the message: a recording of the page, a merge of documents, or a screenshot (the default).
       observation = animation
-        ? await captureAnimation(browser, options, animation, signal, workspaceId, route?.url, profile)
+        ? await captureAnimation(browser, options, animation, signal, workspaceId, {
+            proxyServer: route?.url,
+            checkTarget: deps.egress?.checkTarget,
+            profile,
+          })
         : sources
           ? await captureMerge(browser, options, sources, signal, workspaceId, route?.url)
           : await capturePage(

@@ -6,6 +6,7 @@ import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '..
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
 import { cdp } from './cdp.ts';
+import { evaluateIsolated } from './playwright.ts';
 import { inPage } from './in-page.ts';
 import {
   elementBox,
@@ -212,8 +213,14 @@ async function elementClip(
   const element = await findElement(page, selector, 'selector', deadline);
   if (!element) return undefined;
   const box = await untilAborted(deadline, element.evaluate(inPage(elementBox), undo !== undefined && scroll));
-  const { scrolledFrom, ...clip } = box;
-  if (scrolledFrom) undo!.defer(() => page.evaluate(inPage(scrollPageTo), scrolledFrom));
+  const { scrolledFrom } = box;
+  if (scrolledFrom)
+    undo!.defer(() =>
+      page.evaluate(inPage(scrollPageTo), { left: believable(scrolledFrom.left), top: believable(scrolledFrom.top) }),
+    );
+  // The box is the page's word: each side a finite length, or no box at all.
+  const at = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+  const clip = { x: at(box.x), y: at(box.y), width: believable(box.width), height: believable(box.height) };
   return clip.width >= 1 && clip.height >= 1 ? clip : undefined;
 }
 
@@ -232,9 +239,25 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
   };
 }
 
-/** The whole scrollable document's size in CSS px (never less than the viewport). */
+/**
+ * A length the page reported, as Node takes it (docs/security.md, "The page is hostile"): a finite
+ * number of at least 0 (else 0), and never more than `most`. The capture's own budgets bound it further.
+ */
+export function believable(length: unknown, most = Number.MAX_SAFE_INTEGER): number {
+  return typeof length === 'number' && Number.isFinite(length) ? Math.min(Math.max(0, length), most) : 0;
+}
+
+/** A size the page reported, each side believable. */
+function believableSize(size: unknown): { width: number; height: number } {
+  const { width, height } = (size ?? {}) as { width?: unknown; height?: unknown };
+  return { width: believable(width), height: believable(height) };
+}
+
+/** The whole scrollable document's size in CSS px (never less than the viewport), read in an isolated world. */
 export async function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'size' } as const)))!;
+  return believableSize(
+    await untilAborted(deadline, evaluateIsolated(page, inPage(fullPage), { kind: 'size' } as const)),
+  );
 }
 
 /**
@@ -246,7 +269,7 @@ export async function documentSize(page: Page, deadline: AbortSignal): Promise<{
  * The page is not put back: it is navigated away from before it serves again.
  */
 async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOutSize' } as const)))!;
+  return believableSize(await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOutSize' } as const)));
 }
 
 /** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
@@ -256,7 +279,10 @@ export async function letOutScroller(page: Page, deadline: AbortSignal): Promise
 
 // The capture's rectangle: the whole content, cut to the pixel budget and at fullPageMaxHeight.
 function fullPageClip(content: { width: number; height: number }, options: RenderOptions): Clip {
-  return withinPixelBudget({ x: 0, y: 0, width: content.width, height: content.height }, options);
+  // Never less than the viewport, whatever the page said its content measures.
+  const width = Math.max(content.width, options.viewport_width);
+  const height = Math.max(content.height, options.viewport_height);
+  return withinPixelBudget({ x: 0, y: 0, width, height }, options);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   mainFrameUrl,
   type NetworkRequest,
   watchNetwork,
+  evaluateIsolated,
 } from './playwright.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { marked } from 'marked';
@@ -394,7 +395,9 @@ export async function scrollIntoView(
 
 /** The page's visible text, as `document.body.innerText` gives it. */
 export async function readVisibleText(page: Page, deadline: AbortSignal): Promise<string> {
-  return untilAborted(deadline, page.evaluate(inPage(visibleText)));
+  // In an isolated world: a page that rewrote innerText's getter cannot pass a content rule it fails.
+  const text = await untilAborted(deadline, evaluateIsolated(page, inPage(visibleText), undefined));
+  return typeof text === 'string' ? text : '';
 }
 
 /** First element matching `selector`; a selector the engine cannot parse is the caller's mistake. */

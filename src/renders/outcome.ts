@@ -55,8 +55,6 @@ export const ended = (output: Exclude<RenderOutput, { status: 'retryLater' }>) =
           error_message: output.error_message,
           error_details: output.details,
         })(current),
-        // A refused upload keeps the service's own copy (docs/storage.md).
-        ...(output.stored ? { file_name: output.stored.file_name, size_bytes: output.stored.size_bytes } : {}),
       });
 
 /** How renders end on this worker: recorded, settled, their webhooks queued, announced. */

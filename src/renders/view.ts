@@ -68,7 +68,8 @@ export interface RenderViewExtras {
 
 /** Every field the API may show of `record`; each absent when the record has nothing to say. */
 function everyField(record: RenderRecord, urlOf: (fileName: string) => string, extras: RenderViewExtras) {
-  const fileUrl = record.file_name ? urlOf(record.file_name) : undefined;
+  // Only a succeeded render has an output to show: a failed one gives nothing away (docs/security.md).
+  const fileUrl = record.status === 'succeeded' && record.file_name ? urlOf(record.file_name) : undefined;
   return {
     // Only the JSON answer of a succeeded render shows the view: a failure is answered with its error.
     is_successful: true,
@@ -76,7 +77,6 @@ function everyField(record: RenderRecord, urlOf: (fileName: string) => string, e
     status: record.status,
     ...(record.url !== undefined ? { url: record.url } : {}),
     format: record.format,
-    // A failed render has a file only when the upload to the customer's storage was refused: its own copy is kept.
     ...(fileUrl ? { file_url: fileUrl, size_bytes: record.size_bytes } : {}),
     // screenshot_url is ScreenshotOne's name for file_url.
     ...(fileUrl ? { screenshot_url: fileUrl } : {}),

@@ -413,7 +413,7 @@ test('store=true: after the own copy, the upload; the output says where it went'
   if (output.status === 'succeeded') assert.equal(output.uploaded, { bucket: 'b-1', key: 'a.png' });
 });
 
-test('a refused upload fails the render, final, and keeps the own copy', async () => {
+test('a refused upload fails the render, final, and hands out no file', async () => {
   const refusal = new ServiceError('storage_upload_failed', {
     error_details: [{ parameter: 'store', code: 'AccessDenied', message: 'Access Denied' }],
   });
@@ -421,7 +421,7 @@ test('a refused upload fails the render, final, and keeps the own copy', async (
     throw refusal;
   });
   assertFailed(output, 'storage_upload_failed', refusal.details);
-  if (output.status === 'failed') assert.equal(output.stored, { file_name: 'abc.png', size_bytes: 14 });
+  assert.not.ok('stored' in output, 'no stored file in the verdict');
 });
 
 test('without store the upload step never runs', async () => {

@@ -219,8 +219,8 @@ renders(
     const capture = await call(record.failure_capture_url);
     assert.is(capture.contentType, 'image/jpeg');
     const meta = await sharp(capture.bytes).metadata();
-    assert.equal([meta.width, meta.height], [800, 500], 'the viewport as the render saw it');
-    assert.ok(capture.bytes.length < 60_000, `small: ${capture.bytes.length} bytes`);
+    assert.equal([meta.width, meta.height], [480, 300], 'the viewport as the render saw it, scaled down to 480 px');
+    assert.ok(capture.bytes.length < 30_000, `small: ${capture.bytes.length} bytes`);
     const { data } = await sharp(capture.bytes).greyscale().raw().toBuffer({ resolveWithObject: true });
     assert.ok(
       data.some((value) => value < 100),
@@ -248,7 +248,7 @@ renders(
     assert.is((await page.textContent('#error-code'))!.trim(), 'selector_not_found');
     assert.is(await page.getAttribute('#failure-capture', 'src'), record.failure_capture_url);
     assert.ok(
-      await page.evaluate(() => (document.getElementById('failure-capture') as HTMLImageElement).naturalWidth === 800),
+      await page.evaluate(() => (document.getElementById('failure-capture') as HTMLImageElement).naturalWidth === 480),
       'the capture is shown',
     );
     if (process.env.DOCS_SCREENSHOTS)

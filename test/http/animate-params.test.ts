@@ -142,6 +142,36 @@ params("a gif clip must lie inside the viewport the render will have (a device p
   assert.equal(parameterOf('viewport_device=iphone_se'), ['clip_x']);
 });
 
+params('an animation over its pixels × frames budget is a 400 naming the duration and the sizes given', () => {
+  const problemsOf = (text: string) => {
+    const parsed = parseAnimateParams(query(`url=https://a.example&${text}`));
+    return 'problems' in parsed ? parsed.problems : [];
+  };
+  const fourK = problemsOf('format=mov&width=3840&height=2160&duration=30');
+  assert.equal(
+    fourK.map((p) => p.parameter),
+    ['duration', 'width', 'height'],
+  );
+  assert.match(fourK[0].message, /3840 × 2160 px at 25 fps for 30 s/);
+  assert.match(fourK[0].message, /record at most 3 s at this size/);
+  // The frames count as well as the output: a 4K viewport scaled down to a small video is as dear.
+  assert.equal(
+    problemsOf('viewport_width=1920&viewport_height=1080&device_scale_factor=2&width=320&height=180&duration=10').map(
+      (p) => p.parameter,
+    ),
+    ['duration', 'width', 'height', 'viewport_width', 'viewport_height', 'device_scale_factor'],
+  );
+  // A device preset's viewport and scale count too.
+  assert.ok(problemsOf('viewport_device=iphone_13&duration=30').length === 0, 'a phone is mobile: frames at 1x');
+  // The budget itself: 1280 × 720 for 30 s passes, a second more at 1080p does not.
+  assert.equal(problemsOf('width=1280&height=720&duration=30'), []);
+  assert.equal(problemsOf('width=1920&height=1080&duration=13'), []);
+  assert.equal(
+    problemsOf('width=1920&height=1080&duration=14').map((p) => p.parameter),
+    ['duration', 'width', 'height'],
+  );
+});
+
 params('a gif clip is checked against the viewport turned on its side by viewport_landscape', () => {
   const parameterOf = (text: string) => {
     const parsed = parseAnimateParams(query(`url=https://a.example&format=gif&clip_x=0&clip_y=0&${text}`));

@@ -184,6 +184,9 @@ animate('bad values are 400 request_not_valid naming each parameter', async () =
     [{ scroll_to_end_after: '1000' }, 'scroll_to_end_after'],
     [{ scroll_navigate_to_url: 'ftp://example.com/' }, 'scroll_navigate_to_url'],
     [{ duration: '10', timeout: '10' }, 'timeout'],
+    // Over the budget of pixels × frames (docs/animate.md, "Cost"): refused before anything records.
+    [{ format: 'mov', width: '3840', height: '2160', duration: '30' }, 'width'],
+    [{ format: 'mov', width: '3840', height: '2160', duration: '30' }, 'duration'],
   ];
   const used = await usedThisMonth(stack, workspace.workspace_id);
   for (const [params, parameter] of cases) {

@@ -262,7 +262,7 @@ storage("ScreenshotOne's SDK: client.store() as it is", async () => {
 });
 
 storage(
-  "a wrong secret: 502 storage_upload_failed with the storage's code, not charged, the own copy kept",
+  "a wrong secret: 502 storage_upload_failed with the storage's code, not charged, no file handed out",
   async () => {
     const before = await usedThisMonth(stack, workspace.workspace_id);
     const answer = await post({ url: `${stack.site.url}/`, ...storageParams('wrong/secret', 'not-the-secret') });
@@ -270,7 +270,8 @@ storage(
     assert.is(answer.json!.error_code, 'storage_upload_failed');
     assert.is(answer.json!.error_details[0].code, 'SignatureDoesNotMatch');
     assert.is(await objectOf('wrong/secret.png'), null);
-    assert.is((await call(answer.json!.file_url)).status, 200, "the service's own copy is kept");
+    assert.is(answer.json!.file_url, undefined, 'no file of the render in the answer');
+    assert.not.match(answer.bytes.toString(), /\/files\//, 'no file URL anywhere in the answer');
     assert.is(await usedThisMonth(stack, workspace.workspace_id), before, 'a refused upload is not charged');
     // Unreachable: nothing listens there.
     const closed = `http://127.0.0.1:${await freePort()}`;
@@ -336,7 +337,39 @@ storage("a refused asynchronous upload: the status and the webhook carry the sto
   assert.is(hook.data.error_details[0].code, 'SignatureDoesNotMatch');
   assert.is(status.error_code, 'storage_upload_failed');
   assert.equal(status.error_details, hook.data.error_details);
-  assert.is((await call(status.file_url)).status, 200, "the service's own copy is kept");
+  assert.is(status.file_url, undefined, 'the status hands out no file');
+  assert.is(hook.data.file_url, undefined, 'nor does the webhook');
+});
+
+storage('a bucket that answers 403 to everything: 502, no file of the render anywhere, not charged', async () => {
+  const refusing = http.createServer((req, res) => {
+    req.resume();
+    res
+      .writeHead(403, { 'content-type': 'application/xml' })
+      .end(
+        '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+      );
+  });
+  await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+  try {
+    const before = await usedThisMonth(stack, workspace.workspace_id);
+    const endpoint = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    for (const response_type of ['by_format', 'json']) {
+      const answer = await post({
+        url: `${stack.site.url}/`,
+        response_type,
+        ...storageParams(`refusing/${response_type}`),
+        storage_endpoint: endpoint,
+      });
+      assert.is(answer.status, 502, answer.bytes.toString());
+      assert.is(answer.json!.error_code, 'storage_upload_failed');
+      assert.is(answer.json!.error_details[0].code, 'AccessDenied');
+      assert.not.match(answer.bytes.toString(), /\/files\//, `${response_type}: no file URL in the answer`);
+    }
+    assert.is(await usedThisMonth(stack, workspace.workspace_id), before, 'a refused upload is not charged');
+  } finally {
+    refusing.close();
+  }
 });
 
 storage('bad storage parameters are a 400 naming them', async () => {

@@ -296,7 +296,7 @@ test('ffmpeg is killed with the render (its deadline) and at its own time limit'
   );
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.ok(alive('limit-test'), 'running until its limit');
-  assert.is(await limitedEnd, 'internal_application_error');
+  assert.is(await limitedEnd, 'timeout_error', 'over its own limit: a timeout, not retried');
   assert.not.ok(alive('limit-test'));
 });
 

@@ -49,30 +49,32 @@ view('the JSON answer: file under both names, cache_url only for a cached signed
   assert.is(renderView(succeeded, urlOf, 'answer', { cached: true }).cache_url, 'https://files.test/a.png');
 });
 
-view("a refused upload's webhook and status: the service's copy, the error and the storage's answer", () => {
-  const details = [{ parameter: 'store', code: 'AccessDenied', message: 'no' }];
-  const refused: RenderRecord = {
-    ...succeeded,
-    status: 'failed',
-    store: undefined,
-    error_code: 'storage_upload_failed',
-    error_message: 'refused',
-    error_details: { error_details: details },
-  };
-  assert.equal(renderView(refused, urlOf, 'webhook'), {
-    render_id: succeeded.render_id,
-    url: 'https://example.com/',
-    format: 'png',
-    file_url: 'https://files.test/a.png',
-    size_bytes: 123,
-    error_code: 'storage_upload_failed',
-    error_message: 'refused',
-    error_details: details,
-    external_identifier: 'mine',
-  });
-  // The status says it too: its error_message points at error_details.
-  assert.equal(renderView(refused, urlOf, 'status').error_details, details);
-});
+view(
+  "a refused upload's webhook and status: the error and the storage's answer, no file even if the record names one",
+  () => {
+    const details = [{ parameter: 'store', code: 'AccessDenied', message: 'no' }];
+    const refused: RenderRecord = {
+      ...succeeded,
+      status: 'failed',
+      store: undefined,
+      error_code: 'storage_upload_failed',
+      error_message: 'refused',
+      error_details: { error_details: details },
+    };
+    assert.equal(renderView(refused, urlOf, 'webhook'), {
+      render_id: succeeded.render_id,
+      url: 'https://example.com/',
+      format: 'png',
+      error_code: 'storage_upload_failed',
+      error_message: 'refused',
+      error_details: details,
+      external_identifier: 'mine',
+    });
+    // The status says it too: its error_message points at error_details.
+    assert.equal(renderView(refused, urlOf, 'status').error_details, details);
+    assert.is(renderView(refused, urlOf, 'status').file_url, undefined);
+  },
+);
 
 view('OpenAPI documents exactly the fields each use shows', () => {
   const document = openApiDocument('http://x') as { components: { schemas: Record<string, any> } };

@@ -38,7 +38,7 @@ export async function rendersRoutes(app: FastifyInstance, dashboard: Dashboard):
     const page = renderPage({
       viewer,
       record,
-      fileUrl: record.file_name ? fileUrl(filesBaseUrl, record.file_name) : undefined,
+      fileUrl: record.status === 'succeeded' && record.file_name ? fileUrl(filesBaseUrl, record.file_name) : undefined,
       failureCaptureUrl: record.failure_capture ? fileUrl(filesBaseUrl, record.failure_capture) : undefined,
       delivery: delivery && delivery.workspace_id === workspace.workspace_id ? delivery : null,
     });
