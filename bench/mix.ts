@@ -70,6 +70,14 @@ export async function measureMix(
     const search = new URLSearchParams({ url: kind.url(site), ...kind.params });
     const response = await fetch(`${stack.base}/api/take?${search}`, {
       headers: { 'x-access-key': workspace.access_key },
+    }).catch((error: Error) => {
+      const { exitCode, signalCode } = stack.service;
+      throw new Error(
+        `take (${kind.name}) failed: ${error.message} (service exit ${exitCode ?? '-'} ${signalCode ?? ''})`,
+        {
+          cause: error,
+        },
+      );
     });
     const bytes = await response.arrayBuffer();
     if (response.status !== 200 || bytes.byteLength < 500)

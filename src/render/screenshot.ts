@@ -7,10 +7,13 @@ import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
 import { cdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
+import { watchNetwork } from './playwright.ts';
 import {
   elementBox,
   fullPage,
+  type FullPageTask,
   pinBottomBars as pinBarsInPage,
+  type ScrollStep,
   scrollPageTo,
   sectionBars,
   showSection,
@@ -196,6 +199,9 @@ async function growViewport(page: Page, clip: Clip, deadline: AbortSignal, undo:
   );
 }
 
+/** A size in CSS px. */
+type Size = { width: number; height: number };
+
 /** A capture rectangle in document CSS px. */
 type Clip = { x: number; y: number; width: number; height: number; zoom?: number };
 
@@ -234,7 +240,7 @@ async function viewportClip(session: CDPSession, options: RenderOptions, deadlin
 
 /** The whole scrollable document's size in CSS px (never less than the viewport). */
 export async function documentSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'size' } as const)))!;
+  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'size' } as const))) as Size;
 }
 
 /**
@@ -246,7 +252,7 @@ export async function documentSize(page: Page, deadline: AbortSignal): Promise<{
  * The page is not put back: it is navigated away from before it serves again.
  */
 async function fullPageSize(page: Page, deadline: AbortSignal): Promise<{ width: number; height: number }> {
-  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOutSize' } as const)))!;
+  return (await untilAborted(deadline, page.evaluate(inPage(fullPage), { kind: 'letOutSize' } as const))) as Size;
 }
 
 /** Lets an app shell's scroller out to its content (as a full-page capture does), so that a print holds all of it. */
@@ -295,20 +301,61 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
   await untilAborted(deadline, page.evaluate(inPage(pinBarsInPage), captureHeight));
 }
 
-// One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
-// full_page_scroll_delay ms at each step, until the bottom of what will be captured (the page may
-// grow as lazy content arrives) has been in view; then back to the top. A page whose document
-// does not scroll has its app-shell scroller scrolled instead.
+// Scrolls down by full_page_scroll_by (default the viewport height) until the bottom of what will
+// be captured (the page may grow as lazy content arrives) has been in view; then back to the top.
+// A page whose document does not scroll has its app-shell scroller scrolled instead. Each step
+// waits only while the page is loading what it brought into view: requests in flight (any of the
+// page's, from Playwright's network events), an image near the view not yet complete, the
+// document changing or growing in the step's two frames; at most full_page_scroll_delay ms. A
+// step that loads nothing costs its two frames.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
-  const scroll = {
-    kind: 'scroll',
-    step: options.full_page_scroll_by ?? 0,
-    delay: options.full_page_scroll_delay,
-    maxHeight,
-  } as const;
-  await untilAborted(deadline, page.evaluate(inPage(fullPage), scroll));
+  let inFlight = 0;
+  let started = 0;
+  let quiet: (() => void) | null = null;
+  const settled = () => {
+    inFlight = Math.max(0, inFlight - 1);
+    if (inFlight === 0) quiet?.();
+  };
+  const requests = watchNetwork(page, {
+    request: () => {
+      inFlight += 1;
+      started += 1;
+    },
+    finished: settled,
+    failed: settled,
+  });
+  const evaluate = (task: FullPageTask) =>
+    untilAborted(deadline, page.evaluate(inPage(fullPage), task)) as Promise<ScrollStep>;
+  try {
+    for (let index = 1; ; index++) {
+      const startedBefore = started;
+      let step = await evaluate({ kind: 'scrollStep', index, step: options.full_page_scroll_by ?? 0, maxHeight });
+      if (step.done) return;
+      const until = performance.now() + options.full_page_scroll_delay;
+      let startedSince = startedBefore;
+      while ((step.busy || inFlight > 0 || started > startedSince) && performance.now() < until) {
+        startedSince = started;
+        if (inFlight > 0) await quietOrTimeout(until - performance.now(), (wake) => (quiet = wake));
+        quiet = null;
+        step = await evaluate({ kind: 'settle' });
+      }
+    }
+  } finally {
+    requests.stop();
+  }
+}
+
+// Resolves once `listen`'s wake is called, or after `ms`.
+function quietOrTimeout(ms: number, listen: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    listen(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**
