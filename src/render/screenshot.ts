@@ -7,7 +7,7 @@ import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
 import { cdp } from './cdp.ts';
 import { inPage } from './in-page.ts';
-import { watchNetwork } from './playwright.ts';
+import { type NetworkRequest, watchNetwork } from './playwright.ts';
 import {
   elementBox,
   fullPage,
@@ -305,22 +305,22 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
 // be captured (the page may grow as lazy content arrives) has been in view; then back to the top.
 // A page whose document does not scroll has its app-shell scroller scrolled instead. Each step
 // waits only while the page is loading what it brought into view: requests in flight (any of the
-// page's, from Playwright's network events), an image near the view not yet complete, the
+// page's started since the scroll began, from Playwright's network events), an image near the view not yet complete, the
 // document changing or growing in the step's two frames; at most full_page_scroll_delay ms. A
 // step that loads nothing costs its two frames.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
-  let inFlight = 0;
+  // Requests started since the scroll began, and those of them still in flight.
+  const inFlight = new Set<NetworkRequest>();
   let started = 0;
   let quiet: (() => void) | null = null;
-  const settled = () => {
-    inFlight = Math.max(0, inFlight - 1);
-    if (inFlight === 0) quiet?.();
+  const settled = (request: NetworkRequest) => {
+    if (inFlight.delete(request) && inFlight.size === 0) quiet?.();
   };
   const requests = watchNetwork(page, {
-    request: () => {
-      inFlight += 1;
+    request: (request) => {
+      inFlight.add(request);
       started += 1;
     },
     finished: settled,
@@ -335,9 +335,9 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
       if (step.done) return;
       const until = performance.now() + options.full_page_scroll_delay;
       let startedSince = startedBefore;
-      while ((step.busy || inFlight > 0 || started > startedSince) && performance.now() < until) {
+      while ((step.busy || inFlight.size > 0 || started > startedSince) && performance.now() < until) {
         startedSince = started;
-        if (inFlight > 0) await quietOrTimeout(until - performance.now(), (wake) => (quiet = wake));
+        if (inFlight.size > 0) await quietOrTimeout(until - performance.now(), (wake) => (quiet = wake));
         quiet = null;
         step = await evaluate({ kind: 'settle' });
       }
