@@ -360,7 +360,7 @@ log('many workspaces: the light page at c=4');
 const tenants = await measureTenants(stack, site.light, { rounds: 5, shots: 120, maxSeconds: 15 });
 // The production-like mix (bench/mix.ts) at c = 2 × CPUs: one workspace beside 200 by Zipf.
 log('the mix: one workspace and 200 by Zipf');
-const mix = await measureMix(stack, site, { rounds: 5, shots: 160, maxSeconds: 40 });
+const mix = await measureMix(stack, site, { rounds: 5, shots: 120, maxSeconds: 30 });
 
 // Tracing: a plain png on a second stack whose service exports spans to a local OTLP sink, in
 // rounds alternated with the plain png on this one (tracing off).

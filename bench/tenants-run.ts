@@ -16,7 +16,7 @@ const row = (name: string, r: LoopResult) =>
   `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}`;
 try {
   const tenants = await measureTenants(stack, site.light, { rounds: 5, shots: 120, maxSeconds: 15 });
-  const mix = await measureMix(stack, site, { rounds: 5, shots: 160, maxSeconds: 40 });
+  const mix = await measureMix(stack, site, { rounds: 5, shots: 120, maxSeconds: 30 });
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH });
   const raw = await measureRawRoundRobin(browser, site.light, { rounds: 3, shots: 48 }).finally(() => browser.close());
   process.stdout.write(
