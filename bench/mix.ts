@@ -39,6 +39,8 @@ export interface MixLoop extends LoopResult {
   /** Highest PSS of the rest of the stack (service, nats-server, s3rver) sampled during the loop, MB. */
   ownPeakMb: number;
   workspaces: number;
+  /** Pages the service opened during the loop (shutterbus_render_pages_opened_total): on a render's path, and as spares. */
+  opened: { render: number; spare: number };
 }
 
 /** The rows: each side's loops over the rounds, its median round, and the Zipf side ÷ one workspace. */
@@ -173,6 +175,7 @@ async function mixLoop(
     }),
   );
   seen.clear();
+  const openedBefore = await pagesOpened(stack);
   const peaks = peakSampler(stack);
   const latencies: { kind: string; ms: number }[] = [];
   const ticks = machineTicks();
@@ -192,6 +195,7 @@ async function mixLoop(
   );
   const seconds = (performance.now() - started) / 1000;
   const { peakMb, chromiumPeakMb, ownPeakMb } = peaks.stop();
+  const openedAfter = await pagesOpened(stack);
   const all = latencies.map((l) => l.ms);
   const kinds: MixLoop['kinds'] = {};
   for (const kind of MIX) {
@@ -210,7 +214,16 @@ async function mixLoop(
     chromiumPeakMb,
     ownPeakMb,
     workspaces: seen.size,
+    opened: { render: openedAfter.render - openedBefore.render, spare: openedAfter.spare - openedBefore.spare },
   };
+}
+
+/** The service's count of pages opened so far, from its /metrics: on a render's path, and as spares. */
+export async function pagesOpened(stack: BenchStack): Promise<{ render: number; spare: number }> {
+  const text = await (await fetch(`${stack.base}/metrics`)).text();
+  const of = (kind: string) =>
+    Number(new RegExp(`^shutterbus_render_pages_opened_total\\{for="${kind}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { render: of('render'), spare: of('spare') };
 }
 
 // The median round by rate, with the medians of the rounds' percentiles (overall and by kind) and
@@ -235,6 +248,10 @@ function medianMixLoop(loops: MixLoop[]): MixLoop {
     peakMb: Math.max(...loops.map((l) => l.peakMb)),
     chromiumPeakMb: Math.max(...loops.map((l) => l.chromiumPeakMb)),
     ownPeakMb: Math.max(...loops.map((l) => l.ownPeakMb)),
+    opened: {
+      render: loops.reduce((sum, l) => sum + l.opened.render, 0),
+      spare: loops.reduce((sum, l) => sum + l.opened.spare, 0),
+    },
   };
 }
 
@@ -249,6 +266,12 @@ export function mixLines(mix: MixRows): string[] {
     ...[ONE, ZIPF].map((name) => {
       const r = mix.median[name];
       return `${name.padEnd(34)} ${r.perSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(7)} ${r.p95.toFixed(0).padStart(7)} ${String(r.shots).padStart(6)}  ${r.peakMb.toFixed(0).padStart(18)} ${r.chromiumPeakMb.toFixed(0).padStart(8)}  ${mix.rounds[name].map((l) => l.perSecond.toFixed(2)).join(' ')}`;
+    }),
+    ...[ONE, ZIPF].map((name) => {
+      const loops = mix.rounds[name];
+      const renders = loops.reduce((sum, l) => sum + l.shots, 0);
+      const { render, spare } = mix.median[name].opened;
+      return `pages opened a 100 renders, ${name}: on the render's path ${((100 * render) / renders).toFixed(1)}, as spares ${((100 * spare) / renders).toFixed(1)}`;
     }),
     `Zipf ÷ one workspace (median of the rounds' ratios): shots/s ${ratio(mix.zipfVsOne.perSecond)}, p50 ${ratio(mix.zipfVsOne.p50)}, p95 ${ratio(mix.zipfVsOne.p95)}`,
     `${'by kind: p50 / p95 ms (shots)'.padEnd(34)} ${'one workspace'.padStart(22)} ${'200, Zipf'.padStart(22)}`,

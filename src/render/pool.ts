@@ -12,6 +12,11 @@ import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
 import { MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
 import { gotoDocument, watchContextRequests } from './playwright.ts';
+import { metrics } from '../metrics.ts';
+
+// Pages opened on a render's path and ahead of one, counted where each is opened.
+const openedForRender = metrics.pagesOpened.labels({ for: 'render' });
+const openedAsSpare = metrics.pagesOpened.labels({ for: 'spare' });
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -271,6 +276,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
+    (key === null ? openedAsSpare : openedForRender).inc();
     const context = await this.#browser.newContext({
       viewport: { width: 1280, height: 720 },
       deviceScaleFactor,
