@@ -6,7 +6,9 @@
 // animation rows (bench/animate-run.ts), `ARGS=cold` the start on a cold file cache (bench/cold-run.ts),
 // `ARGS=compare` a monitor's comparison of two 1280 × 4000 captures, before and after pixelmatch (bench/monitor-compare.ts),
 // `ARGS=pdf` the PDF rows (bench/pdf-run.ts),
-// `ARGS=image` the production image's size and start (bench/image-run.ts).
+// `ARGS=image` the production image's size and start (bench/image-run.ts), `ARGS=mix` the
+// production-like mix alone (bench/mix-run.ts), `ARGS=fullpage` the full-page rows
+// (bench/fullpage-run.ts), `ARGS=sizing` the mix and the round-robin at four memory budgets (bench/sizing.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -37,6 +39,8 @@ import { measureNatsCost, natsCostLines } from './nats-ops.ts';
 import { kvTurnsLines, measureKvTurns } from './kv-turns.ts';
 import { coldStartLine, measureColdStarts } from './cold.ts';
 import { imageLines, measureImage } from './image.ts';
+import { fullPageLines, measureFullPage } from './fullpage.ts';
+import { measureMix, mixLines, ONE, ZIPF } from './mix.ts';
 import {
   alternate,
   measureRawRoundRobin,
@@ -57,7 +61,10 @@ if (
   mode === 'compare' ||
   mode === 'nats' ||
   mode === 'pdf' ||
-  mode === 'image'
+  mode === 'image' ||
+  mode === 'mix' ||
+  mode === 'fullpage' ||
+  mode === 'sizing'
 ) {
   await import(
     {
@@ -71,13 +78,16 @@ if (
       nats: './nats-run.ts',
       pdf: './pdf-run.ts',
       image: './image-run.ts',
+      mix: './mix-run.ts',
+      fullpage: './fullpage-run.ts',
+      sizing: './sizing.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf|image] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf|image|mix|fullpage|sizing] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }
@@ -258,6 +268,9 @@ const baselineBInRounds = Object.fromEntries(
 const ratioToB = Object.fromEntries(Object.entries(vsB).map(([name, ratios]) => [name, median(ratios)]));
 // Chromium's own cost of round-robin over many pages, for the many-workspace rows below.
 const rawRoundRobin = await measureRawRoundRobin(browser, site.light, { rounds: 3, shots: 48 });
+// Full pages of 5,000 px, with and without the scroll, beside a raw Playwright full-page loop.
+log('full pages: 1280 × 5,000 px');
+const fullPages = await measureFullPage(stack, site, browser, { rounds: 3, shots: 8, maxSeconds: 30 });
 await browser.close();
 
 // Blocking on the ad-heavy page, then the stack's idle memory with the rule engines loaded.
@@ -345,6 +358,9 @@ const pdfs = await measurePdfs(stack, site.heavy);
 // 200, interleaved in rounds on this stack, with its memory during each loop.
 log('many workspaces: the light page at c=4');
 const tenants = await measureTenants(stack, site.light, { rounds: 5, shots: 120, maxSeconds: 15 });
+// The production-like mix (bench/mix.ts) at c = 2 × CPUs: one workspace beside 200 by Zipf.
+log('the mix: one workspace and 200 by Zipf');
+const mix = await measureMix(stack, site, { rounds: 5, shots: 120, maxSeconds: 30 });
 
 // Tracing: a plain png on a second stack whose service exports spans to a local OTLP sink, in
 // rounds alternated with the plain png on this one (tracing off).
@@ -498,6 +514,10 @@ const lines = [
   ...tenantLines(tenants, row),
   rawRoundRobinLine(rawRoundRobin),
   '',
+  ...mixLines(mix),
+  '',
+  ...fullPageLines(fullPages, row),
+  '',
   `${'light page, c=1 (rounds alternated)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  p50 ÷ tracing off`,
   ...Object.entries(tracing).map(
     ([name, r]) => `${row(name, r)}  ${ratio(r.p50, tracing['tracing off'].p50).toFixed(2).padStart(6)}`,
@@ -647,6 +667,25 @@ const targetsTenants = {
     met: cold.median !== null && cold.median <= 1.5,
     beside: 'the file cache evicted before each of three starts; the median',
   },
+  zipf_mix_throughput_vs_one: {
+    value: ratio(mix.zipfVsOne.perSecond, 1),
+    goal: '≥ 0.85',
+    met: mix.zipfVsOne.perSecond >= 0.85,
+    beside: `the mix at c=${mix.concurrency}: ${mix.median[ZIPF].perSecond.toFixed(2)} ÷ ${mix.median[ONE].perSecond.toFixed(2)} shots/s`,
+  },
+  zipf_mix_p50_vs_one: { value: ratio(mix.zipfVsOne.p50, 1), goal: '≤ 1.3', met: mix.zipfVsOne.p50 <= 1.3 },
+  full_page_vs_raw: {
+    value: ratio(fullPages.vsRaw['full page, scroll on, c=2'].perSecond, 1),
+    goal: '≥ 2.0',
+    met: fullPages.vsRaw['full page, scroll on, c=2'].perSecond >= 2,
+    beside: `scroll on, c=2 ÷ the raw full-page loop; scroll off ${ratio(fullPages.vsRaw['full page, scroll off, c=2'].perSecond, 1)}`,
+  },
+  full_page_p50_vs_raw: {
+    value: ratio(fullPages.vsRaw['full page, scroll on, c=1'].p50, 1),
+    goal: '≤ 1.0',
+    met: fullPages.vsRaw['full page, scroll on, c=1'].p50 <= 1,
+    beside: `scroll on, c=1; scroll off ${ratio(fullPages.vsRaw['full page, scroll off, c=1'].p50, 1)}`,
+  },
   tracing_p50_vs_off: {
     value: ratio(tracing['tracing on (OTLP to a local sink)'].p50, tracing['tracing off'].p50),
     goal: '(reported)',
@@ -689,6 +728,8 @@ Object.assign(results, {
   targetsIssue18,
   tenants,
   rawRoundRobin,
+  mix,
+  fullPages,
   tracing,
   targetsTenants,
 });

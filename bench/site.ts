@@ -14,6 +14,8 @@ export interface BenchSite {
   short: string;
   /** An app shell: a header above a viewport-filling element whose 4,600 px of content scroll inside it. */
   appShell: string;
+  /** A page exactly 5,000 px tall at 1280 px wide: text and images all the way down (the full-page rows). */
+  tall: string;
   /** A page that answers 404 (a render of it fails with host_returned_error by default). */
   missing: string;
   /** The ad-heavy page (for the blocking rows): its third parties are on AD_PAGE_HOSTS, on this site's port. */
@@ -161,6 +163,13 @@ header{flex:none;height:56px;background:#234;color:#fff}main{flex:1;min-height:0
 .content{height:4600px;box-sizing:border-box}</style></head><body><div class="app"><header>App</header>
 <main><div class="content"><h1>Content that scrolls inside main</h1><img src="/img/0.png" width="640" height="320" alt="">${text(12000)}</div></main></div></body></html>`;
 
+// 5,000 px at any width: ten 500 px sections, each a heading, an image and text, cut at its height.
+const tallPage = `<!doctype html><html><head><meta charset="utf-8"><title>Tall</title><style>
+body{margin:0;font-family:sans-serif}section{height:500px;overflow:hidden;box-sizing:border-box;padding:16px 24px}
+section:nth-child(odd){background:#f4f6fa}img{float:right;margin:0 0 8px 16px}</style></head><body>
+${[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `<section><h2>Section ${i + 1}</h2><img src="/img/${(i % 6) + 1}.png" width="400" height="260" alt="">${text(1600)}</section>`).join('')}
+</body></html>`;
+
 /** Starts the site on a free loopback port. */
 export async function startBenchSite(): Promise<BenchSite> {
   const images = [0, 1, 2, 3, 4, 5, 6].map((i) => gradientPng(i === 0 ? 640 : 400, i === 0 ? 320 : 260, i * 36));
@@ -196,7 +205,15 @@ export async function startBenchSite(): Promise<BenchSite> {
       return void res.end('<!doctype html><title>Not found</title><h1>Not found</h1>');
     }
     const body =
-      path === '/heavy' ? heavyPage : path === '/short' ? shortPage : path === '/app-shell' ? appShellPage : lightPage;
+      path === '/heavy'
+        ? heavyPage
+        : path === '/tall'
+          ? tallPage
+          : path === '/short'
+            ? shortPage
+            : path === '/app-shell'
+              ? appShellPage
+              : lightPage;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(body);
   });
@@ -206,6 +223,7 @@ export async function startBenchSite(): Promise<BenchSite> {
     light: `${base}/light`,
     heavy: `${base}/heavy`,
     short: `${base}/short`,
+    tall: `${base}/tall`,
     appShell: `${base}/app-shell`,
     missing: `${base}/missing`,
     ads: `${base.replace('127.0.0.1', 'news.bench.test')}/ads`,

@@ -28,7 +28,7 @@ export interface TenantRows {
 }
 
 // A small seeded generator, so every run draws the same Zipf sequence.
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

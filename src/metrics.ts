@@ -127,6 +127,10 @@ export const metrics = {
     'shutterbus_browser_restarts_total',
     "Times this worker's Chromium was lost (crashed, killed or hung) and launched again.",
   ),
+  pagesOpened: new Counter(
+    'shutterbus_render_pages_opened_total',
+    'Browser pages (each a context and renderer) a worker opened: on a render path (for=render) or ahead of one (for=spare).',
+  ),
   webhookAttempts: new Counter(
     'shutterbus_webhook_attempts_total',
     'Webhook attempts by outcome (delivered, failed, refused, gone).',

@@ -585,7 +585,8 @@ const rows = [
     defaultText: 'true with full_page',
     group: 'capture',
     role: 'option',
-    description: 'Before a full-page capture, scroll down in steps so that lazy content loads, then back to the top.',
+    description:
+      'Before a full-page capture, scroll down in steps so that lazy content loads, then back to the top. A step waits only while the page loads what it brought into view.',
   },
   {
     name: 'full_page_scroll_delay',
@@ -593,7 +594,8 @@ const rows = [
     default: 400,
     group: 'capture',
     role: 'option',
-    description: 'Milliseconds to pause at each scroll step.',
+    description:
+      'The longest pause at each scroll step, while the page is still loading (requests, images, new content).',
   },
   {
     name: 'full_page_scroll_by',

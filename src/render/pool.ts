@@ -12,6 +12,11 @@ import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from './in-page/permissions.ts';
 import { MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
 import { gotoDocument, watchContextRequests } from './playwright.ts';
+import { metrics } from '../metrics.ts';
+
+// Pages opened on a render's path and ahead of one, counted where each is opened.
+const openedForRender = metrics.pagesOpened.labels({ for: 'render' });
+const openedAsSpare = metrics.pagesOpened.labels({ for: 'spare' });
 
 /** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
 export interface WarmPage {
@@ -231,11 +236,17 @@ export class PagePool implements BudgetedPool<WarmPage> {
 
   // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
   // one at a time in the background, so that a workspace without a warm page need not wait for a
-  // new context and renderer. None while one more page would not fit in the memory budget.
+  // new context and renderer. Called once a render has taken a spare or opened a page: where the
+  // budget is full, idle pages make room for the spare first, least recently used first, as they
+  // would for the next new workspace's render (on its path); none while busy pages fill the budget.
   #topUp(): void {
-    if (!this.#severalWorkspaces || this.#sparesOpening > 0 || this.#budget?.fits(PAGE_MB) === false) return;
+    if (!this.#severalWorkspaces || this.#sparesOpening > 0) return;
     const ready = [...this.#pages].filter((warm) => warm.key === null).length;
     if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
+    if (this.#budget && !this.#budget.fits(PAGE_MB)) {
+      this.#budget.fit(PAGE_MB);
+      if (!this.#budget.fits(PAGE_MB)) return;
+    }
     this.#sparesOpening += 1;
     void this.#open(null, 1).then(
       () => {
@@ -265,6 +276,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
+    (key === null ? openedAsSpare : openedForRender).inc();
     const context = await this.#browser.newContext({
       viewport: { width: 1280, height: 720 },
       deviceScaleFactor,

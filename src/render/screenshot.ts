@@ -8,10 +8,13 @@ import { captureFormat, pngIsIntermediate } from './image.ts';
 import { cdp } from './cdp.ts';
 import { evaluateIsolated } from './playwright.ts';
 import { inPage } from './in-page.ts';
+import { type NetworkRequest, watchNetwork } from './playwright.ts';
 import {
   elementBox,
   fullPage,
+  type FullPageTask,
   pinBottomBars as pinBarsInPage,
+  type ScrollStep,
   scrollPageTo,
   sectionBars,
   showSection,
@@ -321,20 +324,61 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
   await untilAborted(deadline, page.evaluate(inPage(pinBarsInPage), captureHeight));
 }
 
-// One page evaluate: scrolls down by full_page_scroll_by (default the viewport height), pausing
-// full_page_scroll_delay ms at each step, until the bottom of what will be captured (the page may
-// grow as lazy content arrives) has been in view; then back to the top. A page whose document
-// does not scroll has its app-shell scroller scrolled instead.
+// Scrolls down by full_page_scroll_by (default the viewport height) until the bottom of what will
+// be captured (the page may grow as lazy content arrives) has been in view; then back to the top.
+// A page whose document does not scroll has its app-shell scroller scrolled instead. Each step
+// waits only while the page is loading what it brought into view: requests in flight (any of the
+// page's started since the scroll began, from Playwright's network events), an image near the view not yet complete, the
+// document changing or growing in the step's two frames; at most full_page_scroll_delay ms. A
+// step that loads nothing costs its two frames.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
-  const scroll = {
-    kind: 'scroll',
-    step: options.full_page_scroll_by ?? 0,
-    delay: options.full_page_scroll_delay,
-    maxHeight,
-  } as const;
-  await untilAborted(deadline, page.evaluate(inPage(fullPage), scroll));
+  // Requests started since the scroll began, and those of them still in flight.
+  const inFlight = new Set<NetworkRequest>();
+  let started = 0;
+  let quiet: (() => void) | null = null;
+  const settled = (request: NetworkRequest) => {
+    if (inFlight.delete(request) && inFlight.size === 0) quiet?.();
+  };
+  const requests = watchNetwork(page, {
+    request: (request) => {
+      inFlight.add(request);
+      started += 1;
+    },
+    finished: settled,
+    failed: settled,
+  });
+  const evaluate = (task: FullPageTask) =>
+    untilAborted(deadline, page.evaluate(inPage(fullPage), task)) as Promise<ScrollStep>;
+  try {
+    for (let index = 1; ; index++) {
+      const startedBefore = started;
+      let step = await evaluate({ kind: 'scrollStep', index, step: options.full_page_scroll_by ?? 0, maxHeight });
+      if (step.done) return;
+      const until = performance.now() + options.full_page_scroll_delay;
+      let startedSince = startedBefore;
+      while ((step.busy || inFlight.size > 0 || started > startedSince) && performance.now() < until) {
+        startedSince = started;
+        if (inFlight.size > 0) await quietOrTimeout(until - performance.now(), (wake) => (quiet = wake));
+        quiet = null;
+        step = await evaluate({ kind: 'settle' });
+      }
+    }
+  } finally {
+    requests.stop();
+  }
+}
+
+// Resolves once `listen`'s wake is called, or after `ms`.
+function quietOrTimeout(ms: number, listen: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    listen(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**

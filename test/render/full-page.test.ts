@@ -129,6 +129,22 @@ test.before(async () => {
           observer.disconnect();
         }).observe(document.getElementById('late'));</script>`),
       ),
+      // A paragraph 3,000 px down that, once seen, fetches its text from a server that takes 600 ms.
+      '/lazy-fetch': serve(
+        document(`<div style="height:3000px"></div><p id="late"></p><div style="height:400px"></div>
+        <script>new IntersectionObserver(async (entries, observer) => {
+          if (!entries.some((entry) => entry.isIntersecting)) return;
+          observer.disconnect();
+          document.getElementById('late').textContent = await (await fetch('/slow-text')).text();
+        }).observe(document.getElementById('late'));</script>`),
+      ),
+      '/slow-text': (_request, response: ServerResponse) => {
+        const timer = setTimeout(() => {
+          response.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+          response.end('Fetched on scroll');
+        }, 600);
+        response.on('close', () => clearTimeout(timer));
+      },
       // A lazy image 4,000 px down.
       '/lazy-image': serve(
         document(
@@ -256,6 +272,23 @@ test('a loading=lazy image far down the page is loaded by the scroll; without it
   assert.is(rig.site.hits.get('/green.png'), before + 1);
   const unscrolled = (await rig.render('/lazy-image', { full_page_scroll: false })).image;
   assert.not.ok(near(await pixel(unscrolled, 100, 4100), GREEN));
+});
+
+test('a scroll step that loads nothing moves on at once, whatever full_page_scroll_delay allows', async () => {
+  // /hero is 3,600 px: six steps of 600 px, 30 s at 5,000 ms each if every step waited it out.
+  const started = performance.now();
+  const { image } = await rig.render('/hero', { full_page_scroll_delay: 5000 });
+  const ms = performance.now() - started;
+  assert.is(await heightOf(image), 3600);
+  assert.ok(ms < 5000, `the render took ${Math.round(ms)} ms`);
+});
+
+test('a scroll step waits for what it started loading: a fetch of 600 ms, its text in the capture', async () => {
+  const { visibleText } = await rig.render('/lazy-fetch', {
+    full_page_scroll_delay: 2000,
+    fail_if_content_missing: ['fetched on scroll'],
+  });
+  assert.match(visibleText, 'Fetched on scroll');
 });
 
 test("a content rule reads the full page's text as captured: what loads on scroll is there", async () => {

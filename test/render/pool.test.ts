@@ -225,6 +225,37 @@ test('a page opened between two readings counts at once: idle pages make room be
   }
 });
 
+test('at a full budget a spare taken is replaced: the least recently used idle page makes room, off the path of a render', async () => {
+  const options: PoolOptions = {
+    maxPages: 10,
+    maxRenders: 100,
+    spares: 1,
+    memoryBudgetMb: 1_000_000,
+    measureMb: firstReading(),
+  };
+  const pool = new PagePool(browser, options);
+  try {
+    const older = await render(pool, 'ws_full_a');
+    const newer = await render(pool, 'ws_full_b');
+    await waitFor(() => pool.spares === 1 && pool.memoryMb !== null, 'a spare and a reading');
+    // A reading with the three pages open (readings are at most every 2 s, on a release): the
+    // estimate is then the reading itself, and the budget leaves no room for one more page.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await render(pool, 'ws_full_b');
+    options.memoryBudgetMb = (pool.memoryMb! + 20) / 0.8;
+    const open = new Set(browser.contexts());
+    const taken = await pool.acquire('ws_full_c', 1);
+    assert.is(taken.renders, 1);
+    assert.ok(open.has(taken.context), 'the new workspace took the spare: nothing opened on its path');
+    await waitFor(() => pool.spares === 1, 'another spare, opened once room was made');
+    assert.ok(older.page.isClosed(), 'the least recently used idle page made room');
+    assert.not.ok(newer.page.isClosed(), 'the other idle page stays');
+    pool.release(taken);
+  } finally {
+    await closeAll(pool);
+  }
+});
+
 // Chromium's memory as first read, then the same figure at every reading: the budget a test sets
 // after it stands in a known relation to what the pool reads.
 function firstReading(): () => Promise<number | null> {

@@ -13,11 +13,21 @@ export type FullPageTask =
   | { kind: 'letOutSize' }
   /** An app shell's scroller let out to its content (as a full-page capture does). */
   | { kind: 'letOut' }
-  /** Scrolled through by `step` px (0: the view's height), pausing `delay` ms, down to `maxHeight`; then back to the top. */
-  | { kind: 'scroll'; step: number; delay: number; maxHeight: number };
+  /**
+   * Step `index` (from 1) of a scroll by `step` px (0: the view's height) down to `maxHeight`:
+   * scrolled there and painted twice, or, once the step before had the end in view, back to the top.
+   */
+  | { kind: 'scrollStep'; index: number; step: number; maxHeight: number }
+  /** Two more frames at the same place: whether the page was still busy during them. */
+  | { kind: 'settle' };
 
-/** Does `task` (see FullPageTask); returns the size for the size tasks. */
-export async function fullPage(task: FullPageTask): Promise<{ width: number; height: number } | undefined> {
+/** What a scroll step saw: whether the scroll is done, and whether the page was busy loading in the step's frames. */
+export type ScrollStep = { done: boolean; busy: boolean };
+
+/** Does `task` (see FullPageTask); returns the size for the size tasks, what a step saw for the scroll tasks. */
+export async function fullPage(
+  task: FullPageTask,
+): Promise<{ width: number; height: number } | ScrollStep | undefined> {
   const documentHeight = () =>
     Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, innerHeight);
   const documentSize = () => ({
@@ -69,18 +79,42 @@ export async function fullPage(task: FullPageTask): Promise<{ width: number; hei
     case 'letOut':
       letOut();
       return undefined;
-    case 'scroll': {
+    case 'scrollStep':
+    case 'settle': {
       const scroller = findScroller();
       const view: { scrollTo(options: ScrollToOptions): void } = scroller ?? window;
       const viewHeight = scroller ? scroller.clientHeight : innerHeight;
-      const step = task.step || viewHeight;
-      const end = () => Math.min(task.maxHeight, scroller ? scroller.scrollHeight : documentHeight());
-      for (let y = step; y - step + viewHeight < end(); y += step) {
-        view.scrollTo({ left: 0, top: y, behavior: 'instant' });
-        await new Promise((resolve) => setTimeout(resolve, task.delay));
+      const height = () => (scroller ? scroller.scrollHeight : documentHeight());
+      if (task.kind === 'scrollStep') {
+        const step = task.step || viewHeight;
+        if ((task.index - 1) * step + viewHeight >= Math.min(task.maxHeight, height())) {
+          view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
+          return { done: true, busy: false };
+        }
+        view.scrollTo({ left: 0, top: task.index * step, behavior: 'instant' });
       }
-      view.scrollTo({ left: 0, top: 0, behavior: 'instant' });
-      return undefined;
+      // Busy: the document changed or grew in the next two frames (an observer's content arriving),
+      // or an image near the view is still loading (a lazy one the scroll started).
+      const before = height();
+      let mutations = 0;
+      const observer = new MutationObserver((records) => void (mutations += records.length));
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 100);
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            clearTimeout(timer);
+            resolve();
+          }),
+        );
+      });
+      observer.disconnect();
+      const loading = [...document.images].some((image) => {
+        if (image.complete) return false;
+        const box = image.getBoundingClientRect();
+        return box.bottom > -innerHeight && box.top < 2 * innerHeight;
+      });
+      return { done: false, busy: mutations > 0 || height() !== before || loading };
     }
   }
 }
