@@ -225,5 +225,7 @@ export function takeFlow(app: FastifyInstance) {
     return record?.status === 'succeeded' ? succeeded(record, true) : json(outcome).body;
   };
 
-  return { run, failure, succeeded, accepted, json, cachedJson, urlOf };
+  /** The cached answer of a cache key, without admitting anything (a HEAD). */
+  const cached = (cacheKey: string) => admission.cached(cacheKey);
+  return { run, cached, failure, succeeded, accepted, json, cachedJson, urlOf };
 }

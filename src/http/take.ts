@@ -146,6 +146,12 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
     const takeRequest = parseWithQuery(route, openUrlSecrets(raw, caller.workspace.workspace_id, app.sealer), request);
     const cacheKey = cacheKeyFor(caller, takeRequest, route.cacheScope);
     refuseUncachedCacheOptions(raw, takeRequest, cacheKey);
+    if (request.method === 'HEAD') {
+      // What a GET of a cached URL answers, or 405: a HEAD never renders and is never charged.
+      const hit = cacheKey ? await flow.cached(cacheKey) : null;
+      if (hit?.kind === 'cached') return cachedAnswer(reply, takeRequest, hit);
+      return reply.code(405).header('Allow', 'GET, POST').send();
+    }
     // Repeat views answered from memory know take's cache keys only, and answer with a redirect
     // (or, for response_type=empty, an empty 200); a json view reads its first view's record.
     if (cacheKey && route.cacheScope === undefined && takeRequest.control.response_type !== 'json') {
@@ -184,8 +190,9 @@ export function renderHandler<R extends TakeRequest>(app: FastifyInstance, route
 
 /**
  * Registers GET, HEAD and POST of a render endpoint. A HEAD renders nothing and charges nothing
- * (Fastify would otherwise run the GET's handler and drop its body): after the key's check, like
- * every request, `405` with `Allow`, as a link checker or a crawler probing an `<img>` URL is told.
+ * (Fastify would otherwise render for it and drop the body): after every check a GET passes, a
+ * cached URL answers as its GET would (its redirect), anything else `405` with `Allow`, as a link
+ * checker or a crawler probing an `<img>` URL is told.
  */
 export function registerRenderEndpoint(
   app: FastifyInstance,
@@ -193,10 +200,7 @@ export function registerRenderEndpoint(
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
 ): void {
   app.get(path, { exposeHeadRoute: false }, handler);
-  app.head(path, async (request, reply) => {
-    await authenticate(request, rawParams(request), app.workspaces, 'query');
-    return reply.code(405).header('Allow', 'GET, POST').send();
-  });
+  app.head(path, handler);
   app.post(path, bodyAfterChecks, handler);
 }
 
