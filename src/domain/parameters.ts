@@ -595,7 +595,7 @@ const rows = [
     group: 'capture',
     role: 'option',
     description:
-      'The longest pause at each scroll step, while the page is still loading (requests, images, new content).',
+      'Pause per scroll step in ms. Left at its default, a step waits only while the page is still loading what it brought into view (requests, images, new content), at most 400 ms; a value given is waited in full at every step.',
   },
   {
     name: 'full_page_scroll_by',

@@ -2,7 +2,10 @@
 
 import type { CDPSession, Page } from 'playwright-core';
 import { maxImageSide } from '../domain/formats.ts';
-import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, type RenderOptions } from '../domain/options.ts';
+import { FULL_PAGE_MAX_HEIGHT, MAX_CAPTURE_PIXELS, renderDefaults, type RenderOptions } from '../domain/options.ts';
+
+/** full_page_scroll_delay when none is given: the longest pause, each step waiting only while the page loads. */
+const DEFAULT_SCROLL_DELAY = renderDefaults.full_page_scroll_delay;
 import { warning, type RenderWarning } from '../domain/warnings.ts';
 import { captureFormat, pngIsIntermediate } from './image.ts';
 import { cdp } from './cdp.ts';
@@ -330,7 +333,8 @@ async function pinBottomBars(page: Page, captureHeight: number, deadline: AbortS
 // waits only while the page is loading what it brought into view: requests in flight (any of the
 // page's started since the scroll began, from Playwright's network events), an image near the view not yet complete, the
 // document changing or growing in the step's two frames; at most full_page_scroll_delay ms. A
-// step that loads nothing costs its two frames.
+// step that loads nothing costs its two frames. A delay given other than the default is waited in
+// full at every step, as the caller asked.
 async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
@@ -357,6 +361,11 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
       let step = await evaluate({ kind: 'scrollStep', index, step: options.full_page_scroll_by ?? 0, maxHeight });
       if (step.done) return;
       const until = performance.now() + options.full_page_scroll_delay;
+      if (options.full_page_scroll_delay !== DEFAULT_SCROLL_DELAY) {
+        // A delay the caller chose is a pause per step (ScreenshotOne's meaning), waited in full.
+        await untilAborted(deadline, new Promise((resolve) => setTimeout(resolve, options.full_page_scroll_delay)));
+        continue;
+      }
       let startedSince = startedBefore;
       while ((step.busy || inFlight.size > 0 || started > startedSince) && performance.now() < until) {
         startedSince = started;
