@@ -260,6 +260,7 @@ pkg('on Node 26 and 20 every call works against the running service', async (con
       got: 'paused',
       afterRemove: { ...seen.monitors.afterRemove, errorCode: 'not_found', status: 404 },
     });
+    assert.equal(seen.profiles, { created: 'package', listed: true, sealed: true, afterRemove: 0 });
     assert.is(seen.usage.total, context.workspace.quota);
     assert.ok(seen.usage.used >= 4, `used ${seen.usage.used}`);
     assert.ok(seen.devices.count > 100 && seen.devices.iphone, JSON.stringify(seen.devices));
