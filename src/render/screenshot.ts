@@ -353,10 +353,18 @@ async function scrollThrough(page: Page, options: RenderOptions, deadline: Abort
     finished: settled,
     failed: settled,
   });
+  // In an isolated world: the page's own getters (a scrollHeight that answers NaN) do not steer it.
   const evaluate = (task: FullPageTask) =>
-    untilAborted(deadline, page.evaluate(inPage(fullPage), task)) as Promise<ScrollStep>;
+    untilAborted(deadline, evaluateIsolated(page, inPage(fullPage), task)) as Promise<ScrollStep>;
+  // The page says when the bottom is reached, and a page may lie: the steps that reach
+  // maxHeight at the viewport's height are the most it is given.
+  const maxSteps = Math.ceil(maxHeight / Math.max(1, options.full_page_scroll_by || options.viewport_height)) + 1;
   try {
     for (let index = 1; ; index++) {
+      if (index > maxSteps) {
+        await evaluate({ kind: 'top' });
+        return;
+      }
       const startedBefore = started;
       let step = await evaluate({ kind: 'scrollStep', index, step: options.full_page_scroll_by ?? 0, maxHeight });
       if (step.done) return;

@@ -19,7 +19,9 @@ export type FullPageTask =
    */
   | { kind: 'scrollStep'; index: number; step: number; maxHeight: number }
   /** Two more frames at the same place: whether the page was still busy during them. */
-  | { kind: 'settle' };
+  | { kind: 'settle' }
+  /** Back to the top, the scroll cut short. */
+  | { kind: 'top' };
 
 /** What a scroll step saw: whether the scroll is done, and whether the page was busy loading in the step's frames. */
 export type ScrollStep = { done: boolean; busy: boolean };
@@ -79,6 +81,10 @@ export async function fullPage(
     case 'letOut':
       letOut();
       return undefined;
+    case 'top': {
+      (findScroller() ?? window).scrollTo({ left: 0, top: 0, behavior: 'instant' });
+      return undefined;
+    }
     case 'scrollStep':
     case 'settle': {
       const scroller = findScroller();
