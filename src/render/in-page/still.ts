@@ -45,21 +45,23 @@ export async function holdStill(caretCss: string, seekMs: number, presentMs: num
     // on a busy machine, a frame still playing when pause() was called): frames are waited for
     // until the one presented is the first. One that is there already is not presented again:
     // a video that never played is waited for briefly, at most `presentMs`.
-    const presented = () =>
+    const presented = (ms: number) =>
       new Promise<number | null>((resolve) => {
         video.requestVideoFrameCallback((_, frame) => resolve(frame.mediaTime));
-        setTimeout(() => resolve(null), presentMs);
+        setTimeout(() => resolve(null), ms);
       });
     const played = video.currentTime !== 0;
     const seeked = event(video, 'seeked');
     video.currentTime = 0;
     await seeked;
     if (!played) {
-      await presented();
+      await presented(presentMs);
       return;
     }
+    // A video that played has a frame to replace: on a busy machine its presentation may take a
+    // while, so each is waited for longer before the one on the screen is taken as it is.
     for (;;) {
-      const mediaTime = await presented();
+      const mediaTime = await presented(presentMs * 4);
       if (mediaTime === null || mediaTime < 0.001) return;
     }
   };
