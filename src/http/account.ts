@@ -5,6 +5,7 @@ import { deviceIdOf, devices } from '../domain/devices.ts';
 import { monthOf } from '../workspaces/usage.ts';
 import { planConcurrency } from '../workspaces/workspace.ts';
 import { authenticate, rawQueryString } from './auth.ts';
+import { jsonContent, keyCodes, ref, routeUrl, transportCodes, type ApiPart, type Operation } from './operation.ts';
 
 /** Nanoseconds since the epoch, as ScreenshotOne's `concurrency.reset` is given. */
 const nanoseconds = (ms: number) => Math.round(ms) * 1_000_000;
@@ -26,6 +27,91 @@ function listDevices() {
   return deviceList;
 }
 
+/** GET /api/usage in the OpenAPI document. */
+const usageOperation: Operation = {
+  method: 'get',
+  path: '/api/usage',
+  operationId: 'usage',
+  summary: "This month's usage and the renders that may start now",
+  tags: ['account'],
+  keyed: true,
+  errors: [...keyCodes, 'temporary_unavailable', ...transportCodes],
+  detail: () => ({
+    responses: { '200': { description: 'The current UTC month.', content: jsonContent(ref('Usage')) } },
+  }),
+};
+
+/** GET /api/devices in the OpenAPI document: public, as the presets are. */
+const devicesOperation: Operation = {
+  method: 'get',
+  path: '/api/devices',
+  operationId: 'devices',
+  summary: 'Every viewport_device preset',
+  tags: ['account'],
+  keyed: false,
+  errors: ['temporary_unavailable', ...transportCodes],
+  detail: () => ({ responses: { '200': { description: 'The presets.', content: jsonContent(ref('Devices')) } } }),
+};
+
+/** What /api/usage and /api/devices add to the API's description. */
+export const accountApi: ApiPart = {
+  operations: [usageOperation, devicesOperation],
+  schemas: () => ({
+    Usage: {
+      type: 'object',
+      required: ['total', 'available', 'used', 'concurrency'],
+      properties: {
+        total: { type: 'integer', description: 'The monthly quota.' },
+        available: { type: 'integer', description: 'Screenshots left this month (renders in flight hold theirs).' },
+        used: { type: 'integer', description: 'Successful screenshots this UTC month.' },
+        concurrency: {
+          type: 'object',
+          required: ['limit', 'remaining', 'reset'],
+          properties: {
+            limit: { type: 'integer', description: 'Renders the plan allows in flight at once.' },
+            remaining: { type: 'integer', description: 'Renders that may start now.' },
+            reset: {
+              type: 'integer',
+              description: 'Unix time in nanoseconds by which a slot frees at the latest (now when one is free).',
+            },
+          },
+        },
+      },
+    },
+    Devices: {
+      type: 'object',
+      required: ['devices'],
+      properties: {
+        devices: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'name', 'viewport', 'device_scale_factor', 'is_mobile', 'has_touch', 'user_agent'],
+            properties: {
+              id: {
+                type: 'string',
+                description: 'The viewport_device value, as ScreenshotOne spells it (iphone_13, ipad_gen_7).',
+              },
+              name: { type: 'string' },
+              viewport: {
+                type: 'object',
+                required: ['width', 'height'],
+                properties: { width: { type: 'integer' }, height: { type: 'integer' } },
+              },
+              device_scale_factor: { type: 'number' },
+              is_mobile: { type: 'boolean' },
+              has_touch: { type: 'boolean' },
+              user_agent: { type: 'string' },
+            },
+          },
+        },
+        warnings: ref('Warnings'),
+        store: ref('Store'),
+      },
+    },
+  }),
+};
+
 /** Registers /api/usage and /api/devices; their collaborators are the app's decorators (services.ts). */
 export const accountRoutes: FastifyPluginAsync = async (app) => {
   const { workspaces, settlement } = app;
@@ -33,7 +119,7 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
   const caller = (request: FastifyRequest) =>
     authenticate(request, { kind: 'query', entries: [...new URLSearchParams(rawQueryString(request))] }, workspaces);
 
-  app.get('/api/usage', async (request) => {
+  app.get(routeUrl(usageOperation), async (request) => {
     const { workspace } = await caller(request);
     const now = Date.now();
     const month = await settlement.ledger.standing(workspace.workspace_id, monthOf(new Date(now)));
@@ -53,5 +139,5 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
     };
   });
 
-  app.get('/api/devices', async () => listDevices());
+  app.get(routeUrl(devicesOperation), async () => listDevices());
 };

@@ -22,6 +22,9 @@ import {
 } from './params.ts';
 import { ServiceError } from '../errors.ts';
 import { registerRenderEndpoint, renderHandler } from './take.ts';
+import { parameterGroups } from './openapi-values.ts';
+import { renderOperations } from './openapi-answers.ts';
+import { routeUrl, type ApiPart } from './operation.ts';
 
 /** A validated /api/animate request: the page, the recording, and how to answer. */
 export interface AnimateRequest extends TakeRequest {
@@ -61,6 +64,18 @@ export function parseAnimateParams(raw: RawParams): { request: AnimateRequest } 
   return { request: { options, animation, control } };
 }
 
+/** GET and POST /api/animate in the OpenAPI document, with its table's groups. */
+const animateOperations = renderOperations(
+  'animate',
+  'Record a page',
+  () =>
+    `Records the page as a video or a gif: as it plays (scenario=default) or scrolled down and back (scenario=scroll), at 25 frames per second, charged as one screenshot. The checks, signatures, cache, async answers and webhooks of /api/take, and its page, request and blocking parameters. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups(animateParameters)}`,
+  animateParameters,
+);
+
+/** What /api/animate adds to the API's description. */
+export const animateApi: ApiPart = { operations: [animateOperations.get, animateOperations.post] };
+
 /** Registers GET and POST /api/animate; its collaborators are the app's decorators (services.ts). */
 export const animateRoutes: FastifyPluginAsync = async (app) => {
   const animate = renderHandler<AnimateRequest>(app, {
@@ -81,5 +96,5 @@ export const animateRoutes: FastifyPluginAsync = async (app) => {
     // A mov of 30 s is hundreds of MB: it goes from the store to the caller without a stop in memory.
     streamsFiles: true,
   });
-  registerRenderEndpoint(app, '/api/animate', animate);
+  registerRenderEndpoint(app, routeUrl(animateOperations.get), animate);
 };

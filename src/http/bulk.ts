@@ -11,6 +11,8 @@ import { MAX_HEADER_BYTES } from './server.ts';
 import { closestName } from './params.ts';
 import { parseTake, failureAnswer, takeFlow } from './take-flow.ts';
 import { openUrlSecrets, sealUrlSecrets } from './url-secrets.ts';
+import { scopedSignatureHeader } from './openapi-answers.ts';
+import { jsonContent, keyCodes, ref, routeUrl, transportCodes, type ApiPart, type Operation } from './operation.ts';
 
 /** Most requests one bulk may carry. */
 export const BULK_MAX_REQUESTS = 20;
@@ -97,6 +99,81 @@ async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Pr
   return results;
 }
 
+/** POST /api/bulk in the OpenAPI document. */
+const bulkOperation: Operation = {
+  method: 'post',
+  path: '/api/bulk',
+  operationId: 'bulk',
+  summary: `Up to ${BULK_MAX_REQUESTS} renders in one request`,
+  tags: ['render'],
+  keyed: true,
+  errors: [...keyCodes, 'request_body_too_large', 'temporary_unavailable', ...transportCodes],
+  detail: () => ({
+    description: `Each request is \`options\` overlaid by its own parameters, validated as /api/take validates them. Without execute, each is answered with its signed GET URL only. With execute=true every request is rendered as a fetch of its URL would be (at most the plan's renders in flight at once; each charged as one screenshot) and answered in place; an invalid or failed request carries its error and stops none of the others. The access key as on POST /api/take; X-Signature over \`POST /api/bulk\`, a newline and the raw body.`,
+    parameters: [scopedSignatureHeader],
+    requestBody: { required: true, description: 'At most 1 MiB.', content: jsonContent(ref('BulkRequest')) },
+    responses: { '200': { description: 'One entry per request, in order.', content: jsonContent(ref('BulkAnswer')) } },
+  }),
+};
+
+/** What /api/bulk adds to the API's description: its operation, its request and its answer. */
+export const bulkApi: ApiPart = {
+  operations: [bulkOperation],
+  schemas: () => ({
+    BulkRequest: {
+      type: 'object',
+      required: ['requests'],
+      additionalProperties: false,
+      properties: {
+        access_key: {
+          type: 'string',
+          description: 'The access key, when not in the X-Access-Key header or the query.',
+        },
+        options: { type: 'object', description: '/api/take parameters every request starts from.' },
+        requests: {
+          type: 'array',
+          minItems: 1,
+          maxItems: BULK_MAX_REQUESTS,
+          items: { type: 'object', description: '/api/take parameters laid over options.' },
+        },
+        execute: { type: 'boolean', default: false, description: 'Render every request now and answer each in place.' },
+        optimize: {
+          type: 'boolean',
+          default: false,
+          description: "Accepted for ScreenshotOne's clients; identical cached requests render once in any case.",
+        },
+      },
+    },
+    BulkAnswer: {
+      type: 'object',
+      required: ['responses'],
+      properties: {
+        responses: {
+          type: 'array',
+          description: 'One entry per request, in order.',
+          items: {
+            type: 'object',
+            required: ['url'],
+            properties: {
+              url: {
+                type: 'string',
+                format: 'uri',
+                description:
+                  'The signed /api/take GET URL of the request: nothing is rendered or charged until it is fetched.',
+              },
+              response: {
+                description:
+                  'With execute=true (and for an invalid request in any case): the answer response_type=json gives, success or error.',
+                oneOf: [ref('TakeJsonAnswer'), ref('AsyncAnswer'), ref('Error')],
+              },
+            },
+          },
+        },
+      },
+    },
+  }),
+};
+
 /** Registers POST /api/bulk; its collaborators are the app's decorators (services.ts). */
 export const bulkRoutes: FastifyPluginAsync = async (app) => {
   const { config, workspaces } = app;
@@ -138,7 +215,7 @@ export const bulkRoutes: FastifyPluginAsync = async (app) => {
     }
   };
 
-  app.post('/api/bulk', bodyAfterChecks, async (request) => {
+  app.post(routeUrl(bulkOperation), bodyAfterChecks, async (request) => {
     const fields =
       typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body)
         ? (request.body as Params)

@@ -3,7 +3,9 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { fileExpiry, fileFormat, fileUrl, isFileName } from '../domain/files.ts';
 import { contentTypes } from '../domain/formats.ts';
-import { MAX_ATTACHMENT_NAME } from '../domain/parameters.ts';
+import { MAX_ATTACHMENT_NAME, parameterByName } from '../domain/parameters.ts';
+import { everyFormat, fileContent, parameterSchema } from './openapi-values.ts';
+import { routeUrl, transportCodes, type ApiPart, type Operation } from './operation.ts';
 
 /**
  * A page or a customer wrote what a render produced (an HTML or Markdown document, an SVG, a PDF,
@@ -37,11 +39,47 @@ export function fileLocation(filesBaseUrl: string, fileName: string, attachmentN
   return attachmentName ? `${url}?attachment_name=${encodeURIComponent(attachmentName)}` : url;
 }
 
+/** GET /files/{fileName} in the OpenAPI document. */
+const fileOperation: Operation = {
+  method: 'get',
+  path: '/files/{fileName}',
+  operationId: 'getFile',
+  summary: 'A rendered file',
+  tags: ['render'],
+  keyed: false,
+  errors: ['not_found', 'temporary_unavailable', ...transportCodes],
+  detail: () => ({
+    description: 'The unguessable name is the credential: no access key.',
+    parameters: [
+      { name: 'fileName', in: 'path', required: true, schema: { type: 'string' } },
+      {
+        name: 'attachment_name',
+        in: 'query',
+        required: false,
+        description:
+          'Answer as a download under this name (Content-Disposition: attachment), as a cached view of a request with attachment_name redirects.',
+        schema: parameterSchema(parameterByName.get('attachment_name')!),
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The file, cacheable until it expires.',
+        headers: { ETag: { schema: { type: 'string' } } },
+        content: fileContent(everyFormat()),
+      },
+      '304': { description: 'If-None-Match matched.' },
+    },
+  }),
+};
+
+/** What /files adds to the API's description. */
+export const filesApi: ApiPart = { operations: [fileOperation] };
+
 /** Registers the file route; it reads the object store decorator (services.ts). */
 export const filesRoutes: FastifyPluginAsync = async (app) => {
   const { fileStore } = app;
   app.get<{ Params: { fileName: string }; Querystring: { attachment_name?: unknown } }>(
-    '/files/:fileName',
+    routeUrl(fileOperation),
     async (request, reply) => {
       const { fileName } = request.params;
       const live = isFileName(fileName) && fileExpiry(fileName).getTime() > Date.now();

@@ -2,40 +2,39 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import {
-  DEFAULT_MIN_CHANGED_PIXELS,
-  DEFAULT_THRESHOLD,
-  MAX_INTERVAL_SECONDS,
-  monitorComparisons,
   monitorFormats,
   newMonitorId,
   planMonitorLimits,
   publicMonitor,
-  shortestInterval,
   type Monitor,
   type MonitorComparison,
 } from '../domain/monitor.ts';
-import { ignoreTextProblem } from '../monitors/text.ts';
 import { formatNamed } from '../domain/formats.ts';
 import type { MonitorManager, MonitorPatch } from '../monitors/manage.ts';
 import type { Sealer } from '../secrets/sealer.ts';
-import type { Workspace } from '../workspaces/workspace.ts';
 import { authenticate, rawQueryString } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams } from './params.ts';
 import { storeTargetFor } from './store.ts';
 import { checkProfile, targetChecks } from './take-flow.ts';
+import { createFields, monitorFieldProblem, patchFields } from './monitor-fields.ts';
+import { monitorSchemas } from './openapi-monitors.ts';
+import {
+  jsonContent,
+  keyCodes,
+  ref,
+  routeUrl,
+  transportCodes,
+  type ApiPart,
+  type Json,
+  type Operation,
+} from './operation.ts';
 
 /** What the monitor routes need beside the app's decorators. */
 export interface MonitorRouteOptions {
   manager: MonitorManager;
   sealer: Sealer;
 }
-
-/**
- * /api/take parameters that shape one answer: accepted, and without effect on a monitor, whose
- * every tick renders afresh, asynchronously, and answers by webhook (docs/monitors.md).
- */
-export const answerOnly = ['async', 'cache', 'cache_ttl', 'cache_key', 'response_type', 'attachment_name'];
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No monitor with this id.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
@@ -46,47 +45,112 @@ function bodyFields(request: FastifyRequest): Record<string, unknown> {
   return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }
 
-/** Validates `interval` against the plan; a problem, or undefined. */
-function intervalProblem(value: unknown, workspace: Workspace, minInterval: number): ParamProblem | undefined {
-  const shortest = shortestInterval(workspace.plan, minInterval);
-  if (typeof value !== 'number' || !Number.isInteger(value))
-    return { parameter: 'interval', message: 'must be a whole number of seconds' };
-  if (value < shortest)
-    return { parameter: 'interval', message: `must be at least ${shortest} seconds on the ${workspace.plan} plan` };
-  if (value > MAX_INTERVAL_SECONDS)
-    return { parameter: 'interval', message: `must be at most ${MAX_INTERVAL_SECONDS} seconds` };
-  return undefined;
-}
+/** What a PATCH may change, as its refusal of any other field says. */
+const changeable = patchFields.map((field) => field.name);
+const changeableText = `${changeable.slice(0, -1).join(', ')} and ${changeable.at(-1)}`;
+const patchFieldByName = new Map(patchFields.map((field) => [field.name as string, field]));
+const createFieldNames = new Set<string>(createFields.map((field) => field.name));
 
-function thresholdProblem(value: unknown): ParamProblem | undefined {
-  return typeof value === 'number' && value >= 0 && value <= 1
-    ? undefined
-    : { parameter: 'threshold', message: 'must be a number from 0 to 1' };
-}
+/** The codes every monitor route can answer. */
+const common = [...keyCodes, 'temporary_unavailable', ...transportCodes] as const;
+/** The monitor's id in a path. */
+const monitorIdParameter = () => ({
+  name: 'monitorId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' },
+});
+const monitorAnswer = (status: string): Json => ({
+  [status]: { description: 'The monitor.', content: jsonContent(ref('Monitor')) },
+});
 
-/** The most changed pixels `min_changed_pixels` may ask for. */
-const MAX_MIN_CHANGED_PIXELS = 1_000_000_000;
+const createOperation: Operation = {
+  method: 'post',
+  path: '/api/monitors',
+  operationId: 'createMonitor',
+  summary: 'Create a monitor',
+  tags: ['monitors'],
+  keyed: true,
+  errors: [...common, 'request_body_too_large', 'url_not_allowed', 'name_not_resolved'],
+  detail: () => ({
+    description:
+      'Renders the page now (the baseline) and then every interval; a tick whose capture changed (more than threshold of its pixels, at least min_changed_pixels of them, or a line of its text, as compare asks) sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
+    requestBody: { required: true, content: jsonContent(ref('MonitorCreate')) },
+    responses: monitorAnswer('201'),
+  }),
+};
 
-function minChangedPixelsProblem(value: unknown): ParamProblem | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_MIN_CHANGED_PIXELS
-    ? undefined
-    : { parameter: 'min_changed_pixels', message: `must be a whole number from 1 to ${MAX_MIN_CHANGED_PIXELS}` };
-}
+const listOperation: Operation = {
+  method: 'get',
+  path: '/api/monitors',
+  operationId: 'listMonitors',
+  summary: "The workspace's monitors",
+  tags: ['monitors'],
+  keyed: true,
+  errors: common,
+  detail: () => ({
+    responses: {
+      '200': {
+        description: 'Every monitor, oldest first, without their changes.',
+        content: jsonContent({
+          type: 'object',
+          required: ['monitors'],
+          properties: { monitors: { type: 'array', items: ref('Monitor') } },
+        }),
+      },
+    },
+  }),
+};
 
-function compareProblem(value: unknown): ParamProblem | undefined {
-  return monitorComparisons.includes(value as MonitorComparison)
-    ? undefined
-    : { parameter: 'compare', message: `must be one of ${monitorComparisons.join(', ')}` };
-}
+const getOperation: Operation = {
+  method: 'get',
+  path: '/api/monitors/{monitorId}',
+  operationId: 'getMonitor',
+  summary: 'A monitor, with its changes',
+  tags: ['monitors'],
+  keyed: true,
+  errors: [...common, 'not_found'],
+  detail: () => ({
+    description: "Another workspace's monitor answers like an unknown one.",
+    pathParameters: [monitorIdParameter()],
+    responses: monitorAnswer('200'),
+  }),
+};
 
-/** Validates `ignore_text` for a monitor comparing `compare`; a problem, or undefined. */
-function ignoreTextIssue(value: unknown, compare: unknown): ParamProblem | undefined {
-  const message = ignoreTextProblem(value);
-  if (message) return { parameter: 'ignore_text', message };
-  if (compare !== 'text' && compare !== 'both')
-    return { parameter: 'ignore_text', message: 'applies only with compare text or both' };
-  return undefined;
-}
+const changeOperation: Operation = {
+  method: 'patch',
+  path: '/api/monitors/{monitorId}',
+  operationId: 'changeMonitor',
+  summary: 'Pause, resume or change a monitor',
+  tags: ['monitors'],
+  keyed: true,
+  errors: [...common, 'request_body_too_large', 'not_found', 'url_not_allowed', 'name_not_resolved'],
+  detail: () => ({
+    pathParameters: [monitorIdParameter()],
+    requestBody: { required: true, content: jsonContent(ref('MonitorPatch')) },
+    responses: monitorAnswer('200'),
+  }),
+};
+
+const deleteOperation: Operation = {
+  method: 'delete',
+  path: '/api/monitors/{monitorId}',
+  operationId: 'deleteMonitor',
+  summary: 'Remove a monitor',
+  tags: ['monitors'],
+  keyed: true,
+  errors: [...common, 'not_found'],
+  detail: () => ({
+    pathParameters: [monitorIdParameter()],
+    responses: { '204': { description: 'Removed; no tick runs after.' } },
+  }),
+};
+
+/** What /api/monitors adds to the API's description (docs/monitors.md); the events are openapi-webhooks.ts's. */
+export const monitorsApi: ApiPart = {
+  operations: [createOperation, listOperation, getOperation, changeOperation, deleteOperation],
+  schemas: monitorSchemas,
+};
 
 /** Registers the monitor routes; the access key is checked as on /api/take. */
 export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (app, { manager, sealer }) => {
@@ -104,40 +168,24 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     ).workspace;
 
   // The access key is checked before an unreadable body is refused, as on /api/take.
-  app.post('/api/monitors', bodyAfterChecks, async (request, reply) => {
+  app.post(routeUrl(createOperation), bodyAfterChecks, async (request, reply) => {
     const body = bodyFields(request);
     const workspace = await caller(request, { kind: 'json', body });
     const refusal = bodyRefusalOf(request);
     if (refusal) throw refusal;
-    // A JSON null is a parameter not given, as on /api/take.
-    const {
-      interval,
-      threshold: givenThreshold,
-      min_changed_pixels: givenMinChangedPixels,
-      compare: givenCompare,
-      ignore_text: givenIgnoreText,
-      ...take
-    } = body;
-    const threshold = givenThreshold ?? DEFAULT_THRESHOLD;
-    const minChangedPixels = givenMinChangedPixels ?? DEFAULT_MIN_CHANGED_PIXELS;
-    const compare = givenCompare ?? 'pixels';
+    // A JSON null is a parameter not given, as on /api/take: the field's default, if it has one.
+    const own = Object.fromEntries(createFields.map((field) => [field.name, body[field.name] ?? field.default]));
+    const take = Object.fromEntries(Object.entries(body).filter(([name]) => !createFieldNames.has(name)));
     const problems: ParamProblem[] = [];
     const parsed = parseTakeParams({ kind: 'json', body: take });
     if ('problems' in parsed) problems.push(...parsed.problems);
-    const intervalIssue =
-      interval === undefined || interval === null
-        ? { parameter: 'interval', message: 'is required' }
-        : intervalProblem(interval, workspace, config.monitorMinInterval);
-    if (intervalIssue) problems.push(intervalIssue);
-    const thresholdIssue = thresholdProblem(threshold);
-    if (thresholdIssue) problems.push(thresholdIssue);
-    const minChangedPixelsIssue = minChangedPixelsProblem(minChangedPixels);
-    if (minChangedPixelsIssue) problems.push(minChangedPixelsIssue);
-    const compareIssue = compareProblem(compare);
-    if (compareIssue) problems.push(compareIssue);
-    const ignoreIssue =
-      givenIgnoreText === undefined || givenIgnoreText === null ? undefined : ignoreTextIssue(givenIgnoreText, compare);
-    if (ignoreIssue) problems.push(ignoreIssue);
+    const context = { workspace, minInterval: config.monitorMinInterval, compare: own.compare };
+    for (const field of createFields) {
+      const value = own[field.name];
+      const message =
+        value === undefined ? (field.required ? 'is required' : undefined) : monitorFieldProblem(field, value, context);
+      if (message) problems.push({ parameter: field.name, message });
+    }
     if (take.webhook_url === undefined || take.webhook_url === null)
       problems.push({ parameter: 'webhook_url', message: 'is required' });
     if (
@@ -163,12 +211,12 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
       monitor_id: newMonitorId(),
       workspace_id: workspace.workspace_id,
       status: 'active',
-      interval: interval as number,
-      threshold: threshold as number,
-      min_changed_pixels: minChangedPixels as number,
-      compare: compare as MonitorComparison,
-      ...(Array.isArray(givenIgnoreText) && givenIgnoreText.length > 0
-        ? { ignore_text: givenIgnoreText as string[] }
+      interval: own.interval as number,
+      threshold: own.threshold as number,
+      min_changed_pixels: own.min_changed_pixels as number,
+      compare: own.compare as MonitorComparison,
+      ...(Array.isArray(own.ignore_text) && own.ignore_text.length > 0
+        ? { ignore_text: own.ignore_text as string[] }
         : {}),
       webhook_url: control.webhook_url!,
       ...(control.external_identifier !== undefined ? { external_identifier: control.external_identifier } : {}),
@@ -196,20 +244,20 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     return publicMonitor(monitor, config.filesBaseUrl);
   });
 
-  app.get('/api/monitors', async (request) => {
+  app.get(routeUrl(listOperation), async (request) => {
     const workspace = await caller(request);
     const monitors = await store.list(workspace.workspace_id);
     return { monitors: monitors.map((monitor) => publicMonitor(monitor, config.filesBaseUrl, false)) };
   });
 
-  app.get<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request) => {
+  app.get<{ Params: { monitorId: string } }>(routeUrl(getOperation), async (request) => {
     const workspace = await caller(request);
     const monitor = await store.get(workspace.workspace_id, request.params.monitorId);
     if (!monitor) throw notFound();
     return publicMonitor(monitor, config.filesBaseUrl);
   });
 
-  app.patch<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', bodyAfterChecks, async (request) => {
+  app.patch<{ Params: { monitorId: string } }>(routeUrl(changeOperation), bodyAfterChecks, async (request) => {
     const body = bodyFields(request);
     const workspace = await caller(request, { kind: 'json', body });
     const refusal = bodyRefusalOf(request);
@@ -219,37 +267,15 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     if (!existing) throw notFound();
     const problems: ParamProblem[] = [];
     const patch: MonitorPatch = {};
+    const context = { workspace, minInterval: config.monitorMinInterval, compare: existing.compare ?? 'pixels' };
     for (const [name, value] of Object.entries(body)) {
+      // The access key is the caller's, read above.
       if (name === 'access_key') continue;
-      if (name === 'status') {
-        if (value === 'active' || value === 'paused') patch.status = value;
-        else problems.push({ parameter: name, message: 'must be active or paused' });
-      } else if (name === 'interval') {
-        const issue = intervalProblem(value, workspace, config.monitorMinInterval);
-        if (issue) problems.push(issue);
-        else patch.interval = value as number;
-      } else if (name === 'threshold') {
-        const issue = thresholdProblem(value);
-        if (issue) problems.push(issue);
-        else patch.threshold = value as number;
-      } else if (name === 'min_changed_pixels') {
-        const issue = minChangedPixelsProblem(value);
-        if (issue) problems.push(issue);
-        else patch.min_changed_pixels = value as number;
-      } else if (name === 'ignore_text') {
-        const issue = ignoreTextIssue(value, existing.compare ?? 'pixels');
-        if (issue) problems.push(issue);
-        else patch.ignore_text = value as string[];
-      } else if (name === 'webhook_url') {
-        if (typeof value === 'string' && value !== '') patch.webhook_url = value;
-        else problems.push({ parameter: name, message: 'must be an absolute http or https URL' });
-      } else {
-        problems.push({
-          parameter: name,
-          message:
-            'cannot be changed (status, interval, threshold, min_changed_pixels, ignore_text and webhook_url can)',
-        });
-      }
+      const field = patchFieldByName.get(name);
+      const message = field ? monitorFieldProblem(field, value, context) : `cannot be changed (${changeableText} can)`;
+      if (message) problems.push({ parameter: name, message });
+      // The field's check has just given the value its type.
+      else (patch as Record<string, unknown>)[name] = value;
     }
     if (problems.length > 0) throw notValid(problems);
     if (patch.webhook_url !== undefined) await checkTarget(patch.webhook_url, 'webhook_url');
@@ -258,7 +284,7 @@ export const monitorsRoutes: FastifyPluginAsync<MonitorRouteOptions> = async (ap
     return publicMonitor(monitor, config.filesBaseUrl);
   });
 
-  app.delete<{ Params: { monitorId: string } }>('/api/monitors/:monitorId', async (request, reply) => {
+  app.delete<{ Params: { monitorId: string } }>(routeUrl(deleteOperation), async (request, reply) => {
     const workspace = await caller(request);
     if (!(await store.get(workspace.workspace_id, request.params.monitorId))) throw notFound();
     await manager.remove(workspace.workspace_id, request.params.monitorId);

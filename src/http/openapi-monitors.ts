@@ -1,53 +1,44 @@
-// The monitors' part of the OpenAPI document (docs/monitors.md): paths, schemas and the two webhook events.
-import {
-  DEFAULT_MIN_CHANGED_PIXELS,
-  DEFAULT_MIN_INTERVAL_SECONDS,
-  DEFAULT_THRESHOLD,
-  monitorComparisons,
-  MAX_INTERVAL_SECONDS,
-  monitorFormats,
-  planMonitorLimits,
-} from '../domain/monitor.ts';
-import {
-  IGNORE_TEXT_MAX_LENGTH,
-  IGNORE_TEXT_MAX_PATTERNS,
-  TEXT_DIFF_MAX_BYTES,
-  TEXT_DIFF_MAX_LINES,
-} from '../monitors/text.ts';
-import { answerOnly } from './monitors.ts';
+// The monitors' schemas in the OpenAPI document (docs/monitors.md): the create and change bodies from the
+// field table (monitor-fields.ts), a monitor as answered, its changes and its events.
+import { monitorComparisons, monitorFormats } from '../domain/monitor.ts';
+import { TEXT_DIFF_MAX_BYTES, TEXT_DIFF_MAX_LINES } from '../monitors/text.ts';
+import { answerOnly, createFields, patchFields, type MonitorField, type MonitorFieldType } from './monitor-fields.ts';
+import { bodySchema } from './openapi-values.ts';
+import { ref, type Json } from './operation.ts';
 
-/** A JSON Schema or any other part of the document. */
-type Json = Record<string, unknown>;
+/** The schema of a field's type. */
+function typeSchema(type: MonitorFieldType): Json {
+  switch (type.kind) {
+    case 'integer':
+    case 'number':
+      return { type: type.kind, minimum: type.min, maximum: type.max };
+    case 'enum':
+      return { type: 'string', enum: [...type.values] };
+    case 'url':
+      return { type: 'string', format: 'uri' };
+    case 'patterns':
+      return {
+        type: 'array',
+        maxItems: type.maxItems,
+        items: { type: 'string', minLength: 1, maxLength: type.maxLength },
+      };
+  }
+}
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const monitorIdParameter = {
-  name: 'monitorId',
-  in: 'path',
-  required: true,
-  schema: { type: 'string', pattern: '^mon_[0-9a-f]{16}$' },
-};
-const limits = Object.entries(planMonitorLimits)
-  .map(
-    ([plan, { monitors, intervalFactor }]) =>
-      `${plan}: at most ${monitors} monitors${intervalFactor > 1 ? `, interval at least ${intervalFactor} × MONITOR_MIN_INTERVAL` : ''}`,
-  )
-  .join('; ');
-/** The interval as the service checks it, at the operator's default floor. */
-const intervalSchema = { type: 'integer', minimum: DEFAULT_MIN_INTERVAL_SECONDS, maximum: MAX_INTERVAL_SECONDS };
+/** A field's schema: its type and range, its description, and on create its default. */
+function fieldSchema(field: MonitorField, use: 'create' | 'patch'): Json {
+  return {
+    ...typeSchema(field.type),
+    // A field a PATCH leaves out keeps its value: only a create has defaults.
+    ...(use === 'create' && field.default !== undefined ? { default: field.default } : {}),
+    ...(field.description ? { description: field.description } : {}),
+  };
+}
 
-const minChangedPixels = {
-  type: 'integer',
-  minimum: 1,
-  maximum: 1_000_000_000,
-  description: `A capture with at least this many changed pixels has changed, whatever their share: one digit changed in 16 px text is about ${DEFAULT_MIN_CHANGED_PIXELS}, in 32 px text about 70.`,
-};
-const ignoreText = {
-  type: 'array',
-  maxItems: IGNORE_TEXT_MAX_PATTERNS,
-  items: { type: 'string', minLength: 1, maxLength: IGNORE_TEXT_MAX_LENGTH },
-  description:
-    "With compare text or both: JavaScript regular expressions (Unicode mode) whose matches are left out of each line before the texts are compared (dates, counters). Nested quantifiers are refused; patterns slower than 250 ms on a page leave that tick's text uncompared.",
-};
+/** The fields of `use`'s body, by name. */
+const fieldSchemas = (fields: readonly MonitorField[], use: 'create' | 'patch') =>
+  Object.fromEntries(fields.map((field) => [field.name, fieldSchema(field, use)]));
+
 const textDiff = {
   type: 'array',
   maxItems: TEXT_DIFF_MAX_LINES,
@@ -62,51 +53,25 @@ const textDiff = {
   },
 };
 
-/** The schemas the monitor paths and events refer to. */
-export function monitorSchemas(takeBody: Json): Json {
+/** The schemas the monitor operations and events refer to. */
+export function monitorSchemas(): Record<string, Json> {
   const nullableUri = { type: ['string', 'null'], format: 'uri' };
   return {
     MonitorCreate: {
       type: 'object',
-      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks; store uploads every tick's capture to the same key); plus interval, threshold, min_changed_pixels, compare and ignore_text. webhook_url is required.`,
-      required: ['interval', 'webhook_url'],
-      properties: {
-        ...(takeBody.properties as Json),
-        interval: {
-          ...intervalSchema,
-          description: `Seconds between ticks: at least MONITOR_MIN_INTERVAL (${DEFAULT_MIN_INTERVAL_SECONDS} by default), at most 30 days. Per plan: ${limits}.`,
-        },
-        threshold: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: DEFAULT_THRESHOLD,
-          description: 'A capture whose changed pixels are more than this share of it has changed.',
-        },
-        min_changed_pixels: { ...minChangedPixels, default: DEFAULT_MIN_CHANGED_PIXELS },
-        compare: {
-          type: 'string',
-          enum: [...monitorComparisons],
-          default: 'pixels',
-          description:
-            "What a change is: changed pixels (threshold, min_changed_pixels), a line of the page's visible text (or the selector's) added, removed or changed, or either.",
-        },
-        ignore_text: ignoreText,
-      },
+      description: `Every /api/take body parameter (validated as /api/take validates it; format one of ${monitorFormats.join(', ')}; ${answerOnly.join(', ')} accepted without effect: every tick renders afresh and answers by webhook; external_identifier, webhook_sign and webhook_errors apply to the monitor's webhooks; store uploads every tick's capture to the same key); plus ${createFields
+        .map((field) => field.name)
+        .join(', ')
+        .replace(/, ([^,]+)$/, ' and $1')}. webhook_url is required.`,
+      required: [...createFields.filter((field) => field.required).map((field) => field.name), 'webhook_url'],
+      properties: { ...(bodySchema().properties as Json), ...fieldSchemas(createFields, 'create') },
       additionalProperties: false,
     },
     MonitorPatch: {
       type: 'object',
       additionalProperties: false,
-      properties: {
-        status: { type: 'string', enum: ['active', 'paused'] },
-        interval: intervalSchema,
-        threshold: { type: 'number', minimum: 0, maximum: 1 },
-        min_changed_pixels: minChangedPixels,
-        ignore_text: ignoreText,
-        webhook_url: { type: 'string', format: 'uri' },
-        access_key: { type: 'string' },
-      },
+      // The access key may come in the body, as on every POST and PATCH.
+      properties: { ...fieldSchemas(patchFields, 'patch'), access_key: { type: 'string' } },
     },
     MonitorChange: {
       type: 'object',
@@ -191,104 +156,5 @@ export function monitorSchemas(takeBody: Json): Json {
         },
       },
     },
-  };
-}
-
-/** The monitor paths; `errors(codes)` makes the error responses as every other path has them. */
-export function monitorPaths(security: Json[], errors: (codes: string[]) => Json): Json {
-  const common = [
-    'access_key_invalid',
-    'email_not_verified',
-    'signature_is_not_valid',
-    'signature_is_required',
-    'temporary_unavailable',
-    'request_not_valid',
-    'request_header_too_large',
-    'request_timeout',
-    'internal_application_error',
-  ];
-  const json = (schema: Json) => ({ 'application/json': { schema } });
-  return {
-    '/api/monitors': {
-      post: {
-        tags: ['monitors'],
-        operationId: 'createMonitor',
-        summary: 'Create a monitor',
-        description:
-          'Renders the page now (the baseline) and then every interval; a tick whose capture changed (more than threshold of its pixels, at least min_changed_pixels of them, or a line of its text, as compare asks) sends monitor.changed, a failed tick monitor.failed. Each tick is charged as a screenshot.',
-        security,
-        requestBody: { required: true, content: json(ref('MonitorCreate')) },
-        responses: {
-          '201': { description: 'The monitor.', content: json(ref('Monitor')) },
-          ...errors([...common, 'request_body_too_large', 'url_not_allowed', 'name_not_resolved']),
-        },
-      },
-      get: {
-        tags: ['monitors'],
-        operationId: 'listMonitors',
-        summary: "The workspace's monitors",
-        security,
-        responses: {
-          '200': {
-            description: 'Every monitor, oldest first, without their changes.',
-            content: json({
-              type: 'object',
-              required: ['monitors'],
-              properties: { monitors: { type: 'array', items: ref('Monitor') } },
-            }),
-          },
-          ...errors(common),
-        },
-      },
-    },
-    '/api/monitors/{monitorId}': {
-      parameters: [monitorIdParameter],
-      get: {
-        tags: ['monitors'],
-        operationId: 'getMonitor',
-        summary: 'A monitor, with its changes',
-        description: "Another workspace's monitor answers like an unknown one.",
-        security,
-        responses: {
-          '200': { description: 'The monitor.', content: json(ref('Monitor')) },
-          ...errors([...common, 'not_found']),
-        },
-      },
-      patch: {
-        tags: ['monitors'],
-        operationId: 'changeMonitor',
-        summary: 'Pause, resume or change a monitor',
-        security,
-        requestBody: { required: true, content: json(ref('MonitorPatch')) },
-        responses: {
-          '200': { description: 'The monitor.', content: json(ref('Monitor')) },
-          ...errors([...common, 'request_body_too_large', 'not_found', 'url_not_allowed', 'name_not_resolved']),
-        },
-      },
-      delete: {
-        tags: ['monitors'],
-        operationId: 'deleteMonitor',
-        summary: 'Remove a monitor',
-        security,
-        responses: { '204': { description: 'Removed; no tick runs after.' }, ...errors([...common, 'not_found']) },
-      },
-    },
-  };
-}
-
-/** The monitor events, delivered and signed like render.ended (`delivery` is its operation, whose headers and answers they share). */
-export function monitorWebhooks(delivery: Json): Json {
-  const event = (summary: string) => ({
-    post: {
-      ...delivery,
-      summary,
-      requestBody: { required: true, content: { 'application/json': { schema: ref('MonitorEvent') } } },
-    },
-  });
-  return {
-    'monitor.changed': event(
-      "A monitor's capture changed since the last one (its pixels or its text, as compare asks)",
-    ),
-    'monitor.failed': event("A monitor's tick failed to render"),
   };
 }

@@ -9,6 +9,10 @@ import { ServiceError } from '../errors.ts';
 import { bodyAfterChecks } from './body.ts';
 import { parseTakeParams, type ParamProblem, type RawParams, type TakeRequest } from './params.ts';
 import { renderHandler } from './take.ts';
+import { contentTypes, formatFacts, formatNames } from '../domain/formats.ts';
+import { bodySchema } from './openapi-values.ts';
+import { renderCodes, scopedSignatureHeader, takeResponses } from './openapi-answers.ts';
+import { routeUrl, type ApiPart, type Json, type Operation } from './operation.ts';
 
 /** A validated merge: the merged file's options and answer (`options`, `control`), and each source's options. */
 export interface MergeRequest extends TakeRequest {
@@ -82,6 +86,54 @@ export function parseMerge(raw: RawParams): MergeRequest {
   return { options, control, sources: requests.map((request) => sourceDifference(options, request.options)) };
 }
 
+/** The body of a merge: the shared /api/take parameters and the sources, each with its own. */
+function mergeBodySchema(): Json {
+  const shared = bodySchema();
+  return {
+    ...shared,
+    description: 'The parameters shared by every source, and the sources. null means not given.',
+    properties: {
+      ...(shared.properties as Json),
+      sources: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MERGE_MAX_SOURCES,
+        description: 'The documents, in the order they are merged: each a url, html or markdown, with its own options.',
+        items: bodySchema(),
+      },
+    },
+    required: ['sources'],
+  };
+}
+
+/** POST /api/pdf/merge in the OpenAPI document. */
+const mergeOperation: Operation = {
+  method: 'post',
+  path: '/api/pdf/merge',
+  operationId: 'pdfMerge',
+  summary: 'Merge documents into one PDF',
+  tags: ['render'],
+  keyed: true,
+  errors: renderCodes(),
+  detail: () => ({
+    description: `Prints 1 to ${MERGE_MAX_SOURCES} documents (each \`sources\` entry a url, html or markdown with its own /api/take options) in parallel and merges them in order into one PDF, with one outline (each source's after the one before) and, where tagged, one structure tree. The other fields of the body are shared by every source, and the merged file's: how it is answered (response_type, async, webhook_url, store…), its \`timeout\` (the whole merge's) and its document operations (pdf_archive, pdf_title, pdf_watermark, pdf_password…), which a source may not set. Charged one screenshot per source; the quota is checked for all of them up front. The first source (in order) that fails fails the merge with its error, \`error_details.source\` naming it (counted from 0). The checks, answers and webhooks of POST /api/take; its X-Signature is over \`POST /api/pdf/merge\`, a newline and the raw body.`,
+    parameters: [scopedSignatureHeader],
+    requestBody: {
+      required: true,
+      description: 'At most 1 MiB.',
+      content: { 'application/json': { schema: mergeBodySchema() } },
+    },
+    responses: takeResponses(
+      formatNames
+        .filter((format) => formatFacts(format).take?.capture === 'pdf')
+        .map((format) => ({ format, contentType: contentTypes[format] })),
+    ),
+  }),
+};
+
+/** What /api/pdf/merge adds to the API's description. */
+export const pdfMergeApi: ApiPart = { operations: [mergeOperation] };
+
 /** Registers POST /api/pdf/merge; its collaborators are the app's decorators (services.ts). */
 export const pdfMergeRoutes: FastifyPluginAsync = async (app) => {
   const merge = renderHandler<MergeRequest>(app, {
@@ -95,5 +147,5 @@ export const pdfMergeRoutes: FastifyPluginAsync = async (app) => {
     cacheScope: '/api/pdf/merge',
     renderFields: ({ sources }) => ({ kind: 'merge', sources }),
   });
-  app.post('/api/pdf/merge', bodyAfterChecks, merge);
+  app.post(routeUrl(mergeOperation), bodyAfterChecks, merge);
 };

@@ -13,12 +13,153 @@ import {
 import { authenticate, rawQueryString } from './auth.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
 import type { ParamProblem, RawParams } from './params.ts';
+import {
+  jsonContent,
+  keyCodes,
+  ref,
+  routeUrl,
+  transportCodes,
+  type ApiPart,
+  type Json,
+  type Operation,
+} from './operation.ts';
 
 const notFound = () => new ServiceError('not_found', {}, { message: 'No profile of this name.' });
 const notValid = (problems: ParamProblem[]) => new ServiceError('request_not_valid', { error_details: problems });
 
 /** The most profiles a workspace keeps. */
 export const MAX_PROFILES = 100;
+
+/** A profile's name, in the OpenAPI document. */
+const nameSchema = () => ({ type: 'string', pattern: PROFILE_NAME_PATTERN.source });
+/** The codes every profile route can answer. */
+const common = [...keyCodes, 'temporary_unavailable', ...transportCodes] as const;
+
+const createOperation: Operation = {
+  method: 'post',
+  path: '/api/profiles',
+  operationId: 'createProfile',
+  summary: 'Store a profile',
+  tags: ['profiles'],
+  keyed: true,
+  errors: [...common, 'request_body_too_large'],
+  detail: () => ({
+    description: `Stores a browser state under a name (one of the same name is replaced), sealed at rest; it is never answered back. Renders load it with profile=NAME. A workspace keeps at most ${MAX_PROFILES}.`,
+    requestBody: { required: true, content: jsonContent(ref('ProfileCreate')) },
+    responses: { '201': { description: 'The profile.', content: jsonContent(ref('Profile')) } },
+  }),
+};
+
+const listOperation: Operation = {
+  method: 'get',
+  path: '/api/profiles',
+  operationId: 'listProfiles',
+  summary: "The workspace's profiles",
+  tags: ['profiles'],
+  keyed: true,
+  errors: common,
+  detail: () => ({
+    responses: {
+      '200': {
+        description: 'Every profile, by name.',
+        content: jsonContent({
+          type: 'object',
+          required: ['profiles'],
+          properties: { profiles: { type: 'array', items: ref('Profile') } },
+        }),
+      },
+    },
+  }),
+};
+
+const deleteOperation: Operation = {
+  method: 'delete',
+  path: '/api/profiles/{name}',
+  operationId: 'deleteProfile',
+  summary: 'Remove a profile',
+  tags: ['profiles'],
+  keyed: true,
+  errors: [...common, 'not_found'],
+  detail: () => ({
+    description: "Another workspace's profile answers like an unknown one.",
+    pathParameters: [{ name: 'name', in: 'path', required: true, schema: nameSchema() }],
+    responses: { '204': { description: 'Removed.' } },
+  }),
+};
+
+/** The schemas the profile operations refer to: a profile as answered, and the state it is made from. */
+function profileSchemas(): Record<string, Json> {
+  const name = nameSchema();
+  return {
+    StorageState: {
+      type: 'object',
+      description: `Playwright's storageState(): cookies, and each origin's local storage (at most ${PROFILE_LIMITS.cookies} cookies, ${PROFILE_LIMITS.origins} origins, ${PROFILE_LIMITS.bytes} bytes).`,
+      properties: {
+        cookies: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'value', 'domain'],
+            properties: {
+              name: { type: 'string' },
+              value: { type: 'string' },
+              domain: { type: 'string' },
+              path: { type: 'string', default: '/' },
+              expires: { type: 'number', description: 'Unix seconds; -1 for a session cookie.' },
+              httpOnly: { type: 'boolean' },
+              secure: { type: 'boolean' },
+              sameSite: { type: 'string', enum: ['Strict', 'Lax', 'None'] },
+            },
+          },
+        },
+        origins: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['origin'],
+            properties: {
+              origin: { type: 'string', format: 'uri' },
+              localStorage: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['name', 'value'],
+                  properties: { name: { type: 'string' }, value: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    ProfileCreate: {
+      type: 'object',
+      required: ['name', 'storage_state'],
+      additionalProperties: false,
+      properties: { name, storage_state: ref('StorageState'), access_key: { type: 'string' } },
+    },
+    Profile: {
+      type: 'object',
+      required: ['name', 'origins', 'created_at'],
+      description: 'A profile as every answer shows it: never its state.',
+      properties: {
+        name,
+        origins: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'The sites its cookies and local storage are for.',
+        },
+        created_at: { type: 'string', format: 'date-time' },
+      },
+    },
+  };
+}
+
+/** What /api/profiles adds to the API's description (docs/profiles.md). */
+export const profilesApi: ApiPart = {
+  operations: [createOperation, listOperation, deleteOperation],
+  schemas: profileSchemas,
+};
 
 /** Registers the profile routes; the access key is checked as on /api/monitors. Without a profile store there are none. */
 export const profilesRoutes: FastifyPluginAsync = async (app) => {
@@ -34,7 +175,7 @@ export const profilesRoutes: FastifyPluginAsync = async (app) => {
       )
     ).workspace;
 
-  app.post('/api/profiles', bodyAfterChecks, async (request, reply) => {
+  app.post(routeUrl(createOperation), bodyAfterChecks, async (request, reply) => {
     const body =
       typeof request.body === 'object' && request.body !== null && !Array.isArray(request.body)
         ? (request.body as Record<string, unknown>)
@@ -66,12 +207,12 @@ export const profilesRoutes: FastifyPluginAsync = async (app) => {
     return publicProfile(record);
   });
 
-  app.get('/api/profiles', async (request) => {
+  app.get(routeUrl(listOperation), async (request) => {
     const workspace = await caller(request);
     return { profiles: (await profiles.list(workspace.workspace_id)).map(publicProfile) };
   });
 
-  app.delete<{ Params: { name: string } }>('/api/profiles/:name', async (request, reply) => {
+  app.delete<{ Params: { name: string } }>(routeUrl(deleteOperation), async (request, reply) => {
     const workspace = await caller(request);
     // Another workspace's profile of the same name is not this workspace's: not found.
     if (!(await profiles.remove(workspace.workspace_id, request.params.name))) throw notFound();

@@ -14,6 +14,9 @@ import { WARNINGS_HEADER } from '../domain/warnings.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import { storeHeaders } from './store.ts';
 import { bodyAfterChecks, bodyRefusalOf } from './body.ts';
+import { parameterGroups } from './openapi-values.ts';
+import { renderOperations } from './openapi-answers.ts';
+import { routeUrl, type ApiPart } from './operation.ts';
 
 /** Says `false` on an image answered before it was stored; the render stores it when the store is back. */
 export const UNSTORED_ANSWER_HEADER = 'X-Render-Stored';
@@ -204,8 +207,23 @@ export function registerRenderEndpoint(
   app.post(path, bodyAfterChecks, handler);
 }
 
+/** GET and POST /api/take in the OpenAPI document, with the parameter table's groups. */
+const takeOperations = renderOperations(
+  'take',
+  'Render a page',
+  () =>
+    `Renders a page. Exactly one of \`url\`, \`html\` and \`markdown\`. A bad or unknown parameter, or a refused combination, is \`400 request_not_valid\` naming each offending parameter.\n\n${parameterGroups()}`,
+);
+
+/** What /api/take adds to the API's description. */
+export const takeApi: ApiPart = { operations: [takeOperations.get, takeOperations.post] };
+
 /** Registers GET, HEAD and POST /api/take; its collaborators are the app's decorators (services.ts). */
 export const takeRoutes: FastifyPluginAsync = async (app) => {
   // ScreenshotOne's scheme: the query string or body alone is signed.
-  registerRenderEndpoint(app, '/api/take', renderHandler(app, { parse: parseTake, signatures: 'query' }));
+  registerRenderEndpoint(
+    app,
+    routeUrl(takeOperations.get),
+    renderHandler(app, { parse: parseTake, signatures: 'query' }),
+  );
 };

@@ -8,7 +8,8 @@ import { contentTypes } from '../../src/domain/options.ts';
 import { parameterByName, parameters } from '../../src/domain/parameters.ts';
 import { animateParameters, scrollEasings } from '../../src/domain/animation.ts';
 import { errorTable, type ErrorCode } from '../../src/errors.ts';
-import { metadataFieldNames } from '../../src/http/openapi.ts';
+import { apiParts, metadataFieldNames } from '../../src/http/openapi.ts';
+import { routeUrl } from '../../src/http/operation.ts';
 import { parseTakeParams } from '../../src/http/params.ts';
 import { appWithoutRenders } from '../helpers/app.ts';
 
@@ -312,6 +313,37 @@ openapi(
       assert.ok(answers.includes(type), type);
     const files = Object.keys(document.paths['/files/{fileName}'].get.responses['200'].content);
     assert.ok(files.includes('video/mp4') && files.includes('image/png'), 'a stored file of either endpoint');
+  },
+);
+
+openapi(
+  'every public route the app registers is an operation of the document, at its path and method, and back',
+  async () => {
+    // Every route plugin registered: monitors and profiles with stubs they only keep.
+    const full = appWithoutRenders(config, {
+      natsLink: { isUp: false } as never,
+      monitors: { manager: { store: {} }, sealer: {} } as never,
+      profiles: {} as never,
+    });
+    const registered: string[] = [];
+    full.addHook('onRoute', ({ method, url }) => {
+      for (const verb of [method].flat())
+        if (/^\/(api|files)\//.test(url) && verb !== 'HEAD') registered.push(`${verb} ${url}`);
+    });
+    try {
+      await full.ready();
+    } finally {
+      await full.close();
+    }
+    const operations = apiParts.flatMap((part) => part.operations);
+    const described = operations.map((operation) => `${operation.method.toUpperCase()} ${routeUrl(operation)}`);
+    assert.equal(described.sort(), registered.sort());
+    const documented = Object.entries<Json>(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${routeUrl({ path })}`),
+    );
+    assert.equal(documented.sort(), described);
   },
 );
 
