@@ -1,8 +1,8 @@
 // An animated capture's own vocabulary: its formats, the scroll choreography's options, the
 // parameter table of /api/animate (the page rows of /api/take plus these) and its rules.
-import { given, pageRules, type Refusal, type Rule } from './combinations.ts';
 import { devices } from './devices.ts';
 import { transparentOn } from './formats.ts';
+import { pageRules } from './page-rules.ts';
 import {
   parameters,
   type Flat,
@@ -13,6 +13,7 @@ import {
   type ValuesOf,
 } from './parameters.ts';
 import { animationFormats, type AnimationFormat } from './options.ts';
+import { given, type Refusal, type Rule } from './refusal.ts';
 
 export { animationFormats, type AnimationFormat };
 

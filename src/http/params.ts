@@ -1,7 +1,8 @@
 // The parameters of /api/take, parsed by the one table (src/domain/parameters.ts) the same way for GET and POST.
 import { formatNamed } from '../domain/formats.ts';
 import { optionRows, renderDefaults, type RenderOptions } from '../domain/options.ts';
-import { canonicalTimeZone, refusals } from '../domain/combinations.ts';
+import { refusals } from '../domain/combinations.ts';
+import { canonicalTimeZone } from '../domain/locale.ts';
 import { presetOptions } from '../domain/devices.ts';
 import {
   defaultsOf,

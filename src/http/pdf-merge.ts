@@ -2,7 +2,7 @@
 // PDF, on the pipeline of /api/take (take.ts, take-flow.ts); charged one render per source
 // (docs/capture.md, "Merging PDFs").
 import type { FastifyPluginAsync } from 'fastify';
-import { pdfDocumentOptions } from '../domain/combinations.ts';
+import { pdfDocumentOptions } from '../domain/pdf.ts';
 import { MERGE_MAX_SOURCES, sourceDifference, type SourceOptions } from '../domain/merge.ts';
 import { parameterByName } from '../domain/parameters.ts';
 import { ServiceError } from '../errors.ts';

@@ -1,5 +1,5 @@
 // The playground's choices and the code it shows: the @shutterbus/client snippet signs exactly the URL shown.
-import { pdfDocumentOptions } from '../../src/domain/combinations.ts';
+import { pdfDocumentOptions } from '../../src/domain/pdf.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AnimateOptions, TakeOptions } from 'screenshotone-api-sdk';

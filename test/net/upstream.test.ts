@@ -3,7 +3,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, parseGeoProxies } from '../../src/config.ts';
 import { upstreamProxyOf } from '../../src/net/upstream.ts';
-import { localeOf, parseProxyUrl } from '../../src/domain/combinations.ts';
+import { localeOf } from '../../src/domain/locale.ts';
+import { parseProxyUrl } from '../../src/domain/proxy-url.ts';
 
 const test = suite('net/upstream');
 

@@ -4,7 +4,7 @@
 import { animateParameters } from '../../domain/animation.ts';
 import { fileExtension } from '../../domain/files.ts';
 import { formatNamed } from '../../domain/formats.ts';
-import { pdfDocumentOptions } from '../../domain/combinations.ts';
+import { pdfDocumentOptions } from '../../domain/pdf.ts';
 import { parameters, type Parameter } from '../../domain/parameters.ts';
 import { hmacHex } from '../../signing.ts';
 
