@@ -7,7 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.ts';
 import { connectNats, untilJetStreamAnswers } from '../../src/jetstream/connection.ts';
-import { allStreams, ensureTopology as ensureOnce, HAND_OVER_PENDING, names } from '../../src/jetstream/topology.ts';
+import { HAND_OVER_PENDING } from '../../src/jetstream/hand-over.ts';
+import { allStreams, ensureTopology as ensureOnce, names } from '../../src/jetstream/topology.ts';
 import { shutterbus } from '../helpers/cli.ts';
 import { nodeNames, startNatsCluster, type NatsCluster, type NodeName } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -119,7 +120,7 @@ topology('a start with one node of three down opens everything', async () => {
     500,
   );
   // The node to lose is the render consumer's leader: the consumer a raise in place left unable to
-  // elect another (nats-server 2.9.10) until its leadership was handed over (topology.ts).
+  // elect another (nats-server 2.9.10) until its leadership was handed over (hand-over.ts).
   const victim = (await jsm.consumers.info(names.renderStream, names.renderConsumer)).cluster?.leader as NodeName;
   const survivor = nodeNames.find((name) => name !== victim)!;
   await cluster.kill(victim);
