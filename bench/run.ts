@@ -15,7 +15,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { DEFAULT_CHROMIUM_PATH, defaultRenderMemoryBudgetMb } from '../src/config.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../src/config.ts';
+import { defaultRenderMemoryBudgetMb } from '../src/machine.ts';
 import { hmacHex } from '../src/signing.ts';
 import {
   CpuMeter,

@@ -6,15 +6,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  checkChromiumPath,
-  ConfigError,
-  defaultRenderBrowsers,
-  defaultRenderConcurrency,
-  defaultRenderMemoryBudgetMb,
-  loadConfig,
-  parseDurations,
-} from '../src/config.ts';
+import { checkChromiumPath, ConfigError, loadConfig, parseDurations } from '../src/config.ts';
+import { defaultRenderBrowsers, defaultRenderConcurrency, defaultRenderMemoryBudgetMb } from '../src/machine.ts';
 import { settings, settingsTable, type Setting } from '../src/settings.ts';
 
 const refused = (env: Record<string, string>, variable: string) => {
