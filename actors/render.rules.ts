@@ -1,16 +1,18 @@
-// The render failure rules (docs/api.md) as pure functions over what a render observed.
+// The render failure rules (docs/api.md) as pure functions over what a render observed, and the
+// one judge that runs them: the render machine hands it to the capture and reads its verdict.
 
 import { errorTable, ServiceError, type ErrorCode, type ErrorDetails, type ErrorRow } from '../src/errors.ts';
-import type { PageObservation, RenderOptions, SubRequestOutcome } from '../src/domain/options.ts';
+import type { PageObservation, RenderOptions } from '../src/domain/options.ts';
+import {
+  RULE_ORDER,
+  wasBlocked,
+  wildcardPattern,
+  type BrokenRule,
+  type RenderFailure,
+  type RenderRuleName,
+} from '../src/domain/judgement.ts';
 
-/** A failed render as the actor reports it; `cause` is for logs only, never returned. */
-export interface RenderFailure {
-  code: ErrorCode;
-  message: string;
-  details: ErrorDetails;
-  retryable: boolean;
-  cause?: unknown;
-}
+export type { RenderFailure, RenderRuleName };
 
 /** A rule: the failure it finds in an observation, or null when the render passes it. */
 export type RenderRule = (observation: PageObservation, options: RenderOptions) => RenderFailure | null;
@@ -37,13 +39,6 @@ export const selectorNotFound: RenderRule = ({ missingSelectors }, options) => {
     .map((parameter) => ({ parameter, selector: options[parameter] }));
   return error_details.length > 0 ? fail('selector_not_found', { error_details }) : null;
 };
-
-/** The failure text of a request the render's blocking (block_* options, docs/blocking.md) stopped. */
-export const BLOCKED_BY_CLIENT = 'net::ERR_BLOCKED_BY_CLIENT';
-
-/** True when the render itself stopped the request (Chromium adds `.Inspector` when DevTools did): it was never made, so it never failed. */
-export const wasBlocked = (request: SubRequestOutcome): boolean =>
-  request.failure?.startsWith(BLOCKED_BY_CLIENT) === true;
 
 /**
  * A sub-request matching a fail_if_request_failed pattern failed at the network level or answered
@@ -83,8 +78,8 @@ export const contentContains: RenderRule = ({ visibleText }, options) => {
   return found === undefined ? null : fail('content_contains_specified_string', { matched_string: found });
 };
 
-/** The rules in the order they are checked. */
-export const renderRules = {
+/** The rules by name. */
+export const renderRules: Record<RenderRuleName, RenderRule> = {
   hostReturnedError,
   selectorNotFound,
   requestFailedMatched,
@@ -92,15 +87,13 @@ export const renderRules = {
   contentContains,
 };
 
-/** Names of the render rules; the machine's guards carry the same names. */
-export type RenderRuleName = keyof typeof renderRules;
-
-/** A wildcard pattern (`*` any run, `?` one character) as a regexp anchored to the whole URL. */
-export function wildcardPattern(pattern: string): RegExp {
-  const source = Array.from(pattern, (char) =>
-    char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\/-]/g, '\\$&'),
-  ).join('');
-  return new RegExp(`^${source}$`, 's');
+/** The first rule `observation` breaks, in RULE_ORDER, and its failure; null when it breaks none. */
+export function judge(observation: PageObservation, options: RenderOptions): BrokenRule | null {
+  for (const rule of RULE_ORDER) {
+    const failure = renderRules[rule](observation, options);
+    if (failure) return { rule, failure };
+  }
+  return null;
 }
 
 /** A thrown error as a render failure: a ServiceError keeps its code; anything else is internal and retryable. */

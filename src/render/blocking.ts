@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import type { Protocol } from 'playwright-core/types/protocol';
 import type { FiltersEngine, Request } from '@ghostery/adblocker';
 import type { RenderOptions } from '../domain/options.ts';
-import { wildcardPattern } from '../../actors/render.rules.ts';
+import { wildcardPattern } from '../domain/judgement.ts';
 import { CONSENT_BINDING, consentScript, watchConsent } from './consent.ts';
 import { adblocker, RULE_SETS, ruleEngines, type RuleSet } from './filters.ts';
 import { type Cdp, type CdpEvent, openCdp } from './cdp.ts';

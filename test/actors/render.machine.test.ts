@@ -15,7 +15,7 @@ import {
   type UploadOutputInput,
 } from '../../actors/render.machine.ts';
 import type { StoreResult, StoreTarget } from '../../src/domain/storage.ts';
-import { wildcardPattern } from '../../actors/render.rules.ts';
+import { wildcardPattern } from '../../src/domain/judgement.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import type { RenderRequest } from '../../src/domain/render.ts';
