@@ -92,8 +92,7 @@ export function captureAnimation(
       options,
       signal,
       workspaceId,
-      (page, pageOptions, progress, session) =>
-        recordAnimation(page, pageOptions, animation, progress, session, checkTarget),
+      (step) => recordAnimation(step, animation, checkTarget),
       proxyServer,
       profile,
     );

@@ -23,6 +23,7 @@ import { inPage, inPageSource } from './in-page.ts';
 import { collectFeatures, hideOverlays, refuseWebSockets } from './in-page/blocking.ts';
 import type { Progress } from './progress.ts';
 import { untilAborted } from './steps.ts';
+import type { PageStep } from './page-step.ts';
 
 /** A render's blocking: the step that readies the loaded page for capture. */
 export interface Blocking {
@@ -79,7 +80,7 @@ export function blockingPlan(options: RenderOptions) {
  * ends it before the warm page serves again; `beforeCapture` runs after the page's own actions,
  * before the capture.
  */
-export async function applyBlocking(page: Page, options: RenderOptions, progress: Progress): Promise<Blocking> {
+export async function applyBlocking({ page, options, progress }: PageStep): Promise<Blocking> {
   const deadline = progress.signal;
   const plan = blockingPlan(options);
   if (plan.ruleSets.size === 0 && plan.requestPatterns.length === 0 && options.block_resources.length === 0)

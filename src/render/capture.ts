@@ -1,7 +1,7 @@
-// One render, start to finish, on a warm page of the workspace: reports what it observed and leaves the
-// failure rules to the render actor.
+// One render, start to finish, on a warm page of the workspace: its page steps in order, each
+// taking the render's PageStep. It reports what it observed and leaves the failure rules to the
+// render actor.
 
-import type { CDPSession, Page } from 'playwright-core';
 import type { RenderBrowser } from './browser.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import { applyBlocking } from './blocking.ts';
@@ -10,9 +10,9 @@ import { wantsMetadata } from '../domain/metadata.ts';
 import { gatherMetadata } from './metadata.ts';
 import { makeOutput, type Output } from './output.ts';
 import { runPageActions } from './page-actions.ts';
+import type { PageStep } from './page-step.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
-import type { Progress } from './progress.ts';
 import { traced } from '../tracing.ts';
 import { markStep } from './step-log.ts';
 import { stillPage } from './still.ts';
@@ -20,12 +20,7 @@ import { loadProfile, readProfile, type ProfileUse } from './profile.ts';
 import { breaksARule, takeFailureCapture } from './failure-capture.ts';
 
 /** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
-export type OutputMaker = (
-  page: Page,
-  options: RenderOptions,
-  progress: Progress,
-  session: CDPSession,
-) => Promise<Output>;
+export type OutputMaker = (step: PageStep) => Promise<Output>;
 
 /**
  * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
@@ -51,41 +46,38 @@ export async function capturePage(
       const subRequests = watchSubRequests(page);
       // Font requests still in flight at capture time are waited for (docs/capture.md).
       const fonts = watchFonts(page);
+      const prepare: PageStep = { page, session, options, progress, fonts };
       // What a render sets on the warm page it defers the undo of to `progress`, run by withPage.
       let navigated = false;
       try {
         // The later steps measure the viewport the page has: the emulation's size and scale.
-        const metrics = await applyEmulation(page, session, options, progress);
-        const rendered = withMetrics(options, metrics);
-        await applyRequestSettings(page, session, rendered, progress);
-        if (profile.load) await loadProfile(page, session, profile.load, progress);
-        const blocking = await applyBlocking(page, rendered, progress);
-        const navigation = await traced('navigate', () => navigate(page, rendered, deadline, session));
+        const metrics = await applyEmulation(prepare);
+        const step: PageStep = { ...prepare, options: withMetrics(options, metrics) };
+        const rendered = step.options;
+        await applyRequestSettings(step);
+        if (profile.load) await loadProfile(step, profile.load);
+        const blocking = await applyBlocking(step);
+        const navigation = await traced('navigate', () => navigate(step));
         markStep('navigated');
         navigated = true;
         const { finalUrl, mainStatus } = navigation;
-        await traced('page actions', () => runPageActions(page, rendered, progress));
-        await settle(rendered.delay, deadline);
+        await traced('page actions', () => runPageActions(step));
+        await settle(step);
         await blocking.beforeCapture(progress);
-        await stillPage(session, rendered, progress);
+        await stillPage(step);
         const missingSelectors: string[] = [];
-        if (
-          rendered.scroll_into_view &&
-          !(await scrollIntoView(page, rendered.scroll_into_view, deadline, rendered.scroll_into_view_adjust_top))
-        ) {
-          missingSelectors.push(rendered.scroll_into_view);
-        }
-        const output = await traced('capture', () => make(page, rendered, progress, session));
+        if (!(await scrollIntoView(step))) missingSelectors.push(rendered.scroll_into_view!);
+        const output = await traced('capture', () => make(step));
         markStep('captured');
-        if (profile.save) await profile.save(await readProfile(session, progress));
+        if (profile.save) await profile.save(await readProfile(step));
         // The text as captured: a full page's scroll has loaded what loads on scroll (its changes
         // to the page undone by now). Reading it lays the page out once more: only for a content rule.
         const needsText = rendered.fail_if_content_missing.length > 0 || rendered.fail_if_content_contains.length > 0;
-        const visibleText = needsText ? await readVisibleText(page, deadline) : '';
+        const visibleText = needsText ? await readVisibleText(step) : '';
         if (rendered.selector && !output.selectorFound) missingSelectors.push(rendered.selector);
         const image = output.bytes;
         const metadata = wantsMetadata(rendered)
-          ? await gatherMetadata(page, rendered, navigation, image, deadline)
+          ? await gatherMetadata(step, { navigation, output: image })
           : undefined;
         const { warnings } = output;
         const observation: PageObservation = {

@@ -8,7 +8,7 @@ import { inPage } from './in-page.ts';
 import { easingCurves, hintedLink, scrollPage, type ScrollPlan } from './in-page/scroll.ts';
 import { checkTargetUrl } from '../net/target.ts';
 import { evaluateIsolated } from './playwright.ts';
-import { navigate, untilAborted } from './steps.ts';
+import { openDocument, untilAborted } from './steps.ts';
 
 function scrollPlan(animation: AnimationOptions, elapsedMs: number): ScrollPlan {
   const after = (ms: number | undefined) => (ms === undefined ? null : Math.max(0, ms - elapsedMs));
@@ -116,7 +116,7 @@ export function startChoreography(
       animation.scroll_navigate_to_url ??
       (await linkOfPage(page, animation.scroll_navigate_link_hints, checkTarget, signal));
     if (!target) return first;
-    await navigate(page, { ...options, url: target, html: undefined, markdown: undefined }, signal);
+    await openDocument(page, { ...options, url: target, html: undefined, markdown: undefined }, signal);
     await first;
     await onNavigated();
     await scroll(Date.now() - startedAt);

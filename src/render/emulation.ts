@@ -5,11 +5,11 @@
 // (src/render/browser.ts); both use `pageMetrics` below, so a device preset or landscape picks the
 // right page and size. Everything else is CDP calls over the render's session, made only for the
 // options a render sets: a render that sets none makes no call at all, and defers no undo.
-import type { CDPSession, Page } from 'playwright-core';
+import type { CDPSession } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
 import { localeOf, parseHeaderLine } from '../domain/combinations.ts';
 import { cdp } from './cdp.ts';
-import type { Progress } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 // The largest image a render may make, in device pixels (docs/api.md, device_scale_factor).
 const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
@@ -113,12 +113,7 @@ export function withMetrics(options: RenderOptions, metrics: PageMetrics): Rende
  * undo of each setting as it is made. Returns the render's effective viewport and scale
  * (`pageMetrics`): the capture measures the viewport the page has (`withMetrics`).
  */
-export async function applyEmulation(
-  page: Page,
-  session: CDPSession,
-  options: RenderOptions,
-  progress: Progress,
-): Promise<PageMetrics> {
+export async function applyEmulation({ page, session, options, progress }: PageStep): Promise<PageMetrics> {
   const metrics = pageMetrics(options);
   const wanted = emulationOf(options);
   const { Browser, Emulation } = cdp(session);

@@ -1,23 +1,27 @@
 // The metadata_* options (docs/api.md): what the page says about itself, read in the same visit
 // as the output, after it was made. A render that asks for none of it never comes here.
-import type { Page } from 'playwright-core';
 import type { PageMetadata } from '../domain/metadata.ts';
-import { imageFormats, type RenderOptions } from '../domain/options.ts';
+import { imageFormats } from '../domain/options.ts';
 import { extractMarkdown, serialiseHtml } from './document.ts';
 import { imageSize } from './image.ts';
 import { inPage } from './in-page.ts';
 import { evaluateIsolated } from './playwright.ts';
 import { readPageFacts } from './in-page/metadata.ts';
 import { untilAborted, type Navigation } from './steps.ts';
+import type { PageStep } from './page-step.ts';
 
-/** Gathers every metadata field `options` asks for; `output` is the render's output (for image_size). */
+/** What the metadata reads besides the page: where navigation ended, and the render's output (for image_size). */
+export interface MetadataSources {
+  navigation: Navigation;
+  output: Buffer;
+}
+
+/** Gathers every metadata field `options` asks for. */
 export async function gatherMetadata(
-  page: Page,
-  options: RenderOptions,
-  navigation: Navigation,
-  output: Buffer,
-  deadline: AbortSignal,
+  { page, options, progress }: PageStep,
+  { navigation, output }: MetadataSources,
 ): Promise<PageMetadata> {
+  const deadline = progress.signal;
   const metadata: PageMetadata = {};
   if (options.metadata_image_size && imageFormats.includes(options.format))
     metadata.image_size = await imageSize(output);

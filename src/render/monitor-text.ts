@@ -1,12 +1,11 @@
 // A monitor's tick that compares text: the page's visible text (or the selector's), read beside the
 // capture in an isolated world of its own, so the page's scripts cannot change what it reads.
-import type { CDPSession } from 'playwright-core';
-import type { RenderOptions } from '../domain/options.ts';
 import type { OutputMaker } from './capture.ts';
 import { cdp } from './cdp.ts';
 import { inPageSource } from './in-page.ts';
 import { visibleTextOf } from './in-page/steps.ts';
 import { untilAborted } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 /** The most text (characters) kept of one capture: a long terms-of-service page fits, a hostile page's flood does not. */
 export const MONITOR_TEXT_LIMIT = 256 * 1024;
@@ -16,7 +15,8 @@ export const MONITOR_TEXT_LIMIT = 256 * 1024;
  * order (innerText), at most MONITOR_TEXT_LIMIT characters. Read in an isolated world made for it:
  * the DOM is the page's, the globals and prototypes are not.
  */
-export async function readMonitorText(session: CDPSession, options: RenderOptions, deadline: AbortSignal) {
+export async function readMonitorText({ session, options, progress }: PageStep): Promise<string> {
+  const deadline = progress.signal;
   const { Page, Runtime } = cdp(session);
   const { frameTree } = await untilAborted(deadline, Page.getFrameTree());
   const { executionContextId } = await untilAborted(
@@ -37,8 +37,8 @@ export async function readMonitorText(session: CDPSession, options: RenderOption
 
 /** `make`, then the visible text a monitor compares, read from the page as captured. */
 export function withMonitorText(make: OutputMaker): OutputMaker {
-  return async (page, options, progress, session) => {
-    const output = await make(page, options, progress, session);
-    return { ...output, monitorText: await readMonitorText(session, options, progress.signal) };
+  return async (step) => {
+    const output = await make(step);
+    return { ...output, monitorText: await readMonitorText(step) };
   };
 }

@@ -9,9 +9,9 @@ import { archivePage, extractMarkdown, printPdf, readPageFacts, serialiseHtml } 
 import { finishesPdf, finishPdf } from './pdf-finish.ts';
 import { traced } from '../tracing.ts';
 import { finishImage } from './image.ts';
-import type { Progress } from './progress.ts';
 import { capture } from './screenshot.ts';
 import { awaitFonts } from './steps.ts';
+import type { PageStep } from './page-step.ts';
 
 /** One file of save_formats: the page in that format, from the same render as the output. */
 export interface SavedFile {
@@ -33,13 +33,9 @@ export interface Output {
 }
 
 /** Makes the output of `options.format` from the page as it stands, then save_formats' files of the same page. */
-export async function makeOutput(
-  page: Page,
-  options: RenderOptions,
-  progress: Progress,
-  session: CDPSession,
-): Promise<Output> {
-  const output = await makeMain(page, options, progress, session);
+export async function makeOutput(step: PageStep): Promise<Output> {
+  const { page, options, progress, session } = step;
+  const output = await makeMain(step);
   if (options.save_formats.length === 0) return output;
   const saved: SavedFile[] = [];
   for (const format of new Set(options.save_formats)) {
@@ -66,12 +62,13 @@ async function documentOf(
   }
 }
 
-async function makeMain(page: Page, options: RenderOptions, progress: Progress, session: CDPSession): Promise<Output> {
+async function makeMain(step: PageStep): Promise<Output> {
+  const { page, options, progress, session } = step;
   const deadline = progress.signal;
   // Which capture makes the format is the format registry's (src/domain/formats.ts).
   switch (formatFacts(options.format).take?.capture) {
     case 'pdf': {
-      const fontsLoaded = await awaitFonts(page, session, progress);
+      const fontsLoaded = await awaitFonts(step);
       const printed = await printPdf(page, options, deadline);
       return {
         bytes: finishesPdf(options)
@@ -97,7 +94,7 @@ async function makeMain(page: Page, options: RenderOptions, progress: Progress, 
         warnings: [],
       };
     default: {
-      const captured = await capture(page, options, progress, session);
+      const captured = await capture(step);
       return {
         bytes: await finishImage(captured.image, options, captured.warnings),
         selectorFound: captured.selectorFound,

@@ -16,6 +16,7 @@ import {
 } from './in-page/page-actions.ts';
 import type { Progress } from './progress.ts';
 import { countRequests, needsRequestCount, untilAborted, waitForConditions } from './steps.ts';
+import type { PageStep } from './page-step.ts';
 
 /**
  * Runs the page actions `options` asks for, in the documented order: styles, hide_selectors,
@@ -23,7 +24,7 @@ import { countRequests, needsRequestCount, untilAborted, waitForConditions } fro
  * undo of what they added (style elements, the mouse over an element). A render asking none of
  * them costs nothing: no evaluate, no listener.
  */
-export async function runPageActions(page: Page, options: RenderOptions, progress: Progress): Promise<void> {
+export async function runPageActions({ page, options, progress }: PageStep): Promise<void> {
   const deadline = progress.signal;
   if (options.styles) await addStyle(page, options.styles, progress, 'skip');
   if (options.hide_selectors.length > 0) await addStyle(page, hidingCss(options.hide_selectors), progress, 'adopt');

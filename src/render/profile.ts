@@ -1,13 +1,12 @@
 // Profiles in a render (docs/profiles.md): `profile` loads a stored browser state into the warm page
 // (its cookies, and its origins' local storage), undone after the render; `save_profile` reads the
 // page's state once it is captured. A render naming neither makes no call here.
-import type { CDPSession, Page } from 'playwright-core';
 import type { ProfileCookie, StorageState } from '../domain/profile.ts';
 import { cdp, openCdp } from './cdp.ts';
 import { inPageSource } from './in-page.ts';
 import { readLocalStorage, seedLocalStorage } from './in-page/profile.ts';
 import { evaluateIsolated } from './isolated-world.ts';
-import type { Progress } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 /** What a render does with profiles: the state to load before navigating, and where to hand the state it ends with. */
 export interface ProfileUse {
@@ -24,12 +23,7 @@ const WORLD_NAME = 'shutterbus-profile';
  * world, that sets each origin's local storage in that origin's documents only. The undo deletes the
  * cookies, clears those origins' local storage and ends the script's session.
  */
-export async function loadProfile(
-  page: Page,
-  session: CDPSession,
-  state: StorageState,
-  progress: Progress,
-): Promise<void> {
+export async function loadProfile({ page, session, progress }: PageStep, state: StorageState): Promise<void> {
   const { Network, Storage } = cdp(session);
   progress.defer(() =>
     Promise.all([
@@ -55,7 +49,7 @@ export async function loadProfile(
 }
 
 /** The page's state once it is captured: every cookie of its context, and its document origin's local storage. */
-export async function readProfile(session: CDPSession, progress: Progress): Promise<StorageState> {
+export async function readProfile({ session, progress }: PageStep): Promise<StorageState> {
   const { cookies } = await progress.race(cdp(session).Network.getAllCookies());
   const storage = await progress.race(evaluateIsolated(session, readLocalStorage, []));
   const origins = isOriginStorage(storage) && storage.localStorage.length > 0 ? [storage] : [];

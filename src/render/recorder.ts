@@ -23,6 +23,7 @@ import { inPage } from './in-page.ts';
 import { paintedTwice } from './in-page/steps.ts';
 import type { Output } from './output.ts';
 import type { Progress } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 /** How long the first screencast frame may take before one is captured instead. */
 const FIRST_FRAME_WAIT_MS = 2000;
@@ -60,11 +61,8 @@ function overDisk(): ServiceError {
  * as after any other.
  */
 export async function recordAnimation(
-  page: Page,
-  options: RenderOptions,
+  { page, options, progress, session }: PageStep,
   animation: AnimationOptions,
-  progress: Progress,
-  session: CDPSession,
   checkTarget?: TargetCheck,
 ): Promise<Output> {
   const deadline = progress.signal;

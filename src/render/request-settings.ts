@@ -13,6 +13,7 @@ import { parseHeaderLine, parseSetCookie } from '../domain/combinations.ts';
 import { ServiceError } from '../errors.ts';
 import { type CdpEvent, cdp, openCdp } from './cdp.ts';
 import type { Progress } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 type Header = { name: string; value: string };
 type Cookie = NonNullable<ReturnType<typeof parseSetCookie>>;
@@ -32,12 +33,7 @@ type CookieParam = {
  * Sets what `options` asks of the page's requests before navigation, deferring to `progress` the
  * undo that restores the page.
  */
-export async function applyRequestSettings(
-  page: Page,
-  session: CDPSession,
-  options: RenderOptions,
-  progress: Progress,
-): Promise<void> {
+export async function applyRequestSettings({ page, session, options, progress }: PageStep): Promise<void> {
   const target = options.url === undefined ? undefined : new URL(options.url);
   // Headers and cookies belong to the target URL; the parameter rules refuse them without one.
   const headers = target ? extraHeaders(options) : [];

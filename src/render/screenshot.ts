@@ -22,9 +22,10 @@ import {
   sectionBars,
   showSection,
 } from './in-page/screenshot.ts';
-import type { Progress, UndoStack } from './progress.ts';
+import type { UndoStack } from './progress.ts';
 import { holdStillNow, maskElements } from './still.ts';
 import { awaitFonts, findElement, untilAborted } from './steps.ts';
+import type { PageStep } from './page-step.ts';
 
 /** The captured image, whether `selector` (when asked for) matched an element, and what the caller should know. */
 export interface Capture {
@@ -41,12 +42,8 @@ export interface Capture {
  * `full_page_scroll`), or the viewport, over `session` (a CDP session on the page). With
  * `omit_background` the default background is transparent for the capture alone.
  */
-export async function capture(
-  page: Page,
-  options: RenderOptions,
-  progress: Progress,
-  session: CDPSession,
-): Promise<Capture> {
+export async function capture(step: PageStep): Promise<Capture> {
+  const { page, options, progress, session } = step;
   const deadline = progress.signal;
   let clip: Clip | undefined;
   let selectorFound = true;
@@ -103,7 +100,7 @@ export async function capture(
       undo.defer(() => Emulation.setDefaultBackgroundColorOverride({}));
       await progress.race(Emulation.setDefaultBackgroundColorOverride({ color: { r: 0, g: 0, b: 0, a: 0 } }));
     }
-    if (!(await awaitFonts(page, session, progress))) warnings.push(warning('fonts_not_loaded'));
+    if (!(await awaitFonts(step))) warnings.push(warning('fonts_not_loaded'));
     // A full page's scroll may have set more in motion; the masks go where the elements are now.
     if (options.disable_animations && options.full_page) await holdStillNow(session, progress);
     await maskElements(session, options, progress, undo);

@@ -1,5 +1,5 @@
-// Small named page steps a render is composed of: navigate, watch, settle, scroll, read. The
-// capture itself is in screenshot.ts.
+// Small named page steps a render is composed of: navigate, watch, settle, scroll, read. Each
+// takes the render's PageStep (page-step.ts). The capture itself is in screenshot.ts.
 
 import type { CDPSession, Page } from 'playwright-core';
 import { blockedHeader } from '../net/egress-proxy.ts';
@@ -17,7 +17,8 @@ import { marked } from 'marked';
 import { cdp, openCdp } from './cdp.ts';
 import { inPage, inPageSource } from './in-page.ts';
 import { fontsReady, scrollToTop, visibleText } from './in-page/steps.ts';
-import { type Progress, untilAborted } from './progress.ts';
+import { untilAborted } from './progress.ts';
+import type { FontWatch, PageStep } from './page-step.ts';
 import type { RenderOptions, SubRequestOutcome, WaitUntil } from '../domain/options.ts';
 
 /** Where navigation ended: the main document's final URL and status (null when no response). */
@@ -44,12 +45,20 @@ const NET_ERROR_CODES: Array<[RegExp, ErrorCode]> = [
 ];
 
 /**
- * Opens the page (`options.url`, or the `html` / `markdown` document), waits until every
- * condition of `wait_until` holds, and reports the main document's final status and URL (status
- * null for a document of our own). `navigation_timeout` bounds the whole of it: timeout_error.
- * With the page's CDP `session`, the URL is opened by a bare `Page.navigate` on it (gotoDocument).
+ * The navigation step: opens the page (`options.url`, or the `html` / `markdown` document), waits
+ * until every condition of `wait_until` holds, and reports the main document's final status and
+ * URL (status null for a document of our own). `navigation_timeout` bounds the whole of it:
+ * timeout_error. The URL is opened by a bare `Page.navigate` on the step's session (gotoDocument).
  */
-export async function navigate(
+export function navigate({ page, options, progress, session }: PageStep): Promise<Navigation> {
+  return openDocument(page, options, progress.signal, session);
+}
+
+/**
+ * The navigation of `navigate`, bounded by `deadline`: for the recording's choreography too, which
+ * navigates again under a signal of its own (without `session`, through Playwright's own goto).
+ */
+export async function openDocument(
   page: Page,
   options: RenderOptions,
   deadline: AbortSignal,
@@ -294,20 +303,9 @@ export function watchSubRequests(page: Page): SubRequestWatch {
 /** The longest a capture waits for the page's web fonts (docs/capture.md). */
 export const FONT_WAIT_MS = 5000;
 
-/** The page's font requests in flight, known from the network events Playwright receives anyway. */
-export interface FontWatch {
-  /** Font requests started and not yet finished or failed. */
-  inFlight(): number;
-  /** Resolves true once none is in flight, or false after `ms`. */
-  settled(ms: number): Promise<boolean>;
-  stop(): void;
-}
-
-const fontWatches = new WeakMap<Page, FontWatch>();
-
 /**
- * Starts watching the page's font requests (before navigation, so none is missed) for
- * `awaitFonts`. It makes no browser call of its own.
+ * Starts watching the page's font requests (before navigation, so none is missed); the render
+ * keeps the watch on its PageStep (`fonts`) for `awaitFonts`. It makes no browser call of its own.
  */
 export function watchFonts(page: Page): FontWatch {
   const inFlight = new Set<NetworkRequest>();
@@ -338,12 +336,8 @@ export function watchFonts(page: Page): FontWatch {
         waiters.add(wake);
       });
     },
-    stop() {
-      requests.stop();
-      fontWatches.delete(page);
-    },
+    stop: () => requests.stop(),
   };
-  fontWatches.set(page, watch);
   return watch;
 }
 
@@ -354,8 +348,7 @@ export function watchFonts(page: Page): FontWatch {
  * for here; then `document.fonts` is asked, after a layout, whether the fonts are ready to draw:
  * one Runtime.evaluate on `session` that answers at once on a page whose fonts are in.
  */
-export async function awaitFonts(page: Page, session: CDPSession, progress: Progress): Promise<boolean> {
-  const watch = fontWatches.get(page);
+export async function awaitFonts({ session, progress, fonts: watch }: PageStep): Promise<boolean> {
   const deadline = progress.signal;
   const endsAt = Date.now() + Math.min(FONT_WAIT_MS, progress.timeLeft());
   if (watch && watch.inFlight() > 0 && !(await untilAborted(deadline, watch.settled(endsAt - Date.now()))))
@@ -371,32 +364,28 @@ export async function awaitFonts(page: Page, session: CDPSession, progress: Prog
   return result.value !== false;
 }
 
-/** Waits `delaySeconds` after navigation, for late scripts and animations. */
-export async function settle(delaySeconds: number, deadline: AbortSignal): Promise<void> {
-  if (delaySeconds <= 0) return;
-  await untilAborted(deadline, new Promise((resolve) => setTimeout(resolve, delaySeconds * 1000)));
+/** Waits `delay` seconds after navigation, for late scripts and animations. */
+export async function settle({ options, progress }: PageStep): Promise<void> {
+  if (options.delay <= 0) return;
+  await progress.race(new Promise((resolve) => setTimeout(resolve, options.delay * 1000)));
 }
 
 /**
- * Scrolls the first element matching `selector` to the top of the viewport, then `adjustTop` px
- * further (scroll_into_view_adjust_top; negative scrolls back up); false when none matches.
+ * Scrolls the first element matching `scroll_into_view` to the top of the viewport, then
+ * `scroll_into_view_adjust_top` px further (negative scrolls back up); false when none matches.
  */
-export async function scrollIntoView(
-  page: Page,
-  selector: string,
-  deadline: AbortSignal,
-  adjustTop = 0,
-): Promise<boolean> {
-  const element = await findElement(page, selector, 'scroll_into_view', deadline);
+export async function scrollIntoView({ page, options, progress }: PageStep): Promise<boolean> {
+  if (options.scroll_into_view === undefined) return true;
+  const element = await findElement(page, options.scroll_into_view, 'scroll_into_view', progress.signal);
   if (!element) return false;
-  await untilAborted(deadline, element.evaluate(inPage(scrollToTop), adjustTop));
+  await progress.race(element.evaluate(inPage(scrollToTop), options.scroll_into_view_adjust_top ?? 0));
   return true;
 }
 
 /** The page's visible text, as `document.body.innerText` gives it. */
-export async function readVisibleText(page: Page, deadline: AbortSignal): Promise<string> {
+export async function readVisibleText({ page, progress }: PageStep): Promise<string> {
   // In an isolated world: a page that rewrote innerText's getter cannot pass a content rule it fails.
-  const text = await untilAborted(deadline, evaluateIsolated(page, inPage(visibleText), undefined));
+  const text = await progress.race(evaluateIsolated(page, inPage(visibleText), undefined));
   return typeof text === 'string' ? text : '';
 }
 

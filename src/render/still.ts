@@ -8,6 +8,7 @@ import { ServiceError } from '../errors.ts';
 import { evaluateIsolated } from './isolated-world.ts';
 import { holdStill, settle, maskMatching, removeMatching, unmask } from './in-page/still.ts';
 import type { Progress, UndoStack } from './progress.ts';
+import type { PageStep } from './page-step.ts';
 
 /** Hides the caret wherever the page draws one, whatever colour the page gave it. */
 const CARET_CSS = '*, *::before, *::after { caret-color: transparent !important; }';
@@ -22,7 +23,7 @@ const MASK_MARKER = 'data-shutterbus-mask';
  * Before the output is made: remove_selectors' elements removed, then with disable_animations the
  * page held still (animations finished or at their start, videos at their first frame, no caret).
  */
-export async function stillPage(session: CDPSession, options: RenderOptions, progress: Progress): Promise<void> {
+export async function stillPage({ session, options, progress }: PageStep): Promise<void> {
   if (options.remove_selectors.length > 0) {
     const answer = await progress.race(evaluateIsolated(session, removeMatching, [[...options.remove_selectors]]));
     refuseInvalid('remove_selectors', answer);

@@ -222,7 +222,7 @@ test('no emulation option: no CDP call at all, and the undo makes none either', 
     device_scale_factor: 2,
   };
   const progress = Progress.start(30_000);
-  await applyEmulation(spy as Page, spy as CDPSession, options, progress);
+  await applyEmulation({ page: spy as Page, session: spy as CDPSession, options, progress });
   await progress.undo();
   assert.equal(calls, []);
   assert.equal([options.viewport_width, options.viewport_height, options.device_scale_factor], [640, 480, 2]);
@@ -245,7 +245,12 @@ test("applyEmulation returns the page's metrics and leaves the options as they w
     viewport_landscape: true,
   };
   const progress = Progress.start(30_000);
-  const metrics = await applyEmulation(untouchable as Page, untouchable as CDPSession, options, progress);
+  const metrics = await applyEmulation({
+    page: untouchable as Page,
+    session: untouchable as CDPSession,
+    options,
+    progress,
+  });
   assert.equal(metrics, { width: 800, height: 400, scale: 1 });
   assert.equal([options.viewport_width, options.viewport_height], [400, 800]);
 });

@@ -165,7 +165,7 @@ test('cost: a png without metadata makes two CDP calls, the font check and the c
     },
   } as unknown as CDPSession;
   const options = { ...renderDefaults, url: 'https://example.com/' };
-  const output = await makeOutput(page, options, Progress.start(30_000), session);
+  const output = await makeOutput({ page, session, options, progress: Progress.start(30_000) });
   assert.is(output.bytes.toString(), 'png');
   assert.equal(calls, ['Runtime.evaluate', 'Page.captureScreenshot']);
   assert.is(wantsMetadata(options), false);
@@ -196,7 +196,12 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
     { format: 'png', image_width: 640 },
   ];
   for (const options of asked)
-    await capture(page, { ...renderDefaults, url, ...options } as RenderOptions, Progress.start(30_000), session);
+    await capture({
+      page,
+      session,
+      options: { ...renderDefaults, url, ...options } as RenderOptions,
+      progress: Progress.start(30_000),
+    });
   assert.equal(
     sent.map((params) => params.optimizeForSpeed === true),
     [false, false, false, true, true, true],

@@ -145,7 +145,7 @@ test('every navigation the service makes refuses every scheme but http(s), whoev
       { ...renderDefaults, timeout: 10, workspaceId: 'ws_hostile' },
       new AbortController().signal,
       (page, progress, session) =>
-        navigate(page, { ...renderDefaults, url, timeout: 10 }, progress.signal, session).then(
+        navigate({ page, session, options: { ...renderDefaults, url, timeout: 10 }, progress }).then(
           () => null,
           (error: unknown) => error,
         ),

@@ -177,7 +177,7 @@ test("bypass_csp: the page's CSP forbids inline scripts, except with bypass_csp"
       { ...options('/rs/csp'), workspaceId: 'ws_csp' },
       new AbortController().signal,
       async (page, progress, session) => {
-        await applyRequestSettings(page, session, options('/rs/csp', { bypass_csp: bypass }), progress);
+        await applyRequestSettings({ page, session, options: options('/rs/csp', { bypass_csp: bypass }), progress });
         await page.goto(`${site.url}/rs/csp`);
         return await insertInlineScript(page);
       },
@@ -215,7 +215,12 @@ test("headers work beside Playwright's own request interception on the same page
         routed += 1;
         return route.fallback();
       });
-      await applyRequestSettings(page, session, options('/rs/page', { headers: ['X-Test: routed'] }), progress);
+      await applyRequestSettings({
+        page,
+        session,
+        options: options('/rs/page', { headers: ['X-Test: routed'] }),
+        progress,
+      });
       try {
         await page.goto(`${site.url}/rs/page`);
         const body = await page.innerText('body');
@@ -243,7 +248,7 @@ test('the undo alone leaves nothing on the page: no header, no cookie, the CSP a
     { ...options('/rs/page'), workspaceId: 'ws_undo' },
     new AbortController().signal,
     async (page, progress, session) => {
-      await applyRequestSettings(page, session, options('/rs/page', all), progress);
+      await applyRequestSettings({ page, session, options: options('/rs/page', all), progress });
       await page.goto(`${site.url}/rs/page`);
       assert.is(
         line(await page.innerText('body'), 'doc'),
@@ -303,7 +308,12 @@ test("the pool's wipe clears these cookies by itself (host-only, domain, HttpOnl
       'deep=2; Path=/rs/deep',
       'parent=4; Domain=127.0.0.1; Path=/',
     ];
-    await applyRequestSettings(warm.page, warm.session, options('/rs/page', { cookies }), Progress.start(30_000));
+    await applyRequestSettings({
+      page: warm.page,
+      session: warm.session,
+      options: options('/rs/page', { cookies }),
+      progress: Progress.start(30_000),
+    });
     await warm.page.goto(`${site.url}/rs/page`);
     assert.is((await warm.context.cookies()).length, 4);
     await wipe(warm);
@@ -325,7 +335,12 @@ test('a render with none of these options makes no CDP call and opens no session
     },
   );
   const progress = Progress.start(30_000);
-  await applyRequestSettings(untouchable as Page, untouchable as CDPSession, options('/rs/page'), progress);
+  await applyRequestSettings({
+    page: untouchable as Page,
+    session: untouchable as CDPSession,
+    options: options('/rs/page'),
+    progress,
+  });
   await progress.undo();
   assert.equal(progress.undoFailures, []);
 });

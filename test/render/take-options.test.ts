@@ -118,7 +118,7 @@ test('headers without Accept-Language make no emulation call', async () => {
   );
   const options = { ...renderDefaults, url: 'http://example.test/', headers: ['X-Test: 1'] };
   const progress = Progress.start(30_000);
-  await applyEmulation(spy as Page, spy as CDPSession, options, progress);
+  await applyEmulation({ page: spy as Page, session: spy as CDPSession, options, progress });
   await progress.undo();
   assert.equal(calls, []);
 });
