@@ -2,8 +2,8 @@
 //
 //   admitting  → failed when its caller's deadline passed, else starting
 //   starting   recordStart: the record says `rendering` (where a caller can look) → capturing
-//   capturing  capturePage: what the page showed                   → judging
-//   judging    the failure rules, one named guard each             → storing
+//   capturing  capturePage: what the page showed, judged there once → judging
+//   judging    the judge's verdict, one named guard per rule       → storing
 //   storing    storeImage: the file in the bucket                  → uploading (store asked), succeeded, or failed when the deadline passed meanwhile
 //   uploading  uploadOutput: the output in the customer's bucket   → succeeded, or failed (the service's own file kept)
 //   deciding   an error or a broken rule on the way                → retryLater (retryable, deliveries left, before the deadline) | failed
@@ -16,17 +16,46 @@
 // late, aborting what is under way, unless the caller was answered meanwhile. `render.answered` (its caller was
 // answered with the image before it was stored: the store was out of reach) leaves the render with
 // nobody waiting, so no deadline of a caller's ends it any more.
+//
+// The failure rules are judged once per render: the machine hands its `judge` (render.rules.ts)
+// to the capture, which calls it while the page is still at hand (to keep a failure capture of
+// it) and returns the verdict with the observation; `judging` reads that verdict. What the
+// worker's actors share of a delivery (the record's version, the early answer, the render's
+// log) comes in with the input and goes to each invoked actor through its `input`.
 
 import { and, assign, fromPromise, not, setup } from 'xstate';
 import { errorTable, type ErrorCode, type ErrorDetails } from '../src/errors.ts';
-import type { OutputFormat, PageObservation, RenderOptions } from '../src/domain/options.ts';
+import type { CapturePageInput } from '../src/domain/capture.ts';
+import { RULE_ORDER, type JudgedObservation, type RenderRuleName } from '../src/domain/judgement.ts';
+import type { OutputFormat, PageObservation } from '../src/domain/options.ts';
 import type { RecordedMetadata } from '../src/domain/metadata.ts';
-import type { RecordedSlice, RenderRequest, SavedFiles } from '../src/domain/render.ts';
+import type { RenderLog } from '../src/domain/render-log.ts';
+import type { RecordedSlice, RenderRecord, RenderRequest, SavedFiles } from '../src/domain/render.ts';
 import type { RenderWarning } from '../src/domain/warnings.ts';
 import type { StoreResult } from '../src/domain/storage.ts';
-import type { AnimationOptions } from '../src/domain/animation.ts';
-import type { SourceOptions } from '../src/domain/merge.ts';
-import { failureFromError, renderRules, type RenderFailure, type RenderRuleName } from './render.rules.ts';
+import { failureFromError, judge, type RenderFailure } from './render.rules.ts';
+
+export type { CapturePageInput };
+
+/**
+ * What the actors the worker provides share of one delivery, handed to each through its `input`;
+ * the machine itself reads none of it.
+ */
+export interface RenderRunState {
+  /** The caller's deadline as the delivery began (the context's is cleared once the caller is answered). */
+  answerBy: number | undefined;
+  /** The record as this delivery last read or wrote it, and its revision. */
+  version: { known?: { value: RenderRecord | null; revision: number } };
+  /** Whether its caller was answered with the image before it was stored. */
+  early: { answered: boolean };
+  /** Tells the caller waiting the image before it is stored (the store is out of reach). */
+  announceUnstored(observation: PageObservation): void;
+}
+
+/** Where an invoked actor sends an event back to its render actor (`render.answered`). */
+export interface RenderParent {
+  send(event: RenderEvent): void;
+}
 
 /** What a render actor is created with: the request and where this delivery of it stands. */
 export interface RenderInput {
@@ -37,37 +66,33 @@ export interface RenderInput {
   deliveryCount: number;
   /** True when the broker will not deliver the request again: any failure now is final. */
   isLastDelivery: boolean;
+  /** The render's log (timeline steps, failure capture), which the worker records when it ends. */
+  log: RenderLog;
+  /** What the worker's actors share of this delivery. */
+  run: RenderRunState;
 }
 
 /** Input of the `recordStart` promise actor. */
 export interface RecordStartInput {
   request: RenderRequest;
+  log: RenderLog;
+  run: RenderRunState;
 }
 
-/** Input of the `capturePage` promise actor. */
-export interface CapturePageInput {
-  renderId: string;
-  options: RenderOptions;
-  /** The workspace the render is for: its warm pages are never lent to another workspace. */
-  workspaceId: string;
-  /** For an animation: what to record (the render is then a recording, not a screenshot). */
-  animation?: AnimationOptions;
-  /** A monitor's tick that compares text: the page's visible text is read beside the capture. */
-  monitorText?: true;
-  /** For a merge: its sources, each rendered to PDF, then merged into one (`options` are the merged file's). */
-  sources?: SourceOptions[];
-}
-
-/** Input of the `storeImage` promise actor. */
+/** Input of the `storeImage` promise actor; `parent` hears `render.answered` when the caller is answered early. */
 export interface StoreImageInput {
   request: RenderRequest;
   observation: PageObservation;
+  log: RenderLog;
+  run: RenderRunState;
+  parent: RenderParent;
 }
 
 /** Input of the `uploadOutput` promise actor: the request (its `store` target) and the output. */
 export interface UploadOutputInput {
   request: RenderRequest;
   observation: PageObservation;
+  run: RenderRunState;
 }
 
 /** Where `storeImage` put the output: its file name in the object store, its size, and the metadata asked for. */
@@ -119,7 +144,8 @@ export type RenderOutput =
 
 /** The render actor's memory. */
 export interface RenderContext extends RenderInput {
-  observation?: PageObservation;
+  /** What the page showed, with the judge's verdict on it (`broken`). */
+  observation?: JudgedObservation;
   stored?: StoredImage;
   /** Where the output went in the customer's bucket, when the request asked for it. */
   uploaded?: StoreResult;
@@ -143,19 +169,12 @@ const CANCELLED: RenderFailure = {
   retryable: true,
 };
 
-// A guard and its failure-recording transition for each rule, in the order the rules are checked.
-const RULE_ORDER: RenderRuleName[] = [
-  'hostReturnedError',
-  'selectorNotFound',
-  'requestFailedMatched',
-  'contentMissing',
-  'contentContains',
-];
-
+// A guard and its failure-recording transition for each rule, in the order the rules are checked:
+// each reads the verdict the capture brought back, so no rule runs twice.
 const ruleFailed =
   (rule: RenderRuleName) =>
   ({ context }: { context: RenderContext }) =>
-    context.observation !== undefined && renderRules[rule](context.observation, context.request.options) !== null;
+    context.observation?.broken?.rule === rule;
 
 const notProvided = (name: string) => async (): Promise<never> => {
   throw new Error(`${name} actor not provided`);
@@ -171,7 +190,7 @@ export const renderMachine = setup({
   },
   actors: {
     recordStart: fromPromise<void, RecordStartInput>(notProvided('recordStart')),
-    capturePage: fromPromise<PageObservation, CapturePageInput>(notProvided('capturePage')),
+    capturePage: fromPromise<JudgedObservation, CapturePageInput>(notProvided('capturePage')),
     storeImage: fromPromise<StoredImage, StoreImageInput>(notProvided('storeImage')),
     uploadOutput: fromPromise<StoreResult, UploadOutputInput>(notProvided('uploadOutput')),
   },
@@ -187,9 +206,7 @@ export const renderMachine = setup({
     wantsUpload: ({ context }) => context.request.store !== undefined,
   },
   actions: {
-    recordRuleFailure: assign(({ context }, params: { rule: RenderRuleName }) => ({
-      failure: renderRules[params.rule](context.observation!, context.request.options) ?? undefined,
-    })),
+    recordRuleFailure: assign(({ context }) => ({ failure: context.observation?.broken?.failure })),
     recordError: assign({ failure: (_, params: { error: unknown }) => failureFromError(params.error) }),
     recordLate: assign({ failure: LATE }),
     recordCancel: assign({ failure: CANCELLED, retryDelayMs: 0 }),
@@ -213,7 +230,7 @@ export const renderMachine = setup({
     starting: {
       invoke: {
         src: 'recordStart',
-        input: ({ context }) => ({ request: context.request }),
+        input: ({ context }) => ({ request: context.request, log: context.log, run: context.run }),
         onDone: 'capturing',
         onError: {
           target: 'deciding',
@@ -233,6 +250,8 @@ export const renderMachine = setup({
             : {}),
           ...(context.request.monitor?.text ? { monitorText: true as const } : {}),
           ...(context.request.kind === 'merge' && context.request.sources ? { sources: context.request.sources } : {}),
+          log: context.log,
+          judge,
         }),
         onDone: { target: 'judging', actions: assign({ observation: ({ event }) => event.output }) },
         onError: {
@@ -246,7 +265,7 @@ export const renderMachine = setup({
         ...RULE_ORDER.map((rule) => ({
           guard: rule,
           target: 'deciding',
-          actions: { type: 'recordRuleFailure' as const, params: { rule } },
+          actions: 'recordRuleFailure' as const,
         })),
         { target: 'storing' },
       ],
@@ -254,7 +273,13 @@ export const renderMachine = setup({
     storing: {
       invoke: {
         src: 'storeImage',
-        input: ({ context }) => ({ request: context.request, observation: context.observation! }),
+        input: ({ context, self }) => ({
+          request: context.request,
+          observation: context.observation!,
+          log: context.log,
+          run: context.run,
+          parent: self,
+        }),
         onDone: [
           // Its caller was answered with an error meanwhile: the image is not handed out, nor charged.
           { guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' },
@@ -270,7 +295,7 @@ export const renderMachine = setup({
     uploading: {
       invoke: {
         src: 'uploadOutput',
-        input: ({ context }) => ({ request: context.request, observation: context.observation! }),
+        input: ({ context }) => ({ request: context.request, observation: context.observation!, run: context.run }),
         onDone: [
           { guard: 'pastAnswerBy', target: 'failed', actions: 'recordLate' },
           { target: 'succeeded', actions: assign({ uploaded: ({ event }) => event.output }) },

@@ -1,12 +1,12 @@
 // An animated capture on a warm page of the workspace: the page prepared as for a screenshot
 // (capture.ts), then recorded (recorder.ts). At most one recording per CPU runs in a process;
 // the others wait for a turn before they take a page (docs/animate.md).
-import type { ProfileUse } from './profile.ts';
 import { availableParallelism } from 'node:os';
 import type { AnimationOptions } from '../domain/animation.ts';
-import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import type { JudgedObservation } from '../domain/judgement.ts';
+import type { RenderOptions } from '../domain/options.ts';
 import type { RenderBrowser } from './browser.ts';
-import { capturePage } from './capture.ts';
+import { capturePage, type CaptureUse } from './capture.ts';
 import type { TargetCheck } from './choreography.ts';
 import { discardRecording, recordAnimation } from './recorder.ts';
 
@@ -62,14 +62,13 @@ export class RecordingTurns {
 /** This process's turns: one recording per CPU (a recording keeps Chromium's compositor and ffmpeg busy). */
 export const recordingTurns = new RecordingTurns(availableParallelism());
 
-/** Where a recording's page goes besides its request: its proxy, the check of a navigation the page chose, its turns. */
-export interface RecordingSetup {
-  /** The customer's or a country's proxy route of the egress proxy. */
-  proxyServer?: string;
+/**
+ * Where a recording's page goes besides its request: its proxy, profile, log and judge (as
+ * capturePage's), the check of a navigation the page chose, its turns.
+ */
+export interface RecordingSetup extends Omit<CaptureUse, 'workspaceId' | 'make'> {
   /** The egress proxy's address rules for a link the page chose (choreography.ts); by default the scheme only. */
   checkTarget?: TargetCheck;
-  /** The browser profile the page is loaded with (capturePage's). */
-  profile?: ProfileUse;
   turns?: RecordingTurns;
 }
 
@@ -84,18 +83,14 @@ export function captureAnimation(
   animation: AnimationOptions,
   signal: AbortSignal,
   workspaceId?: string,
-  { proxyServer, checkTarget, profile = {}, turns = recordingTurns }: RecordingSetup = {},
-): Promise<PageObservation> {
+  { checkTarget, turns = recordingTurns, ...use }: RecordingSetup = {},
+): Promise<JudgedObservation> {
   return turns.run(signal, async () => {
-    const observation = await capturePage(
-      host,
-      options,
-      signal,
+    const observation = await capturePage(host, options, signal, {
+      ...use,
       workspaceId,
-      (step) => recordAnimation(step, animation, checkTarget),
-      proxyServer,
-      profile,
-    );
+      make: (step) => recordAnimation(step, animation, checkTarget),
+    });
     // A render cancelled meanwhile takes no file: nobody else would remove it.
     if (signal.aborted) {
       await discardRecording(observation.file);

@@ -19,6 +19,7 @@ import { RendererMemoryWatch } from './renderer-memory.ts';
 import { RendererKinds, TreeMemory } from './processes.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { recordMappedFiles } from '../read-ahead.ts';
+import type { RenderLog } from '../domain/render-log.ts';
 
 /**
  * How a BrowserHost is set up. `proxyServer`: Chromium's `--proxy-server` (a proxy's URL, or rules by
@@ -82,6 +83,8 @@ export type PageSetup = MetricsOptions &
      * proxy, src/net/egress-proxy.ts): the render gets a one-off context behind it, never a warm page.
      */
     proxyServer?: string;
+    /** The render's log, which its Progress carries to the steps; a log of its own when none is given. */
+    log?: RenderLog;
   };
 
 /**
@@ -230,7 +233,7 @@ export class BrowserHost implements RenderBrowser {
    * with ServiceError('timeout_error'), a cancel with the signal's reason.
    */
   async withPage<T>(setup: PageSetup, signal: AbortSignal, task: PageTask<T>): Promise<T> {
-    const progress = Progress.start(setup.timeout * 1000, signal);
+    const progress = Progress.start(setup.timeout * 1000, signal, setup.log);
     const deadline = progress.signal;
     const { aborted, dispose } = abortion(deadline, signal);
     // The deadline's abort listener must go when the render ends: Node keeps a composite signal

@@ -1,9 +1,11 @@
 // One render, start to finish, on a warm page of the workspace: its page steps in order, each
-// taking the render's PageStep. It reports what it observed and leaves the failure rules to the
-// render actor.
+// taking the render's PageStep. It reports what it observed; the failure rules are the render
+// machine's, handed in as `judge` and called once, here, while the page is still at hand.
 
 import type { RenderBrowser } from './browser.ts';
+import type { Judge, JudgedObservation } from '../domain/judgement.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import type { RenderLog } from '../domain/render-log.ts';
 import { applyBlocking } from './blocking.ts';
 import { applyEmulation, withMetrics } from './emulation.ts';
 import { wantsMetadata } from '../domain/metadata.ts';
@@ -14,35 +16,46 @@ import type { PageStep } from './page-step.ts';
 import { applyRequestSettings } from './request-settings.ts';
 import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
 import { traced } from '../tracing.ts';
-import { markStep } from './step-log.ts';
 import { stillPage } from './still.ts';
 import { loadProfile, readProfile, type ProfileUse } from './profile.ts';
-import { breaksARule, takeFailureCapture } from './failure-capture.ts';
+import { takeFailureCapture } from './failure-capture.ts';
 
 /** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
 export type OutputMaker = (step: PageStep) => Promise<Output>;
 
+/** How a render is captured besides its options; every field may be left out. */
+export interface CaptureUse {
+  /** The workspace the render is for: its warm pages are never lent to another workspace. */
+  workspaceId?: string;
+  /** Makes the output: the screenshot or document of `options.format` (the default), or a recording. */
+  make?: OutputMaker;
+  /** An egress route of the render's own (proxy, ip_country_code): a one-off page behind it. */
+  proxyServer?: string;
+  /** The stored state to load first (profile) and where the state the page ends with goes (save_profile). */
+  profile?: ProfileUse;
+  /**
+   * The render's log: its steps are marked on it and, when the render fails after its page loaded,
+   * the failure capture goes on it. Without one nobody keeps either, and no failure capture is taken.
+   */
+  log?: RenderLog;
+  /** The failure rules (the render machine's): the observation carries what they found (`broken`). */
+  judge?: Judge;
+}
+
 /**
- * Renders `options.url` for `workspaceId` and returns what the page showed. Bounded by
- * `options.timeout` (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
- * `make` makes the output: the screenshot or document of `options.format`, or a recording;
- * `proxyServer`: an egress route of the render's own (proxy, ip_country_code); `profile`: the
- * stored state to load first (profile) and where the state the page ends with goes (save_profile).
+ * Renders `options.url` and returns what the page showed. Bounded by `options.timeout`
+ * (ServiceError 'timeout_error'); aborting `signal` ends it and closes the page.
  */
 export async function capturePage(
   host: RenderBrowser,
   options: RenderOptions,
   signal: AbortSignal,
-  workspaceId?: string,
-  make: OutputMaker = makeOutput,
-  proxyServer?: string,
-  profile: ProfileUse = {},
-): Promise<PageObservation> {
+  { workspaceId, make = makeOutput, proxyServer, profile = {}, log, judge }: CaptureUse = {},
+): Promise<JudgedObservation> {
   return host.withPage(
-    { ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}) },
+    { ...options, workspaceId, ...(proxyServer ? { proxyServer } : {}), ...(log ? { log } : {}) },
     signal,
     async (page, progress, session) => {
-      const deadline = progress.signal;
       const subRequests = watchSubRequests(page);
       // Font requests still in flight at capture time are waited for (docs/capture.md).
       const fonts = watchFonts(page);
@@ -58,7 +71,7 @@ export async function capturePage(
         if (profile.load) await loadProfile(step, profile.load);
         const blocking = await applyBlocking(step);
         const navigation = await traced('navigate', () => navigate(step));
-        markStep('navigated');
+        progress.mark('navigated');
         navigated = true;
         const { finalUrl, mainStatus } = navigation;
         await traced('page actions', () => runPageActions(step));
@@ -68,7 +81,7 @@ export async function capturePage(
         const missingSelectors: string[] = [];
         if (!(await scrollIntoView(step))) missingSelectors.push(rendered.scroll_into_view!);
         const output = await traced('capture', () => make(step));
-        markStep('captured');
+        progress.mark('captured');
         if (profile.save) await profile.save(await readProfile(step));
         // The text as captured: a full page's scroll has loaded what loads on scroll (its changes
         // to the page undone by now). Reading it lays the page out once more: only for a content rule.
@@ -93,12 +106,14 @@ export async function capturePage(
           ...(metadata ? { metadata } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),
         };
-        // The render actor will fail this render on a rule: keep what the page showed while it is at hand.
-        if (breaksARule(observation, rendered)) await takeFailureCapture(page, deadline);
-        return observation;
+        if (!judge) return observation;
+        // The one judgement of the render; a broken rule fails it: keep what the page showed while it is at hand.
+        const broken = judge(observation, rendered);
+        if (broken && log) await takeFailureCapture(step);
+        return { ...observation, broken };
       } catch (error) {
         // Failed after the page loaded (a script, a wait, a click): the page still shows why.
-        if (navigated) await takeFailureCapture(page, deadline);
+        if (navigated && log) await takeFailureCapture(prepare);
         throw error;
       } finally {
         subRequests.stop();

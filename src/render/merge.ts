@@ -1,9 +1,11 @@
 // A merge (POST /api/pdf/merge): each source printed to PDF on this worker's browser, a few at a
-// time, judged by the failure rules as a render of its own, then merged in order into one PDF
-// (one outline, one structure tree) and finished with the merge's document operations.
-import { renderRules } from '../../actors/render.rules.ts';
+// time, judged by the render machine's failure rules (its `judge`, handed in) as a render of its
+// own, then merged in order into one PDF (one outline, one structure tree) and finished with the
+// merge's document operations.
+import type { Judge, JudgedObservation } from '../domain/judgement.ts';
+import type { RenderLog } from '../domain/render-log.ts';
 import { printOptions, sourceOptions, type SourceOptions } from '../domain/merge.ts';
-import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import type { RenderOptions } from '../domain/options.ts';
 import type { RenderWarning } from '../domain/warnings.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderBrowser } from './browser.ts';
@@ -17,6 +19,15 @@ export const MERGE_PARALLEL = 4;
 /** What a source's render leaves the merge: its PDF and warnings, or why it failed. */
 type SourceResult = { pdf: Buffer; warnings: RenderWarning[] } | { failure: ServiceError };
 
+/** How a merge's sources are captured: the render's workspace, proxy route and log, and the judge of each source. */
+export interface MergeUse {
+  workspaceId?: string;
+  proxyServer?: string;
+  /** The merge's log: its sources mark their steps on it, and the first to fail leaves its failure capture there. */
+  log?: RenderLog;
+  judge: Judge;
+}
+
 /**
  * Prints every source and merges them in order. The merge's `timeout` bounds the whole of it;
  * the first source (in order) to fail fails the merge with its error, and `error_details.source`
@@ -27,9 +38,8 @@ export async function captureMerge(
   options: RenderOptions,
   sources: SourceOptions[],
   signal: AbortSignal,
-  workspaceId?: string,
-  proxyServer?: string,
-): Promise<PageObservation> {
+  { workspaceId, proxyServer, log, judge }: MergeUse,
+): Promise<JudgedObservation> {
   const endsAt = Date.now() + options.timeout * 1000;
   const timeout = AbortSignal.timeout(options.timeout * 1000);
   const deadline = AbortSignal.any([signal, timeout]);
@@ -43,25 +53,17 @@ export async function captureMerge(
     const seconds = Math.max(1, Math.floor((endsAt - Date.now()) / 1000));
     const sourceSignal = AbortSignal.any([deadline, stops[index].signal]);
     try {
-      const observation = await capturePage(
-        host,
-        { ...own, timeout: seconds },
-        sourceSignal,
+      const observation = await capturePage(host, { ...own, timeout: seconds }, sourceSignal, {
         workspaceId,
-        undefined,
         proxyServer,
-      );
-      for (const rule of Object.values(renderRules)) {
-        const failure = rule(observation, own);
-        if (failure)
-          return {
-            failure: new ServiceError(
-              failure.code,
-              { ...failure.details, source: index },
-              { message: failure.message },
-            ),
-          };
-      }
+        log,
+        judge,
+      });
+      const failure = observation.broken?.failure;
+      if (failure)
+        return {
+          failure: new ServiceError(failure.code, { ...failure.details, source: index }, { message: failure.message }),
+        };
       return { pdf: observation.image, warnings: observation.warnings ?? [] };
     } catch (error) {
       if (signal.aborted) throw error;
@@ -107,6 +109,7 @@ export async function captureMerge(
     finalUrl: options.url ?? 'about:blank',
     // Each source was judged by the failure rules on its own; the merged file has nothing left to judge.
     mainStatus: null,
+    broken: null,
     subRequests: [],
     visibleText: '',
     missingSelectors: [],

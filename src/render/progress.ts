@@ -1,35 +1,47 @@
 // The contract every page step of a render works under (docs/architecture.md), after Playwright's
-// own Progress: one object per render, handed to each step, carrying the render's deadline and
-// the one stack of undos that puts the warm page back as the pool lent it.
+// own Progress: one object per render, handed to each step (on its PageStep), carrying the
+// render's deadline, the one stack of undos that puts the warm page back as the pool lent it, and
+// the render's log (its timeline steps and failure capture).
+import { RenderLog } from '../domain/render-log.ts';
+import type { TimelineStep } from '../domain/render.ts';
 
 /** Something a step set on the page, taken back before the page serves again. */
 export type Undo = () => Promise<unknown>;
 
 /**
- * One render's progress: its deadline (the signal, the time left) and its undo stack. Steps race
- * their waits against `signal`, bound them by `timeLeft()`, and `defer` the undo of whatever they
- * set on the page as soon as they set it, so a step failing half-way still has its part undone.
- * The one who made it (BrowserHost.withPage) runs the undos when the render's steps are done.
+ * One render's progress: its deadline (the signal, the time left), its undo stack and its log.
+ * Steps race their waits against `signal`, bound them by `timeLeft()`, `defer` the undo of
+ * whatever they set on the page as soon as they set it, so a step failing half-way still has its
+ * part undone, and `mark` the timeline steps they reach. The one who made it
+ * (BrowserHost.withPage) runs the undos when the render's steps are done.
  */
 export class Progress {
   /** Aborts when the render's timeout passes or the render is cancelled. */
   readonly signal: AbortSignal;
+  /** The render's log, the worker's when it keeps one (src/domain/render-log.ts). */
+  readonly log: RenderLog;
   readonly #endsAt: number;
   readonly #timeoutMs: number;
   readonly #undos = new UndoStack(this);
   readonly #failures: unknown[] = [];
 
   /** `signal` aborts at the latest `timeoutMs` from now. */
-  constructor(signal: AbortSignal, timeoutMs: number) {
+  constructor(signal: AbortSignal, timeoutMs: number, log = new RenderLog()) {
     this.signal = signal;
+    this.log = log;
     this.#timeoutMs = timeoutMs;
     this.#endsAt = Date.now() + timeoutMs;
   }
 
-  /** A render of `timeoutMs`, ended early by `signal` when given. */
-  static start(timeoutMs: number, signal?: AbortSignal): Progress {
+  /** A render of `timeoutMs`, ended early by `signal` when given, its steps marked on `log`. */
+  static start(timeoutMs: number, signal?: AbortSignal, log?: RenderLog): Progress {
     const timeout = AbortSignal.timeout(timeoutMs);
-    return new Progress(signal ? AbortSignal.any([signal, timeout]) : timeout, timeoutMs);
+    return new Progress(signal ? AbortSignal.any([signal, timeout]) : timeout, timeoutMs, log);
+  }
+
+  /** Marks a step of the render's timeline as reached now. */
+  mark(step: TimelineStep['step']): void {
+    this.log.mark(step);
   }
 
   /**

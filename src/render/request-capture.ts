@@ -1,8 +1,9 @@
 // A render request's capture on this worker's browser: a recording of the page or a screenshot,
 // through a proxy route of its own when it asked for one, with the vision API's answer when asked.
-import type { CapturePageInput } from '../../actors/render.machine.ts';
 import type { Config } from '../config.ts';
-import type { PageObservation, RenderOptions } from '../domain/options.ts';
+import type { CapturePageInput } from '../domain/capture.ts';
+import type { JudgedObservation } from '../domain/judgement.ts';
+import type { RenderOptions } from '../domain/options.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { EgressProxy } from '../net/egress-proxy.ts';
@@ -63,35 +64,37 @@ async function requireGpu(browser: RenderBrowser, options: RenderOptions, log: L
 export function requestCapture(deps: RequestCaptureDeps) {
   const { config, log, browser } = deps;
   return async (
-    { options, workspaceId, animation, monitorText, sources }: CapturePageInput,
+    { options, workspaceId, animation, monitorText, sources, log: renderLog, judge }: CapturePageInput,
     signal: AbortSignal,
-  ): Promise<PageObservation> => {
+  ): Promise<JudgedObservation> => {
     await requireGpu(browser, options, log);
     const profile = await profileUse(deps.profiles, options, workspaceId);
     // A proxy of the customer's or a country's: a route of the egress proxy of its own, chained to it.
     const upstream = upstreamProxyOf(options, config.geoProxies);
     if (upstream && !deps.egress) throw new Error('a proxy was asked for and this worker has no egress proxy');
     const route = upstream ? await deps.egress!.route(upstream) : undefined;
-    let observation: PageObservation;
+    const proxyServer = route?.url;
+    let observation: JudgedObservation;
     try {
       // The render kind of the message: a recording of the page, a merge of documents, or a screenshot (the default).
       observation = animation
         ? await captureAnimation(browser, options, animation, signal, workspaceId, {
-            proxyServer: route?.url,
+            proxyServer,
             checkTarget: deps.egress?.checkTarget,
             profile,
+            log: renderLog,
+            judge,
           })
         : sources
-          ? await captureMerge(browser, options, sources, signal, workspaceId, route?.url)
-          : await capturePage(
-              browser,
-              options,
-              signal,
+          ? await captureMerge(browser, options, sources, signal, { workspaceId, proxyServer, log: renderLog, judge })
+          : await capturePage(browser, options, signal, {
               workspaceId,
-              monitorText ? withMonitorText(makeOutput) : undefined,
-              route?.url,
+              proxyServer,
               profile,
-            );
+              log: renderLog,
+              judge,
+              ...(monitorText ? { make: withMonitorText(makeOutput) } : {}),
+            });
     } finally {
       await route?.close();
     }

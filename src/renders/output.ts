@@ -12,7 +12,6 @@ import type { StoreResult } from '../domain/storage.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { sliceImage } from '../render/image.ts';
-import { markStep } from '../render/step-log.ts';
 import { FAILURE_CAPTURE_LIFETIME_SECONDS } from '../render/failure-capture.ts';
 import { retryWhile } from '../retry.ts';
 import { uploadOutput, type CustomerBucketPolicy } from '../storage/customer-bucket.ts';
@@ -146,10 +145,11 @@ async function storeMetadata(put: PutFile, metadata: PageMetadata): Promise<Reco
 /** Stores a render's output and what goes with it (slices, metadata content): where they went. */
 export async function storeOutput(
   deps: OutputDeps,
-  { request, observation }: StoreImageInput,
+  input: StoreImageInput,
   signal: AbortSignal,
   caller: WaitingCaller,
 ): Promise<StoredImage> {
+  const { request, observation } = input;
   const { image, metadata, warnings } = observation;
   const put = fileWriter(deps, request, signal, caller);
   // A recording is a file on disk, streamed into the store; anything else is in memory.
@@ -168,7 +168,7 @@ export async function storeOutput(
     observation.monitorText !== undefined
       ? { monitor_text_file_name: await put('markdown', Buffer.from(observation.monitorText, 'utf8')) }
       : {};
-  markStep('stored');
+  input.log.mark('stored');
   return { file_name: fileName, size_bytes: sizeOf(output), ...recorded, ...said, ...text };
 }
 

@@ -9,21 +9,21 @@ import {
   type StoreImageInput,
   type UploadOutputInput,
 } from '../../actors/render.machine.ts';
-import type { PageObservation } from '../domain/options.ts';
+import type { JudgedObservation } from '../domain/judgement.ts';
+import type { RenderLog } from '../domain/render-log.ts';
 import { withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import type { StoreResult } from '../domain/storage.ts';
 import type { Delivery } from '../jetstream/consume.ts';
 import type { Versioned } from '../jetstream/kv-json.ts';
 import { discardRecording } from '../render/animation.ts';
-import { currentSteps } from '../render/step-log.ts';
 import { traced } from '../tracing.ts';
 import type { RenderOutcome } from './outcome.ts';
 import { storeOutput, uploadToCustomer, type OutputDeps } from './output.ts';
 
 /** What running a render actor needs; the page capture is passed in, so tests need no browser. */
 export interface RunDeps extends OutputDeps {
-  /** Renders one page and reports what it showed; aborting `signal` ends it and closes the page. */
-  capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<PageObservation>;
+  /** Renders one page and reports what it showed, judged; aborting `signal` ends it and closes the page. */
+  capturePage: (input: CapturePageInput, signal: AbortSignal) => Promise<JudgedObservation>;
 }
 
 /** One delivery's render: its request, its caller's deadline, its record as last read or written, and its early answer. */
@@ -37,51 +37,43 @@ export interface RenderRun {
   early: { answered: boolean };
 }
 
-/** What a render's steps share besides their input: its outcome, its run, how to tell its actor of an early answer. */
-interface RunState {
-  outcome: RenderOutcome;
-  run: RenderRun;
-  tell: () => void;
-}
-
-/** Each running render's state, by its actor's system (every step of one render runs in that system). */
-const runStates = new WeakMap<object, RunState>();
-const stateOf = (system: object): RunState => runStates.get(system)!;
-
-// The machine's steps, on this worker's records, browser and stores.
+// The machine's steps, on this worker's records, browser and stores. What one delivery's steps
+// share (its record's version, its early answer, its log) each gets through its own `input`.
 function renderActors(deps: RunDeps) {
   return {
-    recordStart: fromPromise<void, RecordStartInput>(async ({ input, system }) => {
+    recordStart: fromPromise<void, RecordStartInput>(async ({ input }) => {
       // A synchronous caller learns the render id with its answer, so nobody can look at the record
       // while it renders: it goes from pending to its end in one write. Others may poll for `rendering`.
       if (input.request.answer_by !== undefined) return;
-      const { version } = stateOf(system).run;
-      const steps = currentSteps();
+      const { version } = input.run;
       const started = await deps.records.transition(
         input.request,
-        (current) => withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, steps),
+        (current) =>
+          withSteps({ ...current, status: 'rendering', started_at: new Date().toISOString() }, input.log.steps),
         version.known,
       );
       version.known = started.version;
     }),
-    capturePage: fromPromise<PageObservation, CapturePageInput>(({ input, signal }) => deps.capturePage(input, signal)),
-    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal, system }) => {
-      const { outcome, run, tell } = stateOf(system);
-      const { answerBy, version, early } = run;
+    capturePage: fromPromise<JudgedObservation, CapturePageInput>(({ input, signal }) =>
+      deps.capturePage(input, signal),
+    ),
+    storeImage: fromPromise<StoredImage, StoreImageInput>(({ input, signal }) => {
+      const { run, parent } = input;
+      const { answerBy, early } = run;
       return traced('store', () =>
         storeOutput(deps, input, signal, {
           answerBy,
           answered: () => early.answered,
           answerEarly: () => {
             early.answered = true;
-            outcome.announceUnstored(version.known?.value, input.request, input.observation);
-            tell();
+            run.announceUnstored(input.observation);
+            parent.send({ type: 'render.answered' });
           },
         }),
       );
     }),
-    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(({ input, signal, system }) =>
-      uploadToCustomer(deps, input, stateOf(system).run.answerBy, signal),
+    uploadOutput: fromPromise<StoreResult, UploadOutputInput>(({ input, signal }) =>
+      uploadToCustomer(deps, input, input.run.answerBy, signal),
     ),
   };
 }
@@ -94,22 +86,33 @@ function machineFor(deps: RunDeps) {
   return machine;
 }
 
-/** Runs one render actor to its verdict; the delivery's signal aborting cancels it, which still ends with an output. */
+/**
+ * Runs one render actor to its verdict, its steps marked on `log`; the delivery's signal aborting
+ * cancels it, which still ends with an output.
+ */
 export async function runRender(
   deps: RunDeps,
   outcome: RenderOutcome,
   run: RenderRun,
   delivery: Delivery<RenderRequest>,
+  log: RenderLog,
 ): Promise<RenderOutput> {
+  const { request, answerBy, version, early } = run;
   const actor = createActor(machineFor(deps), {
     input: {
-      request: run.request,
-      answerBy: run.answerBy,
+      request,
+      answerBy,
       deliveryCount: delivery.deliveryCount,
       isLastDelivery: delivery.isLastDelivery,
+      log,
+      run: {
+        answerBy,
+        version,
+        early,
+        announceUnstored: (observation) => outcome.announceUnstored(version.known?.value, request, observation),
+      },
     },
   });
-  runStates.set(actor.system, { outcome, run, tell: () => actor.send({ type: 'render.answered' }) });
   const output = toPromise(actor);
   const cancel = () => actor.send({ type: 'render.cancel' });
   delivery.signal.addEventListener('abort', cancel, { once: true });

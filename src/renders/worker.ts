@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { RenderOutput } from '../../actors/render.machine.ts';
 import type { Config } from '../config.ts';
+import { RenderLog } from '../domain/render-log.ts';
 import { isFinal, pendingRecord, withSteps, type RenderRecord, type RenderRequest } from '../domain/render.ts';
 import { errorTable } from '../errors.ts';
 import {
@@ -17,9 +18,7 @@ import { carrierOf } from '../jetstream/trace-headers.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { metrics } from '../metrics.ts';
 import type { RenderBrowser } from '../render/browser.ts';
-import { FailureCaptureSlot, withFailureCaptureSlot } from '../render/failure-capture.ts';
 import { requestCapture, type RequestCaptureDeps } from '../render/request-capture.ts';
-import { StepLog, withStepLog } from '../render/step-log.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { openRequestSecrets } from '../secrets/request-secrets.ts';
 import { endSpan, inSpan, startSpan } from '../tracing.ts';
@@ -70,9 +69,8 @@ const decodeAdvisory = jsonMessage<MaxDeliveriesAdvisory>({ stream_seq: 'number'
 /** What one delivery's render came to, with what was observed around it. */
 interface Observed {
   output: RenderOutput;
-  steps: StepLog;
-  /** A failed render's page as it was when it failed, when it got far enough. */
-  failureImage?: Buffer;
+  /** Its timeline steps, and a failed render's page as it was when it failed, when it got far enough. */
+  log: RenderLog;
   /** The fields of the render's log lines. */
   line: Record<string, unknown>;
 }
@@ -127,7 +125,7 @@ async function begin({ deps, outcome }: WorkerContext, delivery: Delivery<Render
   return { request, answerBy: replay ? undefined : request.answer_by, version, early: { answered: false } };
 }
 
-/** Runs the render actor in its span, timeline and failure capture slot; counts and times it. */
+/** Runs the render actor in its span, with the log its steps mark (and its failure capture goes on); counts and times it. */
 async function observe(
   { deps, outcome, worker }: WorkerContext,
   run: RenderRun,
@@ -142,12 +140,9 @@ async function observe(
     { 'shutterbus.render_id': request.render_id, 'shutterbus.delivery': delivery.deliveryCount },
     'consumer',
   );
-  const steps = new StepLog();
-  steps.mark('started');
-  const failureCapture = new FailureCaptureSlot();
-  const output = await withStepLog(steps, () =>
-    withFailureCaptureSlot(failureCapture, () => inSpan(span, () => runRender(deps, outcome, run, delivery))),
-  );
+  const log = new RenderLog();
+  log.mark('started');
+  const output = await inSpan(span, () => runRender(deps, outcome, run, delivery, log));
   endSpan(span, output.status === 'succeeded' ? undefined : output.error_code);
   const seconds = (performance.now() - startedAt) / 1000;
   metrics.renders.inc({ status: output.status, error_code: output.status === 'succeeded' ? '' : output.error_code });
@@ -159,41 +154,38 @@ async function observe(
     delivery: delivery.deliveryCount,
     ms: Math.round(seconds * 1000),
   };
-  return { output, steps, failureImage: failureCapture.image, line };
+  return { output, log, line };
 }
 
 /** Ends the render as its actor decided: a retry later, or its outcome recorded, settled and announced. */
 async function conclude(
   { deps, outcome }: WorkerContext,
   run: RenderRun,
-  { output, steps, failureImage, line }: Observed,
+  { output, log, line }: Observed,
 ): Promise<Disposition> {
   const { request, version } = run;
   const err = output.status === 'succeeded' ? undefined : output.cause;
   if (output.status === 'retryLater') {
     deps.log.warn({ ...line, outcome: 'retry', error_code: output.error_code, err }, 'render will be retried');
-    steps.mark('retry');
+    log.mark('retry');
     // The timeline shows the try that failed; losing this write loses only that entry.
     await deps.records
-      .transition(request, (current) => withSteps(current, steps.steps), version.known)
+      .transition(request, (current) => withSteps(current, log.steps), version.known)
       .catch((err) => deps.log.warn({ ...line, err }, 'timeline not recorded'));
     return { kind: 'retry', delayMs: output.delayMs };
   }
   // Only a failed render whose page got far enough has a capture: a render that succeeds stores nothing more.
+  const failureImage = log.failureCapture;
   const captured =
     output.status === 'failed' && failureImage ? await storeFailureCapture(deps, failureImage, line) : undefined;
   const withCapture = (record: RenderRecord): RenderRecord =>
     captured ? { ...record, failure_capture: captured } : record;
   // A caller answered with the image before it was stored waits no more.
-  const record = await outcome.finish(
-    request,
-    (current) => withSteps(withCapture(ended(output)(current)), steps.steps),
-    {
-      answerBy: run.early.answered ? undefined : run.answerBy,
-      image: output.status === 'succeeded' ? output.image : undefined,
-      known: version.known,
-    },
-  );
+  const record = await outcome.finish(request, (current) => withSteps(withCapture(ended(output)(current)), log.steps), {
+    answerBy: run.early.answered ? undefined : run.answerBy,
+    image: output.status === 'succeeded' ? output.image : undefined,
+    known: version.known,
+  });
   deps.log.info({ ...line, outcome: record.status, error_code: record.error_code, err }, 'render ended');
   return { kind: 'ack' };
 }

@@ -16,6 +16,7 @@ import {
 } from '../../actors/render.machine.ts';
 import type { StoreResult, StoreTarget } from '../../src/domain/storage.ts';
 import { wildcardPattern } from '../../src/domain/judgement.ts';
+import { RenderLog } from '../../src/domain/render-log.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import type { RenderRequest } from '../../src/domain/render.ts';
@@ -46,6 +47,12 @@ const requestWith = (options: Partial<RenderOptions> = {}): RenderRequest => ({
 
 type CaptureDouble = (signal: AbortSignal) => Promise<PageObservation>;
 
+/** What the worker's actors share of a delivery: a fresh log, nothing known of the record, nobody answered. */
+const worker = (): Pick<RenderInput, 'log' | 'run'> => ({
+  log: new RenderLog(),
+  run: { answerBy: undefined, version: {}, early: { answered: false }, announceUnstored: () => {} },
+});
+
 /** What the steps saw: the steps in order they ran, and the store's input. */
 interface Seen {
   steps: string[];
@@ -62,9 +69,11 @@ function renderActor(
   const machine = renderMachine.provide({
     actors: {
       recordStart: fromPromise<void, RecordStartInput>(async () => void seen.steps.push('recordStart')),
-      capturePage: fromPromise<PageObservation, CapturePageInput>(async ({ signal }) => {
+      capturePage: fromPromise<PageObservation, CapturePageInput>(async ({ input, signal }) => {
         seen.steps.push('capturePage');
-        return typeof capture === 'function' ? capture(signal) : { ...baseObservation, ...capture };
+        const observation = typeof capture === 'function' ? await capture(signal) : { ...baseObservation, ...capture };
+        // As the worker's capture does: the machine's judge, once, on what the page showed.
+        return { ...observation, broken: input.judge(observation, input.options) };
       }),
       storeImage: fromPromise<StoredImage, StoreImageInput>(async ({ input }) => {
         seen.steps.push('storeImage');
@@ -75,7 +84,7 @@ function renderActor(
   });
   const { options, ...rest } = input;
   const actor = createActor(machine, {
-    input: { request: requestWith(options), deliveryCount: 1, isLastDelivery: false, ...rest },
+    input: { request: requestWith(options), deliveryCount: 1, isLastDelivery: false, ...worker(), ...rest },
   });
   return { actor, seen };
 }
@@ -289,7 +298,9 @@ test('recording the start failing is an internal, retryable failure', async () =
       }),
     },
   });
-  const actor = createActor(machine, { input: { request: requestWith(), deliveryCount: 2, isLastDelivery: false } });
+  const actor = createActor(machine, {
+    input: { request: requestWith(), deliveryCount: 2, isLastDelivery: false, ...worker() },
+  });
   const done = toPromise(actor);
   actor.start();
   const output = await done;
@@ -399,7 +410,7 @@ async function renderStored(upload: () => Promise<StoreResult>) {
     },
   });
   const actor = createActor(machine, {
-    input: { request: { ...requestWith(), store: target }, deliveryCount: 1, isLastDelivery: false },
+    input: { request: { ...requestWith(), store: target }, deliveryCount: 1, isLastDelivery: false, ...worker() },
   });
   const done = toPromise(actor);
   actor.start();
@@ -445,7 +456,9 @@ test('an animation request hands its recording to capturePage; a screenshot requ
   });
   const animation = { duration: 2, scenario: 'scroll' } as RenderRequest['animation'];
   for (const request of [{ ...requestWith({ format: 'mp4' }), kind: 'animation' as const, animation }, requestWith()]) {
-    const actor = createActor(machine, { input: { request, deliveryCount: 1, isLastDelivery: false } });
+    const actor = createActor(machine, {
+      input: { request, deliveryCount: 1, isLastDelivery: false, ...worker() },
+    });
     const done = toPromise(actor);
     actor.start();
     assert.is((await done).status, 'succeeded');

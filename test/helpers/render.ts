@@ -37,7 +37,9 @@ export async function startRenderRig(setup: {
     render(path, options = {}, workspaceId: string | null = setup.workspaceId) {
       const page = options.html !== undefined || options.markdown !== undefined ? {} : { url: site.url + path };
       const signal = new AbortController().signal;
-      return capturePage(host, { ...defaults, ...page, ...options }, signal, workspaceId ?? undefined);
+      return capturePage(host, { ...defaults, ...page, ...options }, signal, {
+        workspaceId: workspaceId ?? undefined,
+      });
     },
     async stop() {
       await host.close();

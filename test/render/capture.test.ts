@@ -32,7 +32,7 @@ function render(
   options: Partial<RenderOptions> = {},
   signal = new AbortController().signal,
 ): Promise<PageObservation> {
-  return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal, 'ws_capture');
+  return capturePage(host, { ...defaults, ...options, url: site.url + path }, signal, { workspaceId: 'ws_capture' });
 }
 
 // The code a failed render rejects with.
@@ -347,7 +347,7 @@ test('through the egress proxy, a private redirect, an unknown name and a refuse
     await guarded.start();
     const at = `http://public.test:${(page.address() as AddressInfo).port}`;
     const take = (url: string) =>
-      capturePage(guarded, { ...defaults, url }, new AbortController().signal, 'ws_guarded');
+      capturePage(guarded, { ...defaults, url }, new AbortController().signal, { workspaceId: 'ws_guarded' });
     assert.is((await take(`${at}/`)).mainStatus, 200);
     assert.is(await failureCode(take(`${at}/to-private`)), 'url_not_allowed');
     assert.is(await failureCode(take('http://nowhere.test/')), 'name_not_resolved');

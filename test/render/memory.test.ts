@@ -61,7 +61,8 @@ test.after(async () => {
 test('renders through withPage do not retain their images', async () => {
   // One long-lived signal for every render, as the JetStream consume loop passes one.
   const loop = new AbortController();
-  const renderOnce = async () => (await capturePage(host, options, loop.signal, 'ws_memory')).image.length;
+  const renderOnce = async () =>
+    (await capturePage(host, options, loop.signal, { workspaceId: 'ws_memory' })).image.length;
   // Warm-up: the pool's page, Chromium's connection buffers, lazily loaded modules.
   for (let i = 0; i < 3; i++) await renderOnce();
   const before = await arrayBuffersAfterGc();

@@ -45,8 +45,7 @@ const read = (path: string, selector?: string) =>
     rig.host,
     { ...renderDefaults, timeout: 15, url: rig.site.url + path, ...(selector ? { selector } : {}) },
     new AbortController().signal,
-    'ws_monitor_text',
-    withMonitorText(makeOutput),
+    { workspaceId: 'ws_monitor_text', make: withMonitorText(makeOutput) },
   );
 
 text('the visible text in reading order, unforged by the page; of the selector when given', async () => {

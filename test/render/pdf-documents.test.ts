@@ -8,6 +8,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { judge } from '../../actors/render.rules.ts';
 import { sourceDifference } from '../../src/domain/merge.ts';
 import type { RenderOptions } from '../../src/domain/options.ts';
 import { ServiceError } from '../../src/errors.ts';
@@ -280,7 +281,7 @@ test('captureMerge: the first failing source in order fails the merge, naming it
     { ...options, pdf_watermark: 'MERGED' },
     [source(PAGE('M')), source(PAGE('N'))],
     new AbortController().signal,
-    'ws_pdf_documents',
+    { workspaceId: 'ws_pdf_documents', judge },
   );
   assert.is(info(ok.image).Pages, '4');
   assert.is(squeezed(ok.image).split('MERGED').length - 1, 4);
@@ -293,7 +294,7 @@ test('captureMerge: the first failing source in order fails the merge, naming it
       source(PAGE('O'), { fail_if_content_contains: ['Chapter'] }),
     ],
     new AbortController().signal,
-    'ws_pdf_documents',
+    { workspaceId: 'ws_pdf_documents', judge },
   ).then(
     () => null,
     (error: unknown) => error,

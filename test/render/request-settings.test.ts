@@ -46,7 +46,7 @@ async function textOf(
   extra: Partial<RenderOptions> = {},
   workspaceId = 'ws_request_settings',
 ): Promise<string> {
-  return (await capturePage(host, options(path, extra), new AbortController().signal, workspaceId)).visibleText;
+  return (await capturePage(host, options(path, extra), new AbortController().signal, { workspaceId })).visibleText;
 }
 
 // One line of /rs/page's report: the document ("doc"), js, or a sub-resource ("same", "other", "hop").
@@ -187,14 +187,26 @@ test("bypass_csp: the page's CSP forbids inline scripts, except with bypass_csp"
   assert.is(await colour(false), 'rgb(255, 255, 255)', 'the CSP applies again on the same warm page');
   // The page's own inline script, in the image.
   const shot = async (bypass_csp: boolean) =>
-    pixel((await capturePage(host, options('/rs/csp', { bypass_csp }), new AbortController().signal, 'ws_csp')).image);
+    pixel(
+      (
+        await capturePage(host, options('/rs/csp', { bypass_csp }), new AbortController().signal, {
+          workspaceId: 'ws_csp',
+        })
+      ).image,
+    );
   assert.equal(await shot(true), GREEN);
   assert.equal(await shot(false), WHITE);
 });
 
 test('a CSP that refuses inline styles: styles go without, hide_selectors still hides, bypass_csp applies both', async () => {
   const shot = async (extra: Partial<RenderOptions>) =>
-    pixel((await capturePage(host, options('/rs/csp-styles', extra), new AbortController().signal, 'ws_csp')).image);
+    pixel(
+      (
+        await capturePage(host, options('/rs/csp-styles', extra), new AbortController().signal, {
+          workspaceId: 'ws_csp',
+        })
+      ).image,
+    );
   const BLUE: [number, number, number] = [0, 0, 255];
   const styles = '#cover { background: rgb(0, 0, 255) !important }';
   assert.equal(await shot({}), GREEN);
@@ -285,14 +297,11 @@ test('the next render on the same warm page, and one of another workspace, get n
       assert.is(request.headers.authorization, undefined, request.path);
       assert.is(request.headers.cookie, undefined, request.path);
     }
-    const csp = await capturePage(
-      host,
-      options('/rs/csp', { bypass_csp: true }),
-      new AbortController().signal,
-      'ws_iso',
-    );
+    const csp = await capturePage(host, options('/rs/csp', { bypass_csp: true }), new AbortController().signal, {
+      workspaceId: 'ws_iso',
+    });
     assert.equal(await pixel(csp.image), GREEN);
-    const after = await capturePage(host, options('/rs/csp'), new AbortController().signal, next);
+    const after = await capturePage(host, options('/rs/csp'), new AbortController().signal, { workspaceId: next });
     assert.equal(await pixel(after.image), WHITE, next);
   }
 });

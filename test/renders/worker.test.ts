@@ -72,7 +72,12 @@ function handlers(capture: Capture = async () => observation, storeDown?: () => 
         seen.stored.push(fileName);
       },
     },
-    capturePage: (input, signal) => (seen.captures.push(input), capture(input, signal)),
+    // As the worker's own capture does: the machine's judge, once, on what the page showed.
+    capturePage: async (input, signal) => {
+      seen.captures.push(input);
+      const observation = await capture(input, signal);
+      return { ...observation, broken: input.judge(observation, input.options) };
+    },
     // A settlement takes a moment, as a write to the ledger does.
     settle: async (record) => {
       seen.order.push('settling');
