@@ -1,6 +1,7 @@
 // The import graph of src/ and actors/ has no cycle: not between files, and not between folders;
-// and the options' types have no field their parameter table has no row for; and the output
-// formats are declared in their one table, src/domain/formats.ts.
+// src/render imports nothing of actors/; no module of a render's path keeps per-render state; the
+// options' types have no field their parameter table has no row for; and the output formats are
+// declared in their one table, src/domain/formats.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,6 +108,79 @@ architecture('actors/ import nothing of the browser, the broker or HTTP', () => 
       [...targets].filter((t) => /^src\/(render|jetstream|http|storage)\//.test(t)).map((t) => `${file} → ${t}`),
     );
   assert.equal(offending, []);
+});
+
+architecture("src/render imports nothing of actors/: the failure rules come in as the machine's judge", () => {
+  const offending = [...importGraph()]
+    .filter(([file]) => file.startsWith(`src${path.sep}render${path.sep}`))
+    .flatMap(([file, targets]) => [...targets].filter((t) => t.startsWith('actors')).map((t) => `${file} → ${t}`));
+  assert.equal(offending, []);
+});
+
+/**
+ * The module-level state of a render's path that is not a render's: each keyed by, or made once
+ * for, something that outlives a render (a browser, a CDP session, a NATS connection, the worker,
+ * the process). Anything else a module keeps would be shared by every render that runs.
+ */
+const PROCESS_STATE: Record<string, string> = {
+  'src/render/browser.ts gpuRendering': 'per browser: whether it renders on a GPU, asked once',
+  'src/render/pool.ts headlessShells': 'per browser: whether it is chromium-headless-shell, asked once',
+  'src/render/cdp.ts faces': "per CDP session: the session's typed face, made once",
+  'src/render/emulation.ts contextIds': "per CDP session: its page's browser context id, asked once",
+  'src/render/filters.ts engines': 'per process: the compiled filter lists, by rule set',
+  'src/render/filters.ts library': 'per process: the adblocker library, imported once',
+  'src/render/filters.ts compiling': 'per process: compilations run one at a time',
+  'src/render/pdf-document.ts L': 'per process: pdf-lib, imported once',
+  'src/render/pdf-document.ts watermarkFont': "per process: the watermark's font, read once",
+  'src/render/document.ts readabilitySource': "per process: Readability's source, read once",
+  'src/render/document.ts converter': 'per process: the Markdown converter, made once',
+  'src/render/consent.ts source': "per process: the consent script's source, built once",
+  'src/render/image.ts sharpModule': 'per process: sharp, imported once',
+  'src/render/sandbox.ts wrappers': "per process: the browser's launch wrappers, by sandbox",
+  'src/render/sandbox.ts wrapperDir': "per process: the launch wrappers' folder",
+  'src/render/fonts.ts written': 'per process: the fontconfig file, written once',
+  'src/renders/run.ts machines': "per worker: the render machine with the worker's actors, provided once",
+  'src/renders/done.ts waiting': 'per NATS connection: who waits for which done message on its one subscription',
+  'src/renders/done.ts inboxes': 'per NATS connection: its one subscription to done messages',
+};
+
+/** `new Map`, `new WeakMap`, `new Set`, `new WeakSet`, `new AsyncLocalStorage`: a store at module level. */
+const STORES = new Set(['Map', 'WeakMap', 'Set', 'WeakSet', 'AsyncLocalStorage']);
+
+/**
+ * The module-level variables of `file` that can hold state: every `let` or `var`, and every `const`
+ * made a store (STORES). A Set made of literals only is a fixed table, not state.
+ */
+function moduleState(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.Latest);
+  const fixedTable = (init: ts.NewExpression) =>
+    init.arguments?.length === 1 &&
+    ts.isArrayLiteralExpression(init.arguments[0]) &&
+    init.arguments[0].elements.every((element) => ts.isStringLiteral(element) || ts.isNumericLiteral(element));
+  return source.statements.filter(ts.isVariableStatement).flatMap((statement) => {
+    const constant = (statement.declarationList.flags & ts.NodeFlags.Const) !== 0;
+    return statement.declarationList.declarations
+      .filter(({ initializer }) => {
+        if (!constant) return true;
+        if (!initializer || !ts.isNewExpression(initializer)) return false;
+        return STORES.has(initializer.expression.getText(source)) && !fixedTable(initializer);
+      })
+      .map((declaration) => `${file.split(path.sep).join('/')} ${declaration.name.getText(source)}`);
+  });
+}
+
+architecture('no module of src/render, src/renders or actors/ keeps per-render state', () => {
+  const found = [...sources('src/render'), ...sources('src/renders'), ...sources('actors')].flatMap(moduleState);
+  assert.equal(
+    found.filter((state) => !(state in PROCESS_STATE)),
+    [],
+    "per-render state goes on the PageStep, the Progress or the machine's input, never in a module",
+  );
+  assert.equal(
+    Object.keys(PROCESS_STATE).filter((state) => !found.includes(state)),
+    [],
+    'an allowed state that is gone leaves the list',
+  );
 });
 
 /** The fields of each exported type `[file, type]`, as the compiler sees them (however the type is written). */
