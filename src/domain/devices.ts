@@ -1,6 +1,7 @@
 // Device presets (viewport, scale, mobile, touch, user agent), looked up by a forgiving name:
 // Playwright's list, and the devices of ScreenshotOne's list that Playwright's lacks.
 import { createRequire } from 'node:module';
+import type { RenderOptions } from './options.ts';
 
 /** One device preset, as Playwright describes it. */
 export interface DevicePreset {
@@ -107,4 +108,32 @@ export function presetOptions(name: string): {
     viewport_has_touch: preset.hasTouch,
     user_agent: preset.userAgent,
   };
+}
+
+// The largest image a render may make, in device pixels (docs/api.md, device_scale_factor).
+const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
+
+/** What a page is sized by: viewport in CSS px and device scale factor. */
+export type MetricsOptions = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor'> &
+  Partial<Pick<RenderOptions, 'viewport_device' | 'viewport_landscape'>>;
+
+/** The viewport and scale a render gets once its device preset and landscape are applied. */
+export interface PageMetrics {
+  width: number;
+  height: number;
+  scale: number;
+}
+
+/**
+ * The viewport and scale of a render (a device preset was applied by the parser, explicit options
+ * winning); landscape turns a portrait viewport on its side (width and height swapped).
+ * Idempotent: applied to its own result it changes nothing. The scale never takes the image past
+ * the area limit.
+ */
+export function pageMetrics(options: MetricsOptions): PageMetrics {
+  let { viewport_width: width, viewport_height: height, device_scale_factor: scale } = options;
+  if (options.viewport_landscape && width < height) [width, height] = [height, width];
+  if (width * height * scale * scale > MAX_DEVICE_PIXELS)
+    scale = Math.max(1, Math.floor(Math.sqrt(MAX_DEVICE_PIXELS / (width * height)) * 100) / 100);
+  return { width, height, scale };
 }

@@ -7,7 +7,7 @@ import { asOneApiCall } from './playwright.ts';
 import { ServiceError } from '../errors.ts';
 import type { RenderOptions } from '../domain/options.ts';
 import { asChromeShows, type WarmPage } from './pool.ts';
-import { pageMetrics, type MetricsOptions } from './emulation.ts';
+import { pageMetrics, type MetricsOptions } from '../domain/devices.ts';
 import { Progress } from './progress.ts';
 import { BrowserSupervisor, withTimeout, type BrowserHostOptions } from './supervisor.ts';
 import type { RenderLog } from '../domain/render-log.ts';
@@ -146,7 +146,7 @@ export class BrowserHost implements RenderBrowser {
     let crashed: PageCrash | null = null;
     let warm: WarmPage | null = null;
     // Emulation: a device preset or landscape changes the size and scale the page is
-    // picked and sized by (src/render/emulation.ts, pageMetrics); without them, the options' own.
+    // picked and sized by (src/domain/devices.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
     const acquiring =
       setup.workspaceId === undefined || setup.proxyServer !== undefined

@@ -2,42 +2,15 @@
 //
 // Viewport size and device scale factor stay with the design of the pool: pages are pooled per
 // workspace and scale (src/render/pool.ts), and withPage sets the viewport size through Playwright
-// (src/render/browser.ts); both use `pageMetrics` below, so a device preset or landscape picks the
+// (src/render/browser.ts); both use `pageMetrics` (src/domain/devices.ts), so a device preset or landscape picks the
 // right page and size. Everything else is CDP calls over the render's session, made only for the
 // options a render sets: a render that sets none makes no call at all, and defers no undo.
 import type { CDPSession } from 'playwright-core';
 import type { RenderOptions } from '../domain/options.ts';
+import { pageMetrics, type PageMetrics } from '../domain/devices.ts';
 import { localeOf, parseHeaderLine } from '../domain/combinations.ts';
 import { cdp } from './cdp.ts';
 import type { PageStep } from './page-step.ts';
-
-// The largest image a render may make, in device pixels (docs/api.md, device_scale_factor).
-const MAX_DEVICE_PIXELS = 3840 * 2160 * 4;
-
-/** What a page is sized by: viewport in CSS px and device scale factor. */
-export type MetricsOptions = Pick<RenderOptions, 'viewport_width' | 'viewport_height' | 'device_scale_factor'> &
-  Partial<Pick<RenderOptions, 'viewport_device' | 'viewport_landscape'>>;
-
-/** The viewport and scale a render gets once its device preset and landscape are applied. */
-export interface PageMetrics {
-  width: number;
-  height: number;
-  scale: number;
-}
-
-/**
- * The viewport and scale of a render (a device preset was applied by the parser, explicit options
- * winning); landscape turns a portrait viewport on its side (width and height swapped).
- * Idempotent: applied to its own result it changes nothing. The scale never takes the image past
- * the area limit.
- */
-export function pageMetrics(options: MetricsOptions): PageMetrics {
-  let { viewport_width: width, viewport_height: height, device_scale_factor: scale } = options;
-  if (options.viewport_landscape && width < height) [width, height] = [height, width];
-  if (width * height * scale * scale > MAX_DEVICE_PIXELS)
-    scale = Math.max(1, Math.floor(Math.sqrt(MAX_DEVICE_PIXELS / (width * height)) * 100) / 100);
-  return { width, height, scale };
-}
 
 /** The per-render emulation `options` asks for beyond viewport size and scale; undefined fields are not emulated. */
 interface Emulation {

@@ -4,7 +4,7 @@
 // CPUs, set the pace (docs/performance.md, "Browsers per worker").
 
 import { BrowserHost, type BrowserHostOptions, type PageSetup, type PageTask, type RenderBrowser } from './browser.ts';
-import { pageMetrics } from './emulation.ts';
+import { pageMetrics } from '../domain/devices.ts';
 import { MemoryBudget } from './memory-budget.ts';
 
 /** BrowserHosts behind one RenderBrowser; the first is launched at start, the others once renders overlap. */
