@@ -2,7 +2,7 @@
 // lists (a cache miss), loading it compiled, its size, and matching one request against them all.
 
 import { FiltersEngine, Request } from '@ghostery/adblocker';
-import { compileRuleSet, RULE_SETS, type RuleSet } from '../src/render/filters.ts';
+import { compileRuleSet, RULE_SETS, type RuleSet } from '../src/render/steps/filters.ts';
 
 /** Per rule set: compile and load times (ms), compiled size (MB); and the cost of one request's match (µs). */
 export interface RuleCosts {

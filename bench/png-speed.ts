@@ -4,7 +4,7 @@
 
 import os from 'node:os';
 import { chromium } from 'playwright-core';
-import { chromiumArgs } from '../src/render/chromium.ts';
+import { chromiumArgs } from '../src/render/browser/chromium.ts';
 import { randomUUID } from 'node:crypto';
 import { cpuMs, findProcess, percentile, processTree } from './measure.ts';
 import { startBenchSite } from './site.ts';

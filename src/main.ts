@@ -16,7 +16,7 @@ import { startDeliveryWorker } from './delivery/worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { startEgressProxy } from './net/egress-proxy.ts';
 import { checkTargetUrl } from './net/target.ts';
-import { BrowserFleet } from './render/fleet.ts';
+import { BrowserFleet } from './render/browser/fleet.ts';
 import { startRenderWorker } from './renders/worker.ts';
 import { RenderCache } from './renders/cache.ts';
 import { retryWhile } from './retry.ts';

@@ -123,22 +123,22 @@ architecture("src/render imports nothing of actors/: the failure rules come in a
  * the process). Anything else a module keeps would be shared by every render that runs.
  */
 const PROCESS_STATE: Record<string, string> = {
-  'src/render/browser.ts gpuRendering': 'per browser: whether it renders on a GPU, asked once',
-  'src/render/pool.ts headlessShells': 'per browser: whether it is chromium-headless-shell, asked once',
-  'src/render/cdp.ts faces': "per CDP session: the session's typed face, made once",
-  'src/render/emulation.ts contextIds': "per CDP session: its page's browser context id, asked once",
-  'src/render/filters.ts engines': 'per process: the compiled filter lists, by rule set',
-  'src/render/filters.ts library': 'per process: the adblocker library, imported once',
-  'src/render/filters.ts compiling': 'per process: compilations run one at a time',
-  'src/render/pdf-document.ts L': 'per process: pdf-lib, imported once',
-  'src/render/pdf-document.ts watermarkFont': "per process: the watermark's font, read once",
-  'src/render/document.ts readabilitySource': "per process: Readability's source, read once",
-  'src/render/document.ts converter': 'per process: the Markdown converter, made once',
-  'src/render/consent.ts source': "per process: the consent script's source, built once",
-  'src/render/image.ts sharpModule': 'per process: sharp, imported once',
-  'src/render/sandbox.ts wrappers': "per process: the browser's launch wrappers, by sandbox",
-  'src/render/sandbox.ts wrapperDir': "per process: the launch wrappers' folder",
-  'src/render/fonts.ts written': 'per process: the fontconfig file, written once',
+  'src/render/browser/supervisor.ts gpuRendering': 'per browser: whether it renders on a GPU, asked once',
+  'src/render/browser/pool.ts headlessShells': 'per browser: whether it is chromium-headless-shell, asked once',
+  'src/render/browser/cdp.ts faces': "per CDP session: the session's typed face, made once",
+  'src/render/steps/emulation.ts contextIds': "per CDP session: its page's browser context id, asked once",
+  'src/render/steps/filters.ts engines': 'per process: the compiled filter lists, by rule set',
+  'src/render/steps/filters.ts library': 'per process: the adblocker library, imported once',
+  'src/render/steps/filters.ts compiling': 'per process: compilations run one at a time',
+  'src/render/outputs/pdf-document.ts L': 'per process: pdf-lib, imported once',
+  'src/render/outputs/pdf-document.ts watermarkFont': "per process: the watermark's font, read once",
+  'src/render/outputs/document.ts readabilitySource': "per process: Readability's source, read once",
+  'src/render/outputs/document.ts converter': 'per process: the Markdown converter, made once',
+  'src/render/steps/consent.ts source': "per process: the consent script's source, built once",
+  'src/render/outputs/image.ts sharpModule': 'per process: sharp, imported once',
+  'src/render/browser/sandbox.ts wrappers': "per process: the browser's launch wrappers, by sandbox",
+  'src/render/browser/sandbox.ts wrapperDir': "per process: the launch wrappers' folder",
+  'src/render/browser/fonts.ts written': 'per process: the fontconfig file, written once',
   'src/renders/run.ts machines': "per worker: the render machine with the worker's actors, provided once",
   'src/renders/done.ts waiting': 'per NATS connection: who waits for which done message on its one subscription',
   'src/renders/done.ts inboxes': 'per NATS connection: its one subscription to done messages',
@@ -250,6 +250,42 @@ architecture('formats are declared only in src/domain/formats.ts: no list of the
       });
     });
   assert.equal(offending, []);
+});
+
+/**
+ * The room of a file of src/render: the browser (launch, supervise, lend pages), the steps a render
+ * takes on a page, the outputs made from it; in-page/ is the page's own code; the recipes at the top
+ * (a render, an animation, a merge, the worker's entry) use all of them.
+ */
+const RENDER_ROOMS = ['browser', 'steps', 'outputs'] as const;
+const RECIPES = ['capture.ts', 'animation.ts', 'merge.ts', 'request-capture.ts'];
+/** What each room may import of src/render besides itself: the rooms below it, and the page's own code. */
+const ROOMS_BELOW: Record<string, string[]> = {
+  browser: ['in-page'],
+  steps: ['browser', 'in-page'],
+  outputs: ['steps', 'browser', 'in-page'],
+  'in-page': [],
+};
+const roomOf = (file: string) => file.split(path.sep)[2];
+
+architecture('src/render in three rooms: outputs use the steps, the steps use the browser, never upwards', () => {
+  const offending = [...importGraph()]
+    .filter(([file]) => file.startsWith(`src${path.sep}render${path.sep}`) && roomOf(file) in ROOMS_BELOW)
+    .flatMap(([file, targets]) =>
+      [...targets]
+        .filter((target) => target.startsWith(`src${path.sep}render${path.sep}`))
+        .filter((target) => roomOf(target) !== roomOf(file) && !ROOMS_BELOW[roomOf(file)].includes(roomOf(target)))
+        .map((target) => `${file} → ${target}`),
+    );
+  assert.equal(offending, []);
+});
+
+architecture('every file of src/render is in a room, or one of its recipes', () => {
+  const loose = sources('src/render').filter((file) => {
+    const room = roomOf(file);
+    return room.endsWith('.ts') ? !RECIPES.includes(room) : ![...RENDER_ROOMS, 'in-page'].includes(room);
+  });
+  assert.equal(loose, []);
 });
 
 architecture.run();

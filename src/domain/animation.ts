@@ -279,7 +279,7 @@ const animationRules: Rule[] = [
       : undefined;
     let width = Number(values.viewport_width ?? preset?.width ?? 1280);
     let height = Number(values.viewport_height ?? preset?.height ?? 720);
-    // viewport_landscape turns a portrait viewport on its side, as the render does (src/render/emulation.ts).
+    // viewport_landscape turns a portrait viewport on its side, as the render does (src/render/steps/emulation.ts).
     if (values.viewport_landscape === true && width < height) [width, height] = [height, width];
     const outside =
       Number(values.clip_x) + Number(values.clip_width) > width ||

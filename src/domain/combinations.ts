@@ -8,8 +8,6 @@ import { fetchedByTemplate, inchesOf, MAX_PAPER_INCHES, pdfDocumentOptions } fro
 import { given, type Refusal, type Rule, unmet, type Values } from './refusal.ts';
 
 // Still importable from here: src/render/ reads them by this path.
-export { localeOf } from './locale.ts';
-export { parseHeaderLine, parseSetCookie } from './page-request.ts';
 
 // The rules over a screenshot's capture and output.
 const captureRules: Rule[] = [

@@ -16,7 +16,7 @@ export interface TakeFacts {
   capture: TakeCapture;
   /**
    * A screenshot: the format Chromium captures in. When it is not the format itself, the image
-   * library (sharp) writes the output from Chromium's capture (src/render/image.ts).
+   * library (sharp) writes the output from Chromium's capture (src/render/outputs/image.ts).
    */
   chromium?: ChromiumImageFormat;
   /** image_quality sets the encoder's quality. */
@@ -34,7 +34,7 @@ export interface TakeFacts {
   unwritable?: string;
 }
 
-/** How /api/animate makes a format: ffmpeg encodes the recorded frames (src/render/recorder.ts). */
+/** How /api/animate makes a format: ffmpeg encodes the recorded frames (src/render/outputs/recorder.ts). */
 export interface AnimateFacts {
   /** The video keeps an alpha channel, so omit_background is possible. */
   transparency?: boolean;

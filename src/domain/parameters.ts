@@ -923,7 +923,7 @@ const rows = [
     role: 'option',
     description: "A tagged, accessible PDF (its structure from the document's).",
   },
-  // The document operations of docs/capture.md, "PDF for archives and documents" (src/render/pdf-finish.ts).
+  // The document operations of docs/capture.md, "PDF for archives and documents" (src/render/outputs/pdf-finish.ts).
   {
     name: 'pdf_archive',
     type: oneOf('a-1b', 'a-2b', 'a-3b'),

@@ -1,7 +1,7 @@
 // What a PDF's options mean before any print: which act on the file, paper sizes in inches,
 // and what a header or footer template would fetch (nothing may be).
 
-/** The options that act on the PDF file rather than on the print (src/render/pdf-finish.ts). */
+/** The options that act on the PDF file rather than on the print (src/render/outputs/pdf-finish.ts). */
 export const pdfDocumentOptions = [
   'pdf_archive',
   'pdf_accessible',

@@ -8,7 +8,7 @@ import type { TimelineStep } from './render.ts';
 /** One render's log: what happened when, in order, and its failure capture when it has one. */
 export class RenderLog {
   readonly steps: { step: TimelineStep['step']; at: Date }[] = [];
-  /** A small JPEG of the page when the render failed (src/render/failure-capture.ts). */
+  /** A small JPEG of the page when the render failed (src/render/outputs/failure-capture.ts). */
   failureCapture?: Buffer;
 
   /** Notes that `step` happened (now, unless `at` says when). */

@@ -14,7 +14,7 @@ import type { Caller } from './auth.ts';
 import { asOutage } from './errors/outage.ts';
 import { parseTakeParams, type RawParams, type TakeRequest } from './params.ts';
 import { parseProxyUrl } from '../domain/proxy-url.ts';
-import { unwritableFormat } from '../render/image.ts';
+import { unwritableFormat } from '../render/outputs/image.ts';
 import type { TraceCarrier } from '../tracing.ts';
 import type { StoreTarget } from '../domain/storage.ts';
 import { storeTargetFor } from './store.ts';

@@ -11,9 +11,6 @@ import { SOCKS_HANDSHAKE_MS, serveSocks } from './egress/socks.ts';
 import { checkTargetUrl, type TargetPolicy } from './target.ts';
 import { type UpstreamProxy, upstreamOf } from './upstream.ts';
 
-export { blockedHeader } from './egress/proxy-state.ts';
-export type { UpstreamProxy } from './upstream.ts';
-
 /** Options of the egress proxy; `isPublic` exists for tests only (see TargetPolicy). */
 export interface EgressProxyOptions extends Omit<TargetPolicy, 'param'> {
   /** Receives one entry per forwarded or blocked connection. */

@@ -5,10 +5,10 @@ import { availableParallelism } from 'node:os';
 import type { AnimationOptions } from '../domain/animation.ts';
 import type { JudgedObservation } from '../domain/judgement.ts';
 import type { RenderOptions } from '../domain/options.ts';
-import type { RenderBrowser } from './browser.ts';
+import type { RenderBrowser } from './browser/browser.ts';
 import { capturePage, type CaptureUse } from './capture.ts';
-import type { TargetCheck } from './choreography.ts';
-import { discardRecording, recordAnimation } from './recorder.ts';
+import type { TargetCheck } from './steps/choreography.ts';
+import { discardRecording, recordAnimation } from './outputs/recorder.ts';
 
 export { discardRecording };
 

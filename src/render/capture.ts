@@ -2,26 +2,23 @@
 // taking the render's PageStep. It reports what it observed; the failure rules are the render
 // machine's, handed in as `judge` and called once, here, while the page is still at hand.
 
-import type { RenderBrowser } from './browser.ts';
+import type { RenderBrowser } from './browser/browser.ts';
 import type { Judge, JudgedObservation } from '../domain/judgement.ts';
 import type { PageObservation, RenderOptions } from '../domain/options.ts';
 import type { RenderLog } from '../domain/render-log.ts';
-import { applyBlocking } from './blocking.ts';
-import { applyEmulation, withMetrics } from './emulation.ts';
+import { applyBlocking } from './steps/blocking.ts';
+import { applyEmulation, withMetrics } from './steps/emulation.ts';
 import { wantsMetadata } from '../domain/metadata.ts';
-import { gatherMetadata } from './metadata.ts';
-import { makeOutput, type Output } from './output.ts';
-import { runPageActions } from './page-actions.ts';
-import type { PageStep } from './page-step.ts';
-import { applyRequestSettings } from './request-settings.ts';
-import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps.ts';
+import { gatherMetadata } from './outputs/metadata.ts';
+import { makeOutput, type OutputMaker } from './outputs/output.ts';
+import { runPageActions } from './steps/page-actions.ts';
+import type { PageStep } from './steps/page-step.ts';
+import { applyRequestSettings } from './steps/request-settings.ts';
+import { navigate, readVisibleText, scrollIntoView, settle, watchFonts, watchSubRequests } from './steps/page.ts';
 import { traced } from '../tracing.ts';
-import { stillPage } from './still.ts';
-import { loadProfile, readProfile, type ProfileUse } from './profile.ts';
-import { takeFailureCapture } from './failure-capture.ts';
-
-/** Makes the output from the page as it stands, once it is ready (a screenshot's is makeOutput). */
-export type OutputMaker = (step: PageStep) => Promise<Output>;
+import { stillPage } from './steps/still.ts';
+import { loadProfile, readProfile, type ProfileUse } from './steps/profile.ts';
+import { takeFailureCapture } from './outputs/failure-capture.ts';
 
 /** How a render is captured besides its options; every field may be left out. */
 export interface CaptureUse {

@@ -8,10 +8,10 @@ import { printOptions, sourceOptions, type SourceOptions } from '../domain/merge
 import type { RenderOptions } from '../domain/options.ts';
 import type { RenderWarning } from '../domain/warnings.ts';
 import { ServiceError } from '../errors.ts';
-import type { RenderBrowser } from './browser.ts';
+import type { RenderBrowser } from './browser/browser.ts';
 import { capturePage } from './capture.ts';
-import { mergePdfs } from './pdf-document.ts';
-import { finishesPdf, finishPdf } from './pdf-finish.ts';
+import { mergePdfs } from './outputs/pdf-document.ts';
+import { finishesPdf, finishPdf } from './outputs/pdf-finish.ts';
 
 /** Sources printed at once on one worker: its pages are shared with every other render. */
 export const MERGE_PARALLEL = 4;

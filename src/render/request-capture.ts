@@ -9,13 +9,13 @@ import type { Logger } from '../log.ts';
 import type { EgressProxy } from '../net/egress-proxy.ts';
 import { upstreamProxyOf } from '../net/upstream.ts';
 import { captureAnimation } from './animation.ts';
-import type { RenderBrowser } from './browser.ts';
+import type { RenderBrowser } from './browser/browser.ts';
 import { capturePage } from './capture.ts';
-import { makeOutput } from './output.ts';
-import { withMonitorText } from './monitor-text.ts';
+import { makeOutput } from './outputs/output.ts';
+import { withMonitorText } from './outputs/monitor-text.ts';
 import { captureMerge } from './merge.ts';
-import { askVision } from './vision.ts';
-import type { ProfileUse } from './profile.ts';
+import { askVision } from './outputs/vision.ts';
+import type { ProfileUse } from './steps/profile.ts';
 import type { ProfileStore } from '../profiles/store.ts';
 import { unknownProfile } from '../domain/profile.ts';
 

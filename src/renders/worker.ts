@@ -17,7 +17,7 @@ import type { Versioned } from '../jetstream/kv-json.ts';
 import { carrierOf } from '../jetstream/trace-headers.ts';
 import { names, type Topology } from '../jetstream/topology.ts';
 import { metrics } from '../metrics.ts';
-import type { RenderBrowser } from '../render/browser.ts';
+import type { RenderBrowser } from '../render/browser/browser.ts';
 import { requestCapture, type RequestCaptureDeps } from '../render/request-capture.ts';
 import type { Sealer } from '../secrets/sealer.ts';
 import { openRequestSecrets } from '../secrets/request-secrets.ts';

@@ -1,10 +1,10 @@
 // Process look-ups the tests and the bench make: a process by its command line, the tree below a
 // pid, and the memory of a set of pids. The product's own (listProcesses, treeMemoryMb) stay in
-// src/render/processes.ts; they are re-exported here so a test imports them from one place.
+// src/render/browser/processes.ts; they are re-exported here so a test imports them from one place.
 import { readFileSync } from 'node:fs';
-import { listProcesses } from '../../src/render/processes.ts';
+import { listProcesses } from '../../src/render/browser/processes.ts';
 
-export { listProcesses, type ProcessEntry } from '../../src/render/processes.ts';
+export { listProcesses, type ProcessEntry } from '../../src/render/browser/processes.ts';
 
 /** The pid of the first process whose command line holds every one of `args`, or null. */
 export function findProcess(args: string[], processes = listProcesses()): number | null {

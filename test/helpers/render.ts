@@ -1,7 +1,7 @@
 // What the render tests share: Chromium with a warm pool, the local fixture site, a render call
 // with test defaults, and pixel reading of the result.
 import sharp from 'sharp';
-import { BrowserHost, type BrowserHostOptions } from '../../src/render/browser.ts';
+import { BrowserHost, type BrowserHostOptions } from '../../src/render/browser/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureRoute, type FixtureSite } from '../fixtures/site.ts';

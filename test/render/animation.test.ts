@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { animateParameters, scrollEasings, type AnimationOptions } from '../../src/domain/animation.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { captureAnimation, discardRecording, RecordingTurns } from '../../src/render/animation.ts';
-import { runFfmpeg } from '../../src/render/ffmpeg.ts';
+import { runFfmpeg } from '../../src/render/outputs/ffmpeg.ts';
 import { easingCurves } from '../../src/render/in-page/scroll.ts';
 import { animationPages, bandOf, bandsHtml } from '../fixtures/animation-pages.ts';
 import type { FixtureRoute } from '../fixtures/site.ts';

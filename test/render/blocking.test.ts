@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { startEgressProxy, type EgressProxy } from '../../src/net/egress-proxy.ts';
 import { requestFailedMatched } from '../../actors/render.rules.ts';
 import { renderDefaults, type PageObservation, type RenderOptions } from '../../src/domain/options.ts';
-import { adblocker, ruleEngine } from '../../src/render/filters.ts';
+import { adblocker, ruleEngine } from '../../src/render/steps/filters.ts';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
 import {
   blockingRoutes,

@@ -4,7 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
-import { finishImage } from '../../src/render/image.ts';
+import { finishImage } from '../../src/render/outputs/image.ts';
 import { MAX_CAPTURE_PIXELS, renderDefaults } from '../../src/domain/options.ts';
 import type { RenderWarning } from '../../src/domain/warnings.ts';
 import { pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
-import { BrowserHost } from '../../src/render/browser.ts';
+import { BrowserHost } from '../../src/render/browser/browser.ts';
 import { findProcess, listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 import { CHROMIUM } from '../helpers/render.ts';
 

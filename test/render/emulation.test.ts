@@ -7,11 +7,11 @@ import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import type { CDPSession, Page } from 'playwright-core';
 import { pageMetrics } from '../../src/domain/devices.ts';
-import { applyEmulation } from '../../src/render/emulation.ts';
+import { applyEmulation } from '../../src/render/steps/emulation.ts';
 import { presetOptions } from '../../src/domain/devices.ts';
 import { renderDefaults, type PageObservation } from '../../src/domain/options.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
-import { Progress } from '../../src/render/progress.ts';
+import { Progress } from '../../src/render/browser/progress.ts';
 
 const test = suite('emulation');
 

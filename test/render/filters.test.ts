@@ -1,10 +1,10 @@
-// The blocking rules' compile (src/render/filters.ts): a rule set compiled from the installed lists
+// The blocking rules' compile (src/render/steps/filters.ts): a rule set compiled from the installed lists
 // arrives serialized from a child process, so the parsed filters never fill this process's heap.
 
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { adblocker, compileRuleSet } from '../../src/render/filters.ts';
+import { adblocker, compileRuleSet } from '../../src/render/steps/filters.ts';
 
 const test = suite('filters');
 

@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Browser, Page } from 'playwright-core';
-import { BrowserFleet } from '../../src/render/fleet.ts';
+import { BrowserFleet } from '../../src/render/browser/fleet.ts';
 import { renderDefaults } from '../../src/domain/options.ts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site.ts';
 import { CHROMIUM } from '../helpers/render.ts';

@@ -1,6 +1,6 @@
 // Text in every script a browser user meets renders as glyphs, colour emoji included, and a page's
 // language picks its own CJK face (docs/capture.md, "Fonts"): real Chromium with the fontconfig
-// file of src/render/fonts.ts, read back as pixels.
+// file of src/render/browser/fonts.ts, read back as pixels.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { fontconfigXml } from '../../src/render/fonts.ts';
+import { fontconfigXml } from '../../src/render/browser/fonts.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('fonts');

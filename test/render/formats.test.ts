@@ -8,11 +8,11 @@ import sharp from 'sharp';
 import type { CDPSession, Page } from 'playwright-core';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { wantsMetadata } from '../../src/domain/metadata.ts';
-import { makeOutput } from '../../src/render/output.ts';
-import { capture } from '../../src/render/screenshot.ts';
+import { makeOutput } from '../../src/render/outputs/output.ts';
+import { capture } from '../../src/render/outputs/screenshot.ts';
 import { formatPages, SCRIPTED_TEXT, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
-import { Progress } from '../../src/render/progress.ts';
+import { Progress } from '../../src/render/browser/progress.ts';
 
 const test = suite('output formats and metadata');
 

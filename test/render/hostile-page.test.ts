@@ -12,12 +12,12 @@ import { renderDefaults, type PageObservation, type RenderOptions } from '../../
 import { ServiceError } from '../../src/errors.ts';
 import { checkTargetUrl } from '../../src/net/target.ts';
 import { captureAnimation, discardRecording } from '../../src/render/animation.ts';
-import type { TargetCheck } from '../../src/render/choreography.ts';
-import { navigate } from '../../src/render/steps.ts';
+import type { TargetCheck } from '../../src/render/steps/choreography.ts';
+import { navigate } from '../../src/render/steps/page.ts';
 import { hostilePages, LIAR_COLOUR } from '../fixtures/hostile-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { pixelAt } from '../helpers/video.ts';
-import { imageSize } from '../../src/render/image.ts';
+import { imageSize } from '../../src/render/outputs/image.ts';
 
 const test = suite('the page is hostile');
 const WIDTH = 320;

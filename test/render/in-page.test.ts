@@ -1,5 +1,5 @@
 // Code that runs in the page lives in src/render/in-page/, type-checked with the DOM library and
-// without Node's; the render steps hand it over as functions and speak CDP through src/render/cdp.ts.
+// without Node's; the render steps hand it over as functions and speak CDP through src/render/browser/cdp.ts.
 
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { inPage, inPageSource } from '../../src/render/in-page.ts';
+import { inPage, inPageSource } from '../../src/render/browser/in-page.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const render = path.join(root, 'src/render');

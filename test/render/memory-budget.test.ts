@@ -9,7 +9,7 @@ import {
   type BudgetedPage,
   type BudgetedPool,
   type Compaction,
-} from '../../src/render/memory-budget.ts';
+} from '../../src/render/browser/memory-budget.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = suite('MemoryBudget');

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { BrowserHost } from '../../src/render/browser.ts';
+import { BrowserHost } from '../../src/render/browser/browser.ts';
 import { capturePage } from '../../src/render/capture.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { CHROMIUM } from '../helpers/render.ts';

@@ -3,8 +3,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { capturePage } from '../../src/render/capture.ts';
-import { MONITOR_TEXT_LIMIT, withMonitorText } from '../../src/render/monitor-text.ts';
-import { makeOutput } from '../../src/render/output.ts';
+import { MONITOR_TEXT_LIMIT, withMonitorText } from '../../src/render/outputs/monitor-text.ts';
+import { makeOutput } from '../../src/render/outputs/output.ts';
 import { renderDefaults } from '../../src/domain/options.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 

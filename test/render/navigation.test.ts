@@ -5,8 +5,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../src/errors.ts';
-import { cdp } from '../../src/render/cdp.ts';
-import { gotoDocument, mainFrameUrl } from '../../src/render/playwright.ts';
+import { cdp } from '../../src/render/browser/cdp.ts';
+import { gotoDocument, mainFrameUrl } from '../../src/render/browser/playwright.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('navigation');

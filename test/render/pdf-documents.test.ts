@@ -13,8 +13,8 @@ import { sourceDifference } from '../../src/domain/merge.ts';
 import type { RenderOptions } from '../../src/domain/options.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { captureMerge } from '../../src/render/merge.ts';
-import { mergePdfs } from '../../src/render/pdf-document.ts';
-import { finishPdf } from '../../src/render/pdf-finish.ts';
+import { mergePdfs } from '../../src/render/outputs/pdf-document.ts';
+import { finishPdf } from '../../src/render/outputs/pdf-finish.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('pdf documents');

@@ -4,8 +4,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Browser } from 'playwright-core';
-import { cdp } from '../../src/render/cdp.ts';
-import { batchPipeWrites, chromium } from '../../src/render/playwright.ts';
+import { cdp } from '../../src/render/browser/cdp.ts';
+import { batchPipeWrites, chromium } from '../../src/render/browser/playwright.ts';
 import { CHROMIUM } from '../helpers/render.ts';
 
 const test = suite('one write a turn on the pipe to Chromium');

@@ -1,12 +1,12 @@
-// /proc files kept open and read again (src/render/processes.ts ProcFile), and the renderer
+// /proc files kept open and read again (src/render/browser/processes.ts ProcFile), and the renderer
 // memory watch that reads them many times a second without leaving a file open behind it.
 
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ProcFile, TreeMemory, treeMemoryMb } from '../../src/render/processes.ts';
-import { RendererMemoryWatch } from '../../src/render/renderer-memory.ts';
+import { ProcFile, TreeMemory, treeMemoryMb } from '../../src/render/browser/processes.ts';
+import { RendererMemoryWatch } from '../../src/render/browser/renderer-memory.ts';
 import { listProcesses, processTree, pssMb } from '../helpers/processes.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { waitFor } from '../helpers/wait.ts';

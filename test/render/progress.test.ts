@@ -1,9 +1,9 @@
-// The contract of a render step (src/render/progress.ts): one deadline, one undo stack, one rule
+// The contract of a render step (src/render/browser/progress.ts): one deadline, one undo stack, one rule
 // for a failed undo; and withPage keeps it, discarding a page whose undo failed.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Progress } from '../../src/render/progress.ts';
+import { Progress } from '../../src/render/browser/progress.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { waitFor } from '../helpers/wait.ts';
 

@@ -14,7 +14,7 @@ import {
 } from '../../src/domain/animation.ts';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { captureAnimation, discardRecording } from '../../src/render/animation.ts';
-import { RECORDING_TIME } from '../../src/render/recorder.ts';
+import { RECORDING_TIME } from '../../src/render/outputs/recorder.ts';
 import { noisePages } from '../fixtures/noise-page.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { probe } from '../helpers/video.ts';

@@ -5,10 +5,10 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BrowserHost } from '../../src/render/browser.ts';
+import { BrowserHost } from '../../src/render/browser/browser.ts';
 import { listProcesses, processTree } from '../helpers/processes.ts';
-import { chromium } from '../../src/render/playwright.ts';
-import { sandboxFailure, SandboxError } from '../../src/render/sandbox.ts';
+import { chromium } from '../../src/render/browser/playwright.ts';
+import { sandboxFailure, SandboxError } from '../../src/render/browser/sandbox.ts';
 import { CHROMIUM, startRenderRig, type RenderRig } from '../helpers/render.ts';
 
 const test = suite('the browser in its sandbox');

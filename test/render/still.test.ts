@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { chromium } from '../../src/render/playwright.ts';
+import { chromium } from '../../src/render/browser/playwright.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { stillPages } from '../fixtures/still-pages.ts';
 import { CHROMIUM, near, startRenderRig, type RenderRig } from '../helpers/render.ts';

@@ -6,12 +6,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import type { CDPSession, Page } from 'playwright-core';
-import { applyEmulation } from '../../src/render/emulation.ts';
+import { applyEmulation } from '../../src/render/steps/emulation.ts';
 import { renderDefaults } from '../../src/domain/options.ts';
-import { splitSelectorList } from '../../src/render/page-actions.ts';
+import { splitSelectorList } from '../../src/render/steps/page-actions.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import type { FixtureRoute } from '../fixtures/site.ts';
-import { Progress } from '../../src/render/progress.ts';
+import { Progress } from '../../src/render/browser/progress.ts';
 
 const test = suite('take options on one render');
 let rig: RenderRig;

@@ -15,7 +15,7 @@ import type { Delivery } from '../../src/jetstream/consume.ts';
 import { listenDone, readRenderDone, type RenderResult } from '../../src/renders/done.ts';
 import { PENDING_REVISION_HEADER, RenderRecords, REPLAY_HEADER } from '../../src/renders/records.ts';
 import { ensureTopology, names, type Topology } from '../../src/jetstream/topology.ts';
-import type { BrowserHost } from '../../src/render/browser.ts';
+import type { BrowserHost } from '../../src/render/browser/browser.ts';
 import { renderMessages, startRenderWorker } from '../../src/renders/worker.ts';
 import { startNats, type NatsServer } from '../helpers/stack.ts';
 import { kvReads } from '../helpers/kv-reads.ts';

@@ -1,5 +1,5 @@
 // The dashboard's one stylesheet and its one script (copy buttons, the playground's in-page render; every page works without it).
-import { inPageSource } from '../../render/in-page.ts';
+import { inPageSource } from '../../render/browser/in-page.ts';
 import { dashboardScript } from './in-page/script.ts';
 
 /** Served at /dashboard/assets/style.css. */

@@ -9,7 +9,7 @@ import { rawQueryString } from '../auth.ts';
 import type { Workspace } from '../../workspaces/workspace.ts';
 import type { Dashboard } from './context.ts';
 import { takeFormats } from '../../domain/formats.ts';
-import { unwritableFormat } from '../../render/image.ts';
+import { unwritableFormat } from '../../render/outputs/image.ts';
 import {
   choicesQuery,
   modeOf,

@@ -1,4 +1,4 @@
-// In the page, for the blocking (src/render/blocking.ts).
+// In the page, for the blocking (src/render/steps/blocking.ts).
 
 /** Replaces WebSocket in a document by a constructor that refuses as the browser does a blocked address. */
 export function refuseWebSockets(): void {
@@ -32,7 +32,7 @@ export type Hiding = { css: string; heuristics: boolean; collapse: string[] };
 
 /**
  * Adds `css` (one style element), hides the elements whose source is in `collapse`, and, with
- * `heuristics`, fixed overlays (see hideOnPage in src/render/blocking.ts), lifting the scroll lock
+ * `heuristics`, fixed overlays (see hideOnPage in src/render/steps/blocking.ts), lifting the scroll lock
  * they leave.
  */
 export function hideOverlays({ css, heuristics, collapse }: Hiding): void {

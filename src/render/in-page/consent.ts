@@ -1,4 +1,4 @@
-// In every document of a render with block_cookie_banners, before autoconsent (src/render/consent.ts).
+// In every document of a render with block_cookie_banners, before autoconsent (src/render/steps/consent.ts).
 
 /** The messages of autoconsent this page side answers or passes on. */
 type AutoconsentMessage =

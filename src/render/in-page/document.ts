@@ -1,4 +1,4 @@
-// In the page, for the document outputs (src/render/document.ts).
+// In the page, for the document outputs (src/render/outputs/document.ts).
 
 /** The page's main content: its title and its HTML. */
 export type Article = { title: string; content: string };

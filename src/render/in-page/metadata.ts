@@ -1,4 +1,4 @@
-// In the page, for the metadata_* options (src/render/metadata.ts).
+// In the page, for the metadata_* options (src/render/outputs/metadata.ts).
 import type { OpenGraph } from '../../domain/metadata.ts';
 
 /** Which facts to read. */

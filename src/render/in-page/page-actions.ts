@@ -1,4 +1,4 @@
-// In the page, for the page actions (src/render/page-actions.ts).
+// In the page, for the page actions (src/render/steps/page-actions.ts).
 
 /** Removes `node` from its document (a style element a render added). */
 export function removeNode(node: Element): void {

@@ -1,4 +1,4 @@
-// In every document of a page's context under the headless shell (asChromeShows, src/render/pool.ts).
+// In every document of a page's context under the headless shell (asChromeShows, src/render/browser/pool.ts).
 
 /**
  * Makes Notification.permission read "default", as Chromium reads a notification permission held at

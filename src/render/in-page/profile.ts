@@ -1,4 +1,4 @@
-// In the page, for profiles (src/render/profile.ts); run in an isolated world, sharing the origin's storage.
+// In the page, for profiles (src/render/steps/profile.ts); run in an isolated world, sharing the origin's storage.
 
 /** One origin's local storage items, as a profile keeps them. */
 export type OriginStorage = { origin: string; localStorage: { name: string; value: string }[] };

@@ -1,4 +1,4 @@
-// In the page, for the capture (src/render/screenshot.ts). The full-page work is one function, so
+// In the page, for the capture (src/render/outputs/screenshot.ts). The full-page work is one function, so
 // that its parts share the search for an app shell's scroller: a function runs in the page alone,
 // without the module it was written in.
 
@@ -128,7 +128,7 @@ export async function fullPage(
 /**
  * Moves the page's bottom bars (fixed or sticky boxes whose bottom is the viewport's, in its
  * lower half) to the bottom of a capture `captureHeight` CSS px tall (see pinBottomBars in
- * src/render/screenshot.ts).
+ * src/render/outputs/screenshot.ts).
  */
 export function pinBottomBars(captureHeight: number): void {
   const shift = captureHeight - innerHeight;

@@ -1,4 +1,4 @@
-// In the page, for an animation's scroll scenario (src/render/choreography.ts).
+// In the page, for an animation's scroll scenario (src/render/steps/choreography.ts).
 
 /** The scroll plan scrollPage follows; times in ms from its start, null when not asked for. */
 export interface ScrollPlan {

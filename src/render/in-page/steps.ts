@@ -1,4 +1,4 @@
-// In the page, for the page steps (src/render/steps.ts).
+// In the page, for the page steps (src/render/steps/page.ts).
 
 /**
  * True once the document's fonts are ready to draw, false when `ms` pass first. A layout is made

@@ -1,4 +1,4 @@
-// In the page, for still captures (src/render/still.ts); run in an isolated world, sharing the DOM only.
+// In the page, for still captures (src/render/steps/still.ts); run in an isolated world, sharing the DOM only.
 
 /** What holdStill did: how many animations it stopped and videos it paused. */
 export type Stilled = { animations: number; videos: number };

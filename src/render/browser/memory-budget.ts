@@ -1,0 +1,167 @@
+// The memory budget warm pages are kept within (RENDER_MEMORY_BUDGET): Chromium's memory read from
+// /proc at most every MEASURE_EVERY_MS while renders come and go, estimated in between, and idle
+// pages made smaller, then closed, least recently used first, across every pool that shares it (one
+// per browser of a worker: src/render/browser/fleet.ts).
+
+/**
+ * How far an idle page has been made smaller since its last render: its renderer's garbage
+ * collected (what the render left in its heap), then its viewport shrunk to one pixel as well.
+ */
+export type Compaction = 'none' | 'collected' | 'shrunk';
+
+/** What the budget reads of a warm page (pool.ts's WarmPage). */
+export interface BudgetedPage {
+  lastUsed: number;
+  compaction: Compaction;
+}
+
+/** What the budget asks of a pool whose pages it bounds. */
+export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
+  /** Pages open now (idle, busy or being wiped). */
+  readonly size: number;
+  /** The pool's idle pages, in any order. */
+  idlePages(): Page[];
+  /** Makes an idle page smaller by the next step: its renderer's garbage collected, else its viewport shrunk. */
+  compact(warm: Page): void;
+  /** Closes a page. */
+  discard(warm: Page): Promise<void>;
+}
+
+// Chromium's memory is read at most this often, and only while renders come and go.
+const MEASURE_EVERY_MS = 2000;
+
+// What each step of compaction frees until the next reading says (docs/performance.md, "Many workspaces": collecting
+// the garbage a light render left ≈ 10 MB, a one-pixel viewport ≈ 3.5 MB more; counted low, as
+// a render may leave less).
+const COLLECTED_MB = 6;
+const SHRUNK_MB = 3;
+
+/**
+ * What a warm page adds to Chromium's memory until the next reading says (docs/performance.md:
+ * ≈ 36 MB idle, more while it renders).
+ */
+export const PAGE_MB = 40;
+
+// The part of the memory budget idle pages may fill: the rest is room for the pages that are
+// rendering, which grow as they do, between two readings (with 85 %, Chromium's peak with many
+// workspaces read up to 1,081 MB of a 1,024 MB budget: docs/performance.md).
+const FILL = 0.8;
+
+/** One budget, read from Chromium's processes, over the pages of every pool that joins it. */
+export class MemoryBudget {
+  readonly #limitMb: () => number;
+  readonly #measureMb: () => Promise<number | null>;
+  readonly #pools = new Set<BudgetedPool>();
+  #measuring = false;
+  #measuredAt = 0;
+  #memoryMb: number | null = null;
+  // Pages open at the last reading, and what compaction freed since: both move the estimate (#estimateMb).
+  #pagesAtReading = 0;
+  #compactedMbSinceReading = 0;
+
+  /** `limitMb`: the budget in MB (read each time); `measureMb`: Chromium's memory now, PSS, MB (null: unknown). */
+  constructor(limitMb: () => number, measureMb: () => Promise<number | null>) {
+    this.#limitMb = limitMb;
+    this.#measureMb = measureMb;
+  }
+
+  join(pool: BudgetedPool): void {
+    this.#pools.add(pool);
+  }
+
+  /** A pool whose browser is gone: its pages no longer count. */
+  leave(pool: BudgetedPool): void {
+    this.#pools.delete(pool);
+  }
+
+  /** Chromium's memory at the last reading, MB (null when not read yet or not readable). */
+  get memoryMb(): number | null {
+    return this.#memoryMb;
+  }
+
+  /** True when `moreMb` fits beside the estimate in the part of the budget idle pages fill (FILL). */
+  fits(moreMb: number): boolean {
+    return (this.#estimateMb() ?? 0) + moreMb <= this.#limitMb() * FILL;
+  }
+
+  /**
+   * Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and compacts or
+   * closes idle pages until the estimate is back within the budget's FILL (fit).
+   */
+  measure(): void {
+    if (this.#measuring || Date.now() - this.#measuredAt < MEASURE_EVERY_MS) return;
+    this.#measuring = true;
+    const pages = this.#pages();
+    const compactedMb = this.#compactedMbSinceReading;
+    this.#measureMb()
+      .then(
+        (mb) => {
+          this.#memoryMb = mb;
+          this.#pagesAtReading = pages;
+          // Compactions made while it was read are not in the reading.
+          this.#compactedMbSinceReading -= compactedMb;
+          this.fit(0);
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#measuring = false;
+        this.#measuredAt = Date.now();
+      });
+  }
+
+  /**
+   * Makes idle pages smaller, then closes them, until the estimate plus `moreMb` is within the
+   * budget's FILL: each idle page, least recently used first whichever pool holds it, takes one
+   * step: its renders' garbage collected (its workspace's next render pays nothing for it), else
+   * its viewport shrunk (the next render pays a resize and a repaint), else it is closed (the next
+   * render pays a new renderer). Where one step each is not enough, those made smaller are closed too.
+   */
+  fit(moreMb: number): void {
+    const idle = this.#idle();
+    const compacted = new Map<BudgetedPage, number>();
+    for (const { pool, warm } of idle) {
+      if (this.fits(moreMb)) return;
+      if (warm.compaction === 'shrunk') void pool.discard(warm);
+      else compacted.set(warm, this.#compact(pool, warm));
+    }
+    for (const { pool, warm } of idle) {
+      if (this.fits(moreMb)) return;
+      const mb = compacted.get(warm);
+      if (mb === undefined) continue;
+      // What its step was counted to free no longer counts: the page does, as it closes.
+      this.#compactedMbSinceReading -= mb;
+      void pool.discard(warm);
+    }
+  }
+
+  // Every pool's idle pages, least recently used first.
+  #idle(): { pool: BudgetedPool; warm: BudgetedPage }[] {
+    return [...this.#pools]
+      .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
+      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
+  }
+
+  // Takes a page's next step of compaction; what it is counted to free.
+  #compact(pool: BudgetedPool, warm: BudgetedPage): number {
+    const mb = warm.compaction === 'none' ? COLLECTED_MB : SHRUNK_MB;
+    this.#compactedMbSinceReading += mb;
+    pool.compact(warm);
+    return mb;
+  }
+
+  // Chromium's memory now, estimated: the last reading, moved by PAGE_MB for each page opened or
+  // closed since and by what each step of compaction frees (COLLECTED_MB, SHRUNK_MB), so that a
+  // burst between two readings counts at once.
+  #estimateMb(): number | null {
+    if (this.#memoryMb === null) return null;
+    const opened = this.#pages() - this.#pagesAtReading;
+    return this.#memoryMb + opened * PAGE_MB - this.#compactedMbSinceReading;
+  }
+
+  #pages(): number {
+    let pages = 0;
+    for (const pool of this.#pools) pages += pool.size;
+    return pages;
+  }
+}

@@ -1,0 +1,407 @@
+// Warm contexts and pages, each dedicated to one workspace: a render takes a page that is already
+// open and gives it back wiped of every trace of the render before the next render gets it.
+// Opening a page costs a renderer process (~200 ms here); wiping one costs a few CDP calls.
+// Pages are kept by recent use within a memory budget read from Chromium's processes (where it
+// runs short, idle pages are first made smaller, then closed), and once several workspaces render,
+// blank pages that nobody has used wait for a workspace's first render.
+
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { askBrowserOnce, cdp } from './cdp.ts';
+import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
+import { inPageSource } from './in-page.ts';
+import { notificationsAtPrompt } from '../in-page/permissions.ts';
+import { MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
+import { gotoDocument, watchContextRequests } from './playwright.ts';
+import { metrics } from '../../metrics.ts';
+
+// Pages opened on a render's path and ahead of one, counted where each is opened.
+const openedForRender = metrics.pagesOpened.labels({ for: 'render' });
+const openedAsSpare = metrics.pagesOpened.labels({ for: 'spare' });
+
+/** One warm context with its one page, dedicated to `key` (null: never used, any workspace may claim it). */
+export interface WarmPage {
+  key: string | null;
+  deviceScaleFactor: number;
+  context: BrowserContext;
+  page: Page;
+  /** A CDP session on `page`, kept for the page's life so a capture need not open one. */
+  session: CDPSession;
+  state: 'idle' | 'busy' | 'wiping';
+  /** Settles once a wipe in progress ends. */
+  wiped: Promise<void>;
+  renders: number;
+  lastUsed: number;
+  /** Origins of every request since the last wipe: where storage may have been written. */
+  origins: Set<string>;
+  /** Origins of documents (frames) since the last wipe, requested or not: their storage is cleared too. */
+  documentOrigins: Set<string>;
+  /** Made smaller while idle (PagePool.compact) since its last render. */
+  compaction: Compaction;
+}
+
+/** How the pool is sized. */
+export interface PoolOptions {
+  /** Warm pages kept at most (busy ones beyond it are closed when released). */
+  maxPages: number;
+  /** Renders on one context before it is closed and replaced. */
+  maxRenders: number;
+  /**
+   * Memory Chromium may hold with its warm pages, in MB, read with `measureMb`: idle pages fill at
+   * most 80 % of it, past which they are made smaller (PagePool.compact), then closed
+   * (src/render/browser/memory-budget.ts, docs/performance.md). Unset: only `maxPages` counts.
+   */
+  memoryBudgetMb?: number;
+  /** Chromium's memory now (the browser and every process below it, PSS), in MB; null when unknown. */
+  measureMb?: () => Promise<number | null>;
+  /** A budget shared with other browsers' pools, in place of `memoryBudgetMb` and `measureMb`. */
+  budget?: MemoryBudget;
+  /** Blank pages kept ready once several workspaces render (default 2). */
+  spares?: number;
+}
+
+// Permissions held at "ask" for every origin of a warm context: a page's request (auto-denied in
+// headless) cannot leave a decision behind for the next render. Names Chromium does not know are skipped.
+const PERMISSIONS = [
+  'notifications',
+  'geolocation',
+  'camera',
+  'microphone',
+  'midi',
+  'clipboard-read',
+  'clipboard-write',
+  'background-sync',
+  'persistent-storage',
+  'storage-access',
+  'idle-detection',
+  'window-management',
+  'local-fonts',
+];
+
+// A wipe is a few CDP calls; one that takes longer faces a page keeping its renderer busy, whose
+// calls may never be answered: the page is closed instead of waited for.
+const WIPE_LIMIT_MS = 5000;
+
+/** Warm pages of one browser, keyed by workspace and device scale factor. */
+export class PagePool implements BudgetedPool<WarmPage> {
+  readonly #browser: Browser;
+  readonly #options: PoolOptions;
+  readonly #pages = new Set<WarmPage>();
+  #spare: Promise<void> | null = null;
+  // Spare pages being opened by #topUp.
+  #sparesOpening = 0;
+  // The last workspace that asked, and whether more than one has: only then are spares kept.
+  #lastKey: string | null = null;
+  #severalWorkspaces = false;
+  readonly #budget: MemoryBudget | null;
+
+  constructor(browser: Browser, options: PoolOptions) {
+    this.#browser = browser;
+    this.#options = options;
+    const { measureMb } = options;
+    this.#budget =
+      options.budget ??
+      (measureMb && options.memoryBudgetMb !== undefined
+        ? new MemoryBudget(() => this.#options.memoryBudgetMb ?? Number.POSITIVE_INFINITY, measureMb)
+        : null);
+    this.#budget?.join(this);
+  }
+
+  /** The browser is gone: this pool's pages no longer count in a budget it shares. */
+  leaveBudget(): void {
+    this.#budget?.leave(this);
+  }
+
+  /** Opens one unclaimed page at scale 1, so the first render (of a new workspace) does not pay for it. */
+  async prewarm(): Promise<void> {
+    if ([...this.#pages].some((warm) => warm.key === null) || this.#pages.size >= this.#options.maxPages) return;
+    this.#spare ??= this.#open(null, 1)
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.#spare = null));
+    await this.#spare;
+  }
+
+  /** A page for `key`: an idle one of that key, one being wiped, the unclaimed spare, or a new one. */
+  async acquire(key: string, deviceScaleFactor: number): Promise<WarmPage> {
+    const fits = (warm: WarmPage) => warm.deviceScaleFactor === deviceScaleFactor;
+    if (this.#lastKey !== null && this.#lastKey !== key) this.#severalWorkspaces = true;
+    this.#lastKey = key;
+    for (;;) {
+      const pages = [...this.#pages].filter(fits);
+      // The most recently used: the least likely to have been compacted, and it leaves the others
+      // least recently used, first to be compacted and closed.
+      const idle = pages
+        .filter((warm) => warm.key === key && warm.state === 'idle')
+        .reduce<WarmPage | undefined>(
+          (latest, warm) => (latest && latest.lastUsed >= warm.lastUsed ? latest : warm),
+          undefined,
+        );
+      if (idle) return this.#claim(idle, key);
+      const wiping = pages.find((warm) => warm.key === key && warm.state === 'wiping');
+      if (wiping) {
+        await wiping.wiped;
+        continue;
+      }
+      const spare = pages.find((warm) => warm.key === null && warm.state === 'idle');
+      if (spare) {
+        // Spares only where several workspaces render: a worker serving one keeps no unclaimed
+        // page (a renderer, ≈ 20 MB) at idle, and a second workspace's first render opens them.
+        const claimed = this.#claim(spare, key);
+        this.#topUp();
+        return claimed;
+      }
+      this.#evictIdle();
+      const opened = this.#claim(await this.#open(key, deviceScaleFactor), key);
+      this.#topUp();
+      return opened;
+    }
+  }
+
+  /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
+  release(warm: WarmPage): void {
+    this.#budget?.measure();
+    if (warm.renders >= this.#options.maxRenders || this.#pages.size > this.#options.maxPages) {
+      this.discard(warm);
+      return;
+    }
+    warm.state = 'wiping';
+    warm.wiped = withinLimit(wipe(warm), 'wipe').then(
+      () => {
+        warm.state = 'idle';
+        warm.lastUsed = Date.now();
+      },
+      () => this.discard(warm),
+    );
+  }
+
+  /**
+   * Makes an idle page smaller by one step: its renderer's garbage collected, or once it has been,
+   * its viewport shrunk to one pixel (the next render sizes it again: browser.ts, withPage).
+   * Meanwhile it counts as being wiped (acquire waits for it).
+   */
+  compact(warm: WarmPage): void {
+    warm.state = 'wiping';
+    warm.compaction = warm.compaction === 'none' ? 'collected' : 'shrunk';
+    warm.wiped = withinLimit(compactionStep(warm), 'compaction').then(
+      () => void (warm.state = 'idle'),
+      () => this.discard(warm),
+    );
+  }
+
+  /** Forgets a page and closes its context (after an error, a timeout, or when the pool shrinks). */
+  discard(warm: WarmPage): Promise<void> {
+    this.#pages.delete(warm);
+    return warm.context.close().catch(() => {});
+  }
+
+  /** Idle pages of `key` at `deviceScaleFactor`: renders of that key that would start on one at once. */
+  idleCount(key: string, deviceScaleFactor: number): number {
+    return this.pageCount(key, deviceScaleFactor, 'idle');
+  }
+
+  /** Pages of `key` at `deviceScaleFactor`, in `state` or in any. */
+  pageCount(key: string, deviceScaleFactor: number, state?: WarmPage['state']): number {
+    let count = 0;
+    for (const warm of this.#pages)
+      if (
+        warm.key === key &&
+        warm.deviceScaleFactor === deviceScaleFactor &&
+        (state === undefined || warm.state === state)
+      )
+        count += 1;
+    return count;
+  }
+
+  /** Pages currently open (idle, busy or being wiped). */
+  get size(): number {
+    return this.#pages.size;
+  }
+
+  /** Blank pages (never used by anyone) open and waiting for a workspace's first render. */
+  get spares(): number {
+    return [...this.#pages].filter((warm) => warm.key === null).length;
+  }
+
+  /** Chromium's memory at the budget's last reading, MB (null when not read yet or not readable). */
+  get memoryMb(): number | null {
+    return this.#budget?.memoryMb ?? null;
+  }
+
+  /** Idle pages, in any order (the budget's choice of which to compact or close). */
+  idlePages(): WarmPage[] {
+    return [...this.#pages].filter((warm) => warm.state === 'idle');
+  }
+
+  // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
+  // one at a time in the background, so that a workspace without a warm page need not wait for a
+  // new context and renderer. Called once a render has taken a spare or opened a page: where the
+  // budget is full, idle pages make room for the spare first, least recently used first, as they
+  // would for the next new workspace's render (on its path); none while busy pages fill the budget.
+  #topUp(): void {
+    if (!this.#severalWorkspaces || this.#sparesOpening > 0) return;
+    const ready = [...this.#pages].filter((warm) => warm.key === null).length;
+    if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
+    if (this.#budget && !this.#budget.fits(PAGE_MB)) {
+      this.#budget.fit(PAGE_MB);
+      if (!this.#budget.fits(PAGE_MB)) return;
+    }
+    this.#sparesOpening += 1;
+    void this.#open(null, 1).then(
+      () => {
+        this.#sparesOpening -= 1;
+        this.#topUp();
+      },
+      () => void (this.#sparesOpening -= 1),
+    );
+  }
+
+  #claim(warm: WarmPage, key: string): WarmPage {
+    warm.compaction = 'none';
+    warm.key = key;
+    warm.state = 'busy';
+    warm.renders += 1;
+    return warm;
+  }
+
+  // Makes room for one more page: closes the least recently used idle page at the page count's
+  // bound, then as many as it takes for one more page to fit in the budget.
+  #evictIdle(): void {
+    if (this.#pages.size >= this.#options.maxPages) {
+      const [oldest] = this.idlePages().sort((a, b) => a.lastUsed - b.lastUsed);
+      if (oldest) void this.discard(oldest);
+    }
+    this.#budget?.fit(PAGE_MB);
+  }
+
+  async #open(key: string | null, deviceScaleFactor: number): Promise<WarmPage> {
+    (key === null ? openedAsSpare : openedForRender).inc();
+    const context = await this.#browser.newContext({
+      viewport: { width: 1280, height: 720 },
+      deviceScaleFactor,
+      acceptDownloads: false,
+      serviceWorkers: 'block',
+      ignoreHTTPSErrors: false,
+      javaScriptEnabled: true,
+    });
+    try {
+      const page = await context.newPage();
+      const session = await context.newCDPSession(page);
+      await Promise.all([holdPermissionsAtPrompt(session), asChromeShows(this.#browser, context, session)]);
+      const warm: WarmPage = {
+        key,
+        deviceScaleFactor,
+        context,
+        page,
+        session,
+        state: 'idle',
+        wiped: Promise.resolve(),
+        renders: 0,
+        lastUsed: Date.now(),
+        origins: new Set(),
+        documentOrigins: new Set(),
+        // Nothing rendered yet, nothing to collect (a blank spare is shrunk, then closed, if need be).
+        compaction: 'collected',
+      };
+      watchContextRequests(context, (url) => addOrigin(warm.origins, url));
+      context.on('framenavigated', (frame) => addOrigin(warm.documentOrigins, frame.url()));
+      page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+      this.#pages.add(warm);
+      return warm;
+    } catch (error) {
+      await context.close().catch(() => {});
+      throw error;
+    }
+  }
+}
+
+// Whether each browser is the headless shell (its product: HeadlessChrome/…), asked once.
+const headlessShells = new WeakMap<Browser, Promise<boolean>>();
+
+function isHeadlessShell(browser: Browser): Promise<boolean> {
+  return askBrowserOnce(headlessShells, browser, async ({ Browser }) =>
+    (await Browser.getVersion()).product.startsWith('HeadlessChrome/'),
+  );
+}
+
+/**
+ * Makes a new page of `context` show what the full Chrome shows it, in the headless shell too
+ * (docs/browser.md): the CJK scripts' families as Chrome's defaults give them (fonts.ts; once per
+ * page, they hold for its life, across navigations to other sites too) and, under the shell, which
+ * has no notification service and answers "denied" whatever the permission, Notification.permission
+ * as Chrome reads it (notificationsAtPrompt).
+ */
+export async function asChromeShows(browser: Browser, context: BrowserContext, session: CDPSession): Promise<void> {
+  await Promise.all([
+    cdp(session).Page.setFontFamilies({ fontFamilies: {}, forScripts: SCRIPT_FONT_FAMILIES }),
+    isHeadlessShell(browser).then(async (shell) => {
+      if (shell) await context.addInitScript(inPageSource(notificationsAtPrompt));
+    }),
+  ]);
+}
+
+// Settles as `work` does, or rejects once WIPE_LIMIT_MS pass: the page is then closed, not waited for.
+function withinLimit(work: Promise<void>, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took too long`)), WIPE_LIMIT_MS)),
+  );
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+// The step of compaction `warm.compaction` names: a full garbage collection of the page's renderer
+// (what the last render left in its heap), or a one-pixel viewport, so that the compositor lets go
+// of the page's frame buffers.
+async function compactionStep(warm: WarmPage): Promise<void> {
+  if (warm.compaction === 'collected') await cdp(warm.session).HeapProfiler.collectGarbage();
+  else await warm.page.setViewportSize({ width: 1, height: 1 });
+}
+
+async function holdPermissionsAtPrompt(session: CDPSession): Promise<void> {
+  const { Browser, Target } = cdp(session);
+  const { targetInfo } = await Target.getTargetInfo();
+  const browserContextId = targetInfo.browserContextId;
+  await Promise.all(
+    PERMISSIONS.map((name) =>
+      Browser.setPermission({ permission: { name }, setting: 'prompt', browserContextId }).catch(() => {}),
+    ),
+  );
+}
+
+function addOrigin(origins: Set<string>, url: string): void {
+  if (url.startsWith('http://') || url.startsWith('https://')) origins.add(new URL(url).origin);
+}
+
+/**
+ * Removes every trace of the last render from a warm page and its context: extra pages, the
+ * document, the navigation history, session and local storage, IndexedDB, Cache Storage, service
+ * workers, cookies and the HTTP cache. Permissions never change (see PERMISSIONS).
+ */
+export async function wipe(warm: WarmPage): Promise<void> {
+  const { context, page, session } = warm;
+  await Promise.all(
+    context
+      .pages()
+      .filter((other) => other !== page)
+      .map((other) => other.close()),
+  );
+  // Storage is cleared once the page has left: what its unload handlers write is cleared with the rest.
+  await gotoDocument(page, 'about:blank', 'load', (url) => cdp(session).Page.navigate({ url }));
+  // The rest is independent of each other: sent at once, answered in one round trip's time.
+  // Storage.clearDataForOrigin ('all') clears the origin's session storage as well as its local storage.
+  // Network.clearBrowserCookies clears the whole context's cookies (what context.clearCookies does).
+  const origins = new Set([...warm.origins, ...warm.documentOrigins]);
+  const { Network, Page, Runtime, Storage } = cdp(session);
+  await Promise.all([
+    // The back/forward list would let the next render's scripts go back to this one's pages.
+    Page.resetNavigationHistory(),
+    // window.name outlives navigations; about:blank has no script of the page's to see this.
+    Runtime.evaluate({ expression: 'window.name = ""' }),
+    ...[...origins].map((origin) => Storage.clearDataForOrigin({ origin, storageTypes: 'all' })),
+    Network.clearBrowserCache(),
+    Network.clearBrowserCookies(),
+  ]);
+  warm.origins.clear();
+  warm.documentOrigins.clear();
+}
