@@ -10,7 +10,7 @@ import { cdp, openCdp } from '../browser/cdp.ts';
 import { inPage } from '../browser/in-page.ts';
 import { type Article, readArticle, readDocumentFacts } from '../in-page/document.ts';
 import { evaluateIsolated } from '../browser/playwright.ts';
-import { documentSize, letOutScroller } from './screenshot.ts';
+import { documentSize, letOutScroller } from './full-page.ts';
 import type { PageFacts } from './pdf-finish.ts';
 import { untilAborted } from '../steps/page.ts';
 
