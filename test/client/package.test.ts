@@ -223,7 +223,7 @@ pkg("the package's options are the checkout's: the same type for every row of th
   const check = path.join(root, 'dist/client-build/equal.ts');
   writeFileSync(
     check,
-    `import type * as built from './index.js';
+    `import type * as built from '../client/index.js';
 import type * as source from '../../src/client/options.ts';
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 export const take: Equal<built.TakeOptions, source.TakeOptions> = true;
