@@ -586,7 +586,7 @@ const rows = [
     group: 'capture',
     role: 'option',
     description:
-      'Before a full-page capture, scroll down in steps so that lazy content loads, then back to the top. A step waits only while the page loads what it brought into view.',
+      'Before a full-page capture, scroll down in steps so that lazy content loads, then back to the top. A step waits only while the page loads what it brought into view; at the default delay, a page with nothing that loads on scroll (no lazy image or frame, no IntersectionObserver, no scroll listener) is not scrolled.',
   },
   {
     name: 'full_page_scroll_delay',

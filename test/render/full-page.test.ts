@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import sharp from 'sharp';
 import { near, pixel, startRenderRig, type RenderRig } from '../helpers/render.ts';
 import type { FixtureRoute } from '../fixtures/site.ts';
+import { renderDefaults } from '../../src/domain/options.ts';
 
 const test = suite('full page');
 
@@ -119,6 +120,20 @@ test.before(async () => {
       // A green hero of 100vh above 3,000 px of white.
       '/hero': serve(
         document('<section style="height:100vh;background:#0a0"></section><div style="height:3000px"></div>'),
+      ),
+      // A box at the top that a scroll listener turns green once the page has been scrolled 1,000 px.
+      '/scroll-listener': serve(
+        document(`<div id="top" style="height:100px;background:#fff"></div><div style="height:3000px"></div>
+        <script>addEventListener('scroll', () => {
+          if (scrollY > 1000) document.getElementById('top').style.background = '#0a0';
+        });</script>`),
+      ),
+      // The same box turned red by a timer that sees the page scrolled: nothing a scroll sets off.
+      '/scroll-unwatched': serve(
+        document(`<div id="top" style="height:100px;background:#fff"></div><div style="height:3000px"></div>
+        <script>setInterval(() => {
+          if (scrollY > 0) document.getElementById('top').style.background = '#c00';
+        }, 5);</script>`),
       ),
       // A paragraph that an IntersectionObserver writes once its place, 3,000 px down, is seen.
       '/lazy-text': serve(
@@ -286,6 +301,23 @@ test('a scroll step that loads nothing moves on at once; a delay given is a paus
   assert.ok(given >= 5000, `six pauses of 1,000 ms were waited (${Math.round(given)} ms)`);
   const adaptive = await timed({});
   assert.ok(adaptive < given - 2500, `the default moves on once nothing loads (${Math.round(adaptive)} ms)`);
+});
+
+test('at the default delay a page scrolls only when something loads on scroll', async () => {
+  const adaptive = { full_page_scroll_delay: renderDefaults.full_page_scroll_delay };
+  // An IntersectionObserver, a loading=lazy image, a scroll listener: each is scrolled to.
+  const { visibleText } = await rig.render('/lazy-text', {
+    ...adaptive,
+    fail_if_content_missing: ['loaded on scroll'],
+  });
+  assert.match(visibleText, 'Loaded on scroll');
+  assert.ok(near(await pixel((await rig.render('/lazy-image', adaptive)).image, 100, 4100), GREEN));
+  assert.ok(near(await pixel((await rig.render('/scroll-listener', adaptive)).image, 10, 10), GREEN));
+  // Nothing of the kind: captured as it stands, never scrolled; a delay given scrolls it all the same.
+  assert.ok(near(await pixel((await rig.render('/scroll-unwatched', adaptive)).image, 10, 10), WHITE));
+  assert.ok(
+    near(await pixel((await rig.render('/scroll-unwatched', { full_page_scroll_delay: 50 })).image, 10, 10), RED),
+  );
 });
 
 test('a scroll step waits for what it started loading: a fetch of 600 ms, its text in the capture', async () => {

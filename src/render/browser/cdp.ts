@@ -28,6 +28,7 @@ export type Domain<D extends DomainName> = {
 const DOMAINS = [
   'Browser',
   'DOM',
+  'DOMDebugger',
   'Emulation',
   'Fetch',
   'HeapProfiler',

@@ -125,6 +125,12 @@ export async function fullPage(
   }
 }
 
+/** Whether the page has a lazy image still to load, or a lazy frame: content a scroll brings in. */
+export function hasLazyElements(): boolean {
+  if (document.querySelector('iframe[loading="lazy" i]')) return true;
+  return [...document.querySelectorAll<HTMLImageElement>('img[loading="lazy" i]')].some((image) => !image.complete);
+}
+
 /**
  * Moves the page's bottom bars (fixed or sticky boxes whose bottom is the viewport's, in its
  * lower half) to the bottom of a capture `captureHeight` CSS px tall (see pinBottomBars in

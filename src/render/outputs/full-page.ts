@@ -12,6 +12,7 @@ import { inPage } from '../browser/in-page.ts';
 import {
   fullPage,
   type FullPageTask,
+  hasLazyElements,
   pinBottomBars as pinBarsInPage,
   type ScrollStep,
   scrollPageTo,
@@ -97,6 +98,52 @@ export function withinPixelBudget(clip: Clip, options: RenderOptions): Clip {
   return { ...clip, width, height: Math.min(clip.height, fullPageMaxHeight(options, width)) };
 }
 
+// Listeners that a scroll sets off: a lazy loader's or an infinite list's.
+const SCROLL_EVENTS = new Set(['scroll', 'wheel', 'touchmove']);
+// The inspector's handles of one check, released together.
+const LAZY_CHECK_GROUP = 'shutterbus-loads-on-scroll';
+
+/**
+ * Whether scrolling may change what a full-page capture shows: a lazy image or frame (read in an
+ * isolated world), an IntersectionObserver anywhere in the page's heap, or a scroll, wheel or
+ * touchmove listener on its window or document. The page's own world is only read, by
+ * side-effect-free evaluations that run none of its code with effects, and what it answers only
+ * decides whether the scroll runs, within its own bounds: any doubt is a yes.
+ */
+async function loadsOnScroll(page: Page, session: CDPSession, deadline: AbortSignal): Promise<boolean> {
+  const { Runtime, DOMDebugger } = cdp(session);
+  const read = async (expression: string) => {
+    const { result, exceptionDetails } = await untilAborted(
+      deadline,
+      Runtime.evaluate({ expression, objectGroup: LAZY_CHECK_GROUP, throwOnSideEffect: true, silent: true }),
+    );
+    return exceptionDetails ? undefined : result.objectId;
+  };
+  try {
+    if (await untilAborted(deadline, evaluateIsolated(page, inPage(hasLazyElements), undefined))) return true;
+    const prototype = await read('IntersectionObserver.prototype');
+    if (!prototype) return true;
+    const { objects } = await untilAborted(
+      deadline,
+      Runtime.queryObjects({ prototypeObjectId: prototype, objectGroup: LAZY_CHECK_GROUP }),
+    );
+    // The inspector's own array: its description is "Array(n)".
+    if (/^Array\((\d+)\)$/.exec(objects.description ?? '')?.[1] !== '0') return true;
+    for (const target of ['window', 'document']) {
+      const objectId = await read(target);
+      if (!objectId) return true;
+      const { listeners } = await untilAborted(deadline, DOMDebugger.getEventListeners({ objectId }));
+      if (listeners.some((listener) => SCROLL_EVENTS.has(listener.type))) return true;
+    }
+    return false;
+  } catch (error) {
+    if (deadline.aborted) throw error;
+    return true;
+  } finally {
+    void Runtime.releaseObjectGroup({ objectGroup: LAZY_CHECK_GROUP }).catch(() => {});
+  }
+}
+
 /**
  * Puts the page's bottom bars (a fixed or sticky footer, a cookie bar: fixed or sticky boxes
  * whose bottom is the viewport's, in its lower half) at the bottom of a full-page capture of
@@ -117,7 +164,16 @@ export async function pinBottomBars(page: Page, captureHeight: number, deadline:
 // document changing or growing in the step's two frames; at most full_page_scroll_delay ms. A
 // step that loads nothing costs its two frames. A delay given other than the default is waited in
 // full at every step, as the caller asked.
-export async function scrollThrough(page: Page, options: RenderOptions, deadline: AbortSignal): Promise<void> {
+export async function scrollThrough(
+  page: Page,
+  session: CDPSession,
+  options: RenderOptions,
+  deadline: AbortSignal,
+): Promise<void> {
+  // At the default delay the scroll is only for what loads on scroll: a page with nothing of the
+  // kind is captured as it stands. A delay the caller chose is a scroll they asked for.
+  if (options.full_page_scroll_delay === DEFAULT_SCROLL_DELAY && !(await loadsOnScroll(page, session, deadline)))
+    return;
   // A document is at least as wide as the viewport: the height at that width is never short.
   const maxHeight = fullPageMaxHeight(options, options.viewport_width);
   // Requests started since the scroll began, and those of them still in flight.

@@ -72,7 +72,7 @@ export async function capture(step: PageStep): Promise<Capture> {
       selectorFound = clip !== undefined;
       if (clip) clip = withinPixelBudget(clip, options);
     } else if (options.full_page) {
-      if (options.full_page_scroll ?? true) await scrollThrough(page, options, deadline);
+      if (options.full_page_scroll ?? true) await scrollThrough(page, session, options, deadline);
       const content = await fullPageSize(page, deadline);
       clip = fullPageClip(content, options);
       // Generic on purpose: whatever limit made the capture shorter than the page, the caller hears of it.
