@@ -49,7 +49,7 @@ test: deps ## Run every test suite (filter: make test ARGS=net), the image's aft
 	@node --import tsx test/run.ts $(ARGS)
 
 .PHONY: bench
-bench: deps build ## Run the benchmark suite (≈20–25 min); ARGS=soak: 2,000 mixed renders (<15 min); ARGS=profile: CPU profile per shot; ARGS=cold: first shot on a cold file cache; ARGS=compare: a monitor's comparison of a 1280×4000 capture; ARGS=nats: NATS messages and KV writes per render; ARGS=pdf: plain PDF, PDF/A, 10-source merge; ARGS=image: the production image's size and start; ARGS=sizing: four memory budgets; ARGS=mix|fullpage|tenants: those rows alone
+bench: deps build ## Run the benchmark suite (≈20–25 min); ARGS=soak: 2,000 mixed renders (<15 min); ARGS=profile: CPU profile per shot; ARGS=cold: first shot on a cold file cache; ARGS=compare: a monitor's comparison of a 1280×4000 capture; ARGS=nats: NATS messages and KV writes per render; ARGS=pdf: plain PDF, PDF/A, 10-source merge; ARGS=image: the production image's size and start; ARGS=sizing: four memory budgets; ARGS=newcontext: a page new to a workspace on raw Chromium; ARGS=mix|fullpage|tenants: those rows alone
 	@node --import tsx bench/run.ts $(ARGS)
 
 .PHONY: lint

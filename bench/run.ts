@@ -8,7 +8,8 @@
 // `ARGS=pdf` the PDF rows (bench/pdf-run.ts),
 // `ARGS=image` the production image's size and start (bench/image-run.ts), `ARGS=mix` the
 // production-like mix alone (bench/mix-run.ts), `ARGS=fullpage` the full-page rows
-// (bench/fullpage-run.ts), `ARGS=sizing` the mix and the round-robin at four memory budgets (bench/sizing.ts).
+// (bench/fullpage-run.ts), `ARGS=sizing` the mix and the round-robin at four memory budgets (bench/sizing.ts),
+// `ARGS=newcontext` what a page new to a workspace costs on raw Chromium (bench/new-context.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -65,7 +66,8 @@ if (
   mode === 'image' ||
   mode === 'mix' ||
   mode === 'fullpage' ||
-  mode === 'sizing'
+  mode === 'sizing' ||
+  mode === 'newcontext'
 ) {
   await import(
     {
@@ -82,13 +84,14 @@ if (
       mix: './mix-run.ts',
       fullpage: './fullpage-run.ts',
       sizing: './sizing.ts',
+      newcontext: './new-context.ts',
     }[mode]
   );
   process.exit(0);
 }
 if (mode !== undefined) {
   process.stderr.write(
-    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf|image|mix|fullpage|sizing] (got ${JSON.stringify(mode)})\n`,
+    `usage: make bench [ARGS=soak|profile|png|tenants|animate|cold|compare|nats|pdf|image|mix|fullpage|sizing|newcontext] (got ${JSON.stringify(mode)})\n`,
   );
   process.exit(2);
 }
