@@ -4,6 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  Demand,
   MemoryBudget,
   PAGE_MB,
   type BudgetedPage,
@@ -81,6 +82,15 @@ test('where one step each is not enough, pages made smaller are closed too', asy
   const far = pool([page('f1', 10, 'collected'), page('f2', 20)]);
   await readOnce(830, far);
   assert.equal(far.actions, ['shrink f1', 'collect f2', 'close f1'], 'the oldest closed once both had a step');
+});
+
+test('Demand: a rate that halves with each half-life, forgotten once it counts for nothing', () => {
+  const demand = new Demand(10_000);
+  for (let i = 0; i < 10; i++) demand.add('ws', 0);
+  // Ten renders at once count as 10 × ln 2 ÷ 10 s ≈ 0.69 a second, half that 10 s later.
+  assert.ok(Math.abs(demand.perSecond('ws', 0) - Math.LN2) < 0.01);
+  assert.ok(Math.abs(demand.perSecond('ws', 10_000) - Math.LN2 / 2) < 0.01);
+  assert.is(demand.perSecond('other', 0), 0);
 });
 
 test('a page opened in any pool counts at once; a pool that leaves no longer does', async () => {

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumArgs } from '../../src/render/browser/chromium.ts';
+import { metrics } from '../../src/metrics.ts';
 import { PagePool, type PoolOptions, type WarmPage } from '../../src/render/browser/pool.ts';
 import { treeMemoryMb } from '../../src/render/browser/processes.ts';
 import { findProcess } from '../helpers/processes.ts';
@@ -251,6 +252,26 @@ test('at a full budget a spare taken is replaced: the least recently used idle p
     assert.ok(older.page.isClosed(), 'the least recently used idle page made room');
     assert.not.ok(newer.page.isClosed(), 'the other idle page stays');
     pool.release(taken);
+  } finally {
+    await closeAll(pool);
+  }
+});
+
+test('a render that comes while a spare is being opened takes it: nothing opens on its path', async () => {
+  const pool = new PagePool(browser, { maxPages: 10, maxRenders: 100, spares: 1 });
+  const onPath = metrics.pagesOpened.labels({ for: 'render' });
+  try {
+    await render(pool, 'ws_wait_a');
+    await render(pool, 'ws_wait_b');
+    await waitFor(() => pool.spares === 1, 'a spare');
+    const opened = onPath.value;
+    // The first takes the spare, whose replacement starts opening; the second comes meanwhile.
+    const [c, d] = await Promise.all([pool.acquire('ws_wait_c', 1), pool.acquire('ws_wait_d', 1)]);
+    assert.is(onPath.value, opened, 'no page opened on either render path');
+    assert.ok(c !== d && c.renders === 1 && d.renders === 1, 'each a page nobody rendered on');
+    assert.is(d.key, 'ws_wait_d');
+    pool.release(c);
+    pool.release(d);
   } finally {
     await closeAll(pool);
   }

@@ -165,3 +165,40 @@ export class MemoryBudget {
     return pages;
   }
 }
+
+/**
+ * Renders asked for, by key, each counting half as much once `halfLifeMs` pass: a rate that follows
+ * the demand a pool sees (its first visits', which its spares follow).
+ */
+export class Demand {
+  readonly #halfLifeMs: number;
+  readonly #counts = new Map<string, { count: number; at: number }>();
+
+  constructor(halfLifeMs: number) {
+    this.#halfLifeMs = halfLifeMs;
+  }
+
+  /** One more render asked for by `key`. */
+  add(key: string, now = Date.now()): void {
+    this.#counts.set(key, { count: this.#count(key, now) + 1, at: now });
+    if (this.#counts.size > FORGET_OVER) this.#forget(now);
+  }
+
+  /** `key`'s renders a second lately: steady at rate r, the decayed count is r × halfLife ÷ ln 2. */
+  perSecond(key: string, now = Date.now()): number {
+    return (this.#count(key, now) * Math.LN2 * 1000) / this.#halfLifeMs;
+  }
+
+  #count(key: string, now: number): number {
+    const known = this.#counts.get(key);
+    return known ? known.count * 0.5 ** ((now - known.at) / this.#halfLifeMs) : 0;
+  }
+
+  // Workspaces not seen for several half-lives count for nothing: they are forgotten.
+  #forget(now: number): void {
+    for (const key of [...this.#counts.keys()]) if (this.#count(key, now) < 0.05) this.#counts.delete(key);
+  }
+}
+
+// Workspaces a Demand remembers before it forgets those that count for nothing.
+const FORGET_OVER = 4096;

@@ -10,7 +10,7 @@ import { askBrowserOnce, cdp } from './cdp.ts';
 import { SCRIPT_FONT_FAMILIES } from './fonts.ts';
 import { inPageSource } from './in-page.ts';
 import { notificationsAtPrompt } from '../in-page/permissions.ts';
-import { MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
+import { Demand, MemoryBudget, PAGE_MB, type BudgetedPool, type Compaction } from './memory-budget.ts';
 import { gotoDocument, watchContextRequests } from './playwright.ts';
 import { metrics } from '../../metrics.ts';
 
@@ -55,7 +55,10 @@ export interface PoolOptions {
   measureMb?: () => Promise<number | null>;
   /** A budget shared with other browsers' pools, in place of `memoryBudgetMb` and `measureMb`. */
   budget?: MemoryBudget;
-  /** Blank pages kept ready once several workspaces render (default 2). */
+  /**
+   * Blank pages kept ready once several workspaces render, at least (default 2); more while first
+   * visits come faster than that many open (#spareTarget).
+   */
   spares?: number;
 }
 
@@ -81,14 +84,24 @@ const PERMISSIONS = [
 // calls may never be answered: the page is closed instead of waited for.
 const WIPE_LIMIT_MS = 5000;
 
+// First visits (renders of a workspace with no page here) count half as much 10 s later: the
+// spares kept follow their rate within seconds.
+const FIRST_VISITS_HALF_LIFE_MS = 10_000;
+// Spares kept at most, whatever the rate of first visits.
+const MOST_SPARES = 8;
+
 /** Warm pages of one browser, keyed by workspace and device scale factor. */
 export class PagePool implements BudgetedPool<WarmPage> {
   readonly #browser: Browser;
   readonly #options: PoolOptions;
   readonly #pages = new Set<WarmPage>();
   #spare: Promise<void> | null = null;
-  // Spare pages being opened by #topUp.
-  #sparesOpening = 0;
+  // Spare pages being opened by #topUp, and renders waiting for one of them.
+  readonly #sparesOpening = new Set<Promise<unknown>>();
+  #waitingForSpare = 0;
+  // Seconds a spare took to open lately (moving average): how long first visits must be covered for.
+  #spareOpenSeconds = 0.2;
+  readonly #firstVisits = new Demand(FIRST_VISITS_HALF_LIFE_MS);
   // The last workspace that asked, and whether more than one has: only then are spares kept.
   #lastKey: string | null = null;
   #severalWorkspaces = false;
@@ -123,7 +136,10 @@ export class PagePool implements BudgetedPool<WarmPage> {
     await this.#spare;
   }
 
-  /** A page for `key`: an idle one of that key, one being wiped, the unclaimed spare, or a new one. */
+  /**
+   * A page for `key`: an idle one of that key, one being wiped, an unclaimed spare (one being
+   * opened, when it is not already awaited), or a new one.
+   */
   async acquire(key: string, deviceScaleFactor: number): Promise<WarmPage> {
     const fits = (warm: WarmPage) => warm.deviceScaleFactor === deviceScaleFactor;
     if (this.#lastKey !== null && this.#lastKey !== key) this.#severalWorkspaces = true;
@@ -149,9 +165,17 @@ export class PagePool implements BudgetedPool<WarmPage> {
         // Spares only where several workspaces render: a worker serving one keeps no unclaimed
         // page (a renderer, ≈ 20 MB) at idle, and a second workspace's first render opens them.
         const claimed = this.#claim(spare, key);
+        this.#firstVisits.add('');
         this.#topUp();
         return claimed;
       }
+      // A spare started opening before this render came: it is ready sooner than a page opened now.
+      if (deviceScaleFactor === 1 && this.#waitingForSpare < this.#sparesOpening.size) {
+        this.#waitingForSpare += 1;
+        await Promise.race(this.#sparesOpening).finally(() => (this.#waitingForSpare -= 1));
+        continue;
+      }
+      this.#firstVisits.add('');
       this.#evictIdle();
       const opened = this.#claim(await this.#open(key, deviceScaleFactor), key);
       this.#topUp();
@@ -234,27 +258,51 @@ export class PagePool implements BudgetedPool<WarmPage> {
     return [...this.#pages].filter((warm) => warm.state === 'idle');
   }
 
-  // Keeps `spares` blank pages (never used by anyone) ready once several workspaces render, opened
-  // one at a time in the background, so that a workspace without a warm page need not wait for a
-  // new context and renderer. Called once a render has taken a spare or opened a page: where the
-  // budget is full, idle pages make room for the spare first, least recently used first, as they
-  // would for the next new workspace's render (on its path); none while busy pages fill the budget.
+  /**
+   * Blank pages kept ready now: `spares`, or more where more first visits are expected while one
+   * opens (twice their mean, as they come unevenly); none where `spares` is 0.
+   */
+  get spareTarget(): number {
+    const spares = this.#options.spares ?? 2;
+    const expected = this.#firstVisits.perSecond('') * this.#spareOpenSeconds;
+    return spares === 0 ? 0 : Math.max(spares, Math.min(MOST_SPARES, Math.ceil(2 * expected)));
+  }
+
+  // Keeps spareTarget blank pages (never used by anyone) ready once several workspaces render,
+  // opened in the background, so that a workspace without a warm page need not wait for a new
+  // context and renderer. Called once a render has taken a spare or opened a page, and as each
+  // spare opens: where the budget is full, idle pages make room for the spares first, least
+  // recently used first, as they would for the next new workspace's render (on its path); none while
+  // busy pages fill the budget.
   #topUp(): void {
-    if (!this.#severalWorkspaces || this.#sparesOpening > 0) return;
-    const ready = [...this.#pages].filter((warm) => warm.key === null).length;
-    if (ready >= (this.#options.spares ?? 2) || this.#pages.size >= this.#options.maxPages) return;
-    if (this.#budget && !this.#budget.fits(PAGE_MB)) {
-      this.#budget.fit(PAGE_MB);
-      if (!this.#budget.fits(PAGE_MB)) return;
-    }
-    this.#sparesOpening += 1;
-    void this.#open(null, 1).then(
-      () => {
-        this.#sparesOpening -= 1;
-        this.#topUp();
-      },
-      () => void (this.#sparesOpening -= 1),
+    if (!this.#severalWorkspaces) return;
+    const opening = this.#sparesOpening.size;
+    const wanted = Math.min(
+      this.spareTarget - this.spares - opening,
+      this.#options.maxPages - this.#pages.size - opening,
     );
+    if (wanted <= 0) return;
+    let room = wanted;
+    if (this.#budget) {
+      // Spares being opened are not in the estimate yet: they count as pages here.
+      const mb = (count: number) => (opening + count) * PAGE_MB;
+      if (!this.#budget.fits(mb(wanted))) this.#budget.fit(mb(wanted));
+      while (room > 0 && !this.#budget.fits(mb(room))) room -= 1;
+    }
+    for (let i = 0; i < room; i++) {
+      const started = performance.now();
+      const spare: Promise<unknown> = this.#open(null, 1).then(
+        () => {
+          const seconds = (performance.now() - started) / 1000;
+          this.#spareOpenSeconds = 0.8 * this.#spareOpenSeconds + 0.2 * seconds;
+          this.#sparesOpening.delete(spare);
+          this.#topUp();
+        },
+        // Not retried here: the next render that takes a spare or opens a page tries again.
+        () => void this.#sparesOpening.delete(spare),
+      );
+      this.#sparesOpening.add(spare);
+    }
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
