@@ -124,7 +124,7 @@ architecture("src/render imports nothing of actors/: the failure rules come in a
  */
 const PROCESS_STATE: Record<string, string> = {
   'src/render/browser/supervisor.ts gpuRendering': 'per browser: whether it renders on a GPU, asked once',
-  'src/render/browser/pool.ts headlessShells': 'per browser: whether it is chromium-headless-shell, asked once',
+  'src/render/browser/warm-page.ts headlessShells': 'per browser: whether it is chromium-headless-shell, asked once',
   'src/render/browser/cdp.ts faces': "per CDP session: the session's typed face, made once",
   'src/render/steps/emulation.ts contextIds': "per CDP session: its page's browser context id, asked once",
   'src/render/steps/filters.ts engines': 'per process: the compiled filter lists, by rule set',

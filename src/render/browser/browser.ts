@@ -6,7 +6,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { asOneApiCall } from './playwright.ts';
 import { ServiceError } from '../../errors.ts';
 import type { RenderOptions } from '../../domain/options.ts';
-import { asChromeShows, type WarmPage } from './pool.ts';
+import { asChromeShows, type WarmPage } from './warm-page.ts';
 import { pageMetrics, type MetricsOptions } from '../../domain/devices.ts';
 import { Progress } from './progress.ts';
 import { BrowserSupervisor, withTimeout, type BrowserHostOptions } from './supervisor.ts';
