@@ -125,10 +125,23 @@ export async function fullPage(
   }
 }
 
-/** Whether the page has a lazy image still to load, or a lazy frame: content a scroll brings in. */
-export function hasLazyElements(): boolean {
-  if (document.querySelector('iframe[loading="lazy" i]')) return true;
-  return [...document.querySelectorAll<HTMLImageElement>('img[loading="lazy" i]')].some((image) => !image.complete);
+/**
+ * What a scroll may set off on the page, as its DOM shows it: `lazy`, a lazy image still to load or a
+ * lazy frame; `scripted`, a script element or an inline event handler, without which nothing of
+ * the page's own can watch the scroll.
+ */
+export function scrollWatchers(): { lazy: boolean; scripted: boolean } {
+  const lazy =
+    document.querySelector('iframe[loading="lazy" i]') !== null ||
+    [...document.querySelectorAll<HTMLImageElement>('img[loading="lazy" i]')].some((image) => !image.complete);
+  const handlers = document.evaluate(
+    'count(//@*[starts-with(name(), "on")])',
+    document,
+    null,
+    XPathResult.NUMBER_TYPE,
+    null,
+  );
+  return { lazy, scripted: document.scripts.length > 0 || handlers.numberValue > 0 };
 }
 
 /**

@@ -12,7 +12,7 @@ import { inPage } from '../browser/in-page.ts';
 import {
   fullPage,
   type FullPageTask,
-  hasLazyElements,
+  scrollWatchers,
   pinBottomBars as pinBarsInPage,
   type ScrollStep,
   scrollPageTo,
@@ -105,10 +105,11 @@ const LAZY_CHECK_GROUP = 'shutterbus-loads-on-scroll';
 
 /**
  * Whether scrolling may change what a full-page capture shows: a lazy image or frame (read in an
- * isolated world), an IntersectionObserver anywhere in the page's heap, or a scroll, wheel or
- * touchmove listener on its window or document. The page's own world is only read, by
- * side-effect-free evaluations that run none of its code with effects, and what it answers only
- * decides whether the scroll runs, within its own bounds: any doubt is a yes.
+ * isolated world), or, on a page that runs scripts, a scroll, wheel or touchmove listener on its
+ * window or document, or an IntersectionObserver anywhere in its heap (asked last: the inspector's
+ * search of the heap collects its garbage first, ≈ 50–90 ms). The page's own world is only read,
+ * by side-effect-free evaluations, and what it answers only decides whether the scroll runs,
+ * within its own bounds: any doubt is a yes.
  */
 async function loadsOnScroll(page: Page, session: CDPSession, deadline: AbortSignal): Promise<boolean> {
   const { Runtime, DOMDebugger } = cdp(session);
@@ -120,7 +121,15 @@ async function loadsOnScroll(page: Page, session: CDPSession, deadline: AbortSig
     return exceptionDetails ? undefined : result.objectId;
   };
   try {
-    if (await untilAborted(deadline, evaluateIsolated(page, inPage(hasLazyElements), undefined))) return true;
+    const watchers = await untilAborted(deadline, evaluateIsolated(page, inPage(scrollWatchers), undefined));
+    if (watchers?.lazy !== false) return true;
+    if (watchers.scripted === false) return false;
+    for (const target of ['window', 'document']) {
+      const objectId = await read(target);
+      if (!objectId) return true;
+      const { listeners } = await untilAborted(deadline, DOMDebugger.getEventListeners({ objectId }));
+      if (listeners.some((listener) => SCROLL_EVENTS.has(listener.type))) return true;
+    }
     const prototype = await read('IntersectionObserver.prototype');
     if (!prototype) return true;
     const { objects } = await untilAborted(
@@ -128,14 +137,7 @@ async function loadsOnScroll(page: Page, session: CDPSession, deadline: AbortSig
       Runtime.queryObjects({ prototypeObjectId: prototype, objectGroup: LAZY_CHECK_GROUP }),
     );
     // The inspector's own array: its description is "Array(n)".
-    if (/^Array\((\d+)\)$/.exec(objects.description ?? '')?.[1] !== '0') return true;
-    for (const target of ['window', 'document']) {
-      const objectId = await read(target);
-      if (!objectId) return true;
-      const { listeners } = await untilAborted(deadline, DOMDebugger.getEventListeners({ objectId }));
-      if (listeners.some((listener) => SCROLL_EVENTS.has(listener.type))) return true;
-    }
-    return false;
+    return /^Array\((\d+)\)$/.exec(objects.description ?? '')?.[1] !== '0';
   } catch (error) {
     if (deadline.aborted) throw error;
     return true;
