@@ -128,6 +128,14 @@ test.before(async () => {
           if (scrollY > 1000) document.getElementById('top').style.background = '#0a0';
         });</script>`),
       ),
+      // An app shell whose scroller's own listener turns the header green once it has scrolled 1,000 px.
+      '/shell-listener': serve(
+        document(`<div style="display:flex;flex-direction:column;height:100vh">${HEADER}
+        <main id="scroller" style="flex:1;overflow:auto;min-height:0"><div style="height:4000px"></div></main></div>
+        <script>document.getElementById('scroller').addEventListener('scroll', (event) => {
+          if (event.target.scrollTop > 1000) document.querySelector('header').style.background = '#0a0';
+        });</script>`),
+      ),
       // The same box turned red by a timer that sees the page scrolled: nothing a scroll sets off.
       '/scroll-unwatched': serve(
         document(`<div id="top" style="height:100px;background:#fff"></div><div style="height:3000px"></div>
@@ -313,6 +321,8 @@ test('at the default delay a page scrolls only when something loads on scroll', 
   assert.match(visibleText, 'Loaded on scroll');
   assert.ok(near(await pixel((await rig.render('/lazy-image', adaptive)).image, 100, 4100), GREEN));
   assert.ok(near(await pixel((await rig.render('/scroll-listener', adaptive)).image, 10, 10), GREEN));
+  // An app shell's scroller listens on itself, not on the window: a scripted shell is scrolled.
+  assert.ok(near(await pixel((await rig.render('/shell-listener', adaptive)).image, 10, 10), GREEN));
   // Nothing of the kind: captured as it stands, never scrolled; a delay given scrolls it all the same.
   assert.ok(near(await pixel((await rig.render('/scroll-unwatched', adaptive)).image, 10, 10), WHITE));
   assert.ok(

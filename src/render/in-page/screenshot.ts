@@ -128,9 +128,10 @@ export async function fullPage(
 /**
  * What a scroll may set off on the page, as its DOM shows it: `lazy`, a lazy image still to load or a
  * lazy frame; `scripted`, a script element or an inline event handler, without which nothing of
- * the page's own can watch the scroll.
+ * the page's own can watch the scroll; `shell`, a document that scrolls a viewport or less, whose
+ * content may be an app shell's scroller (its listeners are on the scroller, not the window).
  */
-export function scrollWatchers(): { lazy: boolean; scripted: boolean } {
+export function scrollWatchers(): { lazy: boolean; scripted: boolean; shell: boolean } {
   const lazy =
     document.querySelector('iframe[loading="lazy" i]') !== null ||
     [...document.querySelectorAll<HTMLImageElement>('img[loading="lazy" i]')].some((image) => !image.complete);
@@ -141,7 +142,11 @@ export function scrollWatchers(): { lazy: boolean; scripted: boolean } {
     XPathResult.NUMBER_TYPE,
     null,
   );
-  return { lazy, scripted: document.scripts.length > 0 || handlers.numberValue > 0 };
+  return {
+    lazy,
+    scripted: document.scripts.length > 0 || handlers.numberValue > 0,
+    shell: document.documentElement.scrollHeight - innerHeight <= innerHeight,
+  };
 }
 
 /**

@@ -105,8 +105,9 @@ const LAZY_CHECK_GROUP = 'shutterbus-loads-on-scroll';
 
 /**
  * Whether scrolling may change what a full-page capture shows: a lazy image or frame (read in an
- * isolated world), or, on a page that runs scripts, a scroll, wheel or touchmove listener on its
- * window or document, or an IntersectionObserver anywhere in its heap (asked last: the inspector's
+ * isolated world), or, on a page that runs scripts, an app shell (its document scrolls a viewport
+ * or less), a scroll, wheel or touchmove listener on its window or document, or an
+ * IntersectionObserver anywhere in its heap (asked last: the inspector's
  * search of the heap collects its garbage first, ≈ 50–90 ms). The page's own world is only read,
  * by side-effect-free evaluations, and what it answers only decides whether the scroll runs,
  * within its own bounds: any doubt is a yes.
@@ -124,6 +125,8 @@ async function loadsOnScroll(page: Page, session: CDPSession, deadline: AbortSig
     const watchers = await untilAborted(deadline, evaluateIsolated(page, inPage(scrollWatchers), undefined));
     if (watchers?.lazy !== false) return true;
     if (watchers.scripted === false) return false;
+    // A scripted app shell: its scroller's listeners are not the window's; it is scrolled.
+    if (watchers.shell !== false) return true;
     for (const target of ['window', 'document']) {
       const objectId = await read(target);
       if (!objectId) return true;
