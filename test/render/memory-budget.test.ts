@@ -84,6 +84,56 @@ test('where one step each is not enough, pages made smaller are closed too', asy
   assert.equal(far.actions, ['shrink f1', 'collect f2', 'close f1'], 'the oldest closed once both had a step');
 });
 
+test('a render holds its share while it runs; it waits where idle pages cannot make room', async () => {
+  const rendering = pool([page('idle', 10, 'shrunk')]);
+  let mb = 710;
+  const budget = new MemoryBudget(
+    () => 1000,
+    async () => mb,
+  );
+  budget.join(rendering);
+  budget.measure();
+  await waitFor(() => budget.memoryMb !== null, 'a reading');
+  // 710 MB read; renders hold 100 each: the third fits only once the idle page is closed.
+  const first = await budget.admit(100);
+  const second = await budget.admit(100);
+  assert.equal(rendering.actions, []);
+  const third = await budget.admit(100);
+  assert.equal(rendering.actions, ['close idle'], 'the idle page made room: 670 + 300 ≤ 1,000');
+  let admitted = false;
+  const fourth = budget.admit(100).then((release) => {
+    admitted = true;
+    return release;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.not.ok(admitted, '670 + 400 > 1,000 with no idle page left: it waits');
+  // Two renders end; what they held counts until a reading shows what their pages kept.
+  first();
+  second();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.not.ok(admitted, 'still 670 + 300 + 100 until read');
+  mb = 600;
+  (await fourth)();
+  third();
+
+  // Nothing running: a render starts whatever the reading; an aborted one holds nothing.
+  mb = 1200;
+  const alone = pool([]);
+  const over = new MemoryBudget(
+    () => 1000,
+    async () => mb,
+  );
+  over.join(alone);
+  over.measure();
+  await waitFor(() => over.memoryMb !== null, 'a reading');
+  const release = await over.admit(100);
+  const aborted = new AbortController();
+  const waiting = over.admit(100, aborted.signal);
+  aborted.abort();
+  (await waiting)();
+  release();
+});
+
 test('Demand: a rate that halves with each half-life, forgotten once it counts for nothing', () => {
   const demand = new Demand(10_000);
   for (let i = 0; i < 10; i++) demand.add('ws', 0);

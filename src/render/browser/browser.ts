@@ -10,6 +10,7 @@ import { asChromeShows, type WarmPage } from './warm-page.ts';
 import { pageMetrics, type MetricsOptions } from '../../domain/devices.ts';
 import { Progress } from './progress.ts';
 import { BrowserSupervisor, withTimeout, type BrowserHostOptions } from './supervisor.ts';
+import { renderMb } from './memory-budget.ts';
 import type { RenderLog } from '../../domain/render-log.ts';
 
 export type { BrowserHostOptions } from './supervisor.ts';
@@ -19,7 +20,8 @@ export type { BrowserHostOptions } from './supervisor.ts';
  * use: pages never pass between workspaces. Without it the render gets a context of its own.
  */
 export type PageSetup = MetricsOptions &
-  Pick<RenderOptions, 'timeout'> & {
+  Pick<RenderOptions, 'timeout'> &
+  Partial<Pick<RenderOptions, 'full_page'>> & {
     workspaceId?: string;
     /**
      * A proxy of its own for this render (an egress route chained to the customer's or a country's
@@ -148,10 +150,13 @@ export class BrowserHost implements RenderBrowser {
     // Emulation: a device preset or landscape changes the size and scale the page is
     // picked and sized by (src/domain/devices.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
-    const acquiring =
+    // The render's share of the memory budget, held until it ends (given back in `finally`).
+    const admission = pool.admit(renderMb(setup.full_page === true, width, scale), deadline);
+    const acquiring = admission.then(() =>
       setup.workspaceId === undefined || setup.proxyServer !== undefined
         ? oneOffPage(browser, scale, setup.proxyServer)
-        : pool.acquire(setup.workspaceId, scale);
+        : pool.acquire(setup.workspaceId, scale),
+    );
     try {
       warm = await Promise.race([acquiring, stopped]);
       const { page } = warm;
@@ -200,6 +205,7 @@ export class BrowserHost implements RenderBrowser {
       crash.dispose();
       crashed?.dispose();
       rendering?.();
+      void admission.then((release) => release());
       if (warm) {
         this.#supervisor.watchClosing(browser, pool.discard(warm), deadline.aborted);
       } else if (deadline.aborted) {

@@ -1,7 +1,8 @@
 // The memory budget warm pages are kept within (RENDER_MEMORY_BUDGET): Chromium's memory read from
 // /proc at most every MEASURE_EVERY_MS while renders come and go, estimated in between, and idle
 // pages made smaller, then closed, least recently used first, across every pool that shares it (one
-// per browser of a worker: src/render/browser/fleet.ts).
+// per browser of a worker: src/render/browser/fleet.ts). Each render holds a share of the budget
+// while it runs (admit); where idle pages cannot make room for it, it waits for renders to end.
 
 /**
  * How far an idle page has been made smaller since its last render: its renderer's garbage
@@ -27,8 +28,10 @@ export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
   discard(warm: Page): Promise<void>;
 }
 
-// Chromium's memory is read at most this often, and only while renders come and go.
+// Chromium's memory is read at most this often, and only while renders come and go; while a
+// render waits for room (admit), as often as ADMIT_EVERY_MS.
 const MEASURE_EVERY_MS = 2000;
+const ADMIT_EVERY_MS = 100;
 
 // What each step of compaction frees until the next reading says (docs/performance.md, "Many workspaces": collecting
 // the garbage a light render left ≈ 10 MB, a one-pixel viewport ≈ 3.5 MB more; counted low, as
@@ -42,10 +45,22 @@ const SHRUNK_MB = 3;
  */
 export const PAGE_MB = 40;
 
-// The part of the memory budget idle pages may fill: the rest is room for the pages that are
-// rendering, which grow as they do, between two readings (with 85 %, Chromium's peak with many
-// workspaces read up to 1,081 MB of a 1,024 MB budget: docs/performance.md).
+// The part of the memory budget idle pages may fill at most: the rest, or more where renders hold
+// more (admit), is room for the pages that are rendering, which grow as they do, between two readings.
 const FILL = 0.8;
+
+/**
+ * What a render holds of the budget while it runs (admit): what its page grows by, at most, above
+ * the page's idle size. A light or heavy page grew by 12–25 MB at its peak here, a 1280 × 5,000 px
+ * full page by ≈ 80 MB (docs/performance.md, "Many workspaces"): a full page holds FULL_PAGE_MB
+ * for each 1280 CSS px of width at scale 1, times the scale's square.
+ */
+export function renderMb(fullPage: boolean, width: number, scale: number): number {
+  return fullPage ? FULL_PAGE_MB * (width / 1280) * scale * scale : RENDER_MB;
+}
+
+const RENDER_MB = 25;
+const FULL_PAGE_MB = 100;
 
 /** One budget, read from Chromium's processes, over the pages of every pool that joins it. */
 export class MemoryBudget {
@@ -58,6 +73,13 @@ export class MemoryBudget {
   // Pages open at the last reading, and what compaction freed since: both move the estimate (#estimateMb).
   #pagesAtReading = 0;
   #compactedMbSinceReading = 0;
+  // Renders running and the budget they hold (admit); what renders ended since the last reading held.
+  #running = 0;
+  #runningMb = 0;
+  #endedMbSinceReading = 0;
+  // Renders waiting to be admitted, in the order they came, and what wakes them (#change).
+  readonly #waiting: object[] = [];
+  readonly #changed = new Set<() => void>();
 
   /** `limitMb`: the budget in MB (read each time); `measureMb`: Chromium's memory now, PSS, MB (null: unknown). */
   constructor(limitMb: () => number, measureMb: () => Promise<number | null>) {
@@ -79,20 +101,25 @@ export class MemoryBudget {
     return this.#memoryMb;
   }
 
-  /** True when `moreMb` fits beside the estimate in the part of the budget idle pages fill (FILL). */
+  /**
+   * True when `moreMb` fits beside the estimate in the part of the budget idle pages fill: what
+   * renders hold (admit) is kept free, and at least the budget's 1 − FILL.
+   */
   fits(moreMb: number): boolean {
-    return (this.#estimateMb() ?? 0) + moreMb <= this.#limitMb() * FILL;
+    const limit = this.#limitMb();
+    return (this.#estimateMb() ?? 0) + Math.max(this.#heldMb(), limit * (1 - FILL)) + moreMb <= limit;
   }
 
   /**
    * Reads Chromium's memory (at most every MEASURE_EVERY_MS, without blocking) and compacts or
    * closes idle pages until the estimate is back within the budget's FILL (fit).
    */
-  measure(): void {
-    if (this.#measuring || Date.now() - this.#measuredAt < MEASURE_EVERY_MS) return;
+  measure(everyMs = MEASURE_EVERY_MS): void {
+    if (this.#measuring || Date.now() - this.#measuredAt < everyMs) return;
     this.#measuring = true;
     const pages = this.#pages();
     const compactedMb = this.#compactedMbSinceReading;
+    const endedMb = this.#endedMbSinceReading;
     this.#measureMb()
       .then(
         (mb) => {
@@ -100,7 +127,9 @@ export class MemoryBudget {
           this.#pagesAtReading = pages;
           // Compactions made while it was read are not in the reading.
           this.#compactedMbSinceReading -= compactedMb;
+          this.#endedMbSinceReading -= endedMb;
           this.fit(0);
+          this.#wakeWaiting();
         },
         () => {},
       )
@@ -108,6 +137,69 @@ export class MemoryBudget {
         this.#measuring = false;
         this.#measuredAt = Date.now();
       });
+  }
+
+  /**
+   * Holds `mb` of the budget for a render until the returned function is called, once it fits:
+   * Chromium's memory (estimated) and every render's share, those running and those ended since
+   * the last reading (their pages keep some of it until read), within the whole budget. Idle pages
+   * make room first (fit); where they cannot, the render waits for others to end, Chromium's memory
+   * read again every ADMIT_EVERY_MS. With no render running it starts whatever the reading (there
+   * is nothing to wait for), and an aborted `signal` ends the wait without holding anything.
+   */
+  async admit(mb: number, signal?: AbortSignal): Promise<() => void> {
+    // Renders wait their turn: one that comes while others wait queues behind them.
+    if (this.#waiting.length === 0 && this.#fitsRender(mb)) return this.#hold(mb);
+    const turn = {};
+    this.#waiting.push(turn);
+    try {
+      for (;;) {
+        if (signal?.aborted) return () => {};
+        if (this.#waiting[0] === turn) {
+          if (this.#fitsRender(mb)) break;
+          this.fit(mb);
+          if (this.#running === 0 || this.#fitsRender(mb)) break;
+          this.measure(ADMIT_EVERY_MS);
+        }
+        await this.#change();
+      }
+    } finally {
+      this.#waiting.splice(this.#waiting.indexOf(turn), 1);
+    }
+    return this.#hold(mb);
+  }
+
+  // Settles at the next change that may make room (a render ends, a reading comes), or after ADMIT_EVERY_MS.
+  #change(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(wake, ADMIT_EVERY_MS);
+      const changed = this.#changed;
+      function wake() {
+        clearTimeout(timer);
+        changed.delete(wake);
+        resolve();
+      }
+      changed.add(wake);
+    });
+  }
+
+  #wakeWaiting(): void {
+    for (const wake of [...this.#changed]) wake();
+  }
+
+  // Holds `mb` for a render admitted; what it held counts until the reading after it ends.
+  #hold(mb: number): () => void {
+    this.#running += 1;
+    this.#runningMb += mb;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#running -= 1;
+      this.#runningMb -= mb;
+      this.#endedMbSinceReading += mb;
+      this.#wakeWaiting();
+    };
   }
 
   /**
@@ -157,6 +249,17 @@ export class MemoryBudget {
     if (this.#memoryMb === null) return null;
     const opened = this.#pages() - this.#pagesAtReading;
     return this.#memoryMb + opened * PAGE_MB - this.#compactedMbSinceReading;
+  }
+
+  // Whether a render holding `mb` fits in the whole budget beside the estimate and what renders hold.
+  #fitsRender(mb: number): boolean {
+    const estimate = this.#estimateMb();
+    return estimate === null || estimate + this.#heldMb() + mb <= this.#limitMb();
+  }
+
+  // What renders hold of the budget: those running, and those ended since the last reading.
+  #heldMb(): number {
+    return this.#runningMb + this.#endedMbSinceReading;
   }
 
   #pages(): number {

@@ -97,6 +97,8 @@ export class PagePool implements BudgetedPool<WarmPage> {
     const fits = (warm: WarmPage) => warm.deviceScaleFactor === deviceScaleFactor;
     if (this.#lastKey !== null && this.#lastKey !== key) this.#severalWorkspaces = true;
     this.#lastKey = key;
+    // A spare being opened is waited for once: the budget may close it before this render takes it.
+    let waitedForSpare = false;
     for (;;) {
       const pages = [...this.#pages].filter(fits);
       // The most recently used: the least likely to have been compacted, and it leaves the others
@@ -123,7 +125,8 @@ export class PagePool implements BudgetedPool<WarmPage> {
         return claimed;
       }
       // A spare started opening before this render came: it is ready sooner than a page opened now.
-      if (deviceScaleFactor === 1 && this.#waitingForSpare < this.#sparesOpening.size) {
+      if (!waitedForSpare && deviceScaleFactor === 1 && this.#waitingForSpare < this.#sparesOpening.size) {
+        waitedForSpare = true;
         this.#waitingForSpare += 1;
         await Promise.race(this.#sparesOpening).finally(() => (this.#waitingForSpare -= 1));
         continue;
@@ -134,6 +137,14 @@ export class PagePool implements BudgetedPool<WarmPage> {
       this.#topUp();
       return opened;
     }
+  }
+
+  /**
+   * Holds `mb` of the memory budget for a render until the returned function is called: at once,
+   * or once idle pages or renders ending make room (MemoryBudget.admit); at once without a budget.
+   */
+  admit(mb: number, signal: AbortSignal): Promise<() => void> {
+    return this.#budget?.admit(mb, signal) ?? Promise.resolve(() => {});
   }
 
   /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
