@@ -73,10 +73,9 @@ export class MemoryBudget {
   // Pages open at the last reading, and what compaction freed since: both move the estimate (#estimateMb).
   #pagesAtReading = 0;
   #compactedMbSinceReading = 0;
-  // Renders running and the budget they hold (admit); what renders ended since the last reading held.
+  // Renders running and the budget they hold (admit).
   #running = 0;
   #runningMb = 0;
-  #endedMbSinceReading = 0;
   // Renders waiting to be admitted, in the order they came, and what wakes them (#change).
   readonly #waiting: object[] = [];
   readonly #changed = new Set<() => void>();
@@ -119,7 +118,6 @@ export class MemoryBudget {
     this.#measuring = true;
     const pages = this.#pages();
     const compactedMb = this.#compactedMbSinceReading;
-    const endedMb = this.#endedMbSinceReading;
     this.#measureMb()
       .then(
         (mb) => {
@@ -127,7 +125,6 @@ export class MemoryBudget {
           this.#pagesAtReading = pages;
           // Compactions made while it was read are not in the reading.
           this.#compactedMbSinceReading -= compactedMb;
-          this.#endedMbSinceReading -= endedMb;
           this.fit(0);
           this.#wakeWaiting();
         },
@@ -141,8 +138,8 @@ export class MemoryBudget {
 
   /**
    * Holds `mb` of the budget for a render until the returned function is called, once it fits:
-   * Chromium's memory (estimated) and every render's share, those running and those ended since
-   * the last reading (their pages keep some of it until read), within the whole budget. Idle pages
+   * Chromium's memory (estimated) and the shares of the renders running within the whole budget
+   * (what a page keeps after its render, a few MB, counts from the next reading). Idle pages
    * make room first (fit); where they cannot, the render waits for others to end, Chromium's memory
    * read again every ADMIT_EVERY_MS. With no render running it starts whatever the reading (there
    * is nothing to wait for), and an aborted `signal` ends the wait without holding anything.
@@ -187,7 +184,7 @@ export class MemoryBudget {
     for (const wake of [...this.#changed]) wake();
   }
 
-  // Holds `mb` for a render admitted; what it held counts until the reading after it ends.
+  // Holds `mb` for a render admitted, until it ends.
   #hold(mb: number): () => void {
     this.#running += 1;
     this.#runningMb += mb;
@@ -197,7 +194,6 @@ export class MemoryBudget {
       held = false;
       this.#running -= 1;
       this.#runningMb -= mb;
-      this.#endedMbSinceReading += mb;
       this.#wakeWaiting();
     };
   }
@@ -257,9 +253,9 @@ export class MemoryBudget {
     return estimate === null || estimate + this.#heldMb() + mb <= this.#limitMb();
   }
 
-  // What renders hold of the budget: those running, and those ended since the last reading.
+  // What the renders running hold of the budget.
   #heldMb(): number {
-    return this.#runningMb + this.#endedMbSinceReading;
+    return this.#runningMb;
   }
 
   #pages(): number {
