@@ -94,14 +94,15 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
   budget.join(rendering);
   budget.measure();
   await waitFor(() => budget.memoryMb !== null, 'a reading');
+  const share = { mb: 100, keptMb: 0 };
   // 710 MB read; renders hold 100 each: the third fits only once the idle page is closed.
-  const first = await budget.admit(100);
-  const second = await budget.admit(100);
+  const first = await budget.admit(share);
+  const second = await budget.admit(share);
   assert.equal(rendering.actions, []);
-  const third = await budget.admit(100);
+  const third = await budget.admit(share);
   assert.equal(rendering.actions, ['close idle'], 'the idle page made room: 670 + 300 ≤ 1,000');
   let admitted = false;
-  const fourth = budget.admit(100).then((release) => {
+  const fourth = budget.admit(share).then((release) => {
     admitted = true;
     return release;
   });
@@ -113,6 +114,20 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
   (await fourth)();
   third();
 
+  // What a full page's page keeps after it counts until the next reading.
+  mb = 710;
+  const running = await budget.admit({ mb: 25, keptMb: 0 });
+  (await budget.admit({ mb: 100, keptMb: 100 }))();
+  let afterIt = false;
+  const next = budget.admit({ mb: 200, keptMb: 0 }).then((release) => {
+    afterIt = true;
+    return release;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.not.ok(afterIt, '710 read + 25 + 100 kept + 200 > 1,000, until the next reading');
+  (await next)();
+  running();
+
   // Nothing running: a render starts whatever the reading; an aborted one holds nothing.
   mb = 1200;
   const alone = pool([]);
@@ -123,9 +138,9 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
   over.join(alone);
   over.measure();
   await waitFor(() => over.memoryMb !== null, 'a reading');
-  const release = await over.admit(100);
+  const release = await over.admit(share);
   const aborted = new AbortController();
-  const waiting = over.admit(100, aborted.signal);
+  const waiting = over.admit(share, aborted.signal);
   aborted.abort();
   (await waiting)();
   release();

@@ -10,7 +10,7 @@ import { asChromeShows, type WarmPage } from './warm-page.ts';
 import { pageMetrics, type MetricsOptions } from '../../domain/devices.ts';
 import { Progress } from './progress.ts';
 import { BrowserSupervisor, withTimeout, type BrowserHostOptions } from './supervisor.ts';
-import { renderMb } from './memory-budget.ts';
+import { renderShare } from './memory-budget.ts';
 import type { RenderLog } from '../../domain/render-log.ts';
 
 export type { BrowserHostOptions } from './supervisor.ts';
@@ -151,7 +151,7 @@ export class BrowserHost implements RenderBrowser {
     // picked and sized by (src/domain/devices.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
     // The render's share of the memory budget, held until it ends (given back in `finally`).
-    const admission = pool.admit(renderMb(setup.full_page === true, width, scale), deadline);
+    const admission = pool.admit(renderShare(setup.full_page === true, width, scale), deadline);
     const acquiring = admission.then(() =>
       setup.workspaceId === undefined || setup.proxyServer !== undefined
         ? oneOffPage(browser, scale, setup.proxyServer)

@@ -49,18 +49,27 @@ export const PAGE_MB = 40;
 // more (admit), is room for the pages that are rendering, which grow as they do, between two readings.
 const FILL = 0.8;
 
+/** What a render holds of the budget (admit): while it runs, and after it until the next reading. */
+export interface RenderShare {
+  mb: number;
+  keptMb: number;
+}
+
 /**
- * What a render holds of the budget while it runs (admit): what its page grows by, at most, above
- * the page's idle size. A light or heavy page grew by 12–25 MB at its peak here, a 1280 × 5,000 px
- * full page by ≈ 80 MB (docs/performance.md, "Many workspaces"): a full page holds FULL_PAGE_MB
- * for each 1280 CSS px of width at scale 1, times the scale's square.
+ * A render's share: what its page grows by, at most, above the page's idle size, and what the page
+ * keeps of it once the render ends. A light or heavy page grew by 12–25 MB at its peak here and
+ * kept 4–16 MB, that a reading counts before it matters; a 1280 × 5,000 px full page grew by ≈ 80 MB
+ * and kept ≈ 30 MB (docs/performance.md, "Many workspaces"). A full page's share is for each 1280
+ * CSS px of width at scale 1, times the scale's square.
  */
-export function renderMb(fullPage: boolean, width: number, scale: number): number {
-  return fullPage ? FULL_PAGE_MB * (width / 1280) * scale * scale : RENDER_MB;
+export function renderShare(fullPage: boolean, width: number, scale: number): RenderShare {
+  const pages = (width / 1280) * scale * scale;
+  return fullPage ? { mb: FULL_PAGE_MB * pages, keptMb: FULL_PAGE_KEPT_MB * pages } : { mb: RENDER_MB, keptMb: 0 };
 }
 
 const RENDER_MB = 25;
 const FULL_PAGE_MB = 100;
+const FULL_PAGE_KEPT_MB = 30;
 
 /** One budget, read from Chromium's processes, over the pages of every pool that joins it. */
 export class MemoryBudget {
@@ -73,9 +82,10 @@ export class MemoryBudget {
   // Pages open at the last reading, and what compaction freed since: both move the estimate (#estimateMb).
   #pagesAtReading = 0;
   #compactedMbSinceReading = 0;
-  // Renders running and the budget they hold (admit).
+  // Renders running and the budget they hold (admit); what the pages of those ended since the last reading keep.
   #running = 0;
   #runningMb = 0;
+  #keptMbSinceReading = 0;
   // Renders waiting to be admitted, in the order they came, and what wakes them (#change).
   readonly #waiting: object[] = [];
   readonly #changed = new Set<() => void>();
@@ -118,6 +128,7 @@ export class MemoryBudget {
     this.#measuring = true;
     const pages = this.#pages();
     const compactedMb = this.#compactedMbSinceReading;
+    const keptMb = this.#keptMbSinceReading;
     this.#measureMb()
       .then(
         (mb) => {
@@ -125,6 +136,7 @@ export class MemoryBudget {
           this.#pagesAtReading = pages;
           // Compactions made while it was read are not in the reading.
           this.#compactedMbSinceReading -= compactedMb;
+          this.#keptMbSinceReading -= keptMb;
           this.fit(0);
           this.#wakeWaiting();
         },
@@ -137,16 +149,16 @@ export class MemoryBudget {
   }
 
   /**
-   * Holds `mb` of the budget for a render until the returned function is called, once it fits:
-   * Chromium's memory (estimated) and the shares of the renders running within the whole budget
-   * (what a page keeps after its render, a few MB, counts from the next reading). Idle pages
+   * Holds a render's share of the budget until the returned function is called (then what its
+   * page keeps, until the next reading), once it fits: Chromium's memory (estimated) and what
+   * renders hold within the whole budget. Idle pages
    * make room first (fit); where they cannot, the render waits for others to end, Chromium's memory
    * read again every ADMIT_EVERY_MS. With no render running it starts whatever the reading (there
    * is nothing to wait for), and an aborted `signal` ends the wait without holding anything.
    */
-  async admit(mb: number, signal?: AbortSignal): Promise<() => void> {
+  async admit({ mb, keptMb }: RenderShare, signal?: AbortSignal): Promise<() => void> {
     // Renders wait their turn: one that comes while others wait queues behind them.
-    if (this.#waiting.length === 0 && this.#fitsRender(mb)) return this.#hold(mb);
+    if (this.#waiting.length === 0 && this.#fitsRender(mb)) return this.#hold(mb, keptMb);
     const turn = {};
     this.#waiting.push(turn);
     try {
@@ -163,7 +175,7 @@ export class MemoryBudget {
     } finally {
       this.#waiting.splice(this.#waiting.indexOf(turn), 1);
     }
-    return this.#hold(mb);
+    return this.#hold(mb, keptMb);
   }
 
   // Settles at the next change that may make room (a render ends, a reading comes), or after ADMIT_EVERY_MS.
@@ -184,8 +196,8 @@ export class MemoryBudget {
     for (const wake of [...this.#changed]) wake();
   }
 
-  // Holds `mb` for a render admitted, until it ends.
-  #hold(mb: number): () => void {
+  // Holds a render's share from its admission until it ends, then what its page keeps until read.
+  #hold(mb: number, keptMb: number): () => void {
     this.#running += 1;
     this.#runningMb += mb;
     let held = true;
@@ -194,6 +206,7 @@ export class MemoryBudget {
       held = false;
       this.#running -= 1;
       this.#runningMb -= mb;
+      this.#keptMbSinceReading += keptMb;
       this.#wakeWaiting();
     };
   }
@@ -253,9 +266,9 @@ export class MemoryBudget {
     return estimate === null || estimate + this.#heldMb() + mb <= this.#limitMb();
   }
 
-  // What the renders running hold of the budget.
+  // What renders hold of the budget: those running, and the pages of those ended since the last reading.
   #heldMb(): number {
-    return this.#runningMb;
+    return this.#runningMb + this.#keptMbSinceReading;
   }
 
   #pages(): number {

@@ -6,7 +6,7 @@
 // blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser } from 'playwright-core';
-import { Demand, MemoryBudget, PAGE_MB, type BudgetedPool } from './memory-budget.ts';
+import { Demand, MemoryBudget, PAGE_MB, type BudgetedPool, type RenderShare } from './memory-budget.ts';
 import { metrics } from '../../metrics.ts';
 import { compactionStep, openWarmPage, wipe, withinLimit, type WarmPage } from './warm-page.ts';
 
@@ -140,11 +140,11 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   /**
-   * Holds `mb` of the memory budget for a render until the returned function is called: at once,
+   * Holds a render's share of the memory budget until the returned function is called: at once,
    * or once idle pages or renders ending make room (MemoryBudget.admit); at once without a budget.
    */
-  admit(mb: number, signal: AbortSignal): Promise<() => void> {
-    return this.#budget?.admit(mb, signal) ?? Promise.resolve(() => {});
+  admit(share: RenderShare, signal: AbortSignal): Promise<() => void> {
+    return this.#budget?.admit(share, signal) ?? Promise.resolve(() => {});
   }
 
   /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
