@@ -151,10 +151,10 @@ export class MemoryBudget {
   /**
    * Holds a render's share of the budget until the returned function is called (then what its
    * page keeps, until the next reading), once it fits: Chromium's memory (estimated) and what
-   * renders hold within the whole budget. Idle pages
-   * make room first (fit); where they cannot, the render waits for others to end, Chromium's memory
-   * read again every ADMIT_EVERY_MS. With no render running it starts whatever the reading (there
-   * is nothing to wait for), and an aborted `signal` ends the wait without holding anything.
+   * renders hold within the whole budget. Idle pages make room first (fit); where they cannot, the
+   * render waits in line for others to end, Chromium's memory read again every ADMIT_EVERY_MS.
+   * With no render running it starts whatever the reading (there is nothing to wait for), and an
+   * aborted `signal` ends the wait without holding anything.
    */
   async admit({ mb, keptMb }: RenderShare, signal?: AbortSignal): Promise<() => void> {
     // Renders wait their turn: one that comes while others wait queues behind them.
