@@ -46,14 +46,18 @@ const page = (name: string, lastUsed: number, compaction: Compaction = 'none'): 
   compaction,
 });
 
-// A budget of 1,000 MB (idle pages may fill 800) over `pools`, read once as `mb`.
-async function readOnce(mb: number, ...pools: BudgetedPool[]): Promise<{ budget: MemoryBudget; readings(): number }> {
+// A budget of 1,000 MB (idle pages may fill 800) over `pools`, read once as `mb` (a number, or
+// what the function gives each time it is read).
+async function readOnce(
+  mb: number | (() => Promise<number>),
+  ...pools: BudgetedPool[]
+): Promise<{ budget: MemoryBudget; readings(): number }> {
   let readings = 0;
   const budget = new MemoryBudget(
     () => 1000,
     async () => {
       readings += 1;
-      return mb;
+      return typeof mb === 'number' ? mb : mb();
     },
   );
   for (const each of pools) budget.join(each);
@@ -86,14 +90,12 @@ test('where one step each is not enough, pages made smaller are closed too', asy
 
 test('a render holds its share while it runs; it waits where idle pages cannot make room', async () => {
   const rendering = pool([page('idle', 10, 'shrunk')]);
-  let mb = 710;
-  const budget = new MemoryBudget(
-    () => 1000,
-    async () => mb,
-  );
-  budget.join(rendering);
-  budget.measure();
-  await waitFor(() => budget.memoryMb !== null, 'a reading');
+  // Each reading gives 710 MB once `reading` settles: the test holds it to keep a reading away.
+  let reading = Promise.resolve();
+  const { budget } = await readOnce(async () => {
+    await reading;
+    return 710;
+  }, rendering);
   const share = { mb: 100, keptMb: 0 };
   // 710 MB read; renders hold 100 each: the third fits only once the idle page is closed.
   const first = await budget.admit(share);
@@ -115,7 +117,10 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
   third();
 
   // What a full page's page keeps after it counts until the next reading.
-  mb = 710;
+  let read = () => {};
+  reading = new Promise((resolve) => {
+    read = resolve;
+  });
   const running = await budget.admit({ mb: 25, keptMb: 0 });
   (await budget.admit({ mb: 100, keptMb: 100 }))();
   let afterIt = false;
@@ -123,21 +128,14 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
     afterIt = true;
     return release;
   });
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.not.ok(afterIt, '710 read + 25 + 100 kept + 200 > 1,000, until the next reading');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.not.ok(afterIt, '710 read + 25 + 100 kept + 200 > 1,000, while no reading comes');
+  read();
   (await next)();
   running();
 
   // Nothing running: a render starts whatever the reading; an aborted one holds nothing.
-  mb = 1200;
-  const alone = pool([]);
-  const over = new MemoryBudget(
-    () => 1000,
-    async () => mb,
-  );
-  over.join(alone);
-  over.measure();
-  await waitFor(() => over.memoryMb !== null, 'a reading');
+  const { budget: over } = await readOnce(1200, pool([]));
   const release = await over.admit(share);
   const aborted = new AbortController();
   const waiting = over.admit(share, aborted.signal);
