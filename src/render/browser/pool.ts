@@ -1,12 +1,12 @@
 // Warm contexts and pages, each dedicated to one workspace: a render takes a page that is already
 // open and gives it back wiped of every trace of the render before the next render gets it.
 // Opening a page costs a renderer process (~200 ms here); wiping one costs a few CDP calls.
-// Pages are kept by recent use within a memory budget read from Chromium's processes (where it
+// Pages are kept by use within a memory budget read from Chromium's processes (where it
 // runs short, idle pages are first made smaller, then closed), and once several workspaces render,
 // blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser } from 'playwright-core';
-import { Demand, MemoryBudget, PAGE_MB, type BudgetedPool, type RenderShare } from './memory-budget.ts';
+import { Demand, leastUsedFirst, MemoryBudget, PAGE_MB, type BudgetedPool, type RenderShare } from './memory-budget.ts';
 import { metrics } from '../../metrics.ts';
 import { compactionStep, openWarmPage, wipe, withinLimit, type WarmPage } from './warm-page.ts';
 
@@ -40,6 +40,9 @@ export interface PoolOptions {
 // First visits (renders of a workspace with no page here) count half as much 10 s later: the
 // spares kept follow their rate within seconds.
 const FIRST_VISITS_HALF_LIFE_MS = 10_000;
+// A workspace's renders count half as much a minute later: the pages kept (worth) follow which
+// workspaces come often, over long enough to tell one seen every few seconds from one seen once.
+const RENDERS_HALF_LIFE_MS = 60_000;
 // Spares kept at most, whatever the rate of first visits.
 const MOST_SPARES = 8;
 
@@ -55,6 +58,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   // Seconds a spare took to open lately (moving average): how long first visits must be covered for.
   #spareOpenSeconds = 0.2;
   readonly #firstVisits = new Demand(FIRST_VISITS_HALF_LIFE_MS);
+  readonly #renders = new Demand(RENDERS_HALF_LIFE_MS);
   // The last workspace that asked, and whether more than one has: only then are spares kept.
   #lastKey: string | null = null;
   #severalWorkspaces = false;
@@ -223,6 +227,14 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   /**
+   * Renders a second `warm` has served lately: its workspace's here; for a spare, the first visits'
+   * it is kept for.
+   */
+  worth(warm: WarmPage): number {
+    return warm.key === null ? this.#firstVisits.perSecond('') : this.#renders.perSecond(warm.key);
+  }
+
+  /**
    * Blank pages kept ready now: `spares`, or more where more first visits are expected while one
    * opens (twice their mean, as they come unevenly); none where `spares` is 0.
    */
@@ -235,9 +247,9 @@ export class PagePool implements BudgetedPool<WarmPage> {
   // Keeps spareTarget blank pages (never used by anyone) ready once several workspaces render,
   // opened in the background, so that a workspace without a warm page need not wait for a new
   // context and renderer. Called once a render has taken a spare or opened a page, and as each
-  // spare opens: where the budget is full, idle pages make room for the spares first, least
-  // recently used first, as they would for the next new workspace's render (on its path); none while
-  // busy pages fill the budget.
+  // spare opens: where the budget is full, idle pages make room for the spares first, least used
+  // first, as they would for the next new workspace's render (on its path); none while busy pages
+  // fill the budget.
   #topUp(): void {
     if (!this.#severalWorkspaces) return;
     const opening = this.#sparesOpening.size;
@@ -270,6 +282,7 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
+    this.#renders.add(key);
     warm.compaction = 'none';
     warm.key = key;
     warm.state = 'busy';
@@ -277,12 +290,12 @@ export class PagePool implements BudgetedPool<WarmPage> {
     return warm;
   }
 
-  // Makes room for one more page: closes the least recently used idle page at the page count's
-  // bound, then as many as it takes for one more page to fit in the budget.
+  // Makes room for one more page: closes the least used idle page at the page count's bound, then
+  // as many as it takes for one more page to fit in the budget.
   #evictIdle(): void {
     if (this.#pages.size >= this.#options.maxPages) {
-      const [oldest] = this.idlePages().sort((a, b) => a.lastUsed - b.lastUsed);
-      if (oldest) void this.discard(oldest);
+      const [least] = leastUsedFirst(this.idlePages().map((warm) => ({ warm, worth: this.worth(warm) })));
+      if (least) void this.discard(least.warm);
     }
     this.#budget?.fit(PAGE_MB);
   }
