@@ -227,11 +227,12 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   /**
-   * Renders a second `warm` has served lately: its workspace's here; for a spare, the first visits'
-   * it is kept for.
+   * Renders a second `warm` has served lately: its workspace's here, shared among its pages; for a
+   * spare, the first visits' it is kept for.
    */
   worth(warm: WarmPage): number {
-    return warm.key === null ? this.#firstVisits.perSecond('') : this.#renders.perSecond(warm.key);
+    if (warm.key === null) return this.#firstVisits.perSecond('');
+    return this.#renders.perSecond(warm.key) / Math.max(1, this.pageCount(warm.key, warm.deviceScaleFactor));
   }
 
   /**
