@@ -152,6 +152,7 @@ export async function startShutterbus(config: Config, log: Logger = createLogger
     if (renderer) {
       const { proxy, browser } = await renderer;
       rendererOwned = true;
+      for (const gauge of browser.gauges()) addGaugeCollector(gauge);
       closers.push(
         () => proxy.close(),
         () => browser.close(),

@@ -277,6 +277,18 @@ take('health, readiness and metrics answer', async () => {
     );
   }
   assert.match(exposition.bytes.toString(), /# TYPE shutterbus_queue_waiting gauge/);
+  // The worker's pages and Chromium's memory, read from its browsers at the scrape.
+  const pages = (state: string) =>
+    Number(
+      new RegExp(`^shutterbus_render_pages\\{state="${state}"\\} (\\d+)$`, 'm').exec(exposition.bytes.toString())?.[1],
+    );
+  assert.ok(pages('idle') >= 1, 'the renders above left warm pages');
+  assert.is(pages('rendering'), 0);
+  assert.ok(pages('spare') >= 0);
+  const chromiumMb = Number(
+    /^shutterbus_render_chromium_memory_megabytes (\d+)$/m.exec(exposition.bytes.toString())?.[1],
+  );
+  assert.ok(chromiumMb > 50, `Chromium's memory: ${chromiumMb} MB`);
 });
 
 take.run();

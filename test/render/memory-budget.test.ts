@@ -17,8 +17,6 @@ const test = suite('MemoryBudget');
 
 interface Page extends BudgetedPage {
   name: string;
-  /** Renders a second lately (BudgetedPool.worth). */
-  worth: number;
 }
 
 // A pool's side of the budget, recording what the budget did to its pages.
@@ -31,7 +29,6 @@ function pool(pages: Page[]): BudgetedPool<Page> & { actions: string[]; pages: P
       return pages.length;
     },
     idlePages: () => [...pages],
-    worth: (warm) => warm.worth,
     compact(page) {
       actions.push(`${page.compaction === 'none' ? 'collect' : 'shrink'} ${page.name}`);
       page.compaction = page.compaction === 'none' ? 'collected' : 'shrunk';
@@ -43,11 +40,10 @@ function pool(pages: Page[]): BudgetedPool<Page> & { actions: string[]; pages: P
   };
 }
 
-const page = (name: string, lastUsed: number, compaction: Compaction = 'none', worth = 0): Page => ({
+const page = (name: string, lastUsed: number, compaction: Compaction = 'none'): Page => ({
   name,
   lastUsed,
   compaction,
-  worth,
 });
 
 // A budget of 1,000 MB (idle pages may fill 800) over `pools`, read once as `mb` (a number, or
@@ -80,15 +76,6 @@ test('one reading for every pool; the oldest idle pages across them first, one s
   assert.equal(second.actions, ['close b1', 'collect b2'], 'b1 had been shrunk: closed');
   budget.measure();
   assert.is(readings(), 1, 'read at most every 2 s');
-});
-
-test('the pages of workspaces that render least lately go first, however recently used', async () => {
-  // b1 rendered last but once; a1 and a2 are older pages of workspaces that come often.
-  const often = pool([page('a1', 10, 'shrunk', 2), page('a2', 20, 'shrunk', 0.5)]);
-  const once = pool([page('b1', 30, 'shrunk', 0.01), page('b2', 40, 'shrunk', 0.01)]);
-  await readOnce(870, often, once);
-  assert.equal(once.actions, ['close b1', 'close b2'], 'the least worth first, the older among equals');
-  assert.equal(often.actions, [], '870 − 80 within 800: the pages used often stay');
 });
 
 test('where one step each is not enough, pages made smaller are closed too', async () => {

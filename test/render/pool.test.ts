@@ -97,6 +97,22 @@ test('once two workspaces render, blank pages wait; a new workspace takes one an
   }
 });
 
+test('pages are counted by what they do: rendering, idle, spare', async () => {
+  const pool = new PagePool(browser, { maxPages: 10, maxRenders: 100, spares: 1 });
+  try {
+    await render(pool, 'ws_states_a');
+    assert.equal(pool.states, { rendering: 0, idle: 1, spare: 0 }, 'one workspace: no spare');
+    const b = await pool.acquire('ws_states_b', 1);
+    assert.equal(pool.states, { rendering: 1, idle: 1, spare: 0 });
+    pool.release(b);
+    await b.wiped;
+    await waitFor(() => pool.states.spare === 1, 'a spare, once two workspaces render');
+    assert.equal(pool.states, { rendering: 0, idle: 2, spare: 1 });
+  } finally {
+    await closeAll(pool);
+  }
+});
+
 test("a workspace's next render takes its most recently used idle page", async () => {
   const pool = new PagePool(browser, { maxPages: 4, maxRenders: 100 });
   try {

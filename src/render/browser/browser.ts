@@ -12,6 +12,7 @@ import { Progress } from './progress.ts';
 import { BrowserSupervisor, withTimeout, type BrowserHostOptions } from './supervisor.ts';
 import { renderShare } from './memory-budget.ts';
 import type { RenderLog } from '../../domain/render-log.ts';
+import type { PageStates } from './pool.ts';
 
 export type { BrowserHostOptions } from './supervisor.ts';
 
@@ -96,6 +97,11 @@ export class BrowserHost implements RenderBrowser {
   /** Pages open in this browser, every workspace's and the blank spares. */
   get pages(): number {
     return this.#supervisor.pool?.size ?? 0;
+  }
+
+  /** This browser's pages by what they do now. */
+  get pageStates(): PageStates {
+    return this.#supervisor.pool?.states ?? { rendering: 0, idle: 0, spare: 0 };
   }
 
   /** This browser's memory now (its processes' PSS, MB); null when it is not running or cannot be read. */

@@ -6,6 +6,8 @@
 import { BrowserHost, type BrowserHostOptions, type PageSetup, type PageTask, type RenderBrowser } from './browser.ts';
 import { pageMetrics } from '../../domain/devices.ts';
 import { MemoryBudget } from './memory-budget.ts';
+import type { GaugeCollector } from '../../metrics.ts';
+import type { PageStates } from './pool.ts';
 
 /** BrowserHosts behind one RenderBrowser; the first is launched at start, the others once renders overlap. */
 export class BrowserFleet implements RenderBrowser {
@@ -14,6 +16,7 @@ export class BrowserFleet implements RenderBrowser {
   readonly #running: number[];
   // Renders sent to each host that have not yet started on a page, by workspace.
   readonly #claims: Map<string, number>[];
+  readonly #budget: MemoryBudget | undefined;
   #closed = false;
 
   /**
@@ -24,13 +27,13 @@ export class BrowserFleet implements RenderBrowser {
   constructor(options: BrowserHostOptions, browsers: number) {
     const count = Math.max(1, browsers);
     const { memoryBudgetMb, ...shared } = options;
-    const budget =
+    const budget = (this.#budget =
       memoryBudgetMb === undefined
         ? undefined
         : new MemoryBudget(
             () => memoryBudgetMb,
             () => this.#readMemoryMb(),
-          );
+          ));
     this.#hosts = Array.from(
       { length: count },
       (_, index) =>
@@ -75,6 +78,33 @@ export class BrowserFleet implements RenderBrowser {
   /** The browsers are launched alike: the first one answers for all. */
   hasGpuRendering(): Promise<boolean> {
     return this.#hosts[0].hasGpuRendering();
+  }
+
+  /**
+   * The gauges of this worker's browsers, read at each scrape: pages by what they do, and
+   * Chromium's memory (the budget's last reading where there is a budget, else read then).
+   */
+  gauges(): GaugeCollector[] {
+    return [
+      {
+        name: 'shutterbus_render_pages',
+        help: "Browser pages a worker holds open, by state: rendering, idle (a workspace's, kept warm), spare (blank).",
+        read: async () => {
+          const states: PageStates = { rendering: 0, idle: 0, spare: 0 };
+          for (const host of this.#hosts)
+            for (const [state, count] of Object.entries(host.pageStates)) states[state as keyof PageStates] += count;
+          return Object.entries(states).map(([state, value]) => ({ labels: { state }, value }));
+        },
+      },
+      {
+        name: 'shutterbus_render_chromium_memory_megabytes',
+        help: "The PSS of a worker's Chromium processes, MB, as the memory budget last read it (RENDER_MEMORY_BUDGET).",
+        read: async () => {
+          const mb = this.#budget?.memoryMb ?? (await this.#readMemoryMb());
+          return mb === null ? [] : [{ labels: {}, value: Math.round(mb) }];
+        },
+      },
+    ];
   }
 
   /** The process ids of the browsers launched so far, null where one is not running. */

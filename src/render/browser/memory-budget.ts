@@ -1,6 +1,6 @@
 // The memory budget warm pages are kept within (RENDER_MEMORY_BUDGET): Chromium's memory read from
 // /proc at most every MEASURE_EVERY_MS while renders come and go, estimated in between, and idle
-// pages made smaller, then closed, least used first, across every pool that shares it (one
+// pages made smaller, then closed, least recently used first, across every pool that shares it (one
 // per browser of a worker: src/render/browser/fleet.ts). Each render holds a share of the budget
 // while it runs (admit); where idle pages cannot make room for it, it waits for renders to end.
 
@@ -22,11 +22,6 @@ export interface BudgetedPool<Page extends BudgetedPage = BudgetedPage> {
   readonly size: number;
   /** The pool's idle pages, in any order. */
   idlePages(): Page[];
-  /**
-   * Renders a second an idle page has been serving lately: those worth least are made smaller and
-   * closed first, the least recently used first among equals.
-   */
-  worth(warm: Page): number;
   /** Makes an idle page smaller by the next step: its renderer's garbage collected, else its viewport shrunk. */
   compact(warm: Page): void;
   /** Closes a page. */
@@ -218,7 +213,7 @@ export class MemoryBudget {
 
   /**
    * Makes idle pages smaller, then closes them, until the estimate plus `moreMb` is within the
-   * budget's FILL: each idle page, least used first whichever pool holds it, takes one
+   * budget's FILL: each idle page, least recently used first whichever pool holds it, takes one
    * step: its renders' garbage collected (its workspace's next render pays nothing for it), else
    * its viewport shrunk (the next render pays a resize and a repaint), else it is closed (the next
    * render pays a new renderer). Where one step each is not enough, those made smaller are closed too.
@@ -241,11 +236,11 @@ export class MemoryBudget {
     }
   }
 
-  // Every pool's idle pages, least used first (leastUsedFirst).
+  // Every pool's idle pages, least recently used first.
   #idle(): { pool: BudgetedPool; warm: BudgetedPage }[] {
-    return leastUsedFirst(
-      [...this.#pools].flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm, worth: pool.worth(warm) }))),
-    );
+    return [...this.#pools]
+      .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
+      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
   }
 
   // Takes a page's next step of compaction; what it is counted to free.
@@ -281,16 +276,6 @@ export class MemoryBudget {
     for (const pool of this.#pools) pages += pool.size;
     return pages;
   }
-}
-
-/**
- * Idle pages in the order they are made smaller and closed: least worth first (renders a second
- * lately, BudgetedPool.worth), then least recently used. Among many workspaces, most seldom seen,
- * this keeps the pages of those that come often: under Zipf (s=1) over 200 workspaces, 12 pages
- * kept by use serve ≈ 53 % of renders, kept by recency ≈ 36 %.
- */
-export function leastUsedFirst<Entry extends { warm: BudgetedPage; worth: number }>(entries: Entry[]): Entry[] {
-  return entries.sort((a, b) => a.worth - b.worth || a.warm.lastUsed - b.warm.lastUsed);
 }
 
 /**

@@ -1,18 +1,25 @@
 // Warm contexts and pages, each dedicated to one workspace: a render takes a page that is already
 // open and gives it back wiped of every trace of the render before the next render gets it.
 // Opening a page costs a renderer process (~200 ms here); wiping one costs a few CDP calls.
-// Pages are kept by use within a memory budget read from Chromium's processes (where it
+// Pages are kept by recent use within a memory budget read from Chromium's processes (where it
 // runs short, idle pages are first made smaller, then closed), and once several workspaces render,
 // blank pages that nobody has used wait for a workspace's first render.
 
 import type { Browser } from 'playwright-core';
-import { Demand, leastUsedFirst, MemoryBudget, PAGE_MB, type BudgetedPool, type RenderShare } from './memory-budget.ts';
+import { Demand, MemoryBudget, PAGE_MB, type BudgetedPool, type RenderShare } from './memory-budget.ts';
 import { metrics } from '../../metrics.ts';
 import { compactionStep, openWarmPage, wipe, withinLimit, type WarmPage } from './warm-page.ts';
 
 // Pages opened on a render's path and ahead of one, counted where each is opened.
 const openedForRender = metrics.pagesOpened.labels({ for: 'render' });
 const openedAsSpare = metrics.pagesOpened.labels({ for: 'spare' });
+
+/** Pages of a pool (or of every pool of a worker) by what they do now. */
+export interface PageStates {
+  rendering: number;
+  idle: number;
+  spare: number;
+}
 
 /** How the pool is sized. */
 export interface PoolOptions {
@@ -40,9 +47,6 @@ export interface PoolOptions {
 // First visits (renders of a workspace with no page here) count half as much 10 s later: the
 // spares kept follow their rate within seconds.
 const FIRST_VISITS_HALF_LIFE_MS = 10_000;
-// A workspace's renders count half as much a minute later: the pages kept (worth) follow which
-// workspaces come often, over long enough to tell one seen every few seconds from one seen once.
-const RENDERS_HALF_LIFE_MS = 60_000;
 // Spares kept at most, whatever the rate of first visits.
 const MOST_SPARES = 8;
 
@@ -58,7 +62,6 @@ export class PagePool implements BudgetedPool<WarmPage> {
   // Seconds a spare took to open lately (moving average): how long first visits must be covered for.
   #spareOpenSeconds = 0.2;
   readonly #firstVisits = new Demand(FIRST_VISITS_HALF_LIFE_MS);
-  readonly #renders = new Demand(RENDERS_HALF_LIFE_MS);
   // The last workspace that asked, and whether more than one has: only then are spares kept.
   #lastKey: string | null = null;
   #severalWorkspaces = false;
@@ -211,9 +214,20 @@ export class PagePool implements BudgetedPool<WarmPage> {
     return this.#pages.size;
   }
 
+  /** Pages open now by what they do: rendering, idle (being wiped or made smaller too), and blank spares. */
+  get states(): PageStates {
+    const states = { rendering: 0, idle: 0, spare: 0 };
+    for (const warm of this.#pages) {
+      if (warm.state === 'busy') states.rendering += 1;
+      else if (warm.key === null) states.spare += 1;
+      else states.idle += 1;
+    }
+    return states;
+  }
+
   /** Blank pages (never used by anyone) open and waiting for a workspace's first render. */
   get spares(): number {
-    return [...this.#pages].filter((warm) => warm.key === null).length;
+    return this.states.spare;
   }
 
   /** Chromium's memory at the budget's last reading, MB (null when not read yet or not readable). */
@@ -224,15 +238,6 @@ export class PagePool implements BudgetedPool<WarmPage> {
   /** Idle pages, in any order (the budget's choice of which to compact or close). */
   idlePages(): WarmPage[] {
     return [...this.#pages].filter((warm) => warm.state === 'idle');
-  }
-
-  /**
-   * Renders a second `warm` has served lately: its workspace's here, shared among its pages; for a
-   * spare, the first visits' it is kept for.
-   */
-  worth(warm: WarmPage): number {
-    if (warm.key === null) return this.#firstVisits.perSecond('');
-    return this.#renders.perSecond(warm.key) / Math.max(1, this.pageCount(warm.key, warm.deviceScaleFactor));
   }
 
   /**
@@ -248,9 +253,9 @@ export class PagePool implements BudgetedPool<WarmPage> {
   // Keeps spareTarget blank pages (never used by anyone) ready once several workspaces render,
   // opened in the background, so that a workspace without a warm page need not wait for a new
   // context and renderer. Called once a render has taken a spare or opened a page, and as each
-  // spare opens: where the budget is full, idle pages make room for the spares first, least used
-  // first, as they would for the next new workspace's render (on its path); none while busy pages
-  // fill the budget.
+  // spare opens: where the budget is full, idle pages make room for the spares first, least
+  // recently used first, as they would for the next new workspace's render (on its path); none while
+  // busy pages fill the budget.
   #topUp(): void {
     if (!this.#severalWorkspaces) return;
     const opening = this.#sparesOpening.size;
@@ -283,7 +288,6 @@ export class PagePool implements BudgetedPool<WarmPage> {
   }
 
   #claim(warm: WarmPage, key: string): WarmPage {
-    this.#renders.add(key);
     warm.compaction = 'none';
     warm.key = key;
     warm.state = 'busy';
@@ -291,12 +295,12 @@ export class PagePool implements BudgetedPool<WarmPage> {
     return warm;
   }
 
-  // Makes room for one more page: closes the least used idle page at the page count's bound, then
-  // as many as it takes for one more page to fit in the budget.
+  // Makes room for one more page: closes the least recently used idle page at the page count's
+  // bound, then as many as it takes for one more page to fit in the budget.
   #evictIdle(): void {
     if (this.#pages.size >= this.#options.maxPages) {
-      const [least] = leastUsedFirst(this.idlePages().map((warm) => ({ warm, worth: this.worth(warm) })));
-      if (least) void this.discard(least.warm);
+      const [oldest] = this.idlePages().sort((a, b) => a.lastUsed - b.lastUsed);
+      if (oldest) void this.discard(oldest);
     }
     this.#budget?.fit(PAGE_MB);
   }

@@ -32,7 +32,7 @@ export interface BrowserHostOptions {
   poolSize?: number;
   /**
    * Memory this browser (its processes' PSS, read from /proc) may hold with warm pages, in MB
-   * (RENDER_MEMORY_BUDGET): above it, idle warm pages are closed, least used first.
+   * (RENDER_MEMORY_BUDGET): above it, idle warm pages are closed, least recently used first.
    */
   memoryBudgetMb?: number;
   /** Renders one context serves before it is replaced (default 100). */
