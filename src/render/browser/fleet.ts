@@ -9,6 +9,9 @@ import { MemoryBudget } from './memory-budget.ts';
 import type { GaugeCollector } from '../../metrics.ts';
 import type { PageStates } from './pool.ts';
 
+// The states shutterbus_render_pages counts pages in (PagePool.states).
+const PAGE_STATES: (keyof PageStates)[] = ['rendering', 'idle', 'spare'];
+
 /** BrowserHosts behind one RenderBrowser; the first is launched at start, the others once renders overlap. */
 export class BrowserFleet implements RenderBrowser {
   readonly #hosts: BrowserHost[];
@@ -90,10 +93,11 @@ export class BrowserFleet implements RenderBrowser {
         name: 'shutterbus_render_pages',
         help: "Browser pages a worker holds open, by state: rendering, idle (a workspace's, kept warm), spare (blank).",
         read: async () => {
-          const states: PageStates = { rendering: 0, idle: 0, spare: 0 };
-          for (const host of this.#hosts)
-            for (const [state, count] of Object.entries(host.pageStates)) states[state as keyof PageStates] += count;
-          return Object.entries(states).map(([state, value]) => ({ labels: { state }, value }));
+          const each = this.#hosts.map((host) => host.pageStates);
+          return PAGE_STATES.map((state) => ({
+            labels: { state },
+            value: each.reduce((sum, states) => sum + states[state], 0),
+          }));
         },
       },
       {
