@@ -105,8 +105,10 @@ export async function fullPage(
       let mutations = 0;
       const observer = new MutationObserver((records) => void (mutations += records.length));
       observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      // The frames are waited for, however late under load: an IntersectionObserver sees the
+      // scroll only in a frame. A page that paints nothing for a second moves on.
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 100);
+        const timer = setTimeout(resolve, 1000);
         requestAnimationFrame(() =>
           requestAnimationFrame(() => {
             clearTimeout(timer);
