@@ -30,13 +30,14 @@ export class BrowserFleet implements RenderBrowser {
   constructor(options: BrowserHostOptions, browsers: number) {
     const count = Math.max(1, browsers);
     const { memoryBudgetMb, ...shared } = options;
-    const budget = (this.#budget =
+    this.#budget =
       memoryBudgetMb === undefined
         ? undefined
         : new MemoryBudget(
             () => memoryBudgetMb,
             () => this.#readMemoryMb(),
-          ));
+          );
+    const budget = this.#budget;
     this.#hosts = Array.from(
       { length: count },
       (_, index) =>
