@@ -12,6 +12,8 @@ export interface FullPageRows {
   loops: Record<string, LoopResult>;
   /** Each service loop's rate ÷ the raw loop's in the same round, and p50 ÷ the raw p50: the medians. */
   vsRaw: Record<string, { perSecond: number; p50: number }>;
+  /** Each loop's file, in bytes (the page is the same each time): what the encoding's speed costs in size. */
+  bytes: Record<string, number>;
   /** CPU ms a shot by process group, for each part of a raw capture (see measureParts). */
   parts: Record<string, Record<string, number>>;
 }
@@ -25,13 +27,15 @@ export async function measureFullPage(
   browser: Browser,
   options: { rounds: number; shots: number; maxSeconds: number },
 ): Promise<FullPageRows> {
-  const take = async (params: Record<string, string>) => {
+  const bytes: Record<string, number> = {};
+  const take = async (name: string, params: Record<string, string>) => {
     const search = new URLSearchParams({ url: site.tall, full_page: 'true', ...params });
     const response = await fetch(`${stack.base}/api/take?${search}`, {
       headers: { 'x-access-key': stack.workspace.access_key },
     });
-    const bytes = await response.arrayBuffer();
-    if (response.status !== 200 || bytes.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+    const image = await response.arrayBuffer();
+    if (response.status !== 200 || image.byteLength < 1000) throw new Error(`take answered ${response.status}`);
+    bytes[name] = image.byteLength;
   };
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
@@ -39,14 +43,20 @@ export async function measureFullPage(
     [RAW]: {
       shot: async () => {
         await page.goto(site.tall, { waitUntil: 'load' });
-        await page.screenshot({ type: 'png', fullPage: true });
+        bytes[RAW] = (await page.screenshot({ type: 'png', fullPage: true })).length;
       },
       concurrency: 1,
     },
-    'full page, scroll on, c=1': { shot: () => take({}), concurrency: 1 },
-    'full page, scroll on, c=2': { shot: () => take({}), concurrency: 2 },
-    'full page, scroll off, c=1': { shot: () => take({ full_page_scroll: 'false' }), concurrency: 1 },
-    'full page, scroll off, c=2': { shot: () => take({ full_page_scroll: 'false' }), concurrency: 2 },
+    'full page, scroll on, c=1': { shot: () => take('full page, scroll on, c=1', {}), concurrency: 1 },
+    'full page, scroll on, c=2': { shot: () => take('full page, scroll on, c=2', {}), concurrency: 2 },
+    'full page, scroll off, c=1': {
+      shot: () => take('full page, scroll off, c=1', { full_page_scroll: 'false' }),
+      concurrency: 1,
+    },
+    'full page, scroll off, c=2': {
+      shot: () => take('full page, scroll off, c=2', { full_page_scroll: 'false' }),
+      concurrency: 2,
+    },
   };
   const rounds: Record<string, LoopResult[]> = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
   try {
@@ -71,6 +81,7 @@ export async function measureFullPage(
         { perSecond: vsRaw(loops, (l) => l.perSecond), p50: vsRaw(loops, (l) => l.p50) },
       ]),
     ),
+    bytes,
     parts: await measureParts(browser, site.tall, Math.max(4, Math.round(options.shots / 2))),
   };
 }
@@ -136,10 +147,14 @@ export function fullPageLines(rows: FullPageRows, row: (name: string, r: LoopRes
   const ratio = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
   const kinds = ['client', 'chromium browser', 'chromium renderer', 'chromium gpu', 'total'];
   return [
-    `${'full page 1280×5,000 png (rounds)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ raw: shots/s  p50`,
+    `${'full page 1280×5,000 png (rounds)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ raw: shots/s  p50   KB`,
     ...Object.entries(rows.loops).map(
       ([name, r]) =>
-        `${row(name, r)}  ${ratio(rows.vsRaw[name].perSecond).padStart(14)} ${ratio(rows.vsRaw[name].p50).padStart(5)}`,
+        `${row(name, r)}  ${ratio(rows.vsRaw[name].perSecond).padStart(14)} ${ratio(rows.vsRaw[name].p50).padStart(5)} ${Math.round(
+          (rows.bytes[name] ?? 0) / 1024,
+        )
+          .toString()
+          .padStart(5)}`,
     ),
     `${'a raw capture by part, CPU ms/shot'.padEnd(34)} ${kinds.map((kind) => kind.replace('chromium ', '').padStart(9)).join('')}`,
     ...Object.entries(rows.parts).map(

@@ -9,7 +9,7 @@ import type { CDPSession, Page } from 'playwright-core';
 import { renderDefaults, type RenderOptions } from '../../src/domain/options.ts';
 import { wantsMetadata } from '../../src/domain/metadata.ts';
 import { makeOutput } from '../../src/render/outputs/output.ts';
-import { capture } from '../../src/render/outputs/screenshot.ts';
+import { capture, FAST_PNG_PIXELS } from '../../src/render/outputs/screenshot.ts';
 import { formatPages, SCRIPTED_TEXT, WEB_FONT_FAMILY } from '../fixtures/format-pages.ts';
 import { startRenderRig, type RenderRig } from '../helpers/render.ts';
 import { Progress } from '../../src/render/browser/progress.ts';
@@ -171,7 +171,7 @@ test('cost: a png without metadata makes two CDP calls, the font check and the c
   assert.is(wantsMetadata(options), false);
 });
 
-test('cost: only a png that is converted or scaled afterwards is captured with the fast PNG encoding', async () => {
+test('cost: only a png converted or scaled afterwards, or a large one, is captured with the fast PNG encoding', async () => {
   const sent: Array<Record<string, unknown>> = [];
   const page = new Proxy({}, { get: () => () => Promise.resolve() }) as unknown as Page;
   const session = {
@@ -194,6 +194,9 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
     { format: 'gif' },
     { format: 'tiff' },
     { format: 'png', image_width: 640 },
+    // Below FAST_PNG_PIXELS the smaller file; at it the faster encoding.
+    { format: 'png', viewport_width: 1920, viewport_height: 1080 },
+    { format: 'png', viewport_width: 2000, viewport_height: FAST_PNG_PIXELS / 2000 },
   ];
   for (const options of asked)
     await capture({
@@ -204,7 +207,7 @@ test('cost: only a png that is converted or scaled afterwards is captured with t
     });
   assert.equal(
     sent.map((params) => params.optimizeForSpeed === true),
-    [false, false, false, true, true, true],
+    [false, false, false, true, true, true, false, true],
   );
 });
 
