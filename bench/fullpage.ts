@@ -37,6 +37,11 @@ export async function measureFullPage(
     if (response.status !== 200 || image.byteLength < 1000) throw new Error(`take answered ${response.status}`);
     bytes[name] = image.byteLength;
   };
+  // A service loop: its name, and its shot with full_page_scroll as named.
+  const service = (scroll: boolean, concurrency: number) => {
+    const name = `full page, scroll ${scroll ? 'on' : 'off'}, c=${concurrency}`;
+    return [name, { shot: () => take(name, scroll ? {} : { full_page_scroll: 'false' }), concurrency }] as const;
+  };
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
   const sides: Record<string, { shot: () => Promise<void>; concurrency: number }> = {
@@ -47,16 +52,7 @@ export async function measureFullPage(
       },
       concurrency: 1,
     },
-    'full page, scroll on, c=1': { shot: () => take('full page, scroll on, c=1', {}), concurrency: 1 },
-    'full page, scroll on, c=2': { shot: () => take('full page, scroll on, c=2', {}), concurrency: 2 },
-    'full page, scroll off, c=1': {
-      shot: () => take('full page, scroll off, c=1', { full_page_scroll: 'false' }),
-      concurrency: 1,
-    },
-    'full page, scroll off, c=2': {
-      shot: () => take('full page, scroll off, c=2', { full_page_scroll: 'false' }),
-      concurrency: 2,
-    },
+    ...Object.fromEntries([service(true, 1), service(true, 2), service(false, 1), service(false, 2)]),
   };
   const rounds: Record<string, LoopResult[]> = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
   try {
@@ -145,16 +141,13 @@ async function measureParts(
 /** The rows as printed. */
 export function fullPageLines(rows: FullPageRows, row: (name: string, r: LoopResult) => string): string[] {
   const ratio = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
+  const kb = (bytes: number | undefined) => String(Math.round((bytes ?? 0) / 1024));
   const kinds = ['client', 'chromium browser', 'chromium renderer', 'chromium gpu', 'total'];
   return [
     `${'full page 1280×5,000 png (rounds)'.padEnd(34)} ${'shots/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'shots'.padStart(6)}  ÷ raw: shots/s  p50   KB`,
     ...Object.entries(rows.loops).map(
       ([name, r]) =>
-        `${row(name, r)}  ${ratio(rows.vsRaw[name].perSecond).padStart(14)} ${ratio(rows.vsRaw[name].p50).padStart(5)} ${Math.round(
-          (rows.bytes[name] ?? 0) / 1024,
-        )
-          .toString()
-          .padStart(5)}`,
+        `${row(name, r)}  ${ratio(rows.vsRaw[name].perSecond).padStart(14)} ${ratio(rows.vsRaw[name].p50).padStart(5)} ${kb(rows.bytes[name]).padStart(5)}`,
     ),
     `${'a raw capture by part, CPU ms/shot'.padEnd(34)} ${kinds.map((kind) => kind.replace('chromium ', '').padStart(9)).join('')}`,
     ...Object.entries(rows.parts).map(
