@@ -10,7 +10,7 @@ import { finishesPdf, finishPdf } from './pdf-finish.ts';
 import { traced } from '../../tracing.ts';
 import { finishImage } from './image.ts';
 import { capture } from './screenshot.ts';
-import { awaitFonts } from '../steps/page.ts';
+import { awaitFonts } from '../steps/font-watch.ts';
 import type { PageStep } from '../steps/page-step.ts';
 
 /** One file of save_formats: the page in that format, from the same render as the output. */

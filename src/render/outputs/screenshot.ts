@@ -10,7 +10,8 @@ import { inPage } from '../browser/in-page.ts';
 import { elementBox, scrollPageTo } from '../in-page/screenshot.ts';
 import type { UndoStack } from '../browser/progress.ts';
 import { holdStillNow, maskElements } from '../steps/still.ts';
-import { awaitFonts, findElement, untilAborted } from '../steps/page.ts';
+import { findElement, untilAborted } from '../steps/page.ts';
+import { awaitFonts } from '../steps/font-watch.ts';
 import type { PageStep } from '../steps/page-step.ts';
 import {
   believable,
