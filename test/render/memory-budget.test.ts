@@ -40,10 +40,11 @@ function pool(pages: Page[]): BudgetedPool<Page> & { actions: string[]; pages: P
   };
 }
 
-const page = (name: string, lastUsed: number, compaction: Compaction = 'none'): Page => ({
+const page = (name: string, lastUsed: number, compaction: Compaction = 'none', key: string | null = name): Page => ({
   name,
   lastUsed,
   compaction,
+  key,
 });
 
 // A budget of 1,000 MB (idle pages may fill 800) over `pools`, read once as `mb` (a number, or
@@ -142,6 +143,24 @@ test('a render holds its share while it runs; it waits where idle pages cannot m
   aborted.abort();
   (await waiting)();
   release();
+});
+
+test("a render keeps its workspace's most recent idle page out of reach until it ends", async () => {
+  const first = pool([page('hot-old', 5, 'shrunk', 'hot'), page('hot', 10, 'shrunk')]);
+  const second = pool([page('other', 20, 'shrunk')]);
+  const { budget } = await readOnce(700, first, second);
+  // Its render holds 25 MB: 700 + 25 ≤ 1,000, admitted at once.
+  const release = await budget.admit({ mb: 25, keptMb: 0 }, undefined, 'hot');
+  // 700 + 200 (room kept for renders) + 210 > 1,000 by 110: three pages would go, oldest first.
+  // 'hot', its workspace's most recent, is what the render keeps.
+  budget.fit(210);
+  assert.equal(second.actions, ['close other']);
+  assert.equal(first.actions, ['close hot-old'], "one render keeps one page: the workspace's most recent");
+  release();
+  release();
+  // 620 (two pages fewer) + 200 + 210 > 1,000: one more.
+  budget.fit(210);
+  assert.equal(first.actions, ['close hot-old', 'close hot'], 'its render ended: nothing keeps it');
 });
 
 test('Demand: a rate that halves with each half-life, forgotten once it counts for nothing', () => {

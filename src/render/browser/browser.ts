@@ -157,11 +157,10 @@ export class BrowserHost implements RenderBrowser {
     // picked and sized by (src/domain/devices.ts, pageMetrics); without them, the options' own.
     const { width, height, scale } = pageMetrics(setup);
     // The render's share of the memory budget, held until it ends (given back in `finally`).
-    const admission = pool.admit(renderShare(setup.full_page === true, width, scale), deadline);
+    const warmFor = setup.proxyServer === undefined ? setup.workspaceId : undefined;
+    const admission = pool.admit(renderShare(setup.full_page === true, width, scale), deadline, warmFor);
     const acquiring = admission.then(() =>
-      setup.workspaceId === undefined || setup.proxyServer !== undefined
-        ? oneOffPage(browser, scale, setup.proxyServer)
-        : pool.acquire(setup.workspaceId, scale),
+      warmFor === undefined ? oneOffPage(browser, scale, setup.proxyServer) : pool.acquire(warmFor, scale),
     );
     try {
       warm = await Promise.race([acquiring, stopped]);

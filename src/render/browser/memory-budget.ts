@@ -1,8 +1,9 @@
 // The memory budget warm pages are kept within (RENDER_MEMORY_BUDGET): Chromium's memory read from
 // /proc at most every MEASURE_EVERY_MS while renders come and go, estimated in between, and idle
 // pages made smaller, then closed, least recently used first, across every pool that shares it (one
-// per browser of a worker: src/render/browser/fleet.ts). Each render holds a share of the budget
-// while it runs (admit); where idle pages cannot make room for it, it waits for renders to end.
+// per browser of a worker: src/render/browser/fleet.ts), but one page of each render's workspace
+// while it runs. Each render holds a share of the budget while it runs (admit); where idle pages
+// cannot make room for it, it waits for renders to end.
 
 /**
  * How far an idle page has been made smaller since its last render: its renderer's garbage
@@ -14,6 +15,8 @@ export type Compaction = 'none' | 'collected' | 'shrunk';
 export interface BudgetedPage {
   lastUsed: number;
   compaction: Compaction;
+  /** The workspace whose page it is (null: a spare nobody has used). */
+  key: string | null;
 }
 
 /** What the budget asks of a pool whose pages it bounds. */
@@ -89,6 +92,8 @@ export class MemoryBudget {
   // Renders waiting to be admitted, in the order they came, and what wakes them (#change).
   readonly #waiting: object[] = [];
   readonly #changed = new Set<() => void>();
+  // Renders of each workspace from their admission to their end: #idle leaves as many of its idle pages out.
+  readonly #rendering = new Map<string, number>();
 
   /** `limitMb`: the budget in MB (read each time); `measureMb`: Chromium's memory now, PSS, MB (null: unknown). */
   constructor(limitMb: () => number, measureMb: () => Promise<number | null>) {
@@ -154,9 +159,33 @@ export class MemoryBudget {
    * renders hold within the whole budget. Idle pages make room first (fit); where they cannot, the
    * render waits in line for others to end, Chromium's memory read again every ADMIT_EVERY_MS.
    * With no render running it starts whatever the reading (there is nothing to wait for), and an
-   * aborted `signal` ends the wait without holding anything.
+   * aborted `signal` ends the wait without holding anything. While a render of `workspace` waits
+   * or runs, one of that workspace's idle pages is left as it is (#idle): what its renders use next.
    */
-  async admit({ mb, keptMb }: RenderShare, signal?: AbortSignal): Promise<() => void> {
+  async admit({ mb, keptMb }: RenderShare, signal?: AbortSignal, workspace?: string): Promise<() => void> {
+    if (workspace === undefined) return this.#admit(mb, keptMb, signal);
+    this.#rendering.set(workspace, (this.#rendering.get(workspace) ?? 0) + 1);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.#rendering.get(workspace) ?? 1) - 1;
+      if (left > 0) this.#rendering.set(workspace, left);
+      else this.#rendering.delete(workspace);
+    };
+    try {
+      const release = await this.#admit(mb, keptMb, signal);
+      return () => {
+        end();
+        release();
+      };
+    } catch (error) {
+      end();
+      throw error;
+    }
+  }
+
+  async #admit(mb: number, keptMb: number, signal?: AbortSignal): Promise<() => void> {
     // Renders wait their turn: one that comes while others wait queues behind them.
     if (this.#waiting.length === 0 && this.#fitsRender(mb)) return this.#hold(mb, keptMb);
     const turn = {};
@@ -213,7 +242,7 @@ export class MemoryBudget {
 
   /**
    * Makes idle pages smaller, then closes them, until the estimate plus `moreMb` is within the
-   * budget's FILL: each idle page, least recently used first whichever pool holds it, takes one
+   * budget's FILL: each idle page (#idle), least recently used first whichever pool holds it, takes one
    * step: its renders' garbage collected (its workspace's next render pays nothing for it), else
    * its viewport shrunk (the next render pays a resize and a repaint), else it is closed (the next
    * render pays a new renderer). Where one step each is not enough, those made smaller are closed too.
@@ -236,11 +265,20 @@ export class MemoryBudget {
     }
   }
 
-  // Every pool's idle pages, least recently used first.
+  // Every pool's idle pages, least recently used first, but those a workspace's renders keep:
+  // each of its renders between admission and their end keeps one of its idle pages out, its most
+  // recently used, as closing it would only have its next render open another.
   #idle(): { pool: BudgetedPool; warm: BudgetedPage }[] {
-    return [...this.#pools]
+    const rendering = new Map(this.#rendering);
+    const idle = [...this.#pools]
       .flatMap((pool) => pool.idlePages().map((warm) => ({ pool, warm })))
-      .sort((a, b) => a.warm.lastUsed - b.warm.lastUsed);
+      .sort((a, b) => b.warm.lastUsed - a.warm.lastUsed)
+      .filter(({ warm }) => {
+        const renders = warm.key === null ? 0 : (rendering.get(warm.key) ?? 0);
+        if (renders > 0) rendering.set(warm.key!, renders - 1);
+        return renders === 0;
+      });
+    return idle.reverse();
   }
 
   // Takes a page's next step of compaction; what it is counted to free.

@@ -150,8 +150,8 @@ export class PagePool implements BudgetedPool<WarmPage> {
    * Holds a render's share of the memory budget until the returned function is called: at once,
    * or once idle pages or renders ending make room (MemoryBudget.admit); at once without a budget.
    */
-  admit(share: RenderShare, signal: AbortSignal): Promise<() => void> {
-    return this.#budget?.admit(share, signal) ?? Promise.resolve(() => {});
+  admit(share: RenderShare, signal: AbortSignal, workspace?: string): Promise<() => void> {
+    return this.#budget?.admit(share, signal, workspace) ?? Promise.resolve(() => {});
   }
 
   /** Gives a page back after a render that ended normally: wiped in the background, then idle. */
