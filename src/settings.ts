@@ -139,7 +139,7 @@ export const settings = [
     names: ['RENDER_MEMORY_BUDGET'],
     default: "a quarter of the machine's (or container's) memory, at most `512` per CPU, at least `512`",
     meaning:
-      "MB one worker's Chromium browsers (PSS, read from `/proc`) may hold with warm pages and the renders running; each render holds its share while it runs (a render that does not fit waits for others to end), and idle pages fill at most 80 % of it: their renders' garbage collected first, then their viewport shrunk, then they are closed, least recently used first ([performance](docs/performance.md#many-workspaces))",
+      "MB one worker's Chromium browsers (PSS, read from `/proc`) may hold with warm pages and the renders running; each render holds its share while it runs (a render that does not fit waits for others to end), and idle pages fill at most 80 % of it: their renders' garbage collected first, then their viewport shrunk, then they are closed, least recently used first, but for one page of each render's workspace while it runs ([performance](docs/performance.md#many-workspaces))",
     audience: 'operator',
   },
   {
